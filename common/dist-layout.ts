@@ -1,0 +1,171 @@
+// The shape of a compiled dist/ tree: the contract between compiler (writer) and runtime (reader).
+// docs/dist-format.md explains each file; this module holds the names and types both sides use.
+import type { BucketFamily } from './bucket-format.ts';
+import type { EntityType, ProviderRole } from './ids.ts';
+
+/** Format tag written into every release document; bump when the reader must change. */
+export const DIST_FORMAT = 'identity-register-dist/1';
+
+/** dist/index.json: the one small pointer, rewritten last and atomically after a compile. */
+export interface DistIndex {
+  format: typeof DIST_FORMAT;
+  /** Stamp served under /api/v1: newest publishable release (null when none is publishable). */
+  v1: string | null;
+  /** Stamp served under /api/next: newest release of all. */
+  next: string | null;
+  /** Every compiled stamp, oldest first, with its predecessor and whether it is publishable. */
+  releases: { stamp: string; prior: string | null; publishable: boolean; generated_at: string }[];
+}
+
+export const INDEX_FILE = 'index.json';
+export const PUBLIC_DIR = 'public';
+export const PRIVATE_DIR = 'private';
+export const RELEASE_DOC = 'release.json';
+export const MANIFEST_FILE = 'manifest.json';
+
+export interface ReleaseSummary {
+  schema_version: string;
+  generated_at: string;
+  stamp: string;
+  tier: 'public_bridge_v1' | 'open_census';
+  publishable: boolean;
+  index_generated_at: string;
+}
+
+/**
+ * Where a live entity's sections start inside its shard (byte offsets from the shard's first byte).
+ * The shard is `{core` `,"aliases":…,"names":…` `,"attributes":…` `,"bridges":…` `,"relationships":…`
+ * `,"overlay":…` `}`; the overlay section is empty when the entity has no overlay.
+ */
+export interface ShardCuts {
+  aliases: number;
+  attributes: number;
+  bridges: number;
+  relationships: number;
+  overlay: number;
+  /** Offset of the closing `}` (shard length - 1). */
+  end: number;
+}
+
+/**
+ * Entity index values (msgpack arrays), keyed by register ID:
+ * - live:      [0, pack, offset, length, aliasesCut, attributesCut, bridgesCut, relationshipsCut, overlayCut, endCut, bridgeCount, typeIndex]
+ * - redirect:  [1, finalSurvivorId]
+ * - tombstone: [2, pack, offset, length]   (the stub holds the exact 410 Error body)
+ * typeIndex indexes ENTITY_TYPES.
+ */
+export type EntityIndexValue =
+  | [0, number, number, number, number, number, number, number, number, number, number, number]
+  | [1, string]
+  | [2, number, number, number];
+
+export const ENTRY_LIVE = 0;
+export const ENTRY_REDIRECT = 1;
+export const ENTRY_TOMBSTONE = 2;
+
+/** Resolve values, keyed by resolveKey(): [[reep_id, typeIndex], ...] sorted by reep_id (IDs may be redirects). */
+export type ResolveValue = [string, number][];
+export const resolveKey = (provider: string, namespace: string, externalId: string): string =>
+  `${provider}\u0000${namespace}\u0000${externalId}`;
+
+/**
+ * Search values, keyed by normalised token: [exact, prefix].
+ * exact: ascending `ordinal * 4 + source` (source 3 = canonical label, 2 = canonical alias, 1 = overlay alias),
+ *        written as deltas from the previous element (first element absolute).
+ * prefix: ascending ordinals of entities having a token that starts with the key (key length >= MIN_PREFIX),
+ *        also as deltas. Both capped at MAX_CANDIDATES_PER_TOKEN entities.
+ * Ordinals number live entities by (bridge_count desc, reep_id asc), so the best candidates are the smallest.
+ */
+export type SearchValue = [number[], number[]];
+/** Search docs (ordinal addressing): bucket = [[reep_id, typeIndex, label, bridge_count], ...]. */
+export type SearchDoc = [string, number, string, number];
+
+export interface ProviderInfo {
+  name: string;
+  role: ProviderRole;
+}
+
+/** public/release.json: everything the runtime needs to open one compiled release. */
+export interface ReleaseDoc {
+  format: typeof DIST_FORMAT;
+  stamp: string;
+  prior: string | null;
+  summary: ReleaseSummary;
+  /** The served population (`/meta` counts), e.g. entities per type, redirects, tombstones, bridges. */
+  counts: Record<string, number>;
+  /** Provider keys known to this release, sorted, with their role (unknown provider in a resolve is a 400). */
+  providers: ProviderInfo[];
+  /** Shard packs holding entity documents and tombstone stubs, indexed by the `pack` number of index values. */
+  shard_packs: string[];
+  families: {
+    entities: BucketFamily;
+    resolve: BucketFamily;
+    search: BucketFamily;
+    search_docs: BucketFamily;
+  };
+  /** Precomputed response bodies (paths relative to public/, each file holding exact JSON bytes). */
+  documents: {
+    /** GET / per namespace */
+    root: { v1: string; next: string };
+    /** GET /meta per namespace */
+    meta: { v1: string; next: string };
+    providers: string;
+    coverage: string;
+    /** null when the release ships no notices (the endpoint then answers 503 summary_unavailable). */
+    notices_summary: string | null;
+  };
+  changes: ChangesDoc;
+  /** Relationship families whose count exceeds this are marked summary_only_high_cardinality. */
+  high_cardinality_threshold: number;
+}
+
+/**
+ * The changelog of one release against its predecessor, pre-paged.
+ * Streams: `all`, `type:<event type>`, `provider:<provider>` (provider_updated events touching it).
+ * Each stream is a list of page files (msgpack arrays of event JSON strings, PAGE_EVENTS per page but the last).
+ */
+export interface ChangesDoc {
+  prior: string | null;
+  counts: Record<string, number>;
+  provider_counts: Record<string, number>;
+  page_events: number;
+  streams: Record<string, { total: number; pages: string[] }>;
+}
+
+export const CHANGE_EVENT_TYPES = [
+  'entity_added',
+  'entity_status_changed',
+  'label_updated',
+  'entity_removed',
+  'redirect_added',
+  'provider_updated',
+] as const;
+export type ChangeEventType = (typeof CHANGE_EVENT_TYPES)[number];
+
+/** Private notice batch: dist/<stamp>/private/notices/<provider>.json (never under public/). */
+export interface NoticeBatch {
+  provider: string;
+  batch_id: number;
+  generated_at: string | null;
+  findings: NoticeFindingRecord[];
+}
+
+/** A finding as the release ships it: the contract's ProviderNoticeFinding without seen/acknowledged state. */
+export interface NoticeFindingRecord {
+  finding_id: string;
+  provider: string;
+  kind: string;
+  title: string;
+  provider_ref: string | null;
+  source: Record<string, unknown>;
+  observed: string | null;
+  expected: string | null;
+  severity: string;
+  suggested_action: string | null;
+  payload: Record<string, unknown>;
+  payload_hash: string;
+  first_seen_at: string | null;
+  last_seen_at: string | null;
+}
+
+export type { EntityType };

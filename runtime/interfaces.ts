@@ -1,0 +1,107 @@
+// The small interfaces the runtime is built from. Each family of drivers implements one of them and passes
+// that family's shared contract suite (test/runtime/*-contract.ts).
+
+/** Where compiled, public dist files come from: the local dist/ folder, or a mirror over HTTP (Range reads). */
+export interface ShardSource {
+  /** A short description for logs and errors (never includes credentials). */
+  readonly label: string;
+  /** Whole file at `path` (relative to the dist root, `/`-separated), or null if it does not exist. */
+  readFile(path: string): Promise<Uint8Array | null>;
+  /** `length` bytes at `offset` of `path`; throws if the file is shorter or missing. */
+  readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+/** Reads one bucketed family (see common/bucket-format.ts) through a ShardSource, one bucket at a time. */
+export interface BucketFamilyReader {
+  /** Value stored under `key` in a hashed family, or undefined. */
+  get<V = unknown>(key: string): Promise<V | undefined>;
+  /** Value at `ordinal` in an ordinal family, or undefined. */
+  at<V = unknown>(ordinal: number): Promise<V | undefined>;
+}
+
+/** A key's plan and scope as the server sees it (never the secret or its hash). */
+export interface KeyRecord {
+  id: string;
+  name: string;
+  /** Monthly lookup allowance. */
+  quota: number;
+  /** Costing requests per rolling second. */
+  rate: number;
+  /** Provider slug for provider-scoped keys (meta.provider), else null. */
+  provider: string | null;
+  /** ISO date-time after which the key is refused, or null. */
+  expires_at: string | null;
+  revoked: boolean;
+}
+
+/** Outcome of authenticating a bearer token. */
+export type AuthResult =
+  | { ok: true; key: KeyRecord }
+  | { ok: false; code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'expired_key' };
+
+export interface KeyStore {
+  /** Checks `Authorization` header value against the keys file (constant-time secret comparison). */
+  authenticate(authorization: string | null, now: Date): AuthResult;
+  close(): void;
+}
+
+/** Result of trying to charge lookups against a key's monthly quota. */
+export interface ChargeResult {
+  ok: boolean;
+  /** Credits left in the period after this call (unchanged when !ok). */
+  remaining: number;
+}
+
+/** Per-finding state kept site-side. */
+export interface NoticeState {
+  seen_at: string | null;
+  acknowledged_at: string | null;
+}
+
+/**
+ * Durable runtime state: quota counters, rate windows, seen and acknowledged notices.
+ * Every mutating call resolves only once the change is durable (for the journal driver: written and fsynced),
+ * so a response sent after it can never be forgotten by a crash.
+ */
+export interface StateStore {
+  /**
+   * Atomically charge `cost` lookups to `keyId` in `period` (e.g. "2026-11") if `used + cost <= quota`.
+   * A cost of 0 just reports the remaining credits.
+   */
+  charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult>;
+  /** Credits left for `keyId` in `period` without charging. */
+  remaining(keyId: string, period: string, quota: number): Promise<number>;
+  /**
+   * Rolling-window rate check: admits the request (and records it) if fewer than `rate` requests of this key
+   * were admitted in (nowMs - 1000, nowMs]. Returns 0 when admitted, else the milliseconds until a slot frees.
+   */
+  hit(keyId: string, nowMs: number, rate: number): Promise<number>;
+  /** State of the given findings of one provider's batch (missing ones: both null). */
+  notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>>;
+  /** Marks findings seen at `at` where not already seen; durable before resolving. */
+  markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void>;
+  /**
+   * Marks findings acknowledged at `at` where not already acknowledged (the first acknowledged_at is kept),
+   * storing actor and note; durable (fsynced) before resolving. Throws StateUnavailableError if it cannot persist.
+   */
+  acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void>;
+  /** Whether this store can persist acknowledgements (false: read-only mirror, the API answers 503). */
+  readonly writable: boolean;
+  /** Flushes pending writes and releases files. */
+  close(): Promise<void>;
+}
+
+/** Thrown by a StateStore that cannot make a write durable (disk full, read-only, unwritable directory). */
+export class StateUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StateUnavailableError';
+  }
+}
+
+/** Injectable time source, so quota months and rate windows can be tested exactly. */
+export interface Clock {
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };

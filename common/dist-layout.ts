@@ -49,15 +49,16 @@ export interface ShardCuts {
 
 /**
  * Entity index values (msgpack arrays), keyed by register ID:
- * - live:      [0, pack, offset, length, aliasesCut, attributesCut, bridgesCut, relationshipsCut, overlayCut, endCut, bridgeCount, typeIndex]
+ * - live:      [0, pack, offset, length, aliasesCut, attributesCut, bridgesCut, relationshipsCut, overlayCut, endCut, bridgeCount, typeIndex, checksum]
  * - redirect:  [1, finalSurvivorId]
- * - tombstone: [2, pack, offset, length]   (the stub holds the exact 410 Error body)
- * typeIndex indexes ENTITY_TYPES.
+ * - tombstone: [2, pack, offset, length, checksum]   (the stub holds the exact 410 Error body)
+ * typeIndex indexes ENTITY_TYPES; checksum is fnv1a32Bytes of the shard's bytes, checked on every read so a
+ * corrupted pack answers 503 rather than wrong bytes.
  */
 export type EntityIndexValue =
-  | [0, number, number, number, number, number, number, number, number, number, number, number]
+  | [0, number, number, number, number, number, number, number, number, number, number, number, number]
   | [1, string]
-  | [2, number, number, number];
+  | [2, number, number, number, number];
 
 export const ENTRY_LIVE = 0;
 export const ENTRY_REDIRECT = 1;
@@ -122,14 +123,16 @@ export interface ReleaseDoc {
 /**
  * The changelog of one release against its predecessor, pre-paged.
  * Streams: `all`, `type:<event type>`, `provider:<provider>` (provider_updated events touching it).
- * Each stream is a list of page files (msgpack arrays of event JSON strings, PAGE_EVENTS per page but the last).
+ * Each stream is an ordinal family whose values are event JSON texts, `page_events` per bucket.
  */
 export interface ChangesDoc {
   prior: string | null;
+  /** Events per type (every type present, zero included). */
   counts: Record<string, number>;
+  /** provider_updated events per provider (providers with none are absent). */
   provider_counts: Record<string, number>;
   page_events: number;
-  streams: Record<string, { total: number; pages: string[] }>;
+  streams: Record<string, { total: number; family: BucketFamily }>;
 }
 
 export const CHANGE_EVENT_TYPES = [

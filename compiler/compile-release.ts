@@ -1,0 +1,125 @@
+// Compiles one verified release into dist/<stamp>/: the stages run in order over one context, into a temp dir that
+// is fsynced and renamed into place only when everything succeeded.
+import { mkdir, rm, rename, writeFile, open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RegisterError } from '../common/errors.ts';
+import { DIST_FORMAT, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ReleaseDoc } from '../common/dist-layout.ts';
+import { Progress, type CompileContext, type CompileOptions } from './context.ts';
+import type { ReleaseInput } from './read/release-input.ts';
+import { readTables } from './stages/read-tables.ts';
+import { buildEntities, HIGH_CARDINALITY } from './stages/build-entities.ts';
+import { buildResolve } from './stages/build-resolve.ts';
+import { buildSearch } from './stages/build-search.ts';
+import { buildChanges } from './stages/build-changes.ts';
+import { buildDocuments, releaseSummary } from './stages/build-documents.ts';
+import { ShardPackWriter } from './write/shard-pack-writer.ts';
+import { HashedFamilyWriter } from './write/bucket-family-writer.ts';
+import { writeManifests, type StampManifest } from './dist-manifest.ts';
+
+export interface CompileReport {
+  stamp: string;
+  manifest: StampManifest;
+  slack: { what: string; count: number; example: string }[];
+  counts: Record<string, number>;
+}
+
+export async function compileRelease(release: ReleaseInput, prior: ReleaseInput | null, distDir: string, options: CompileOptions = {}): Promise<CompileReport> {
+  const outDir = join(distDir, `.tmp-${release.stamp}-${process.pid}`);
+  await rm(outDir, { recursive: true, force: true });
+  const ctx: CompileContext = {
+    release,
+    prior,
+    options: {
+      strict: options.strict ?? false,
+      partitions: options.partitions ?? 256,
+      progress: options.progress ?? Boolean(process.stderr.isTTY),
+      packBytes: options.packBytes ?? 256 * 1024 * 1024,
+    },
+    outDir,
+    publicDir: join(outDir, PUBLIC_DIR),
+    privateDir: join(outDir, PRIVATE_DIR),
+    scratchDir: join(outDir, '.scratch'),
+    slack: new Map(),
+    counts: { entities: 0, redirects: 0, tombstones: 0, bridges: 0, aliases: 0, relationships: 0, overlay_links: 0 },
+    progress: new Progress(options.progress ?? Boolean(process.stderr.isTTY)),
+  };
+  try {
+    await mkdir(ctx.publicDir, { recursive: true });
+    await mkdir(ctx.privateDir, { recursive: true });
+    const read = await readTables(ctx);
+    const shards = new ShardPackWriter({ root: ctx.publicDir, packBytes: ctx.options.packBytes });
+    const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer') });
+    const built = buildEntities(ctx, read, { index, shards });
+    if (ctx.options.strict && ctx.slack.size) {
+      const [what, s] = [...ctx.slack][0];
+      throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
+    }
+    const shardPacks = await shards.finish();
+    const entities = await index.finish();
+    const { family: resolve, ambiguous } = await buildResolve(ctx, read, built);
+    ctx.counts.ambiguous_provider_ids = ambiguous;
+    const { search, docs } = await buildSearch(ctx, built);
+    const changes = await buildChanges(ctx, built, prior?.stamp ?? null);
+    const { documents, providers } = await buildDocuments(ctx, read, built);
+    ctx.counts.providers = providers.length;
+    const doc: ReleaseDoc = {
+      format: DIST_FORMAT,
+      stamp: release.stamp,
+      prior: prior?.stamp ?? null,
+      summary: releaseSummary(ctx),
+      counts: sortKeys(ctx.counts),
+      providers,
+      shard_packs: shardPacks,
+      families: { entities, resolve, search, search_docs: docs },
+      documents,
+      changes,
+      high_cardinality_threshold: HIGH_CARDINALITY,
+    };
+    await writeFile(join(ctx.publicDir, RELEASE_DOC), JSON.stringify(doc));
+    await rm(ctx.scratchDir, { recursive: true, force: true });
+    const manifest = await writeManifests(outDir, release.stamp, DIST_FORMAT);
+    await fsyncTree(outDir);
+    const final = join(distDir, release.stamp);
+    await rm(final, { recursive: true, force: true });
+    await rename(outDir, final);
+    await fsyncDir(distDir);
+    return {
+      stamp: release.stamp,
+      manifest,
+      counts: doc.counts,
+      slack: [...ctx.slack].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([what, s]) => ({ what, count: s.count, example: s.example })),
+    };
+  } catch (e) {
+    await rm(outDir, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+function sortKeys(o: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of Object.keys(o).sort()) out[k] = o[k];
+  return out;
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const h = await open(dir, 'r');
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
+}
+
+async function fsyncTree(dir: string): Promise<void> {
+  const { readdir } = await import('node:fs/promises');
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) await fsyncTree(p);
+    else {
+      const h = await open(p, 'r');
+      await h.sync();
+      await h.close();
+    }
+  }
+  await fsyncDir(dir);
+}

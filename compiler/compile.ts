@@ -1,0 +1,97 @@
+// Compiles every release under releases/ that dist/ does not hold yet, oldest first, then rewrites the one small
+// pointer (dist/index.json) atomically, last.
+import { readdir, readFile, writeFile, rename, mkdir, stat, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RegisterError } from '../common/errors.ts';
+import { STAMP } from '../common/ids.ts';
+import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type DistIndex, type ReleaseDoc } from '../common/dist-layout.ts';
+import { openRelease, type ReleaseInput } from './read/release-input.ts';
+import { compileRelease, fsyncDir, type CompileReport } from './compile-release.ts';
+import type { CompileOptions } from './context.ts';
+
+/** Options of `register compile`. */
+export interface CompileAllOptions extends CompileOptions {
+  /** Folder of stamped releases (default `releases`). */
+  releases?: string;
+  /** Output folder (default `dist`). */
+  dist?: string;
+  /** Compile just this stamp (recompiling it if present). */
+  stamp?: string;
+  /** Called after each compiled release. */
+  onCompiled?: (report: CompileReport) => void;
+}
+
+export async function listStamps(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((n) => STAMP.test(n)).sort();
+  } catch {
+    return [];
+  }
+}
+
+async function isCompiled(dist: string, stamp: string): Promise<boolean> {
+  try {
+    await stat(join(dist, stamp, MANIFEST_FILE));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function compileAll(opts: CompileAllOptions = {}): Promise<CompileReport[]> {
+  const releasesDir = opts.releases ?? 'releases';
+  const dist = opts.dist ?? 'dist';
+  await mkdir(dist, { recursive: true });
+  await sweepTemp(dist);
+  const stamps = await listStamps(releasesDir);
+  if (opts.stamp && !stamps.includes(opts.stamp)) throw new RegisterError('compile', `no release ${opts.stamp} under ${releasesDir}/`);
+  const todo = opts.stamp ? [opts.stamp] : [];
+  if (!opts.stamp) for (const s of stamps) if (!(await isCompiled(dist, s))) todo.push(s);
+  const reports: CompileReport[] = [];
+  for (const stamp of todo) {
+    const release = await openRelease(join(releasesDir, stamp));
+    const priorStamp = release.manifest.prior ?? stamps.filter((s) => s < stamp).pop() ?? null;
+    let prior: ReleaseInput | null = null;
+    if (priorStamp) {
+      if (!stamps.includes(priorStamp)) {
+        throw new RegisterError('compile', `prior release ${priorStamp} named in release.json is not under ${releasesDir}/`, `${stamp}/release.json`);
+      }
+      prior = await openRelease(join(releasesDir, priorStamp));
+    }
+    const report = await compileRelease(release, prior, dist, opts);
+    reports.push(report);
+    opts.onCompiled?.(report);
+  }
+  await writeIndex(dist);
+  return reports;
+}
+
+/** A killed compile leaves only a `.tmp-*` folder, which nothing reads; the next compile clears it. */
+async function sweepTemp(dist: string): Promise<void> {
+  for (const n of await readdir(dist)) if (n.startsWith('.tmp-')) await rm(join(dist, n), { recursive: true, force: true });
+}
+
+/** Rebuilds dist/index.json from the compiled stamps: v1 = newest publishable, next = newest. */
+export async function writeIndex(dist: string): Promise<DistIndex> {
+  const releases: DistIndex['releases'] = [];
+  for (const stamp of await listStamps(dist)) {
+    if (!(await isCompiled(dist, stamp))) continue;
+    const doc = JSON.parse(await readFile(join(dist, stamp, PUBLIC_DIR, RELEASE_DOC), 'utf8')) as ReleaseDoc;
+    releases.push({ stamp, prior: doc.prior, publishable: doc.summary.publishable, generated_at: doc.summary.generated_at });
+  }
+  const index: DistIndex = {
+    format: DIST_FORMAT,
+    v1: releases.filter((r) => r.publishable).pop()?.stamp ?? null,
+    next: releases[releases.length - 1]?.stamp ?? null,
+    releases,
+  };
+  const tmp = join(dist, `.${INDEX_FILE}.${process.pid}.tmp`);
+  const { open } = await import('node:fs/promises');
+  await writeFile(tmp, JSON.stringify(index));
+  const h = await open(tmp, 'r');
+  await h.sync();
+  await h.close();
+  await rename(tmp, join(dist, INDEX_FILE));
+  await fsyncDir(dist);
+  return index;
+}

@@ -1,0 +1,62 @@
+// One compile's shared state: options, the verified inputs, where output goes, and what the stages report.
+import type { ReleaseInput } from './read/release-input.ts';
+
+/** Options of one release compile. */
+export interface CompileOptions {
+  /** Refuse the release when it carries referential slack (default false: drop, count and report). */
+  strict?: boolean;
+  /** Partitions of the per-entity stage (default 256); more keeps memory per partition lower. */
+  partitions?: number;
+  /** Progress lines on stderr (default: only when stderr is a TTY). */
+  progress?: boolean;
+  /** Shard pack size before a new pack is started (default 256 MiB). */
+  packBytes?: number;
+}
+
+export interface CompileContext {
+  release: ReleaseInput;
+  prior: ReleaseInput | null;
+  options: Required<CompileOptions>;
+  /** Temp output dir that becomes dist/<stamp> on success. */
+  outDir: string;
+  publicDir: string;
+  privateDir: string;
+  /** Scratch space for spills, removed at the end. */
+  scratchDir: string;
+  /** Dropped rows per table and reason, e.g. `csv/bridges.csv.gz: unknown register ID` → 12. */
+  slack: Map<string, { count: number; example: string }>;
+  /** Served population counts for /meta. */
+  counts: Record<string, number>;
+  progress: Progress;
+}
+
+export function noteSlack(ctx: CompileContext, label: string, reason: string, example: string): void {
+  const key = `${label}: ${reason}`;
+  const s = ctx.slack.get(key);
+  if (s) s.count++;
+  else ctx.slack.set(key, { count: 1, example });
+}
+
+/** Progress on a TTY: stage, rows, rate; silent otherwise so logs and CI stay clean. */
+export class Progress {
+  private stage = '';
+  private started = 0;
+  private last = 0;
+  constructor(private readonly enabled: boolean) {}
+  begin(stage: string): void {
+    this.stage = stage;
+    this.started = this.last = Date.now();
+    if (this.enabled) process.stderr.write(`\r\x1b[K[compile] ${stage}…`);
+  }
+  tick(rows: number): void {
+    if (!this.enabled || (rows & 0xffff) !== 0) return;
+    const now = Date.now();
+    if (now - this.last < 250) return;
+    this.last = now;
+    const rate = Math.round(rows / Math.max(0.001, (now - this.started) / 1000));
+    process.stderr.write(`\r\x1b[K[compile] ${this.stage}: ${rows.toLocaleString('en')} rows (${rate.toLocaleString('en')}/s)`);
+  }
+  end(): void {
+    if (this.enabled) process.stderr.write(`\r\x1b[K`);
+  }
+}

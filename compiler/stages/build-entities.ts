@@ -1,0 +1,394 @@
+// Stage 2: one partition at a time, gather each ID's rows and write its entity shard, index entry, resolve and
+// search records, provider rollup and changelog events. Memory is bounded by the largest partition.
+import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
+import { tokenize } from '../../common/normalise.ts';
+import { bucketOf } from '../../common/hash.ts';
+import { resolveKey, type EntityIndexValue } from '../../common/dist-layout.ts';
+import { GroupSpill } from '../write/group-spill.ts';
+import { noteSlack, type CompileContext } from '../context.ts';
+import type { TablesRead } from './read-tables.ts';
+import type { ShardPackWriter } from '../write/shard-pack-writer.ts';
+import { join } from 'node:path';
+
+/** Relationship families with more relationships than this are summarised as high-cardinality. */
+export const HIGH_CARDINALITY = 1000;
+/** Entity types whose relationship summary is empty by design (only structural relationships are summarised). */
+const NO_RELATIONSHIPS = new Set<EntityType>(['player', 'coach', 'referee']);
+const MATCH_INTS = ['home_score', 'away_score', 'shootout_home', 'shootout_away'];
+/** Search sources: how strongly a name backs its entity. */
+export const SRC_LABEL = 3;
+export const SRC_ALIAS = 2;
+export const SRC_OVERLAY = 1;
+
+export interface EntitySink {
+  /** Entity index entries (live, redirect, tombstone). */
+  index: { add(key: string, value: EntityIndexValue): void };
+  shards: ShardPackWriter;
+}
+
+/** What stage 2 hands to the later stages. */
+export interface EntitiesBuilt {
+  /** [key, reep_id, typeIndex] grouped by resolve key hash. */
+  resolve: GroupSpill;
+  /** [token, reep_id, source] grouped by the token's first three characters. */
+  postings: GroupSpill;
+  /** Change events (canonical JSON text) grouped by stream: see streamGroups. */
+  events: GroupSpill;
+  streamGroups: Map<string, number>;
+  /** Live entities, in write order: for ordinals and search docs. */
+  docs: { ids: string[]; types: number[]; labels: string[]; bridges: number[] };
+  rollup: Map<string, { bridges: number; overlay: number; types: Map<string, number> }>;
+}
+
+export const SEARCH_GROUPS = 256;
+export const RESOLVE_GROUPS = 256;
+/** Search records are grouped by a token's first three characters, so a prefix and its tokens meet. */
+export const searchGroupOf = (token: string): number => bucketOf(token.slice(0, 3), SEARCH_GROUPS);
+
+interface Acc {
+  id: string;
+  type: number;
+  status: string;
+  label: string;
+  attrs: Map<string, string[]>;
+  aliases: [string, string, string, string][];
+  bridges: [string, string, string][];
+  rels: Map<string, { out: number; in: number }>;
+  link: [string, string, string, string] | null;
+  oaliases: [string, string, string, string][];
+  xids: [string, string, string, string, string][];
+  prior: [string, string] | null;
+  /** Redirected or tombstoned in the prior release. */
+  priorRetired: boolean;
+  priorBridges: [string, string, string][];
+  live: boolean;
+}
+
+export function buildEntities(ctx: CompileContext, read: TablesRead, sink: EntitySink): EntitiesBuilt {
+  const P = ctx.options.partitions;
+  const providers = [...read.providers].sort();
+  const streamGroups = new Map<string, number>();
+  streamGroups.set('all', 0);
+  for (const t of ['entity_added', 'entity_status_changed', 'label_updated', 'entity_removed', 'redirect_added', 'provider_updated']) {
+    streamGroups.set(`type:${t}`, streamGroups.size);
+  }
+  for (const p of providers) streamGroups.set(`provider:${p}`, streamGroups.size);
+  const built: EntitiesBuilt = {
+    resolve: new GroupSpill({ dir: join(ctx.scratchDir, 'resolve'), groups: RESOLVE_GROUPS }),
+    postings: new GroupSpill({ dir: join(ctx.scratchDir, 'postings'), groups: SEARCH_GROUPS }),
+    events: new GroupSpill({ dir: join(ctx.scratchDir, 'events'), groups: streamGroups.size }),
+    streamGroups,
+    docs: { ids: [], types: [], labels: [], bridges: [] },
+    rollup: new Map(),
+  };
+  const roleOf = (p: string) => read.providerRoles.get(p) ?? 'canonical_bridge';
+  const counts = ctx.counts;
+  const emit = (type: string, event: Record<string, unknown>, provider?: string) => {
+    const text = JSON.stringify(event);
+    built.events.add(0, [text]);
+    built.events.add(streamGroups.get(`type:${type}`)!, [text]);
+    if (provider !== undefined) built.events.add(streamGroups.get(`provider:${provider}`)!, [text]);
+  };
+  const hasPrior = ctx.prior !== null;
+
+  ctx.progress.begin('build entity shards');
+  let done = 0;
+  for (let p = 0; p < P; p++) {
+    const accs = new Map<string, Acc>();
+    const acc = (id: string): Acc => {
+      let a = accs.get(id);
+      if (!a) {
+        a = {
+          id, type: -1, status: '', label: '', attrs: new Map(), aliases: [], bridges: [], rels: new Map(), link: null,
+          oaliases: [], xids: [], prior: null, priorRetired: false, priorBridges: [], live: false,
+        };
+        accs.set(id, a);
+      }
+      return a;
+    };
+    for (const r of read.spill.read(p)) {
+      const a = acc(r[1] as string);
+      switch (r[0]) {
+        case 'E':
+          a.live = true;
+          a.type = r[2] as number;
+          a.status = r[3] as string;
+          a.label = r[4] as string;
+          addAttrs(a, r[5] as Record<string, string>);
+          break;
+        case 'T':
+          addAttrs(a, r[3] as Record<string, string>);
+          break;
+        case 'A':
+          a.aliases.push([r[2], r[3], r[4], r[5]] as [string, string, string, string]);
+          break;
+        case 'B':
+          a.bridges.push([r[2], r[3], r[4]] as [string, string, string]);
+          break;
+        case 'R': {
+          let fam = a.rels.get(r[2] as string);
+          if (!fam) a.rels.set(r[2] as string, (fam = { out: 0, in: 0 }));
+          if (r[3] === 'o') fam.out++;
+          else fam.in++;
+          break;
+        }
+        case 'L':
+          a.link = [r[2], r[3], r[4], r[5]] as [string, string, string, string];
+          break;
+        case 'OA':
+          a.oaliases.push([r[2], r[3], r[4], r[5]] as [string, string, string, string]);
+          break;
+        case 'X':
+          a.xids.push([r[2], r[3], r[4], r[5], r[6]] as [string, string, string, string, string]);
+          break;
+        case 'e':
+          a.prior = [r[2] as string, r[3] as string];
+          break;
+        case 'D':
+          break;
+        case 'd':
+          a.priorRetired = true;
+          break;
+        case 'b':
+          a.priorBridges.push([r[2], r[3], r[4]] as [string, string, string]);
+          break;
+      }
+    }
+    read.spill.release(p);
+    const ids = [...accs.keys()].sort();
+    for (const id of ids) {
+      const a = accs.get(id)!;
+      const redirect = read.redirects.get(id);
+      const bridges = dedupeBridges(a.bridges);
+      if (a.live) {
+        const type = ENTITY_TYPES[a.type];
+        writeLive(a, type, bridges);
+        if (hasPrior) {
+          if (!a.prior) {
+            emit('entity_added', { type: 'entity_added', reep_id: id, entity_type: type, label: a.label });
+          } else {
+            if (a.prior[0] !== a.status) emit('entity_status_changed', { type: 'entity_status_changed', reep_id: id, from: a.prior[0], to: a.status });
+            if (a.prior[1] !== a.label) emit('label_updated', { type: 'label_updated', reep_id: id, from: a.prior[1], to: a.label });
+          }
+        }
+      } else if (redirect) {
+        if (redirect.to) {
+          sink.index.add(id, [1, redirect.to]);
+          counts.redirects++;
+          const type = read.survivorTypes.get(redirect.to)!;
+          for (const [prov, ns, ext] of bridges) built.resolve.add(bucketOf(resolveKey(prov, ns, ext), RESOLVE_GROUPS), [resolveKey(prov, ns, ext), id, ENTITY_TYPES.indexOf(type)]);
+        } else {
+          const loc = sink.shards.add(tombstoneBody(id));
+          sink.index.add(id, [2, loc.pack, loc.offset, loc.length, loc.checksum]);
+          counts.tombstones++;
+        }
+        if (hasPrior) {
+          const before = read.priorRedirects.get(id);
+          if (redirect.to && !before?.to) emit('redirect_added', { type: 'redirect_added', reep_id: id, redirected_to: redirect.to });
+          if (!redirect.to && (!before || before.to)) emit('entity_removed', { type: 'entity_removed', reep_id: id });
+        }
+      } else if (a.prior || a.priorRetired) {
+        // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
+        noteSlack(ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
+      }
+      if (hasPrior && (a.priorBridges.length || bridges.length)) diffBridges(id, dedupeBridges(a.priorBridges), a.live ? bridges : redirect?.to ? bridges : []);
+      if (++done % 4096 === 0) ctx.progress.tick(done);
+    }
+  }
+  ctx.progress.end();
+  read.spill.dispose();
+  built.resolve.seal();
+  built.postings.seal();
+  built.events.seal();
+  return built;
+
+  function writeLive(a: Acc, type: EntityType, bridges: [string, string, string][]): void {
+    const typeIndex = a.type;
+    counts.entities++;
+    counts[`entities_${type}`] = (counts[`entities_${type}`] ?? 0) + 1;
+
+    // Core and sections, each written once here so the runtime only slices and concatenates.
+    const core = `{"reep_id":${q(a.id)},"entity_type":${q(type)},"name_en":${q(a.label)},"lifecycle_state":${q(a.status)},"canonical_reep_id":${q(a.id)}`;
+
+    const aliases = a.aliases
+      .map(([name, kind, rank, language]) => ({ name, language: language || null, type: kind || null, rank: parseRank(rank) }))
+      .sort((x, y) => rankKey(x.rank) - rankKey(y.rank) || cmp(x.name, y.name) || cmp(x.type ?? '', y.type ?? '') || cmp(x.language ?? '', y.language ?? ''));
+    const uniqueAliases = aliases.filter((x, i) => i === 0 || JSON.stringify(x) !== JSON.stringify(aliases[i - 1]));
+    const names: string[] = [];
+    for (const x of uniqueAliases) if (!names.includes(x.name)) names.push(x.name);
+    counts.aliases += uniqueAliases.length;
+    const aliasSection = `,"aliases":${JSON.stringify(uniqueAliases)},"names":${JSON.stringify(names)}`;
+
+    const attrObj: Record<string, string[]> = {};
+    for (const k of [...a.attrs.keys()].sort()) attrObj[k] = a.attrs.get(k)!;
+    let attrSection = `,"attributes":${JSON.stringify(attrObj)}`;
+    if (type === 'match') {
+      const one = (k: string) => a.attrs.get(k)?.[0] ?? null;
+      const sc: Record<string, number | string | null> = {};
+      for (const k of ['home_score', 'away_score', 'result_form', 'shootout_home', 'shootout_away', 'score_basis', 'home_id', 'away_id', 'played_on']) {
+        const v = one(k);
+        sc[k] = v === null ? null : MATCH_INTS.includes(k) ? toInt(v) : v;
+      }
+      attrSection += `,"scoreline":${JSON.stringify(sc)}`;
+    }
+
+    const bridgeObjs = bridges.map(([provider, namespace, external_id]) => ({ provider, namespace, external_id, entity_type: type, role: roleOf(provider) }));
+    const bridgeSection = `,"bridges":${JSON.stringify(bridgeObjs)}`;
+    counts.bridges += bridges.length;
+    for (const [prov, ns, ext] of bridges) {
+      const key = resolveKey(prov, ns, ext);
+      built.resolve.add(bucketOf(key, RESOLVE_GROUPS), [key, a.id, typeIndex]);
+      let r = built.rollup.get(prov);
+      if (!r) built.rollup.set(prov, (r = { bridges: 0, overlay: 0, types: new Map() }));
+      r.bridges++;
+      r.types.set(type, (r.types.get(type) ?? 0) + 1);
+    }
+
+    const rels = NO_RELATIONSHIPS.has(type)
+      ? []
+      : [...a.rels.keys()].sort().map((family) => {
+          const f = a.rels.get(family)!;
+          const count = f.out + f.in;
+          const roles: Record<string, number> = {};
+          if (f.in) roles.incoming = f.in;
+          if (f.out) roles.outgoing = f.out;
+          return { family, count, roles, source_providers: [] as string[], expansion: count > HIGH_CARDINALITY ? 'summary_only_high_cardinality' : 'summary_only' };
+        });
+    counts.relationships += [...a.rels.values()].reduce((n, f) => n + f.out, 0);
+    const relSection = `,"relationships":${JSON.stringify(rels)}`;
+
+    const overlay = buildOverlay(a);
+    if (overlay) {
+      counts.overlay_links++;
+      for (const x of overlay.ids) {
+        let r = built.rollup.get(x.provider);
+        if (!r) built.rollup.set(x.provider, (r = { bridges: 0, overlay: 0, types: new Map() }));
+        r.overlay++;
+      }
+    }
+    const overlaySection = overlay ? `,"overlay":${JSON.stringify({ kb: overlay })}` : '';
+
+    const shard = core + aliasSection + attrSection + bridgeSection + relSection + overlaySection + '}';
+    // Cuts are byte offsets, so sections are measured in UTF-8 bytes, not string length.
+    const cuts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection].map(byteLen);
+    let at = 0;
+    const off: number[] = [];
+    for (const n of cuts) off.push((at += n));
+    const loc = sink.shards.add(shard);
+    sink.index.add(a.id, [0, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
+
+    built.docs.ids.push(a.id);
+    built.docs.types.push(typeIndex);
+    built.docs.labels.push(a.label);
+    built.docs.bridges.push(bridges.length);
+
+    // Search postings: each token once per entity, from its strongest source.
+    const best = new Map<string, number>();
+    const take = (text: string, src: number) => {
+      for (const t of tokenize(text)) if ((best.get(t) ?? 0) < src) best.set(t, src);
+    };
+    take(a.label, SRC_LABEL);
+    for (const x of uniqueAliases) take(x.name, SRC_ALIAS);
+    if (overlay) for (const x of overlay.aliases) take(x.name, SRC_OVERLAY);
+    for (const [t, src] of best) built.postings.add(searchGroupOf(t), [t, a.id, src]);
+  }
+
+  function diffBridges(id: string, before: [string, string, string][], after: [string, string, string][]): void {
+    const key = (b: [string, string, string]) => `${b[0]}\u0000${b[1]}\u0000${b[2]}`;
+    const was = new Set(before.map(key));
+    const now = new Set(after.map(key));
+    const byProvider = new Map<string, { added: { namespace: string; external_id: string }[]; removed: { namespace: string; external_id: string }[] }>();
+    const slot = (p: string) => {
+      let s = byProvider.get(p);
+      if (!s) byProvider.set(p, (s = { added: [], removed: [] }));
+      return s;
+    };
+    for (const b of after) if (!was.has(key(b))) slot(b[0]).added.push({ namespace: b[1], external_id: b[2] });
+    for (const b of before) if (!now.has(key(b))) slot(b[0]).removed.push({ namespace: b[1], external_id: b[2] });
+    for (const p of [...byProvider.keys()].sort()) {
+      const s = byProvider.get(p)!;
+      if (!streamGroups.has(`provider:${p}`)) streamGroups.set(`provider:${p}`, -1); // provider gone from this release
+      const event = { type: 'provider_updated', reep_id: id, provider: p, added: s.added, removed: s.removed };
+      const text = JSON.stringify(event);
+      built.events.add(0, [text]);
+      built.events.add(streamGroups.get('type:provider_updated')!, [text]);
+      const g = streamGroups.get(`provider:${p}`)!;
+      if (g >= 0) built.events.add(g, [text]);
+    }
+  }
+
+  function buildOverlay(a: Acc) {
+    const qid = a.link?.[0] || a.xids.find((x) => x[4])?.[4] || a.oaliases.find((x) => x[3])?.[3] || '';
+    if (!/^Q[1-9][0-9]*$/.test(qid)) {
+      if (a.link || a.xids.length || a.oaliases.length) noteSlack(ctx, 'csv/overlay_links.csv.gz', 'overlay without a valid QID', a.id);
+      return null;
+    }
+    const ids = new Map<string, { provider: string; property: string; external_id: string; confidence: number }>();
+    const addId = (provider: string, property: string, external_id: string, confidence: unknown) => {
+      const c = typeof confidence === 'number' ? confidence : parseFloat(String(confidence));
+      if (!provider || !external_id || !Number.isFinite(c)) return;
+      const k = `${provider}\u0000${property}\u0000${external_id}`;
+      const prev = ids.get(k);
+      if (!prev || prev.confidence < c) ids.set(k, { provider, property, external_id, confidence: clamp01(c) });
+    };
+    for (const [prov, prop, ext, conf] of a.xids) addId(prov, prop, ext, conf);
+    if (a.link?.[3]) {
+      try {
+        const inherited = JSON.parse(a.link[3]);
+        if (Array.isArray(inherited)) for (const x of inherited) if (x && typeof x === 'object') addId(String(x.provider ?? ''), String(x.property ?? ''), String(x.external_id ?? ''), x.confidence);
+      } catch {
+        noteSlack(ctx, 'csv/overlay_links.csv.gz', 'inherited is not valid JSON', a.id);
+      }
+    }
+    const aliasMap = new Map<string, { name: string; language: string | null; source: 'kb'; confidence: number | null }>();
+    for (const [name, language, conf] of a.oaliases) {
+      if (!name) continue;
+      const k = `${name}\u0000${language}`;
+      const c = conf === '' ? null : parseFloat(conf);
+      const prev = aliasMap.get(k);
+      if (!prev || (c !== null && (prev.confidence === null || prev.confidence < c))) {
+        aliasMap.set(k, { name, language: language || null, source: 'kb', confidence: c !== null && Number.isFinite(c) ? c : null });
+      }
+    }
+    const num = (s: string | undefined) => (s === undefined || s === '' || !Number.isFinite(parseFloat(s)) ? null : parseFloat(s));
+    return {
+      source: 'kb' as const,
+      source_tier: 'kb-originated' as const,
+      qid,
+      link_confidence: num(a.link?.[1]),
+      dob_check: a.link?.[2] ? a.link[2] : null,
+      ids: [...ids.keys()].sort().map((k) => ids.get(k)!),
+      aliases: [...aliasMap.keys()].sort().map((k) => aliasMap.get(k)!),
+    };
+  }
+}
+
+function addAttrs(a: Acc, attrs: Record<string, string>): void {
+  for (const k of Object.keys(attrs)) {
+    const list = a.attrs.get(k);
+    if (!list) a.attrs.set(k, [attrs[k]]);
+    else if (!list.includes(attrs[k])) list.push(attrs[k]);
+  }
+}
+
+function dedupeBridges(list: [string, string, string][]): [string, string, string][] {
+  const sorted = list.slice().sort((x, y) => cmp(x[0], y[0]) || cmp(x[1], y[1]) || cmp(x[2], y[2]));
+  return sorted.filter((b, i) => i === 0 || b[0] !== sorted[i - 1][0] || b[1] !== sorted[i - 1][1] || b[2] !== sorted[i - 1][2]);
+}
+
+export function tombstoneBody(id: string): string {
+  return JSON.stringify({ error: 'gone', message: `Register ID ${id} was retired and is never reused.`, detail: id });
+}
+
+const q = (s: string) => JSON.stringify(s);
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const parseRank = (s: string): number | null => (s === '' || !Number.isFinite(Number(s)) ? null : Number(s));
+const rankKey = (r: number | null) => (r === null ? Number.MAX_SAFE_INTEGER : r);
+const toInt = (s: string): number | null => (/^-?\d+$/.test(s.trim()) ? parseInt(s, 10) : null);
+const clamp01 = (n: number) => Math.min(1, Math.max(0, n));
+const enc = new TextEncoder();
+function byteLen(s: string): number {
+  // Fast path: most sections are ASCII.
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return enc.encode(s).length;
+  return s.length;
+}

@@ -1,0 +1,90 @@
+// Stage 4: search. Ordinals number live entities by (bridge count desc, register ID asc), so "the 500 best
+// candidates" of a token are its 500 smallest ordinals; token and prefix lists are then plain ascending integers.
+import { join } from 'node:path';
+import type { BucketFamily } from '../../common/bucket-format.ts';
+import { MAX_CANDIDATES_PER_TOKEN, MIN_PREFIX } from '../../common/normalise.ts';
+import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
+import type { CompileContext } from '../context.ts';
+import type { EntitiesBuilt } from './build-entities.ts';
+
+/** Longest prefix stored for typeahead; a longer last token is matched on its first MAX_PREFIX characters. */
+export const MAX_PREFIX = 24;
+/** Search docs per ordinal bucket. */
+export const DOCS_PER_BUCKET = 256;
+
+/** Prefix cut points of a token: code-unit lengths MIN_PREFIX..min(len-1, MAX_PREFIX), never inside a surrogate pair. */
+export function prefixLengths(token: string): number[] {
+  const out: number[] = [];
+  const top = Math.min(token.length - 1, MAX_PREFIX);
+  for (let j = MIN_PREFIX; j <= top; j++) {
+    const c = token.charCodeAt(j - 1);
+    if (c >= 0xd800 && c <= 0xdbff) continue;
+    out.push(j);
+  }
+  return out;
+}
+
+export function deltaEncode(sorted: number[]): number[] {
+  const out = new Array(sorted.length);
+  let prev = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    out[i] = sorted[i] - prev;
+    prev = sorted[i];
+  }
+  return out;
+}
+
+export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Promise<{ search: BucketFamily; docs: BucketFamily; tokens: number }> {
+  ctx.progress.begin('build search index');
+  const { ids, types, labels, bridges } = built.docs;
+  const order = ids.map((_, i) => i);
+  order.sort((a, b) => bridges[b] - bridges[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+  const ordinalOf = new Map<string, number>();
+  const docsWriter = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET });
+  for (let o = 0; o < order.length; o++) {
+    const i = order[o];
+    ordinalOf.set(ids[i], o);
+    docsWriter.push([ids[i], types[i], labels[i], bridges[i]]);
+  }
+  const docs = await docsWriter.finish();
+
+  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer') });
+  let tokens = 0;
+  for (let g = 0; g < built.postings.groups; g++) {
+    const exact = new Map<string, number[]>();
+    for (const [token, id, src] of built.postings.read<[string, string, number]>(g)) {
+      const v = ordinalOf.get(id)! * 4 + src;
+      const list = exact.get(token);
+      if (list) list.push(v);
+      else exact.set(token, [v]);
+    }
+    built.postings.release(g);
+    const prefix = new Map<string, number[]>();
+    for (const [token, list] of exact) {
+      list.sort((a, b) => a - b);
+      if (list.length > MAX_CANDIDATES_PER_TOKEN) list.length = MAX_CANDIDATES_PER_TOKEN;
+      for (const j of prefixLengths(token)) {
+        const k = token.slice(0, j);
+        let acc = prefix.get(k);
+        if (!acc) prefix.set(k, (acc = []));
+        for (const v of list) acc.push(v >> 2);
+      }
+    }
+    const keys = new Set([...exact.keys(), ...prefix.keys()]);
+    for (const k of keys) {
+      const e = exact.get(k) ?? [];
+      let p = prefix.get(k) ?? [];
+      if (p.length) {
+        p.sort((a, b) => a - b);
+        p = p.filter((v, i) => i === 0 || v !== p[i - 1]);
+        if (p.length > MAX_CANDIDATES_PER_TOKEN) p.length = MAX_CANDIDATES_PER_TOKEN;
+      }
+      writer.add(k, [deltaEncode(e), deltaEncode(p)]);
+      tokens++;
+    }
+  }
+  built.postings.dispose();
+  const search = await writer.finish();
+  ctx.progress.end();
+  return { search, docs, tokens };
+}

@@ -1,0 +1,100 @@
+// Groups records onto disk by a group number, with bounded memory, so later stages can load one group at a time.
+// The compiler's answer to "never load everything at once": hash-partition on write, process partition by partition.
+import { openSync, writeSync, closeSync, readFileSync, rmSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Options of a GroupSpill. */
+export interface GroupSpillOptions {
+  /** Directory for the temp files (created; removed by `dispose`). */
+  dir: string;
+  /** Number of groups. */
+  groups: number;
+  /** Buffered characters per group before it is appended to its file (default 256 KiB). */
+  flushChars?: number;
+}
+
+/**
+ * Append-only record groups backed by one temp file each. Records are JSON arrays, one per line:
+ * JSON.stringify/parse are native and fast, and a line never contains a raw newline.
+ */
+export class GroupSpill {
+  private readonly buffers: string[][];
+  private readonly sizes: number[];
+  private readonly fds: (number | null)[];
+  private readonly flushChars: number;
+  private counts: number[];
+
+  constructor(private readonly opts: GroupSpillOptions) {
+    mkdirSync(opts.dir, { recursive: true });
+    this.buffers = Array.from({ length: opts.groups }, () => []);
+    this.sizes = new Array(opts.groups).fill(0);
+    this.fds = new Array(opts.groups).fill(null);
+    this.counts = new Array(opts.groups).fill(0);
+    this.flushChars = opts.flushChars ?? 256 * 1024;
+  }
+
+  get groups(): number {
+    return this.opts.groups;
+  }
+
+  /** Appends one record (an array of JSON values) to `group`. */
+  add(group: number, record: unknown[]): void {
+    const line = JSON.stringify(record);
+    this.buffers[group].push(line);
+    this.counts[group]++;
+    if ((this.sizes[group] += line.length + 1) >= this.flushChars) this.flush(group);
+  }
+
+  count(group: number): number {
+    return this.counts[group];
+  }
+
+  private file(group: number): string {
+    return join(this.opts.dir, `g${group}.jsonl`);
+  }
+
+  private flush(group: number): void {
+    const buf = this.buffers[group];
+    if (buf.length === 0) return;
+    let fd = this.fds[group];
+    if (fd === null) fd = this.fds[group] = openSync(this.file(group), 'a');
+    writeSync(fd, buf.join('\n') + '\n');
+    this.buffers[group] = [];
+    this.sizes[group] = 0;
+  }
+
+  /** Flushes every group and closes the files; call once, after the last add. */
+  seal(): void {
+    for (let g = 0; g < this.opts.groups; g++) {
+      this.flush(g);
+      const fd = this.fds[g];
+      if (fd !== null) closeSync(fd);
+      this.fds[g] = null;
+    }
+  }
+
+  /** Records of one group, in the order they were added. */
+  read<T extends unknown[] = unknown[]>(group: number): T[] {
+    if (this.counts[group] === 0) return [];
+    const text = readFileSync(this.file(group), 'utf8');
+    const out: T[] = new Array(this.counts[group]);
+    let pos = 0;
+    let i = 0;
+    while (pos < text.length) {
+      const nl = text.indexOf('\n', pos);
+      out[i++] = JSON.parse(text.slice(pos, nl)) as T;
+      pos = nl + 1;
+    }
+    return out;
+  }
+
+  /** Drops one group's file once it has been processed, to keep temp disk use down. */
+  release(group: number): void {
+    if (this.counts[group] > 0) rmSync(this.file(group), { force: true });
+  }
+
+  dispose(): void {
+    for (const fd of this.fds) if (fd !== null) closeSync(fd);
+    rmSync(this.opts.dir, { recursive: true, force: true });
+  }
+}

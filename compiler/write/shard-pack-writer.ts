@@ -1,0 +1,54 @@
+// Entity shards and tombstone stubs, appended one after another (newline-separated) into content-addressed packs,
+// because millions of small files cost gigabytes of disk blocks and minutes to write and delete.
+import { fnv1a32Bytes } from '../../common/hash.ts';
+import { ContentFileWriter, type ContentFile } from './content-file.ts';
+
+/** Where one shard landed. */
+export interface ShardLocation {
+  pack: number;
+  offset: number;
+  length: number;
+  /** fnv1a32Bytes of the shard's bytes. */
+  checksum: number;
+}
+
+/** Options of a ShardPackWriter. */
+export interface ShardPackWriterOptions {
+  /** The release's public directory; packs go to `<root>/shards/`. */
+  root: string;
+  /** Start a new pack once this many bytes are written (default 256 MiB, friendly to CDNs' file size limits). */
+  packBytes?: number;
+}
+
+export class ShardPackWriter {
+  private readonly packBytes: number;
+  private current: ContentFileWriter | null = null;
+  private readonly finished: Promise<ContentFile>[] = [];
+
+  constructor(private readonly opts: ShardPackWriterOptions) {
+    this.packBytes = opts.packBytes ?? 256 * 1024 * 1024;
+  }
+
+  /** Appends one JSON document; returns its pack number, byte offset and byte length (without the newline). */
+  add(json: string): ShardLocation {
+    const w = (this.current ??= new ContentFileWriter({ root: this.opts.root, bufferBytes: 4 * 1024 * 1024 }));
+    const bytes = Buffer.from(json + '\n', 'utf8');
+    const loc = { pack: this.finished.length, offset: w.bytes, length: bytes.length - 1, checksum: fnv1a32Bytes(bytes, 0, bytes.length - 1) };
+    w.write(bytes);
+    if (w.bytes >= this.packBytes) this.roll();
+    return loc;
+  }
+
+  /** Closes the last pack; returns pack paths relative to the public root, in pack-number order. */
+  async finish(): Promise<string[]> {
+    if (this.current) this.roll();
+    return (await Promise.all(this.finished)).map((f) => f.path);
+  }
+
+  private roll(): void {
+    const p = this.current!.finish('shards/pack', 'jsonl');
+    p.catch(() => {}); // surfaced by finish()
+    this.finished.push(p);
+    this.current = null;
+  }
+}

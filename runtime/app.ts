@@ -1,0 +1,182 @@
+// The router core: a Web-standard `fetch(Request) → Response`. It matches the route, then applies the contract's
+// order of checks (auth 401 → validation 400 → rate 429 → quota 402 → charged lookup) and writes every error
+// body from an ApiError. Nothing here touches node:http; runtime/node-adapter.ts does.
+import { NAMESPACES, type Namespace } from '../common/ids.ts';
+import { ApiError } from './api-error.ts';
+import { systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
+import type { ReleaseCatalog } from './release/catalog.ts';
+import type { RequestContext, Reply, RouteDef, Services } from './route.ts';
+import { quotaPeriod } from './state/quota-period.ts';
+import { GoneError } from './routes/entities.ts';
+
+/** Options of createApp. */
+export interface AppOptions {
+  catalog: ReleaseCatalog;
+  keys: KeyStore;
+  store: StateStore;
+  routes: RouteDef[];
+  /** Default: the system clock. */
+  clock?: Clock;
+  /** Reads a private notice batch (see Services.readNotices); default: none (notices feed is empty). */
+  readNotices?: Services['readNotices'];
+  /** Largest accepted request body in bytes (default 256 KiB); larger is 413. */
+  maxBodyBytes?: number;
+  /** Called with unexpected errors (default: one line on stderr, never a key). */
+  onError?: (e: unknown) => void;
+}
+
+export interface App {
+  fetch(request: Request): Promise<Response>;
+  readonly routes: RouteDef[];
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const MAX_URL = 4096;
+
+interface CompiledRoute {
+  def: RouteDef;
+  segments: (string | { param: string })[];
+}
+
+export function createApp(opts: AppOptions): App {
+  const clock = opts.clock ?? systemClock;
+  const services: Services = {
+    catalog: opts.catalog,
+    store: opts.store,
+    clock,
+    readNotices: opts.readNotices ?? (async () => null),
+  };
+  const compiled: CompiledRoute[] = opts.routes.map((def) => ({
+    def,
+    segments: def.path.split('/').slice(1).map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : s)),
+  }));
+  const onError = opts.onError ?? ((e: unknown) => process.stderr.write(`[serve] internal error: ${(e as Error)?.stack ?? String(e)}\n`));
+
+  async function handle(request: Request): Promise<Response> {
+    const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+    let key: KeyRecord | null = null;
+    let costing = false;
+    let credits: number | null = null;
+    try {
+      if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
+      const url = new URL(request.url);
+      const rawSegments = url.pathname.split('/');
+      // ['', 'api', 'v1', ...rest]
+      if (rawSegments[1] !== 'api' || !(NAMESPACES as readonly string[]).includes(rawSegments[2])) {
+        throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
+      }
+      const ns = rawSegments[2] as Namespace;
+      const rest = rawSegments.slice(3);
+      if (rest.length === 0) rest.push('');
+      const { route, params, allowed } = match(compiled, rest, request.method === 'HEAD' ? 'GET' : request.method);
+      if (!route) {
+        if (allowed.length) {
+          throw new ApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`, { headers: { allow: allowed.join(', ') } });
+        }
+        throw new ApiError(404, 'not_found', 'No such path.');
+      }
+      const def = route;
+      const release = def.noRelease ? null : await opts.catalog.forNamespace(ns);
+      if (release) headers['x-register-release-stamp'] = release.stamp;
+      else if (!def.noRelease) throw new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
+      const now = clock.now();
+      if (def.auth) {
+        const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
+        if (!auth.ok) throw authError(auth.code);
+        key = auth.key;
+        costing = def.costing;
+      }
+      const ctx: RequestContext = { request, url, method: request.method, ns, params, query: url.searchParams, release: release!, key, now, services };
+      const prepared = await def.prepare(ctx);
+      if (costing && key) {
+        const wait = await opts.store.hit(key.id, now, key.rate);
+        if (wait > 0) {
+          throw new ApiError(429, 'rate_limited', `More than ${key.rate} costing request(s) in one second.`, {
+            headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
+          });
+        }
+        const charge = await opts.store.charge(key.id, quotaPeriod(now), prepared.cost, key.quota);
+        credits = charge.remaining;
+        if (!charge.ok) {
+          throw new ApiError(402, 'quota_exceeded', `The monthly allowance of ${key.quota} lookups is used up (this request needs ${prepared.cost}).`);
+        }
+      }
+      const reply = await prepared.run();
+      return finish(reply, headers, costing ? credits : null, request.method === 'HEAD');
+    } catch (e) {
+      let err: ApiError;
+      if (e instanceof GoneError) {
+        if (costing && key && credits === null) credits = await safeRemaining(opts.store, key);
+        return finish({ status: 410, body: e.stub }, headers, costing ? credits : null, false);
+      }
+      if (e instanceof ApiError) err = e;
+      else if (e instanceof StateUnavailableError) err = new ApiError(503, 'state_unavailable', 'The state store cannot record this request right now; nothing was charged.');
+      else {
+        onError(e);
+        err = new ApiError(500, 'internal_error', 'The server failed to answer this request.');
+      }
+      if (costing && key && credits === null) credits = await safeRemaining(opts.store, key);
+      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing ? credits : null, false);
+    }
+  }
+
+  return { fetch: handle, routes: opts.routes };
+}
+
+function finish(reply: Reply, base: Record<string, string>, credits: number | null, head: boolean): Response {
+  const headers = { ...base, ...reply.headers };
+  if (credits !== null) headers['x-register-credits-remaining'] = String(credits);
+  const body = reply.status === 304 || head ? null : reply.body;
+  if (body === null) delete headers['content-type'];
+  return new Response(body as BodyInit | null, { status: reply.status, headers });
+}
+
+async function safeRemaining(store: StateStore, key: KeyRecord): Promise<number | null> {
+  try {
+    return await store.remaining(key.id, quotaPeriod(Date.now()), key.quota);
+  } catch {
+    return null;
+  }
+}
+
+function authError(code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'expired_key'): ApiError {
+  const messages = {
+    missing_key: 'Send Authorization: Bearer <API key>.',
+    invalid_key: 'The API key is not valid.',
+    revoked_key: 'The API key was revoked.',
+    expired_key: 'The API key has expired.',
+  };
+  return new ApiError(401, code, messages[code], { headers: { 'www-authenticate': `Bearer realm="identity-register", error="invalid_token"` } });
+}
+
+function match(routes: CompiledRoute[], segs: string[], method: string): { route: RouteDef | null; params: Record<string, string>; allowed: string[] } {
+  const allowed: string[] = [];
+  let found: RouteDef | null = null;
+  let foundParams: Record<string, string> = {};
+  for (const r of routes) {
+    if (r.segments.length !== segs.length) continue;
+    const params: Record<string, string> = {};
+    let ok = true;
+    for (let i = 0; i < segs.length && ok; i++) {
+      const s = r.segments[i];
+      if (typeof s === 'string') ok = s === segs[i];
+      else {
+        let v: string;
+        try {
+          v = decodeURIComponent(segs[i]);
+        } catch {
+          throw new ApiError(400, 'invalid_parameter', `Path parameter ${s.param} is not valid percent-encoding.`);
+        }
+        if (v.length > 512 || v.includes('\u0000')) throw new ApiError(400, 'invalid_parameter', `Path parameter ${s.param} is too long or holds NUL.`);
+        params[s.param] = v;
+      }
+    }
+    if (!ok) continue;
+    if (!allowed.includes(r.def.method)) allowed.push(r.def.method);
+    if (!found && r.def.method === method) {
+      found = r.def;
+      foundParams = params;
+    }
+  }
+  return { route: found, params: foundParams, allowed };
+}

@@ -1,0 +1,92 @@
+// Builds entity responses from a shard's bytes: the compiler wrote every section once, so the runtime slices and
+// concatenates; only a `lang` filter or a relationships filter re-serialises the one section it changes.
+import type { Include } from '../common/ids.ts';
+import type { LiveEntity } from './release/open-release.ts';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const CLOSE = enc.encode('}');
+// Section order in an Entity, matching ShardCuts: aliases(+names), attributes(+scoreline), bridges, relationships, overlay.
+const SECTION_INDEX: Record<Include, number> = { aliases: 0, attributes: 1, bridges: 2, relationships: 3, overlay: 4 };
+
+/** Redirect fields, appended when a merged ID was asked for. */
+function redirectTail(e: LiveEntity): Uint8Array | null {
+  return e.requestedId ? enc.encode(`,"requested_id":${JSON.stringify(e.requestedId)},"redirected_to":${JSON.stringify(e.id)}`) : null;
+}
+
+/** The raw bytes of one section (`,"name":value…`), possibly empty (an entity without overlay). */
+function section(e: LiveEntity, i: number): Uint8Array {
+  return e.shard.subarray(e.cuts[i], e.cuts[i + 1]);
+}
+
+/** Value bytes of a section whose text is `,"<key>":<value>` (single-key sections). */
+function sectionValue(e: LiveEntity, i: number, key: string): Uint8Array | null {
+  const s = section(e, i);
+  if (s.length === 0) return null;
+  return s.subarray(key.length + 4);
+}
+
+function filterAliases(sectionBytes: Uint8Array, lang: string): Uint8Array {
+  // The section is `,"aliases":[…],"names":[…]`; parse just it, keep aliases in `lang`, derive names again.
+  const parsed = JSON.parse(`{${dec.decode(sectionBytes.subarray(1))}}`) as { aliases: { name: string; language: string | null }[] };
+  const aliases = parsed.aliases.filter((a) => a.language === lang);
+  const names: string[] = [];
+  for (const a of aliases) if (!names.includes(a.name)) names.push(a.name);
+  return enc.encode(`,"aliases":${JSON.stringify(aliases)},"names":${JSON.stringify(names)}`);
+}
+
+/** An Entity body with the requested expansions, as an array of byte slices (concatenate to send). */
+export function entityParts(e: LiveEntity, include: Set<Include>, lang: string | null): Uint8Array[] {
+  const parts: Uint8Array[] = [e.shard.subarray(0, e.cuts[0])];
+  for (const inc of ['aliases', 'attributes', 'bridges', 'relationships', 'overlay'] as Include[]) {
+    if (!include.has(inc)) continue;
+    const s = section(e, SECTION_INDEX[inc]);
+    parts.push(inc === 'aliases' && lang !== null ? filterAliases(s, lang) : s);
+  }
+  const tail = redirectTail(e);
+  if (tail) parts.push(tail);
+  parts.push(CLOSE);
+  return parts;
+}
+
+export function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+export const entityBody = (e: LiveEntity, include: Set<Include>, lang: string | null): Uint8Array => concat(entityParts(e, include, lang));
+
+const head = (e: LiveEntity) => enc.encode(`{"reep_id":${JSON.stringify(e.id)}`);
+
+/** GET /entities/{id}/bridges body. */
+export function bridgesBody(e: LiveEntity): Uint8Array {
+  const value = sectionValue(e, 2, 'bridges')!;
+  return concat([head(e), enc.encode(',"bridges":'), value, enc.encode(`,"count":${e.bridgeCount}`), redirectTail(e) ?? new Uint8Array(), CLOSE]);
+}
+
+/** GET /entities/{id}/overlay body: the overlay object (empty when the entity has none) and how many layers it has. */
+export function overlayBody(e: LiveEntity): Uint8Array {
+  const value = sectionValue(e, 4, 'overlay');
+  return concat([head(e), enc.encode(',"overlay":'), value ?? enc.encode('{}'), enc.encode(`,"count":${value ? 1 : 0}`), redirectTail(e) ?? new Uint8Array(), CLOSE]);
+}
+
+/** GET /entities/{id}/relationships body, optionally restricted to one family and capped at `limit` families. */
+export function relationshipsBody(e: LiveEntity, family: string | null, limit: number): Uint8Array {
+  let value = sectionValue(e, 3, 'relationships')!;
+  if (value.length > 2) {
+    // Only a non-empty list can need filtering; families are few, so this parse is small.
+    let list = JSON.parse(dec.decode(value)) as { family: string }[];
+    if (family !== null || list.length > limit) {
+      if (family !== null) list = list.filter((r) => r.family === family);
+      value = enc.encode(JSON.stringify(list.slice(0, limit)));
+    }
+  }
+  return concat([head(e), enc.encode(',"relationships":'), value, redirectTail(e) ?? new Uint8Array(), CLOSE]);
+}

@@ -1,0 +1,75 @@
+// Which compiled release each namespace serves: dist/index.json, re-read at most once a second so a newly
+// compiled stamp is picked up without a restart. Opened releases are kept, since older stamps stay addressable.
+import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
+import type { Namespace } from '../../common/ids.ts';
+import type { Clock, ShardSource } from '../interfaces.ts';
+import { loadRelease, type Release } from './open-release.ts';
+import { LruCache } from './lru-cache.ts';
+
+/** Options of a ReleaseCatalog. */
+export interface CatalogOptions {
+  source: ShardSource;
+  clock: Clock;
+  /** How often dist/index.json is re-read, in ms (default 1000). */
+  refreshMs?: number;
+  /** Bytes of decoded buckets kept across all releases (default 64 MiB). */
+  cacheBytes?: number;
+}
+
+export class ReleaseCatalog {
+  private index: DistIndex | null = null;
+  private indexText = '';
+  private checkedAt = -Infinity;
+  private refreshing: Promise<void> | null = null;
+  private readonly releases = new Map<string, Promise<Release>>();
+  readonly cache: LruCache<string, unknown>;
+
+  constructor(private readonly opts: CatalogOptions) {
+    this.cache = new LruCache({ maxWeight: opts.cacheBytes ?? 64 * 1024 * 1024 });
+  }
+
+  /** The current index (null when nothing is compiled). */
+  async current(): Promise<DistIndex | null> {
+    const now = this.opts.clock.now();
+    if (now - this.checkedAt >= (this.opts.refreshMs ?? 1000)) {
+      this.refreshing ??= this.refresh(now).finally(() => (this.refreshing = null));
+      if (!this.index) await this.refreshing;
+    }
+    return this.index;
+  }
+
+  private async refresh(now: number): Promise<void> {
+    this.checkedAt = now;
+    try {
+      const bytes = await this.opts.source.readFile(INDEX_FILE);
+      if (!bytes) return;
+      const text = new TextDecoder().decode(bytes);
+      if (text !== this.indexText) {
+        const parsed = JSON.parse(text) as DistIndex;
+        // Open the new stamps before switching, so the first request after a publish does not pay for it.
+        await Promise.all([parsed.v1, parsed.next].filter((s): s is string => !!s).map((s) => this.release(s)));
+        this.index = parsed;
+        this.indexText = text;
+      }
+    } catch {
+      // Keep serving what we had: a mirror mid-upload or a transient read error must not take the API down.
+    }
+  }
+
+  /** The release a namespace serves, or null. */
+  async forNamespace(ns: Namespace): Promise<Release | null> {
+    const index = await this.current();
+    const stamp = index?.[ns];
+    return stamp ? this.release(stamp) : null;
+  }
+
+  release(stamp: string): Promise<Release> {
+    let r = this.releases.get(stamp);
+    if (!r) {
+      r = loadRelease(this.opts.source, stamp, this.cache);
+      r.catch(() => this.releases.delete(stamp));
+      this.releases.set(stamp, r);
+    }
+    return r;
+  }
+}

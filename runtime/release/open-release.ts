@@ -1,0 +1,122 @@
+// One compiled release as the runtime sees it: release.json plus lazily opened bucketed families and shard packs,
+// all read through a ShardSource, so the same code serves a local dist/ or a mirror over HTTP.
+import { ENTITY_TYPES } from '../../common/ids.ts';
+import { fnv1a32Bytes } from '../../common/hash.ts';
+import { PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
+import { ApiError } from '../api-error.ts';
+import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
+import { openBucketFamily } from './bucket-family-reader.ts';
+import { LruCache } from './lru-cache.ts';
+
+/** A live entity's shard and where its sections start. */
+export interface LiveEntity {
+  kind: 'live';
+  id: string;
+  shard: Uint8Array;
+  /** [aliases, attributes, bridges, relationships, overlay, end] byte offsets. */
+  cuts: number[];
+  bridgeCount: number;
+  entityType: string;
+  /** The ID the client asked for, when it was a merged ID. */
+  requestedId?: string;
+}
+export interface GoneEntity {
+  kind: 'gone';
+  /** The exact 410 Error body. */
+  body: Uint8Array;
+}
+export type EntityLookup = LiveEntity | GoneEntity | null;
+
+export class Release {
+  readonly stamp: string;
+  readonly providers: Set<string>;
+  private readonly entities: BucketFamilyReader;
+  private readonly resolveIndex: BucketFamilyReader;
+  private readonly search: BucketFamilyReader;
+  private readonly docs: BucketFamilyReader;
+  private readonly streams = new Map<string, BucketFamilyReader>();
+  private readonly documentCache = new Map<string, Promise<Uint8Array>>();
+
+  constructor(
+    readonly doc: ReleaseDoc,
+    private readonly source: ShardSource,
+    private readonly cache: LruCache<string, unknown>,
+  ) {
+    this.stamp = doc.stamp;
+    this.providers = new Set(doc.providers.map((p) => p.name));
+    this.entities = this.family(doc.families.entities);
+    this.resolveIndex = this.family(doc.families.resolve);
+    this.search = this.family(doc.families.search);
+    this.docs = this.family(doc.families.search_docs);
+  }
+
+  private family(f: ReleaseDoc['families']['entities']): BucketFamilyReader {
+    const prefix = `${this.stamp}/${PUBLIC_DIR}/`;
+    return openBucketFamily(this.source, { ...f, directory: prefix + f.directory, pack: prefix + f.pack }, { cache: this.cache as never });
+  }
+
+  /** Looks up a register ID, following a merge to the final survivor. */
+  async entity(id: string): Promise<EntityLookup> {
+    const v = await this.entities.get<EntityIndexValue>(id);
+    if (!v) return null;
+    if (v[0] === 1) {
+      const target = await this.entity(v[1]);
+      if (target?.kind === 'live') return { ...target, requestedId: id };
+      return target;
+    }
+    if (v[0] === 2) return { kind: 'gone', body: await this.readShard(v[1], v[2], v[3], v[4], id) };
+    const shard = await this.readShard(v[1], v[2], v[3], v[12], id);
+    return { kind: 'live', id, shard, cuts: [v[4], v[5], v[6], v[7], v[8], v[9]], bridgeCount: v[10], entityType: ENTITY_TYPES[v[11]] };
+  }
+
+  private async readShard(pack: number, offset: number, length: number, checksum: number, id: string): Promise<Uint8Array> {
+    const path = this.doc.shard_packs[pack];
+    const bytes = path === undefined ? null : await this.source.readRange(`${this.stamp}/${PUBLIC_DIR}/${path}`, offset, length);
+    if (!bytes || fnv1a32Bytes(bytes) !== checksum) {
+      // Wrong bytes are worse than no answer: a corrupted pack is refused until the dist is repaired.
+      throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: id });
+    }
+    return bytes;
+  }
+
+  resolve(provider: string, namespace: string, externalId: string): Promise<ResolveValue | undefined> {
+    return this.resolveIndex.get<ResolveValue>(`${provider}\u0000${namespace}\u0000${externalId}`);
+  }
+
+  searchKey(key: string): Promise<SearchValue | undefined> {
+    return this.search.get<SearchValue>(key);
+  }
+
+  searchDoc(ordinal: number): Promise<SearchDoc | undefined> {
+    return this.docs.at<SearchDoc>(ordinal);
+  }
+
+  /** A change stream (`all`, `type:<t>`, `provider:<p>`), or null when this release has none of it. */
+  changeStream(name: string): { total: number; reader: BucketFamilyReader } | null {
+    const s = this.doc.changes.streams[name];
+    if (!s) return null;
+    let r = this.streams.get(name);
+    if (!r) this.streams.set(name, (r = this.family(s.family)));
+    return { total: s.total, reader: r };
+  }
+
+  /** A precomputed response body (path relative to public/), read once. */
+  document(path: string): Promise<Uint8Array> {
+    let p = this.documentCache.get(path);
+    if (!p) {
+      p = this.source.readFile(`${this.stamp}/${PUBLIC_DIR}/${path}`).then((b) => {
+        if (!b) throw new ApiError(503, 'index_unavailable', 'A release document is missing from the compiled dist.', { detail: path });
+        return b;
+      });
+      p.catch(() => this.documentCache.delete(path));
+      this.documentCache.set(path, p);
+    }
+    return p;
+  }
+}
+
+export async function loadRelease(source: ShardSource, stamp: string, cache: LruCache<string, unknown>): Promise<Release> {
+  const bytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`);
+  if (!bytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${RELEASE_DOC}`);
+  return new Release(JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc, source, cache);
+}

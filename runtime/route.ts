@@ -1,0 +1,56 @@
+// What a route is: a path template, whether it needs a key and costs lookups, and a handler split in two:
+// `prepare` validates (400s cost nothing) and says the cost; `run` does the lookup once the cost is charged.
+import type { Namespace } from '../common/ids.ts';
+import type { Clock, KeyRecord, StateStore } from './interfaces.ts';
+import type { Release } from './release/open-release.ts';
+import type { ReleaseCatalog } from './release/catalog.ts';
+
+/** A response a handler produced: status, exact body bytes or text, and extra headers. */
+export interface Reply {
+  status: number;
+  body: string | Uint8Array | null;
+  headers?: Record<string, string>;
+}
+
+export interface RequestContext {
+  request: Request;
+  url: URL;
+  method: string;
+  ns: Namespace;
+  /** Decoded path parameters. */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** The release this namespace serves (null only for routes that allow it). */
+  release: Release;
+  key: KeyRecord | null;
+  now: number;
+  services: Services;
+}
+
+export interface Services {
+  catalog: ReleaseCatalog;
+  store: StateStore;
+  clock: Clock;
+  /** Reads a private notice batch of `stamp` for `provider` (local disk only), or null when there is none. */
+  readNotices(stamp: string, provider: string): Promise<Uint8Array | null>;
+}
+
+export interface Prepared {
+  /** Lookups this request costs once validated (0 for free routes). */
+  cost: number;
+  run(): Promise<Reply>;
+}
+
+export interface RouteDef {
+  method: 'GET' | 'POST';
+  /** Template relative to the namespace, e.g. `/entities/{reep_id}/bridges`. */
+  path: string;
+  auth: boolean;
+  /** Costing routes go through the rate limit and the quota. */
+  costing: boolean;
+  /** Routes that answer without a compiled release (the OpenAPI document). */
+  noRelease?: boolean;
+  prepare(c: RequestContext): Promise<Prepared> | Prepared;
+}
+
+export const json = (status: number, body: string | Uint8Array, headers?: Record<string, string>): Reply => ({ status, body, headers });

@@ -1,0 +1,114 @@
+// POST /batch: each item runs through the same function as its single endpoint and yields its own {status, body};
+// structurally invalid items answer 400 in place and cost nothing; the whole batch is one request for the rate limit.
+import type { Include } from '../../common/ids.ts';
+import { ApiError } from '../api-error.ts';
+import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
+import { entityItem, GoneError } from './entities.ts';
+import { checkResolveArgs, resolveItem } from './resolve.ts';
+import type { Reply, RouteDef } from '../route.ts';
+import type { Release } from '../release/open-release.ts';
+
+export const MAX_BATCH_ITEMS = 100;
+export const MAX_BATCH_RESOLVES = 20;
+const ITEM_KEYS = new Set(['type', 'id', 'provider', 'external_id', 'namespace', 'entity_type']);
+const dec = new TextDecoder();
+
+type Planned = { run: () => Promise<Reply> } | { error: ApiError };
+
+/** Reads the request body as JSON, with the size cap already enforced by the adapter (and again here). */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(type)) throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  const buf = new Uint8Array(await request.arrayBuffer());
+  if (buf.length > maxBytes) throw new ApiError(413, 'payload_too_large', `The body is larger than ${maxBytes} bytes.`);
+  try {
+    return JSON.parse(dec.decode(buf));
+  } catch {
+    throw new ApiError(400, 'invalid_body', 'The body is not valid JSON.');
+  }
+}
+
+function plan(release: Release, raw: unknown, include: Set<Include>, lang: string | null): Planned {
+  try {
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ApiError(400, 'invalid_body', 'Each item must be an object.');
+    const item = raw as Record<string, unknown>;
+    for (const k of Object.keys(item)) if (!ITEM_KEYS.has(k)) throw new ApiError(400, 'invalid_body', `Unknown item field ${JSON.stringify(k.slice(0, 64))}.`);
+    for (const k of ['id', 'provider', 'external_id', 'namespace', 'entity_type']) {
+      if (item[k] !== undefined && typeof item[k] !== 'string') throw new ApiError(400, 'invalid_body', `Item field ${k} must be a string.`);
+    }
+    if (item.type === 'entity') {
+      if (typeof item.id !== 'string') throw new ApiError(400, 'invalid_body', 'An entity item needs id.');
+      const id = checkRegisterId(item.id);
+      return { run: () => entityItem(release, id, include, lang) };
+    }
+    if (item.type === 'resolve') {
+      const externalId = (item.external_id ?? item.id) as string | undefined;
+      if (typeof item.provider !== 'string' || typeof externalId !== 'string') {
+        throw new ApiError(400, 'invalid_body', 'A resolve item needs provider and external_id (or id).');
+      }
+      checkResolveArgs(release, item.provider, externalId);
+      const args = { provider: item.provider, externalId, namespace: (item.namespace as string) ?? '', type: parseEntityType(item.entity_type as string | undefined), include, lang };
+      return { run: () => resolveItem(release, args) };
+    }
+    throw new ApiError(400, 'invalid_body', 'Item type must be entity or resolve.');
+  } catch (e) {
+    if (e instanceof ApiError) return { error: e };
+    throw e;
+  }
+}
+
+async function runItem(p: Planned): Promise<string> {
+  if ('error' in p) return `{"status":${p.error.status},"body":${p.error.bodyText()}}`;
+  try {
+    const r = await p.run();
+    const body = typeof r.body === 'string' ? r.body : dec.decode(r.body as Uint8Array);
+    return `{"status":${r.status},"body":${body}}`;
+  } catch (e) {
+    if (e instanceof GoneError) return `{"status":410,"body":${dec.decode(e.stub)}}`;
+    if (e instanceof ApiError && e.status < 500) return `{"status":${e.status},"body":${e.bodyText()}}`;
+    throw e;
+  }
+}
+
+export function batchRoutes(maxBodyBytes: number): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/batch',
+      auth: true,
+      costing: true,
+      async prepare(c) {
+        const body = await readJsonBody(c.request, maxBodyBytes);
+        if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'invalid_body', 'The body must be a BatchRequest object.');
+        const b = body as Record<string, unknown>;
+        for (const k of Object.keys(b)) if (!['requests', 'include', 'lang'].includes(k)) throw new ApiError(400, 'invalid_body', `Unknown field ${JSON.stringify(k.slice(0, 64))}.`);
+        if (!Array.isArray(b.requests)) throw new ApiError(400, 'invalid_body', 'requests must be an array.');
+        if (b.requests.length === 0) throw new ApiError(400, 'empty_batch', 'requests is empty.');
+        if (b.requests.length > MAX_BATCH_ITEMS) {
+          throw new ApiError(400, 'batch_too_large', `A batch holds at most ${MAX_BATCH_ITEMS} items.`, { detail: `limit ${MAX_BATCH_ITEMS}` });
+        }
+        const resolves = b.requests.filter((r) => r && typeof r === 'object' && (r as Record<string, unknown>).type === 'resolve').length;
+        if (resolves > MAX_BATCH_RESOLVES) {
+          throw new ApiError(400, 'resolve_batch_too_large', `A batch holds at most ${MAX_BATCH_RESOLVES} resolve items.`, { detail: `limit ${MAX_BATCH_RESOLVES}` });
+        }
+        if (b.include !== undefined && typeof b.include !== 'string' && !Array.isArray(b.include)) {
+          throw new ApiError(400, 'unknown_include', 'include must be a string or an array of strings.');
+        }
+        const include = parseInclude(b.include as string | string[] | undefined);
+        if (b.lang !== undefined && typeof b.lang !== 'string') throw new ApiError(400, 'invalid_body', 'lang must be a string.');
+        const lang = (b.lang as string | undefined) ?? null;
+        const planned = b.requests.map((r) => plan(c.release, r, include, lang));
+        const cost = planned.filter((p) => !('error' in p)).length;
+        return {
+          cost,
+          async run() {
+            const items: string[] = [];
+            // Sequential on purpose: items share buckets, and a batch must not starve other clients.
+            for (const p of planned) items.push(await runItem(p));
+            return { status: 200, body: `{"results":[${items.join(',')}],"count":${items.length}}` };
+          },
+        };
+      },
+    },
+  ];
+}

@@ -1,0 +1,188 @@
+// The changelog routes: /changes/releases, /changes/summary and /changes. Windows walk the prior links between
+// two compiled releases; pages come from the compiler's pre-paged streams. Free, with strong ETags and 304s.
+import { createHash } from 'node:crypto';
+import { CHANGE_EVENT_TYPES, type DistIndex } from '../../common/dist-layout.ts';
+import { STAMP } from '../../common/ids.ts';
+import { fnv1a32 } from '../../common/hash.ts';
+import { ApiError } from '../api-error.ts';
+import { allowOnly, intParam, oneParam } from '../params.ts';
+import type { Release } from '../release/open-release.ts';
+import type { Reply, RequestContext, RouteDef } from '../route.ts';
+
+/** Releases this namespace can show: every compiled release up to the one it serves. */
+async function visible(c: RequestContext): Promise<DistIndex['releases']> {
+  const index = await c.services.catalog.current();
+  if (!index) return [];
+  return index.releases.filter((r) => r.stamp <= c.release.stamp);
+}
+
+function stampParam(c: RequestContext, name: string, known: Set<string>): string | null {
+  const v = oneParam(c.query, name);
+  if (v === null) return null;
+  if (!STAMP.test(v) || !known.has(v)) throw new ApiError(400, 'unknown_stamp', `${name} is not a published release stamp.`, { detail: v.slice(0, 32) });
+  return v;
+}
+
+interface Window {
+  since: string | null;
+  from: string | null;
+  to: string | null;
+  until: string;
+  chain: Release[];
+}
+
+async function window(c: RequestContext): Promise<Window> {
+  const list = await visible(c);
+  const known = new Set(list.map((r) => r.stamp));
+  const since = stampParam(c, 'since', known);
+  const from = stampParam(c, 'from', known);
+  const to = stampParam(c, 'to', known);
+  if (since !== null && from !== null) throw new ApiError(400, 'invalid_parameter', 'Give since or from, not both.');
+  const start = since ?? from;
+  const until = to ?? c.release.stamp;
+  if (start !== null && start > until) throw new ApiError(400, 'invalid_range', 'The window starts after it ends.');
+  const priorOf = new Map(list.map((r) => [r.stamp, r.prior]));
+  // Walk back from `until` along prior links to the start (exclusive); without a start, just `until`.
+  const stamps: string[] = [];
+  if (start === null) stamps.push(until);
+  else if (start !== until) {
+    let s: string | null = until;
+    while (s !== null && s !== start) {
+      stamps.push(s);
+      s = priorOf.get(s) ?? null;
+    }
+    if (s !== start) throw new ApiError(400, 'invalid_range', `${start} is not an earlier release in the chain of ${until}.`);
+  }
+  stamps.reverse();
+  const chain = await Promise.all(stamps.map((s) => c.services.catalog.release(s)));
+  return { since, from, to, until, chain };
+}
+
+function windowFields(w: Window): string {
+  const counts: Record<string, number> = {};
+  for (const t of CHANGE_EVENT_TYPES) counts[t] = 0;
+  const releases = w.chain.map((r) => {
+    for (const t of CHANGE_EVENT_TYPES) counts[t] += r.doc.changes.counts[t] ?? 0;
+    return { stamp: r.stamp, counts: typeCounts(r) };
+  });
+  return (
+    `"since":${JSON.stringify(w.since)},"from":${JSON.stringify(w.from)},"to":${JSON.stringify(w.to)},"until":${JSON.stringify(w.until)},` +
+    `"chain":${JSON.stringify(w.chain.map((r) => r.stamp))},"releases":${JSON.stringify(releases)},"counts":${JSON.stringify(counts)}`
+  );
+}
+
+function typeCounts(r: Release): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const t of CHANGE_EVENT_TYPES) counts[t] = r.doc.changes.counts[t] ?? 0;
+  return counts;
+}
+
+/** RFC 9110 If-None-Match: `*`, or a list compared weakly (W/ prefixes ignored). */
+export function matchesEtag(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => {
+    const v = t.trim();
+    return v === '*' || v.replace(/^W\//, '') === bare;
+  });
+}
+
+function withEtag(c: RequestContext, body: string): Reply {
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const headers = { etag, 'cache-control': 'private, no-cache' };
+  if (matchesEtag(c.request.headers.get('if-none-match'), etag)) return { status: 304, body: null, headers };
+  return { status: 200, body, headers };
+}
+
+const WINDOW_PARAMS = ['since', 'from', 'to'];
+
+export const changesRoutes: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/changes/releases',
+    auth: true,
+    costing: false,
+    prepare(c) {
+      allowOnly(c.query, []);
+      return {
+        cost: 0,
+        async run() {
+          const list = (await visible(c)).slice().reverse();
+          const releases = [];
+          for (const r of list) {
+            const rel = await c.services.catalog.release(r.stamp);
+            releases.push({ stamp: r.stamp, prior: r.prior, generated_at: r.generated_at, counts: typeCounts(rel) });
+          }
+          return withEtag(c, JSON.stringify({ latest: c.release.stamp, releases }));
+        },
+      };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/changes/summary',
+    auth: true,
+    costing: false,
+    async prepare(c) {
+      allowOnly(c.query, WINDOW_PARAMS);
+      const w = await window(c);
+      return { cost: 0, run: async () => withEtag(c, `{${windowFields(w)}}`) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/changes',
+    auth: true,
+    costing: false,
+    async prepare(c) {
+      allowOnly(c.query, [...WINDOW_PARAMS, 'type', 'provider', 'limit', 'cursor']);
+      const w = await window(c);
+      const type = oneParam(c.query, 'type');
+      if (type !== null && !(CHANGE_EVENT_TYPES as readonly string[]).includes(type)) {
+        throw new ApiError(400, 'invalid_parameter', `type must be one of ${CHANGE_EVENT_TYPES.join(', ')}.`);
+      }
+      const provider = oneParam(c.query, 'provider');
+      const limit = intParam(c.query, 'limit', 1, 1000, 500);
+      const filterKey = fnv1a32(JSON.stringify([w.since, w.from, w.to, w.until, type, provider])).toString(36);
+      let at = { i: 0, o: 0 };
+      const cursor = oneParam(c.query, 'cursor');
+      if (cursor !== null) {
+        const m = /^([0-9a-z]+)\.(\d{1,4})\.(\d{1,9})$/.exec(cursor);
+        if (!m) throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this API issued.');
+        if (m[1] !== filterKey) throw new ApiError(400, 'stale_cursor', 'This cursor belongs to a different window or filter.');
+        at = { i: Number(m[2]), o: Number(m[3]) };
+      }
+      // provider_updated is the only event that names a provider; any other type with a provider filter is empty.
+      const stream = provider !== null ? (type === null || type === 'provider_updated' ? `provider:${provider}` : null) : type !== null ? `type:${type}` : 'all';
+      return {
+        cost: 0,
+        async run() {
+          let matched = 0;
+          for (const r of w.chain) matched += stream ? (r.changeStream(stream)?.total ?? 0) : 0;
+          const events: string[] = [];
+          let i = at.i;
+          let o = at.o;
+          while (stream && i < w.chain.length && events.length < limit) {
+            const s = w.chain[i].changeStream(stream);
+            if (!s || o >= s.total) {
+              i++;
+              o = 0;
+              continue;
+            }
+            while (o < s.total && events.length < limit) events.push((await s.reader.at<string>(o++))!);
+          }
+          // Skip past exhausted releases so the last page says next_cursor: null.
+          while (stream && i < w.chain.length && o >= (w.chain[i].changeStream(stream)?.total ?? 0)) {
+            i++;
+            o = 0;
+          }
+          const next = stream && i < w.chain.length ? `${filterKey}.${i}.${o}` : null;
+          const body =
+            `{${windowFields(w)},"type":${JSON.stringify(type)},"provider":${JSON.stringify(provider)},"events":[${events.join(',')}],` +
+            `"matched":${matched},"next_cursor":${JSON.stringify(next)}}`;
+          return withEtag(c, body);
+        },
+      };
+    },
+  },
+];

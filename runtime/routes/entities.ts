@@ -1,0 +1,85 @@
+// GET /entities/{reep_id} and its /bridges, /overlay and /relationships views; `entityItem` is shared with batch.
+import type { Include } from '../../common/ids.ts';
+import { ApiError } from '../api-error.ts';
+import { bridgesBody, entityBody, overlayBody, relationshipsBody } from '../compose-entity.ts';
+import { allowOnly, checkRegisterId, intParam, oneParam, parseInclude } from '../params.ts';
+import type { Release, LiveEntity } from '../release/open-release.ts';
+import type { RequestContext, RouteDef, Reply } from '../route.ts';
+
+/** Looks up an ID for an entity endpoint: 404 when never published, 410 (stub body) when retired. */
+export async function liveEntity(release: Release, id: string): Promise<LiveEntity> {
+  const found = await release.entity(id);
+  if (!found) throw new ApiError(404, 'not_found', 'No entity has this register ID.', { detail: id });
+  if (found.kind === 'gone') throw new GoneError(found.body);
+  return found;
+}
+
+/** A 410 whose body is the compiler's tombstone stub, passed through byte for byte. */
+export class GoneError extends ApiError {
+  constructor(readonly stub: Uint8Array) {
+    super(410, 'gone', 'retired');
+  }
+}
+
+/** One entity lookup as /entities/{id} answers it; the batch runs the same function per item. */
+export async function entityItem(release: Release, id: string, include: Set<Include>, lang: string | null): Promise<Reply> {
+  const e = await liveEntity(release, id);
+  return { status: 200, body: entityBody(e, include, lang) };
+}
+
+const ENTITY_QUERY = ['include', 'lang'] as const;
+
+function idParam(c: RequestContext): string {
+  return checkRegisterId(c.params.reep_id);
+}
+
+export const entityRoutes: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/entities/{reep_id}',
+    auth: true,
+    costing: true,
+    prepare(c) {
+      allowOnly(c.query, ENTITY_QUERY);
+      const id = idParam(c);
+      const include = parseInclude(oneParam(c.query, 'include'));
+      const lang = oneParam(c.query, 'lang');
+      return { cost: 1, run: () => entityItem(c.release, id, include, lang) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/entities/{reep_id}/bridges',
+    auth: true,
+    costing: true,
+    prepare(c) {
+      allowOnly(c.query, []);
+      const id = idParam(c);
+      return { cost: 1, run: async () => ({ status: 200, body: bridgesBody(await liveEntity(c.release, id)) }) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/entities/{reep_id}/overlay',
+    auth: true,
+    costing: true,
+    prepare(c) {
+      allowOnly(c.query, []);
+      const id = idParam(c);
+      return { cost: 1, run: async () => ({ status: 200, body: overlayBody(await liveEntity(c.release, id)) }) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/entities/{reep_id}/relationships',
+    auth: true,
+    costing: true,
+    prepare(c) {
+      allowOnly(c.query, ['family', 'limit']);
+      const id = idParam(c);
+      const family = oneParam(c.query, 'family');
+      const limit = intParam(c.query, 'limit', 1, 100, 25);
+      return { cost: 1, run: async () => ({ status: 200, body: relationshipsBody(await liveEntity(c.release, id), family, limit) }) };
+    },
+  },
+];

@@ -1,0 +1,13 @@
+// The route table: every path the API answers, in one list (compared against the OpenAPI paths by a test).
+import type { RouteDef } from '../route.ts';
+import { batchRoutes } from './batch.ts';
+import { changesRoutes } from './changes.ts';
+import { entityRoutes } from './entities.ts';
+import { metadataRoutes } from './metadata.ts';
+import { noticeRoutes } from './notices.ts';
+import { resolveRoutes } from './resolve.ts';
+import { searchRoutes } from './search.ts';
+
+export function allRoutes(maxBodyBytes: number): RouteDef[] {
+  return [...metadataRoutes, ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes];
+}

@@ -1,0 +1,89 @@
+// GET /search: bounded discovery over the compiled token buckets. Each query token loads one bucket; candidates are
+// intersected as integers (ordinals), scored, and only the shown results' docs are read.
+import { ENTITY_TYPES } from '../../common/ids.ts';
+import { MAX_CANDIDATES_PER_TOKEN, MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS, tokenize } from '../../common/normalise.ts';
+import { ApiError } from '../api-error.ts';
+import { allowOnly, intParam, oneParam, parseEntityType } from '../params.ts';
+import type { RouteDef } from '../route.ts';
+
+/** Longest stored typeahead prefix (compiler/stages/build-search.ts MAX_PREFIX). */
+const MAX_PREFIX = 24;
+/** Score per matched token by source: canonical label, canonical alias, overlay alias; a prefix-only match scores least. */
+const SOURCE_SCORE = [0, 10, 20, 30];
+const PREFIX_SCORE = 5;
+
+function undelta(list: number[]): number[] {
+  const out = new Array(list.length);
+  let acc = 0;
+  for (let i = 0; i < list.length; i++) out[i] = acc += list[i];
+  return out;
+}
+
+export const searchRoutes: RouteDef[] = [
+  {
+    method: 'GET',
+    path: '/search',
+    auth: true,
+    costing: true,
+    prepare(c) {
+      allowOnly(c.query, ['q', 'type', 'sort', 'limit']);
+      const q = oneParam(c.query, 'q');
+      if (q === null) throw new ApiError(400, 'invalid_query', 'q is required.');
+      if (q.length > 512) throw new ApiError(400, 'invalid_query', 'q is longer than 512 characters.');
+      const tokens = tokenize(q);
+      const chars = tokens.reduce((n, t) => n + [...t].length, 0);
+      if (chars < MIN_QUERY_CHARS) throw new ApiError(400, 'invalid_query', `q needs at least ${MIN_QUERY_CHARS} letters or digits after normalisation.`);
+      if (tokens.length > MAX_QUERY_TOKENS) throw new ApiError(400, 'invalid_query', `q may have at most ${MAX_QUERY_TOKENS} tokens.`);
+      const type = parseEntityType(oneParam(c.query, 'type'));
+      const sort = oneParam(c.query, 'sort') ?? 'relevance';
+      if (sort !== 'relevance' && sort !== 'bridges') throw new ApiError(400, 'invalid_parameter', 'sort must be relevance or bridges.');
+      const limit = intParam(c.query, 'limit', 1, 20, 20);
+      const release = c.release;
+      return {
+        cost: 1,
+        async run() {
+          // score per ordinal; an ordinal must match every token to stay.
+          let scores: Map<number, number> | null = null;
+          const values = await Promise.all(tokens.map((t) => release.searchKey(t)));
+          const last = tokens[tokens.length - 1];
+          const lastPrefixKey = [...last].length >= MIN_PREFIX ? last.slice(0, MAX_PREFIX) : null;
+          const prefixValue = lastPrefixKey ? (lastPrefixKey === last ? values[values.length - 1] : await release.searchKey(lastPrefixKey)) : undefined;
+          for (let i = 0; i < tokens.length; i++) {
+            const here = new Map<number, number>();
+            for (const v of undelta(values[i]?.[0] ?? [])) here.set(v >> 2, SOURCE_SCORE[v & 3]);
+            if (i === tokens.length - 1 && prefixValue) {
+              for (const o of undelta(prefixValue[1])) if (!here.has(o)) here.set(o, PREFIX_SCORE);
+            }
+            if (scores === null) scores = here;
+            else {
+              const next = new Map<number, number>();
+              for (const [o, s] of scores) {
+                const t = here.get(o);
+                if (t !== undefined) next.set(o, s + t);
+              }
+              scores = next;
+            }
+            if (scores.size === 0) break;
+          }
+          // Ordinals already order by (bridge count desc, register ID asc), the contract's tie-break.
+          let ranked = [...(scores ?? new Map<number, number>())];
+          ranked.sort(sort === 'relevance' ? (a, b) => b[1] - a[1] || a[0] - b[0] : (a, b) => a[0] - b[0] || b[1] - a[1]);
+          const results: string[] = [];
+          for (const [ordinal, relevance] of ranked) {
+            if (results.length >= limit) break;
+            const doc = await release.searchDoc(ordinal);
+            if (!doc) continue;
+            if (type !== null && ENTITY_TYPES[doc[1]] !== type) continue;
+            results.push(JSON.stringify({ reep_id: doc[0], entity_type: ENTITY_TYPES[doc[1]], label: doc[2], bridge_count: doc[3], relevance }));
+          }
+          ranked = [];
+          const body =
+            `{"query":${JSON.stringify(q)},"normalised_query":${JSON.stringify(tokens.join(' '))},"sort":${JSON.stringify(sort)},` +
+            `"type":${JSON.stringify(type)},"results":[${results.join(',')}],"count":${results.length},"limit":${limit},` +
+            `"bounded":true,"max_candidates_per_token":${MAX_CANDIDATES_PER_TOKEN}}`;
+          return { status: 200, body };
+        },
+      };
+    },
+  },
+];

@@ -1,0 +1,93 @@
+// Wires a runtime from its parts: a shard source (local dist or HTTP mirror), the key store, the state store, the
+// route table and the Node adapter. `register serve`, `npm start` and the end-to-end tests all start it here.
+import { join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { PRIVATE_DIR } from '../common/dist-layout.ts';
+import { createApp, type App } from './app.ts';
+import { systemClock, type Clock, type KeyStore, type ShardSource, type StateStore } from './interfaces.ts';
+import { openKeyStore } from './keys/key-store.ts';
+import { listen, type RunningServer } from './node-adapter.ts';
+import { ReleaseCatalog } from './release/catalog.ts';
+import { allRoutes } from './routes/index.ts';
+import { createFsSource } from './source/fs-source.ts';
+import { createHttpSource } from './source/http-source.ts';
+import { openJournalStore } from './state/journal-store.ts';
+import { createReadOnlyStore } from './state/read-only-store.ts';
+
+/** Options of startRuntime. */
+export interface RuntimeOptions {
+  /** A local dist folder, or the http(s) base URL of a mirror of its public part (default `dist`). */
+  dist?: string;
+  /** Local dist folder holding the private part (notices); default: `dist` when it is local, else none. */
+  privateDist?: string | null;
+  /** Keys file (default `keys.json`). */
+  keys?: string;
+  /** State folder (default `.state`); null runs a read-only mirror (acknowledgements answer 503). */
+  state?: string | null;
+  port?: number;
+  host?: string;
+  clock?: Clock;
+  /** Decoded-bucket cache across releases, in bytes (default 64 MiB). */
+  cacheBytes?: number;
+  maxBodyBytes?: number;
+  /** Overrides for tests: a state store or key store built elsewhere. */
+  store?: StateStore;
+  keyStore?: KeyStore;
+}
+
+export interface Runtime {
+  app: App;
+  server: RunningServer;
+  url: string;
+  close(): Promise<void>;
+}
+
+export function isUrl(s: string): boolean {
+  return /^https?:\/\//i.test(s);
+}
+
+export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: StateStore; keyStore: KeyStore }): { app: App; catalog: ReleaseCatalog } {
+  const clock = opts.clock ?? systemClock;
+  const dist = opts.dist ?? 'dist';
+  const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
+  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes });
+  const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
+  const app = createApp({
+    catalog,
+    keys: opts.keyStore,
+    store: opts.store,
+    clock,
+    routes: allRoutes(maxBodyBytes),
+    maxBodyBytes,
+    // Notices are read from the local private part only; a mirror never hosts them.
+    readNotices: async (stamp, provider) => {
+      if (!privateDist) return null;
+      try {
+        return await readFile(join(resolve(privateDist), stamp, PRIVATE_DIR, 'notices', `${encodeURIComponent(provider)}.json`));
+      } catch {
+        return null;
+      }
+    },
+  });
+  return { app, catalog };
+}
+
+export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
+  const dist = opts.dist ?? 'dist';
+  const source = isUrl(dist) ? createHttpSource({ baseUrl: dist }) : createFsSource({ root: dist });
+  const store = opts.store ?? (opts.state === null ? createReadOnlyStore() : await openJournalStore({ dir: opts.state ?? '.state' }));
+  const keyStore = opts.keyStore ?? openKeyStore({ file: opts.keys ?? 'keys.json' });
+  const { app } = buildApp({ ...opts, source, store, keyStore });
+  const server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });
+  return {
+    app,
+    server,
+    url: server.url,
+    async close() {
+      await server.close();
+      await store.close();
+      keyStore.close();
+      await source.close();
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// A wrong release is refused with one line naming the file (and row) and the reason, and dist/ is left unchanged.
+import { mkdtempSync, readdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { compileAll } from '../../compiler/compile.ts';
+import { writeHandRelease, type Rows } from '../fixtures/hand-release.ts';
+
+const A = 'rt000000000000a1';
+const B = 'rt000000000000b2';
+const STAMP = '20261001T000000Z';
+const good = (): Record<string, Rows> => ({
+  entities: [[A, 'team', 'active', 'Alpha', '', '', '', '', ''], [B, 'team', 'active', 'Beta', '', '', '', '', '']],
+  bridges: [['opta', '', 't1', A, ''], ['opta', '', 't2', B, '']],
+});
+
+function fresh() {
+  const root = mkdtempSync(join(tmpdir(), 'ir-bad-'));
+  return { releases: join(root, 'releases'), dist: join(root, 'dist') };
+}
+
+async function refused(dirs: { releases: string; dist: string }, strict = false): Promise<string> {
+  const err = await compileAll({ releases: dirs.releases, dist: dirs.dist, strict, progress: false }).then(
+    () => null,
+    (e: Error) => e,
+  );
+  expect(err, 'the compile should have been refused').toBeInstanceOf(Error);
+  // Nothing half-written: no stamp folder, no temp folder, no index pointing anywhere.
+  const left = existsSync(dirs.dist) ? readdirSync(dirs.dist) : [];
+  expect(left.filter((n) => n !== 'index.json')).toEqual([]);
+  return err!.message;
+}
+
+/** Rewrites one listed file and fixes up nothing else (so the manifest no longer matches), or everything. */
+function tamper(dir: string, rel: string, content: Buffer, fixManifest: boolean) {
+  writeFileSync(join(dir, rel), content);
+  if (!fixManifest) return;
+  const m = JSON.parse(readFileSync(join(dir, 'release.json'), 'utf8'));
+  const sha = createHash('sha256').update(content).digest('hex');
+  m.files[rel] = { ...m.files[rel], bytes: content.length, sha256: sha };
+  writeFileSync(join(dir, 'release.json'), JSON.stringify(m));
+  const sums = readFileSync(join(dir, 'checksums.txt'), 'utf8').split('\n').map((l) => (l.endsWith(`  ${rel}`) ? `${sha}  ${rel}` : l));
+  writeFileSync(join(dir, 'checksums.txt'), sums.join('\n'));
+}
+
+describe('compile refuses a wrong release', () => {
+  it('size mismatch names the file', async () => {
+    const d = fresh();
+    const dir = writeHandRelease(d.releases, STAMP, good());
+    tamper(dir, 'csv/bridges.csv', Buffer.from(readFileSync(join(dir, 'csv/bridges.csv'), 'utf8') + 'x'), false);
+    expect(await refused(d)).toMatch(/csv\/bridges\.csv: size \d+ bytes, release\.json says \d+/);
+  });
+
+  it('sha256 mismatch names the file', async () => {
+    const d = fresh();
+    const dir = writeHandRelease(d.releases, STAMP, good());
+    const text = readFileSync(join(dir, 'csv/bridges.csv'), 'utf8').replace('t1', 't9');
+    tamper(dir, 'csv/bridges.csv', Buffer.from(text), false);
+    expect(await refused(d)).toMatch(/csv\/bridges\.csv: sha256 [0-9a-f]{64} does not match release\.json/);
+  });
+
+  it('a listed file missing on disk', async () => {
+    const d = fresh();
+    const dir = writeHandRelease(d.releases, STAMP, good());
+    const { rmSync } = await import('node:fs');
+    rmSync(join(dir, 'csv/bridges.csv'));
+    expect(await refused(d)).toMatch(/csv\/bridges\.csv: listed in release\.json but missing on disk/);
+  });
+
+  it('a truncated gzip (with a manifest that matches the truncated bytes)', async () => {
+    const d = fresh();
+    const dir = writeHandRelease(d.releases, STAMP, good(), { gzip: true });
+    const gz = readFileSync(join(dir, 'csv/bridges.csv.gz'));
+    tamper(dir, 'csv/bridges.csv.gz', gz.subarray(0, gz.length - 12), true);
+    expect(await refused(d)).toMatch(/csv\/bridges\.csv\.gz row \d+: corrupt or truncated gzip/);
+  });
+
+  it('a malformed CSV row names the row', async () => {
+    const d = fresh();
+    const dir = writeHandRelease(d.releases, STAMP, good());
+    tamper(dir, 'csv/bridges.csv', Buffer.from(`provider,namespace,external_id,reep_id,rung\nopta,,t1,${A},\nopta,t2,${B}\n`), true);
+    expect(await refused(d)).toMatch(/csv\/bridges\.csv row 2: expected 5 fields, found 3/);
+  });
+
+  it('an unterminated quote', async () => {
+    const d = fresh();
+    const dir = writeHandRelease(d.releases, STAMP, good());
+    tamper(dir, 'csv/bridges.csv', Buffer.from(`provider,namespace,external_id,reep_id,rung\nopta,,"t1,${A},\n`), true);
+    expect(await refused(d)).toMatch(/csv\/bridges\.csv row 1: unterminated quoted field/);
+  });
+
+  it('a bad register ID names file and row', async () => {
+    const rows = good();
+    rows.bridges.push(['opta', '', 't3', 'reep_t0871097b', '']);
+    const d = fresh();
+    writeHandRelease(d.releases, STAMP, rows);
+    expect(await refused(d)).toMatch(/csv\/bridges\.csv row 3: bad register ID "reep_t0871097b"/);
+  });
+
+  it('a redirect to an unknown ID', async () => {
+    const rows = { ...good(), redirects: [['rt000000000000c3', 'rt000000000000ff', 'merged']] };
+    const d = fresh();
+    writeHandRelease(d.releases, STAMP, rows);
+    expect(await refused(d)).toMatch(/redirect from rt000000000000c3 leads to rt000000000000ff, which is not a live entity/);
+  });
+
+  it('a redirect cycle', async () => {
+    const rows = { ...good(), redirects: [['rt000000000000c3', 'rt000000000000c4', 'merged'], ['rt000000000000c4', 'rt000000000000c3', 'merged']] };
+    const d = fresh();
+    writeHandRelease(d.releases, STAMP, rows);
+    expect(await refused(d)).toMatch(/redirect cycle/);
+  });
+
+  it('referential slack is dropped and reported, and refused under --strict', async () => {
+    const rows = good();
+    rows.bridges.push(['opta', '', 't3', 'rt0000000000dead', '']);
+    const d = fresh();
+    writeHandRelease(d.releases, STAMP, rows);
+    expect(await refused(d, true)).toMatch(/csv\/bridges\.csv: unknown register ID \(1 rows, e\.g\. row 3: rt0000000000dead\); refused under --strict/);
+    const reports = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
+    expect(reports[0].slack).toEqual([{ what: 'csv/bridges.csv: unknown register ID', count: 1, example: 'row 3: rt0000000000dead' }]);
+  });
+
+  it('a file on disk that release.json does not list is ignored', async () => {
+    const d = fresh();
+    const dir = writeHandRelease(d.releases, STAMP, good());
+    writeFileSync(join(dir, 'csv/aliases.csv.gz'), gzipSync('garbage,"'));
+    const [report] = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
+    expect(report.counts.entities).toBe(2);
+  });
+});

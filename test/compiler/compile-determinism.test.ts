@@ -1,0 +1,90 @@
+// The same release compiles to the same bytes: another output folder, another working directory, manifest entries
+// listed in another order, another TZ and locale. Also checks the golden shape of the output tree.
+import { mkdtempSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { compileAll } from '../../compiler/compile.ts';
+import { verifyStamp } from '../../compiler/dist-manifest.ts';
+import { writeHandRelease } from '../fixtures/hand-release.ts';
+
+const A = 'rt000000000000a1';
+const B = 'rt000000000000b2';
+const C = 'rp000000000000c3';
+
+function makeReleases(root: string): string {
+  const releases = join(root, 'releases');
+  writeHandRelease(releases, '20261001T000000Z', {
+    entities: [[A, 'team', 'active', 'Łódź Athletic', '', 'Poland', '', '', ''], [B, 'team', 'active', 'Beta United', '', '', '', '', ''], [C, 'player', 'active', 'Zoë Müller', 'female', '', '', '', '']],
+    aliases: [[A, 'ŁKS', 'short', '1', ''], [C, 'Z. Müller', 'short', '', '']],
+    bridges: [['opta', '', 't1', A, ''], ['opta', '', 't2', B, ''], ['transfermarkt', 'spieler', '77', C, 'exact']],
+    relationships: [[A, B, 'participates_in']],
+    redirects: [['rt000000000000d4', A, 'merged']],
+  }, { gzip: true });
+  writeHandRelease(releases, '20261008T000000Z', {
+    entities: [[A, 'team', 'active', 'LKS Lodz', '', 'Poland', '', '', ''], [C, 'player', 'inactive', 'Zoë Müller', 'female', '', '', '', '']],
+    bridges: [['opta', '', 't1', A, ''], ['transfermarkt', 'spieler', '78', C, 'exact']],
+    redirects: [['rt000000000000d4', A, 'merged'], [B, A, 'merged']],
+  }, { gzip: true, prior: '20261001T000000Z' });
+  return releases;
+}
+
+const digests = (dist: string) =>
+  ['20261001T000000Z', '20261008T000000Z'].map((s) => JSON.parse(readFileSync(join(dist, s, 'manifest.json'), 'utf8')).digest as string);
+
+describe('compile is deterministic', () => {
+  it('gives the same tree digest in another folder, cwd, manifest order, TZ and locale', async () => {
+    const root1 = mkdtempSync(join(tmpdir(), 'ir-det1-'));
+    const releases = makeReleases(root1);
+    await compileAll({ releases, dist: join(root1, 'dist'), progress: false });
+    const first = digests(join(root1, 'dist'));
+
+    // Copy the releases, reverse the order of release.json's file entries, compile from another cwd in a child
+    // process with another TZ and locale.
+    const root2 = mkdtempSync(join(tmpdir(), 'ir-det2-'));
+    cpSync(releases, join(root2, 'releases'), { recursive: true });
+    for (const s of ['20261001T000000Z', '20261008T000000Z']) {
+      const p = join(root2, 'releases', s, 'release.json');
+      const m = JSON.parse(readFileSync(p, 'utf8'));
+      m.files = Object.fromEntries(Object.entries(m.files).reverse());
+      writeFileSync(p, JSON.stringify(m, null, 4));
+    }
+    execFileSync(process.execPath, [join(process.cwd(), 'bin/register.mjs'), 'compile', '--releases', 'releases', '--out', 'out'], {
+      cwd: root2,
+      env: { ...process.env, TZ: 'Pacific/Kiritimati', LANG: 'tr_TR.UTF-8', LC_ALL: 'tr_TR.UTF-8' },
+      stdio: 'pipe',
+    });
+    expect(digests(join(root2, 'out'))).toEqual(first);
+    for (const s of ['20261001T000000Z', '20261008T000000Z']) expect(await verifyStamp(join(root2, 'out', s))).toEqual([]);
+  });
+
+  it('writes the golden set of files', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ir-golden-'));
+    await compileAll({ releases: makeReleases(root), dist: join(root, 'dist'), progress: false });
+    const m = JSON.parse(readFileSync(join(root, 'dist', '20261008T000000Z', 'public', 'manifest.json'), 'utf8'));
+    // Content-addressed names: strip the hash to compare the layout.
+    const shape = Object.keys(m.files).map((f) => f.replace(/-[0-9a-f]{16}\./, '-<hash>.').replace(/-[0-9a-f]{8}-/, '-<id>-'));
+    expect(shape.sort()).toEqual([
+      'changes/all-<id>-<hash>.pack', 'changes/all-<id>-dir-<hash>.bin',
+      'changes/provider-opta-<id>-<hash>.pack', 'changes/provider-opta-<id>-dir-<hash>.bin',
+      'changes/provider-transfermarkt-<id>-<hash>.pack', 'changes/provider-transfermarkt-<id>-dir-<hash>.bin',
+      'changes/type-entity_added-<id>-<hash>.pack', 'changes/type-entity_added-<id>-dir-<hash>.bin',
+      'changes/type-entity_removed-<id>-<hash>.pack', 'changes/type-entity_removed-<id>-dir-<hash>.bin',
+      'changes/type-entity_status_changed-<id>-<hash>.pack', 'changes/type-entity_status_changed-<id>-dir-<hash>.bin',
+      'changes/type-label_updated-<id>-<hash>.pack', 'changes/type-label_updated-<id>-dir-<hash>.bin',
+      'changes/type-provider_updated-<id>-<hash>.pack', 'changes/type-provider_updated-<id>-dir-<hash>.bin',
+      'changes/type-redirect_added-<id>-<hash>.pack', 'changes/type-redirect_added-<id>-dir-<hash>.bin',
+      'documents/coverage.json', 'documents/meta-next.json', 'documents/meta-v1.json', 'documents/providers.json',
+      'documents/root-next.json', 'documents/root-v1.json',
+      'entities/index-<hash>.pack', 'entities/index-dir-<hash>.bin',
+      'release.json',
+      'resolve/keys-<hash>.pack', 'resolve/keys-dir-<hash>.bin',
+      'search/docs-<hash>.pack', 'search/docs-dir-<hash>.bin', 'search/tokens-<hash>.pack', 'search/tokens-dir-<hash>.bin',
+      'shards/pack-<hash>.jsonl',
+    ].sort());
+    const doc = JSON.parse(readFileSync(join(root, 'dist', '20261008T000000Z', 'public', 'release.json'), 'utf8'));
+    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_added: 1, provider_updated: 3 });
+    expect(doc.counts).toMatchObject({ entities: 2, redirects: 2, tombstones: 0, bridges: 2 });
+  });
+});

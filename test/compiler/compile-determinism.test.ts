@@ -84,7 +84,7 @@ describe('compile is deterministic', () => {
       'shards/pack-<hash>.jsonl',
     ].sort());
     const doc = JSON.parse(readFileSync(join(root, 'dist', '20261008T000000Z', 'public', 'release.json'), 'utf8'));
-    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_added: 1, provider_updated: 3 });
+    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_added: 1, provider_updated: 2 });
     expect(doc.counts).toMatchObject({ entities: 2, redirects: 2, tombstones: 0, bridges: 2 });
   });
 });

@@ -1,0 +1,261 @@
+// The keys file (keys.json): its format, validation, atomic rewrite, and issuing, listing and revoking keys.
+//
+// A key is `rk_<id>_<secret>`: id 8 hex digits (public, used to find the record), secret base64url of 24 random
+// bytes (192 bits). Only sha256(secret) in hex is stored, so the file does not let anyone call the API.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { RegisterError } from '../../common/errors.ts';
+import type { KeyRecord } from '../interfaces.ts';
+
+/** One entry of the keys file as stored. Unknown fields are kept when the file is rewritten. */
+export interface KeyFileEntry {
+  id: string;
+  name: string;
+  /** sha256 of the secret, 64 hex digits. */
+  hash: string;
+  plan: { quota: number; rate: number };
+  /** `provider` scopes the key to a provider's notices; legacy allowed* lists are accepted and ignored. */
+  meta: { provider?: string | null; allowedProviders?: unknown; allowedCountries?: unknown; allowedCompetitions?: unknown; [k: string]: unknown };
+  expires_at: string | null;
+  revoked: boolean;
+  created_at: string;
+  [k: string]: unknown;
+}
+
+export interface KeyFile {
+  keys: KeyFileEntry[];
+  [k: string]: unknown;
+}
+
+/** What listing shows of a key: the record the server uses plus when it was issued; never the hash. */
+export interface KeyListing extends KeyRecord {
+  created_at: string;
+}
+
+export const DEFAULT_KEYS_FILE = 'keys.json';
+export const DEFAULT_QUOTA = 1000;
+export const DEFAULT_RATE = 2;
+
+export const KEY_ID = /^[0-9a-f]{8}$/;
+export const KEY_SECRET = /^[A-Za-z0-9_-]{32}$/;
+/** A whole key; the id has a fixed length, so `_` inside the secret is no problem. */
+export const API_KEY = /^rk_([0-9a-f]{8})_([A-Za-z0-9_-]{32})$/;
+const HASH = /^[0-9a-f]{64}$/;
+/** Provider slugs as the register spells them (transfermarkt, api_football, footballdatabase_eu). */
+export const PROVIDER_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** sha256 of a key's secret part, hex: what the keys file stores. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Parses and checks keys-file text; throws RegisterError naming the file and the entry. Never echoes hashes. */
+export function parseKeyFile(text: string, file: string): KeyFile {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    // The parser's message can quote the file's text; say only where.
+    throw new RegisterError('keys', 'not valid JSON', file);
+  }
+  if (!isObject(data) || !Array.isArray(data.keys)) throw new RegisterError('keys', 'expected an object with a "keys" array', file);
+  const seen = new Set<string>();
+  data.keys.forEach((entry, i) => {
+    const where = `key ${i + 1}${isObject(entry) && typeof entry.id === 'string' && KEY_ID.test(entry.id) ? ` (${entry.id})` : ''}`;
+    const bad = (what: string): never => {
+      throw new RegisterError('keys', `${where}: ${what}`, file);
+    };
+    if (!isObject(entry)) bad('not an object');
+    const e = entry as Record<string, unknown>;
+    if (typeof e.id !== 'string' || !KEY_ID.test(e.id)) bad('id must be 8 lowercase hex digits');
+    if (seen.has(e.id as string)) bad('duplicate id');
+    seen.add(e.id as string);
+    if (typeof e.name !== 'string' || e.name.trim() === '') bad('name must be a non-empty string');
+    if (typeof e.hash !== 'string' || !HASH.test(e.hash)) bad('hash must be 64 lowercase hex digits (sha256 of the secret)');
+    if (!isObject(e.plan)) bad('plan must be an object {quota, rate}');
+    const plan = e.plan as Record<string, unknown>;
+    if (!Number.isSafeInteger(plan.quota) || (plan.quota as number) < 0) bad('plan.quota must be a non-negative integer');
+    if (!Number.isSafeInteger(plan.rate) || (plan.rate as number) < 1) bad('plan.rate must be a positive integer');
+    if (e.meta === undefined || e.meta === null) e.meta = {};
+    if (!isObject(e.meta)) bad('meta must be an object');
+    const provider = (e.meta as Record<string, unknown>).provider;
+    if (provider !== undefined && provider !== null && (typeof provider !== 'string' || !PROVIDER_SLUG.test(provider))) bad('meta.provider must be a provider slug');
+    if (e.expires_at === undefined) e.expires_at = null;
+    if (e.expires_at !== null && (typeof e.expires_at !== 'string' || Number.isNaN(Date.parse(e.expires_at)))) bad('expires_at must be an ISO date-time or null');
+    if (e.revoked === undefined) e.revoked = false;
+    if (typeof e.revoked !== 'boolean') bad('revoked must be true or false');
+    if (e.created_at === undefined) e.created_at = '';
+    if (typeof e.created_at !== 'string') bad('created_at must be a string');
+  });
+  return data as KeyFile;
+}
+
+/** The server's view of an entry: plan and scope only; legacy meta.allowed* deliberately left out. */
+export function toKeyRecord(e: KeyFileEntry): KeyRecord {
+  return {
+    id: e.id,
+    name: e.name,
+    quota: e.plan.quota,
+    rate: e.plan.rate,
+    provider: typeof e.meta.provider === 'string' ? e.meta.provider : null,
+    expires_at: e.expires_at,
+    revoked: e.revoked,
+  };
+}
+
+/** Reads and checks the keys file; a missing file reads as no keys. */
+export async function readKeyFile(file: string): Promise<KeyFile> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { keys: [] };
+    throw new RegisterError('keys', `cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, file);
+  }
+  return parseKeyFile(text, file);
+}
+
+/**
+ * Replaces the keys file atomically (temp file, fsync, rename, fsync of the directory), so a running server
+ * polling it sees either the old or the new version, never half of one.
+ */
+export async function writeKeyFile(file: string, data: KeyFile): Promise<void> {
+  const path = resolve(file);
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(tmp, 'wx', 0o600);
+    await fh.writeFile(JSON.stringify(data, null, 2) + '\n');
+    await fh.sync();
+    await fh.close();
+    fh = undefined;
+    await rename(tmp, path);
+    const dir = await open(dirname(path), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  } catch (e) {
+    await fh?.close().catch(() => {});
+    await unlink(tmp).catch(() => {}); // gone already if the rename happened
+    throw new RegisterError('keys', `cannot write (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, file);
+  }
+}
+
+/** Options of addKey. */
+export interface AddKeyOptions {
+  /** Keys file to add to; created if missing. Default "keys.json". */
+  file?: string;
+  /** Partner or purpose, shown in listings. */
+  name: string;
+  /** Monthly lookup allowance. Default 1000. */
+  quota?: number;
+  /** Costing requests per rolling second. Default 2. */
+  rate?: number;
+  /** Provider slug for a provider's own key (unlocks its notices). Default none. */
+  provider?: string | null;
+  /** Expiry: an ISO date (the key works through that day, UTC) or date-time. Default never. */
+  expires?: string | null;
+  /** Issue time, for tests. Default now. */
+  now?: Date;
+}
+
+/** Issues a key: stores its hash and returns the record and the key itself, which is never shown again. */
+export async function addKey(options: AddKeyOptions): Promise<{ record: KeyListing; key: string }> {
+  const file = options.file ?? DEFAULT_KEYS_FILE;
+  const now = options.now ?? new Date();
+  const name = options.name?.trim();
+  if (!name) throw new RegisterError('keys', 'a key needs a --name');
+  if (name.length > 200 || /[\u0000-\u001f\u007f]/.test(name)) throw new RegisterError('keys', '--name must be at most 200 characters, without control characters');
+  const quota = options.quota ?? DEFAULT_QUOTA;
+  const rate = options.rate ?? DEFAULT_RATE;
+  if (!Number.isSafeInteger(quota) || quota < 0) throw new RegisterError('keys', `--quota must be a non-negative integer, got ${quota}`);
+  if (!Number.isSafeInteger(rate) || rate < 1) throw new RegisterError('keys', `--rate must be a positive integer, got ${rate}`);
+  const provider = options.provider ?? null;
+  if (provider !== null && !PROVIDER_SLUG.test(provider)) throw new RegisterError('keys', `--provider must be a provider slug (lowercase letters, digits, _ and -), got ${JSON.stringify(provider)}`);
+  const expires_at = options.expires == null ? null : parseExpiry(options.expires, now);
+
+  return withFileLock(file, async () => {
+    const data = await readKeyFile(file);
+    const taken = new Set(data.keys.map((k) => k.id));
+    let id: string;
+    do id = randomBytes(4).toString('hex');
+    while (taken.has(id));
+    const secret = randomBytes(24).toString('base64url');
+    const entry: KeyFileEntry = {
+      id,
+      name,
+      hash: hashSecret(secret),
+      plan: { quota, rate },
+      meta: provider ? { provider } : {},
+      expires_at,
+      revoked: false,
+      created_at: now.toISOString(),
+    };
+    data.keys.push(entry);
+    await writeKeyFile(file, data);
+    return { record: listing(entry), key: `rk_${id}_${secret}` };
+  });
+}
+
+/** Every key in the file, in file order, without hashes. */
+export async function listKeys(options: { file?: string } = {}): Promise<KeyListing[]> {
+  return (await readKeyFile(options.file ?? DEFAULT_KEYS_FILE)).keys.map(listing);
+}
+
+/** Marks key `id` revoked (a running server refuses it within a second). Revoking twice is harmless. */
+export async function revokeKey(id: string, options: { file?: string } = {}): Promise<KeyListing> {
+  const file = options.file ?? DEFAULT_KEYS_FILE;
+  if (!KEY_ID.test(id)) throw new RegisterError('keys', `not a key id (8 hex digits): ${JSON.stringify(id)}`, file);
+  return withFileLock(file, async () => {
+    const data = await readKeyFile(file);
+    const entry = data.keys.find((k) => k.id === id);
+    if (!entry) throw new RegisterError('keys', `no key with id ${id}`, file);
+    if (!entry.revoked) {
+      entry.revoked = true;
+      await writeKeyFile(file, data);
+    }
+    return listing(entry);
+  });
+}
+
+function listing(e: KeyFileEntry): KeyListing {
+  return { ...toKeyRecord(e), created_at: e.created_at };
+}
+
+/** A bare date means "through that day": the key expires at its last millisecond, UTC. */
+function parseExpiry(value: string, now: Date): string {
+  const text = value.trim();
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T23:59:59.999Z`) : Date.parse(text);
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(text)) throw new RegisterError('keys', `--expires must be an ISO date (2027-06-30) or date-time, got ${JSON.stringify(value)}`);
+  if (ms <= now.getTime()) throw new RegisterError('keys', `--expires ${text} is already past`);
+  return new Date(ms).toISOString();
+}
+
+/** Serialises read-modify-write of the keys file between CLI runs (an O_EXCL lock file next to it). */
+async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const lock = `${resolve(file)}.lock`;
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      await (await open(lock, 'wx')).close();
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new RegisterError('keys', `cannot create lock file ${lock} (${(e as NodeJS.ErrnoException).code})`, file);
+      if (Date.now() > deadline) throw new RegisterError('keys', `another keys command holds ${lock}; if none is running, delete that file`, file);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlink(lock).catch(() => {});
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,497 @@
+// The embedded durable state store behind `--state DIR`: an fsynced append-only journal with group commit,
+// compacted now and then into a snapshot so that restart time stays bounded.
+//
+// Files in the state directory:
+//   lock                 O_EXCL pid file (state-lock.ts): one server per directory.
+//   snapshot.json        one framed record {v, gen, counters, notices}: the state before journal `gen`.
+//   journal-NNNNNNNN.log framed records (journal-record.ts) appended since; replayed in order from `gen` up.
+// Compaction first switches writes to a fresh journal, then writes the snapshot (temp, fsync, rename, fsync dir),
+// and only then deletes the older journals. Because recovery replays every journal from the snapshot's `gen` up,
+// a crash at any step leaves either the old snapshot plus all journals or the new snapshot plus the new journal.
+// Rate windows are not journalled (see rate-window.ts): they matter for one second and would cost an fsync per request.
+
+import { mkdir, open, readdir, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { StateUnavailableError, type ChargeResult, type NoticeState } from '../interfaces.ts';
+import { frameRecord, scanRecords } from './journal-record.ts';
+import { RateWindows } from './rate-window.ts';
+import { StateCore, checkCharge, checkNoticeArgs, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
+import { acquireStateLock } from './state-lock.ts';
+
+export { StateDirLockedError } from './state-lock.ts';
+
+/** The file operations the journal's durability rests on; injectable so tests can make the disk fail. */
+export interface JournalIo {
+  /** Writes all of `data` at `position` of `fh`. */
+  write(fh: FileHandle, data: Uint8Array, position: number): Promise<void>;
+  /** Makes what was written to `fh` durable. */
+  sync(fh: FileHandle): Promise<void>;
+  /** Cuts `fh` back to `size` bytes (drops the bytes of a write that failed). */
+  truncate(fh: FileHandle, size: number): Promise<void>;
+}
+
+/** Options of openJournalStore. */
+export interface JournalStoreOptions {
+  /** The state directory; created if missing. */
+  dir: string;
+  /** Compact once the journals since the last snapshot hold this many bytes. Default 4 MiB (~60,000 records). */
+  compactBytes?: number;
+  /** Let concurrent callers share one write and fsync. Default true; false (one fsync per record) only for benchmarks. */
+  groupCommit?: boolean;
+  /** Overrides of the journal's file operations, for fault injection in tests. Default: node:fs/promises. */
+  io?: Partial<JournalIo>;
+  /** Where recovery, lock and write-failure messages go. Default console.warn. */
+  log?: (message: string) => void;
+}
+
+const SNAPSHOT = 'snapshot.json';
+const SNAPSHOT_TMP = 'snapshot.json.tmp';
+const SNAPSHOT_VERSION = 1;
+const JOURNAL_NAME = /^journal-(\d{8})\.log$/;
+const journalName = (gen: number): string => `journal-${String(gen).padStart(8, '0')}.log`;
+
+const defaultIo: JournalIo = {
+  async write(fh, data, position) {
+    let done = 0;
+    while (done < data.length) {
+      const { bytesWritten } = await fh.write(data, done, data.length - done, position + done);
+      done += bytesWritten;
+    }
+  },
+  // fdatasync still writes the file size, which is what an append needs; it skips only mtime and the like.
+  sync: (fh) => fh.datasync(),
+  truncate: (fh, size) => fh.truncate(size),
+};
+
+/** Journal records: a charge, a "seen" and an acknowledgement. Short tags keep lines small. */
+type JournalRecord =
+  | ['c', string, string, number]
+  | ['s', string, number, string[], string]
+  | ['a', string, number, string[], string, string | null, string | null];
+
+interface Pending {
+  bytes: Buffer;
+  commit: () => void;
+  fail: () => void;
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * Opens (recovering if needed) the journal store in `options.dir`. Rejects with StateDirLockedError when another
+ * process uses the directory, StateUnavailableError when it cannot be created or written, and a plain Error naming
+ * the file when the stored state is damaged beyond a torn tail.
+ */
+export async function openJournalStore(options: JournalStoreOptions): Promise<InspectableStateStore> {
+  const dir = resolve(options.dir);
+  const log = options.log ?? ((m: string) => console.warn(m));
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (e) {
+    throw unavailable(`${dir}: cannot create state directory`, e);
+  }
+  const release = await acquireStateLock(join(dir, 'lock'), log);
+  const store = new JournalStore(dir, options, log, release);
+  try {
+    await store.recover();
+  } catch (e) {
+    await store.abandon();
+    throw e;
+  }
+  return store;
+}
+
+class JournalStore implements InspectableStateStore {
+  readonly writable = true;
+  private readonly core = new StateCore();
+  private readonly rates = new RateWindows();
+  private readonly io: JournalIo;
+  private readonly compactBytes: number;
+  private readonly groupCommit: boolean;
+
+  /** Charges queued or being written: counted against the quota now, moved into `core` once durable. */
+  private readonly reserved = new Map<string, number>();
+  private queue: Pending[] = [];
+  private draining: Promise<void> | null = null;
+  private compacting: Promise<void> | null = null;
+  private closing = false;
+  private closed: Promise<void> | null = null;
+
+  private fh: FileHandle | null = null;
+  private gen = 0;
+  /** Durable length of the current journal. */
+  private size = 0;
+  /** Bytes past `size` may hold a failed write; cut them before the next one. */
+  private dirty = false;
+  /** Journals before the current one that the newest durable snapshot does not yet cover. */
+  private older: { gen: number; bytes: number }[] = [];
+  private compactAt: number;
+  private failing = false;
+
+  constructor(
+    private readonly dir: string,
+    options: JournalStoreOptions,
+    private readonly log: (message: string) => void,
+    private readonly release: () => Promise<void>,
+  ) {
+    this.io = { ...defaultIo, ...options.io };
+    this.compactBytes = options.compactBytes ?? 4 * 1024 * 1024;
+    this.compactAt = this.compactBytes;
+    this.groupCommit = options.groupCommit ?? true;
+  }
+
+  // ---- StateStore ----
+
+  async charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> {
+    checkCharge(cost, quota);
+    const slot = `${period}\u0000${keyId}`;
+    const reserved = this.reserved.get(slot) ?? 0;
+    const used = this.core.used(keyId, period) + reserved;
+    if (cost === 0 || used + cost > quota) return { ok: used + cost <= quota, remaining: Math.max(0, quota - used) };
+    this.assertOpen();
+    // Reserve synchronously, before anything awaits: this is what makes check-and-charge atomic in-process.
+    this.reserved.set(slot, reserved + cost);
+    const unreserve = (): void => {
+      const left = (this.reserved.get(slot) ?? 0) - cost;
+      if (left > 0) this.reserved.set(slot, left);
+      else this.reserved.delete(slot);
+    };
+    await this.append(
+      ['c', keyId, period, cost],
+      () => {
+        unreserve();
+        this.core.addUsed(keyId, period, cost);
+      },
+      unreserve,
+    );
+    return { ok: true, remaining: Math.max(0, quota - used - cost) };
+  }
+
+  async remaining(keyId: string, period: string, quota: number): Promise<number> {
+    return Math.max(0, quota - this.core.used(keyId, period) - (this.reserved.get(`${period}\u0000${keyId}`) ?? 0));
+  }
+
+  async hit(keyId: string, nowMs: number, rate: number): Promise<number> {
+    return this.rates.hit(keyId, nowMs, rate);
+  }
+
+  async notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> {
+    checkNoticeArgs('notices', provider, batchId, findingIds);
+    return this.core.noticeStates(provider, batchId, findingIds);
+  }
+
+  async noticeDetails(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeDetail>> {
+    checkNoticeArgs('noticeDetails', provider, batchId, findingIds);
+    return this.core.noticeDetails(provider, batchId, findingIds);
+  }
+
+  // Notice changes are applied to memory only once durable; replay applies them in the same order, so the
+  // first acknowledgement written is the one kept, in memory and after a restart alike.
+  async markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
+    checkNoticeArgs('markSeen', provider, batchId, findingIds);
+    if (typeof at !== 'string') throw new TypeError('[state] markSeen: at must be a string');
+    const ids = this.core.unseen(provider, batchId, findingIds);
+    if (ids.length === 0) return; // already durable
+    this.assertOpen();
+    await this.append(['s', provider, batchId, ids, at], () => this.core.applySeen(provider, batchId, ids, at), noop);
+  }
+
+  async acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
+    checkNoticeArgs('acknowledge', provider, batchId, findingIds);
+    if (typeof at !== 'string') throw new TypeError('[state] acknowledge: at must be a string');
+    const ids = this.core.unacknowledged(provider, batchId, findingIds);
+    if (ids.length === 0) return;
+    this.assertOpen();
+    const a = actor ?? null;
+    const n = note ?? null;
+    await this.append(['a', provider, batchId, ids, at, a, n], () => this.core.applyAck(provider, batchId, ids, at, a, n), noop);
+  }
+
+  /** Waits for queued writes and a running compaction, then closes the journal and releases the lock. */
+  close(): Promise<void> {
+    this.closing = true;
+    this.closed ??= (async () => {
+      while (this.draining || this.compacting) {
+        await this.draining;
+        await this.compacting;
+      }
+      await this.fh?.close().catch(() => {});
+      this.fh = null;
+      await this.release();
+    })();
+    return this.closed;
+  }
+
+  // ---- recovery ----
+
+  async recover(): Promise<void> {
+    const snapshotGen = await this.loadSnapshot();
+    await unlink(join(this.dir, SNAPSHOT_TMP)).catch(() => {});
+    const gens: number[] = [];
+    for (const name of await readdir(this.dir)) {
+      const m = JOURNAL_NAME.exec(name);
+      if (!m) continue;
+      const gen = Number(m[1]);
+      if (gen < snapshotGen) await unlink(join(this.dir, name)).catch(() => {}); // covered by the snapshot
+      else gens.push(gen);
+    }
+    gens.sort((a, b) => a - b);
+    if (gens.length > 0 && gens[0] !== snapshotGen) {
+      throw new Error(`[state] ${this.dir}: ${journalName(snapshotGen)} is missing (the journals start at ${journalName(gens[0])}); the state directory is damaged`);
+    }
+    for (const gen of gens) {
+      const bytes = await this.replay(gen);
+      this.older.push({ gen, bytes });
+    }
+    const current = this.older.pop();
+    this.gen = current?.gen ?? snapshotGen;
+    this.size = current?.bytes ?? 0;
+    const path = join(this.dir, journalName(this.gen));
+    try {
+      // Not opened with 'a': on Linux O_APPEND ignores the position, and writes must land exactly at `size`
+      // (over the remains of a failed write). So create the file first when new, then open it read-write.
+      if (!current) {
+        await writeFile(path, '', { flag: 'wx' });
+        await syncDir(this.dir);
+      }
+      this.fh = await open(path, 'r+');
+    } catch (e) {
+      throw unavailable(`${path}: cannot open journal`, e);
+    }
+    if (this.journalBytes() >= this.compactAt) await this.rotate();
+  }
+
+  /** Releases what a failed open took. */
+  async abandon(): Promise<void> {
+    await this.fh?.close().catch(() => {});
+    await this.release();
+  }
+
+  private async loadSnapshot(): Promise<number> {
+    const path = join(this.dir, SNAPSHOT);
+    let buf: Buffer;
+    try {
+      buf = await readFile(path);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw unavailable(`${path}: cannot read snapshot`, e);
+    }
+    // The snapshot is only ever renamed into place complete, so unlike a journal tail it is never torn: damage is fatal.
+    const scan = scanRecords(buf);
+    const snap = scan.records[0] as ({ v: number; gen: number } & StateImage) | undefined;
+    if (scan.records.length !== 1 || scan.goodBytes !== buf.length || typeof snap !== 'object' || snap === null) {
+      throw new Error(`[state] ${path}: snapshot is damaged (checksum or framing); restore it from a backup`);
+    }
+    if (snap.v !== SNAPSHOT_VERSION) throw new Error(`[state] ${path}: snapshot version ${snap.v} is not supported (expected ${SNAPSHOT_VERSION})`);
+    if (!Number.isSafeInteger(snap.gen) || snap.gen < 0) throw new Error(`[state] ${path}: snapshot has a bad journal generation`);
+    try {
+      this.core.load(snap);
+    } catch (e) {
+      throw new Error(`[state] ${path}: ${(e as Error).message}`);
+    }
+    return snap.gen;
+  }
+
+  /** Applies one journal's complete records; cuts a torn or corrupt tail. Returns the journal's good length. */
+  private async replay(gen: number): Promise<number> {
+    const path = join(this.dir, journalName(gen));
+    let buf: Buffer;
+    try {
+      buf = await readFile(path);
+    } catch (e) {
+      throw unavailable(`${path}: cannot read journal`, e);
+    }
+    const scan = scanRecords(buf);
+    scan.records.forEach((r, i) => {
+      if (!applyRecord(this.core, r)) {
+        throw new Error(`[state] ${path} record ${i + 1}: checksum is good but the record is not understood (written by a newer version?)`);
+      }
+    });
+    if (scan.goodBytes < buf.length) {
+      const dropped = buf.length - scan.goodBytes;
+      if (scan.tailHasMoreLines) {
+        // More than one line past the damage is not a torn last write; keep the bytes for whoever investigates.
+        const keep = `${path}.dropped-${Date.now()}`;
+        await writeFile(keep, buf.subarray(scan.goodBytes)).catch(() => {});
+        this.log(`[state] ${path}: corrupt record after ${scan.records.length} good ones; dropped ${dropped} bytes (kept in ${keep})`);
+      } else {
+        this.log(`[state] ${path}: dropped a torn last record (${dropped} bytes) after ${scan.records.length} good ones`);
+      }
+      try {
+        const fh = await open(path, 'r+');
+        try {
+          await fh.truncate(scan.goodBytes);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+      } catch (e) {
+        throw unavailable(`${path}: cannot cut the damaged tail`, e);
+      }
+    }
+    return scan.goodBytes;
+  }
+
+  // ---- writing ----
+
+  private assertOpen(): void {
+    if (this.closing) throw new StateUnavailableError(`[state] ${this.dir}: the state store is closed`);
+  }
+
+  private append(record: JournalRecord, commit: () => void, fail: () => void): Promise<void> {
+    const bytes = frameRecord(record);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ bytes, commit, fail, resolve, reject });
+      // Waiting for the next turn of the event loop lets callers of the same turn share the first write too.
+      this.draining ??= new Promise<void>((r) => setImmediate(r)).then(() => this.drain());
+    });
+  }
+
+  /** Writes queued records, one write and one fsync per group: whatever queued while the previous fsync ran. */
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.groupCommit ? this.queue.splice(0) : this.queue.splice(0, 1);
+      try {
+        await this.writeBatch(batch);
+      } catch (e) {
+        const err = unavailable(`${join(this.dir, journalName(this.gen))}: cannot write journal`, e);
+        if (!this.failing) this.log(`${err.message}; state changes fail until a write succeeds`);
+        this.failing = true;
+        for (let i = batch.length - 1; i >= 0; i--) batch[i].fail();
+        for (const p of batch) p.reject(err);
+        continue;
+      }
+      if (this.failing) this.log(`[state] ${this.dir}: journal writes succeed again`);
+      this.failing = false;
+      for (const p of batch) p.commit();
+      for (const p of batch) p.resolve();
+      if (!this.compacting && this.journalBytes() >= this.compactAt) await this.rotate();
+    }
+    this.draining = null;
+  }
+
+  private async writeBatch(batch: Pending[]): Promise<void> {
+    const fh = this.fh;
+    if (!fh) throw new Error('journal is not open');
+    if (this.dirty) {
+      await this.io.truncate(fh, this.size);
+      await this.io.sync(fh);
+      this.dirty = false;
+    }
+    const data = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map((p) => p.bytes));
+    this.dirty = true; // until the fsync returns, the bytes past `size` are not known to be ours to keep
+    await this.io.write(fh, data, this.size);
+    await this.io.sync(fh);
+    this.dirty = false;
+    this.size += data.length;
+  }
+
+  // ---- compaction ----
+
+  private journalBytes(): number {
+    return this.older.reduce((sum, j) => sum + j.bytes, this.size);
+  }
+
+  /**
+   * Starts a new journal and snapshots the state of all before it. Runs between groups (no write in flight, so the
+   * in-memory state is exactly what the journals hold); the snapshot is then written while new groups go on.
+   */
+  private async rotate(): Promise<void> {
+    const gen = this.gen + 1;
+    const path = join(this.dir, journalName(gen));
+    let fh: FileHandle | undefined;
+    try {
+      fh = await open(path, 'w');
+      await this.io.sync(fh);
+      await syncDir(this.dir);
+    } catch (e) {
+      await fh?.close().catch(() => {});
+      await unlink(path).catch(() => {});
+      this.compactionFailed(e);
+      return;
+    }
+    const snapshot = frameRecord({ v: SNAPSHOT_VERSION, gen, ...this.core.image() });
+    const previous = this.fh;
+    this.older.push({ gen: this.gen, bytes: this.size });
+    this.fh = fh;
+    this.gen = gen;
+    this.size = 0;
+    this.dirty = false;
+    await previous?.close().catch(() => {});
+    this.compacting = this.writeSnapshot(gen, snapshot).finally(() => {
+      this.compacting = null;
+    });
+  }
+
+  private async writeSnapshot(gen: number, bytes: Buffer): Promise<void> {
+    const tmp = join(this.dir, SNAPSHOT_TMP);
+    let fh: FileHandle | undefined;
+    try {
+      fh = await open(tmp, 'w');
+      await this.io.write(fh, bytes, 0);
+      await this.io.sync(fh);
+      await fh.close();
+      fh = undefined;
+      await rename(tmp, join(this.dir, SNAPSHOT));
+      await syncDir(this.dir);
+    } catch (e) {
+      await fh?.close().catch(() => {});
+      await unlink(tmp).catch(() => {});
+      this.compactionFailed(e);
+      return;
+    }
+    const covered = this.older.filter((j) => j.gen < gen);
+    this.older = this.older.filter((j) => j.gen >= gen);
+    for (const j of covered) await unlink(join(this.dir, journalName(j.gen))).catch(() => {});
+    await syncDir(this.dir).catch(() => {});
+    this.compactAt = this.compactBytes;
+  }
+
+  private compactionFailed(e: unknown): void {
+    // Keep serving from the journals; try again once as much again has been written.
+    this.compactAt = this.journalBytes() + this.compactBytes;
+    this.log(`[state] ${this.dir}: compaction failed (${describe(e)}); keeping the journals, retrying later`);
+  }
+}
+
+function applyRecord(core: StateCore, r: unknown): boolean {
+  if (!Array.isArray(r)) return false;
+  const isIds = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+  const isText = (v: unknown): v is string | null => v === null || typeof v === 'string';
+  switch (r[0]) {
+    case 'c':
+      if (r.length !== 4 || typeof r[1] !== 'string' || typeof r[2] !== 'string' || !Number.isSafeInteger(r[3]) || r[3] < 0) return false;
+      core.addUsed(r[1], r[2], r[3]);
+      return true;
+    case 's':
+      if (r.length !== 5 || typeof r[1] !== 'string' || !Number.isSafeInteger(r[2]) || !isIds(r[3]) || typeof r[4] !== 'string') return false;
+      core.applySeen(r[1], r[2], r[3], r[4]);
+      return true;
+    case 'a':
+      if (r.length !== 7 || typeof r[1] !== 'string' || !Number.isSafeInteger(r[2]) || !isIds(r[3]) || typeof r[4] !== 'string' || !isText(r[5]) || !isText(r[6])) return false;
+      core.applyAck(r[1], r[2], r[3], r[4], r[5], r[6]);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** fsync of a directory, so a created, renamed or deleted entry survives a crash. */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+function describe(e: unknown): string {
+  return (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.message ?? String(e);
+}
+
+function unavailable(what: string, e: unknown): StateUnavailableError {
+  return new StateUnavailableError(`[state] ${what} (${describe(e)})`);
+}
+
+function noop(): void {}

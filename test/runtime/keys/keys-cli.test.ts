@@ -1,0 +1,102 @@
+// `register keys add|list|revoke` run as functions, with stdout and stderr captured.
+
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RegisterError } from '../../../common/errors.ts';
+import { API_KEY, hashSecret } from '../../../runtime/keys/key-file.ts';
+import { openKeyStore } from '../../../runtime/keys/key-store.ts';
+import { keysCommand } from '../../../runtime/keys/keys-cli.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'keys-cli-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function run(argv: string[]): Promise<{ out: string; err: string }> {
+  let out = '';
+  let err = '';
+  await keysCommand(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
+  return { out, err };
+}
+
+describe('register keys', () => {
+  it('adds, lists and revokes keys', async () => {
+    const file = join(root, 'keys.json');
+    const a = await run(['add', '--name', 'Acme Data', '--provider', 'acme', '--quota', '5000', '--rate', '5', '--keys', file]);
+    const key = a.out.trimEnd().split('\n').at(-1)!;
+    expect(a.out).toBe(key + '\n'); // the key alone on the last line
+    expect(key).toMatch(API_KEY);
+    const id = key.slice(3, 11);
+    expect(a.err).toContain(`added key ${id} "Acme Data"`);
+    expect(a.err).not.toContain(key);
+
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    expect(stored.keys[0]).toMatchObject({ id, name: 'Acme Data', hash: hashSecret(key.slice(12)), plan: { quota: 5000, rate: 5 }, meta: { provider: 'acme' }, expires_at: null, revoked: false });
+    expect(readFileSync(file, 'utf8')).not.toContain(key.slice(12));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    const b = await run(['add', '--name', 'Trial', '--expires', '2999-01-31', '--keys', file]);
+    const id2 = b.out.trim().slice(3, 11);
+
+    const list = (await run(['list', '--keys', file])).out;
+    const lines = list.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+QUOTA\s+RATE\s+PROVIDER\s+EXPIRES\s+STATUS\s+CREATED$/);
+    expect(lines[1]).toMatch(new RegExp(`^${id}\\s+Acme Data\\s+5000\\s+5\\s+acme\\s+-\\s+active\\s+20`));
+    expect(lines[2]).toMatch(new RegExp(`^${id2}\\s+Trial\\s+1000\\s+2\\s+-\\s+2999-01-31T23:59:59.999Z\\s+active`));
+    expect(list).not.toMatch(/[0-9a-f]{64}/);
+
+    const r = await run(['revoke', id, '--keys', file]);
+    expect(r.out).toContain(`revoked ${id}`);
+    expect((await run(['list', '--keys', file])).out.split('\n')[1]).toMatch(/\brevoked\b/);
+    const s = openKeyStore({ file, log: () => {} });
+    expect(s.authenticate(`Bearer ${key}`, new Date())).toEqual({ ok: false, code: 'revoked_key' });
+    expect(s.authenticate(`Bearer ${b.out.trim()}`, new Date()).ok).toBe(true);
+    s.close();
+  });
+
+  it('prints "no keys" for an empty or missing file', async () => {
+    expect((await run(['list', '--keys', join(root, 'none.json')])).out).toBe('no keys\n');
+  });
+
+  it('rejects bad arguments with a RegisterError saying what is wrong', async () => {
+    const file = join(root, 'bad.json');
+    const cases: [string[], RegExp][] = [
+      [[], /missing keys command/],
+      [['remove'], /unknown keys command: remove/],
+      [['add', '--keys', file], /needs --name/],
+      [['add', '--name', 'x', '--quota', '-5', '--keys', file], /--quota/],
+      [['add', '--name', 'x', '--quota', 'lots', '--keys', file], /--quota must be a whole number/],
+      [['add', '--name', 'x', '--rate', '0', '--keys', file], /--rate must be a positive integer/],
+      [['add', '--name', 'x', '--provider', 'Not A Slug', '--keys', file], /--provider must be a provider slug/],
+      [['add', '--name', 'x', '--expires', 'soon', '--keys', file], /--expires must be an ISO date/],
+      [['add', '--name', 'x', '--expires', '2001-01-01', '--keys', file], /already past/],
+      [['add', '--name', 'x', '--colour', 'red', '--keys', file], /Unknown option '--colour'/],
+      [['add', 'stray', '--name', 'x', '--keys', file], /unexpected argument '?stray/i],
+      [['revoke', '--keys', file], /expected 1 argument/],
+      [['revoke', 'zz', '--keys', file], /not a key id/],
+      [['revoke', '0badf00d', '--keys', file], /no key with id 0badf00d/],
+    ];
+    for (const [argv, message] of cases) {
+      const e = await run(argv).catch((x: unknown) => x);
+      expect(e, argv.join(' ')).toBeInstanceOf(RegisterError);
+      expect((e as Error).message, argv.join(' ')).toMatch(message);
+      expect((e as Error).message).toMatch(/^\[keys\]/);
+    }
+  });
+
+  it('writes to process stdout when no io is given', async () => {
+    const file = join(root, 'stdout.json');
+    const chunks: string[] = [];
+    const write = process.stdout.write;
+    const errWrite = process.stderr.write;
+    process.stdout.write = ((c: string) => (chunks.push(String(c)), true)) as typeof process.stdout.write;
+    process.stderr.write = (() => true) as typeof process.stderr.write;
+    try {
+      await keysCommand(['add', '--name', 'Std', '--keys', file]);
+    } finally {
+      process.stdout.write = write;
+      process.stderr.write = errWrite;
+    }
+    expect(chunks.join('')).toMatch(/^rk_[0-9a-f]{8}_[A-Za-z0-9_-]{32}\n$/);
+  });
+});

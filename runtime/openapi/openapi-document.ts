@@ -1,0 +1,1385 @@
+// The read API's OpenAPI 3.1 description: API-SPEC.md plus every CONTRACT-DECISIONS.md choice, as plain data.
+//
+// This module is data only (no validator, no runtime dependency) so the server can serve it and tests can check
+// responses against the very same object. Properties of every object schema are listed in the order the fields
+// appear in response bodies: the contract fixes key order, and the test validator enforces it from this order.
+
+import {
+  API_NAME,
+  API_SCHEMA,
+  API_VERSION,
+  ENTITY_TYPES,
+  INCLUDES,
+  NAMESPACES,
+  PROVIDER_ROLES,
+  REGISTER_ID,
+  STAMP,
+  TIERS,
+} from '../../common/ids.ts';
+
+/** Any JSON value; the document must survive JSON.stringify unchanged, so nothing else is allowed in it. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export type HttpMethod = 'get' | 'post';
+export type PathItem = Partial<Record<HttpMethod, JsonObject>>;
+
+export interface OpenApiDocument {
+  openapi: '3.1.0';
+  jsonSchemaDialect: string;
+  info: JsonObject;
+  servers: JsonObject[];
+  security: JsonObject[];
+  tags: JsonObject[];
+  paths: Record<string, PathItem>;
+  components: {
+    securitySchemes: Record<string, JsonObject>;
+    schemas: Record<string, JsonObject>;
+    parameters: Record<string, JsonObject>;
+    headers: Record<string, JsonObject>;
+    responses: Record<string, JsonObject>;
+  };
+}
+
+/** Event types of the changelog, in the order counts objects list them. */
+export const CHANGE_EVENT_TYPES = [
+  'entity_added',
+  'entity_status_changed',
+  'label_updated',
+  'entity_removed',
+  'redirect_added',
+  'provider_updated',
+] as const;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Small builders: they keep the hundreds of schema lines below readable and uniform.
+
+const schemaRef = (name: string): JsonObject => ({ $ref: `#/components/schemas/${name}` });
+const paramRef = (name: string): JsonObject => ({ $ref: `#/components/parameters/${name}` });
+const headerRef = (name: string): JsonObject => ({ $ref: `#/components/headers/${name}` });
+const responseRef = (name: string): JsonObject => ({ $ref: `#/components/responses/${name}` });
+
+const str = (description?: string): JsonObject => (description ? { type: 'string', description } : { type: 'string' });
+const strOrNull = (description?: string): JsonObject =>
+  description ? { type: ['string', 'null'], description } : { type: ['string', 'null'] };
+const count = (description: string): JsonObject => ({ type: 'integer', minimum: 0, description });
+const arrayOf = (items: JsonObject, description?: string): JsonObject =>
+  description ? { type: 'array', items, description } : { type: 'array', items };
+const orNull = (schema: JsonObject, description?: string): JsonObject =>
+  description ? { anyOf: [schema, { type: 'null' }], description } : { anyOf: [schema, { type: 'null' }] };
+/** An object whose keys are data (entity types, sections, families) and whose values all share one schema. */
+const mapOf = (values: JsonObject, description: string, keys?: JsonObject): JsonObject =>
+  keys
+    ? { type: 'object', description, propertyNames: keys, additionalProperties: values }
+    : { type: 'object', description, additionalProperties: values };
+
+/**
+ * A closed object: the listed properties in body order, nothing else. Used for every response object whose
+ * fields the contract enumerates, because an extra or misspelt field is a contract bug.
+ */
+const closed = (description: string, required: string[], properties: Record<string, JsonObject>, extra: JsonObject = {}): JsonObject => ({
+  type: 'object',
+  description,
+  required,
+  properties,
+  additionalProperties: false,
+  ...extra,
+});
+/** A closed object whose fields are all required: the contract's tables without a "Required" column. */
+const allRequired = (description: string, properties: Record<string, JsonObject>, extra: JsonObject = {}): JsonObject =>
+  closed(description, Object.keys(properties), properties, extra);
+
+/** An Error body whose `error` is one of `codes`. */
+const errorOf = (codes: readonly string[], base = 'Error'): JsonObject => ({
+  $ref: `#/components/schemas/${base}`,
+  type: 'object',
+  properties: { error: codes.length === 1 ? { const: codes[0] } : { enum: [...codes] } },
+});
+
+const jsonContent = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } });
+
+// Header sets. The release stamp is on every response once a release is loaded (errors included); the credits
+// header is on every response of a costing endpoint for an authenticated key (402 and 429 included).
+const STAMP_HEADERS: JsonObject = { 'X-Register-Release-Stamp': headerRef('ReleaseStamp') };
+const STAMP_IF_LOADED: JsonObject = { 'X-Register-Release-Stamp': headerRef('ReleaseStampIfLoaded') };
+const COST_HEADERS: JsonObject = { ...STAMP_HEADERS, 'X-Register-Credits-Remaining': headerRef('CreditsRemaining') };
+const CHANGELOG_HEADERS: JsonObject = { ...STAMP_HEADERS, ETag: headerRef('ETag') };
+
+const ok = (description: string, schema: JsonObject, headers: JsonObject = STAMP_HEADERS): JsonObject => ({
+  description,
+  headers,
+  content: jsonContent(schema),
+});
+const errorResponse = (description: string, codes: readonly string[], headers: JsonObject = STAMP_HEADERS): JsonObject => ({
+  description,
+  headers,
+  content: jsonContent(errorOf(codes)),
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Vocabularies.
+
+const ERROR_CODES_401 = ['missing_key', 'invalid_key', 'revoked_key', 'expired_key'] as const;
+const KNOWN_ERROR_CODES = [
+  'invalid_id',
+  'unknown_include',
+  'invalid_parameter',
+  'invalid_query',
+  'invalid_body',
+  'empty_batch',
+  'batch_too_large',
+  'resolve_batch_too_large',
+  'unknown_provider',
+  'unknown_entity_type',
+  'unknown_stamp',
+  'invalid_range',
+  'stale_cursor',
+  'unknown_batch',
+  'unknown_finding',
+  ...ERROR_CODES_401,
+  'quota_exceeded',
+  'provider_scope_required',
+  'not_found',
+  'method_not_allowed',
+  'ambiguous_provider_id',
+  'gone',
+  'payload_too_large',
+  'rate_limited',
+  'index_unavailable',
+  'summary_unavailable',
+  'ack_storage_unavailable',
+] as const;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Schemas.
+
+const ENTITY_ENVELOPE_NOTE =
+  'A merged (losing) ID answers with the final survivor, chains followed, plus `requested_id` and `redirected_to`.';
+
+const schemas: Record<string, JsonObject> = {
+  RegisterId: {
+    type: 'string',
+    pattern: REGISTER_ID.source,
+    description:
+      'A register ID: `r`, a type-hint letter, 14 lowercase hex digits. Never reused; a published ID never silently ' +
+      'vanishes (merged IDs redirect, removed IDs leave a tombstone). The type comes from `entity_type`, never from ' +
+      'the prefix. IDs of the earlier v0 service are a different scheme and are rejected as `invalid_id`.',
+  },
+  Stamp: {
+    type: 'string',
+    pattern: STAMP.source,
+    description: 'A release stamp: compact UTC timestamp, 8 digits, `T`, 6 digits, `Z` (e.g. `20261005T180536Z`).',
+  },
+  EntityType: { type: 'string', enum: [...ENTITY_TYPES] },
+  ProviderRole: {
+    type: 'string',
+    enum: [...PROVIDER_ROLES],
+    description:
+      '`canonical_bridge`: a normal public ID link. `bridge_only`: useful for interoperability but not mint-tier ' +
+      'corroboration. `overlay_only`: knowledge-base overlay convenience data, never a canonical bridge.',
+  },
+  IncludeName: {
+    type: 'string',
+    enum: [...INCLUDES],
+    description: 'An expansion name. The overlay is requested as `overlay`, not by the knowledge-base name.',
+  },
+  ChangeEventType: { type: 'string', enum: [...CHANGE_EVENT_TYPES] },
+  ErrorCode: {
+    type: 'string',
+    enum: [...KNOWN_ERROR_CODES],
+    description: 'Every machine code the API writes. Each response below narrows it to the codes that status can carry.',
+  },
+
+  Error: closed(
+    'The error body of every 4xx/5xx response: `{error, message?, detail?}`, keys in that order.',
+    ['error'],
+    {
+      error: schemaRef('ErrorCode'),
+      message: str('Human-readable explanation.'),
+      detail: str('The offending value or the limit, e.g. the ID that was retired or the batch cap.'),
+    },
+  ),
+  GoneError: closed(
+    'A tombstoned register ID (redirect reason `de_corroborated`, no survivor): `error` is `gone`, `message` says ' +
+      'the ID was retired and is never reused, `detail` names the ID. Charged as one lookup.',
+    ['error', 'message', 'detail'],
+    {
+      error: { const: 'gone' },
+      message: str(),
+      detail: schemaRef('RegisterId'),
+    },
+  ),
+  AmbiguousResolveError: closed(
+    'HTTP 409 of resolve: the provider ID maps to more than one entity. The Error fields, then every candidate.',
+    ['error', 'results', 'count'],
+    {
+      error: { const: 'ambiguous_provider_id' },
+      message: str(),
+      detail: str(),
+      results: arrayOf(schemaRef('Entity'), 'All candidate entities, each expanded as `include` asked.'),
+      count: { type: 'integer', minimum: 2, description: 'Number of candidates (always more than one).' },
+    },
+  ),
+
+  CanonicalAlias: closed(
+    'A typed alias. Aliases are returned rank-ordered, unranked last.',
+    ['name'],
+    {
+      name: str(),
+      language: strOrNull('Language tag; currently always null, so filtering by `lang` matches nothing.'),
+      type: strOrNull('Alias kind, e.g. `full`, `short`, `secondary`.'),
+      rank: { type: ['integer', 'null'], minimum: 1, description: 'Display rank, 1 = primary; null = unranked.' },
+    },
+  ),
+  Scoreline: allRequired(
+    'The match scoreline (matches only, when `include` has `attributes`). An empty release cell is null, never 0.',
+    {
+      home_score: { type: ['integer', 'null'], minimum: 0 },
+      away_score: { type: ['integer', 'null'], minimum: 0 },
+      result_form: strOrNull('How the result was reached, as published.'),
+      shootout_home: { type: ['integer', 'null'], minimum: 0 },
+      shootout_away: { type: ['integer', 'null'], minimum: 0 },
+      score_basis: strOrNull(),
+      home_id: orNull(schemaRef('RegisterId'), 'Register ID of the home team.'),
+      away_id: orNull(schemaRef('RegisterId'), 'Register ID of the away team.'),
+      played_on: strOrNull('Date the match was played, as published.'),
+    },
+  ),
+  Bridge: closed(
+    "A provider's own ID linked to the entity.",
+    ['provider', 'external_id', 'entity_type'],
+    {
+      provider: str('Provider key.'),
+      namespace: str('Provider ID partition; empty when the provider does not partition its IDs.'),
+      external_id: str("The provider's own ID."),
+      entity_type: schemaRef('EntityType'),
+      role: schemaRef('ProviderRole'),
+    },
+  ),
+  KbOverlayId: allRequired('An inherited-ID hint relayed by the knowledge base.', {
+    provider: str(),
+    property: str('Knowledge-base property that carries the ID.'),
+    external_id: str(),
+    confidence: { type: 'number', minimum: 0, maximum: 1 },
+  }),
+  KbOverlayAlias: closed('A lower-confidence alias from the knowledge base.', ['name', 'source'], {
+    name: str(),
+    language: strOrNull(),
+    source: { const: 'kb' },
+    confidence: { type: ['number', 'null'] },
+  }),
+  KbOverlay: allRequired(
+    'The knowledge-base layer. Lower confidence; never a canonical bridge. Always exposed under the neutral key `kb`.',
+    {
+      source: { const: 'kb' },
+      source_tier: { const: 'kb-originated' },
+      qid: { type: 'string', pattern: '^Q[1-9][0-9]*$', description: 'Knowledge-base item identifier.' },
+      link_confidence: { type: ['number', 'null'] },
+      dob_check: strOrNull(),
+      ids: arrayOf(schemaRef('KbOverlayId')),
+      aliases: arrayOf(schemaRef('KbOverlayAlias')),
+    },
+  ),
+  Overlay: closed('Lower-confidence overlay layers, keyed by source.', [], { kb: schemaRef('KbOverlay') }),
+  RelationshipSummary: allRequired(
+    'One relationship family of the entity, summarised (structural relationships only).',
+    {
+      family: str('Relationship family, e.g. `participates_in`.'),
+      count: count('Relationships in this family.'),
+      roles: mapOf({ type: 'integer', minimum: 0 }, 'Role name to count.'),
+      source_providers: arrayOf(str()),
+      expansion: { type: 'string', enum: ['summary_only', 'summary_only_high_cardinality'] },
+    },
+  ),
+
+  Entity: closed(
+    'The entity envelope. Base identity is always present; expansions appear only when asked for with `include` ' +
+      '(order and repetition of names do not matter). `overlay` is present only when overlay data exists. ' +
+      '`scoreline` is present only on matches when `include` has `attributes`. ' +
+      ENTITY_ENVELOPE_NOTE,
+    ['reep_id', 'entity_type', 'name_en', 'lifecycle_state'],
+    {
+      reep_id: schemaRef('RegisterId'),
+      entity_type: schemaRef('EntityType'),
+      name_en: str('Canonical English label.'),
+      lifecycle_state: { type: 'string', minLength: 1, description: "The release's `status` (`active` in practice)." },
+      canonical_reep_id: orNull(schemaRef('RegisterId')),
+      aliases: arrayOf(schemaRef('CanonicalAlias'), 'Typed aliases, rank-ordered, unranked last; filtered by `lang`.'),
+      names: arrayOf(str(), 'Plain names derived from `aliases`.'),
+      attributes: mapOf(arrayOf(str()), 'Sourced identity facts: key to provider-sourced strings (empty cells omitted).'),
+      scoreline: schemaRef('Scoreline'),
+      bridges: arrayOf(schemaRef('Bridge')),
+      relationships: arrayOf(schemaRef('RelationshipSummary')),
+      overlay: { $ref: '#/components/schemas/Overlay', type: 'object', minProperties: 1 },
+      requested_id: { $ref: '#/components/schemas/RegisterId', description: 'Only on redirect: the ID the client asked for.' },
+      redirected_to: { $ref: '#/components/schemas/RegisterId', description: 'Only on redirect: the canonical survivor.' },
+    },
+    {
+      dependentRequired: { requested_id: ['redirected_to'], redirected_to: ['requested_id'] },
+      dependentSchemas: { scoreline: { type: 'object', properties: { entity_type: { const: 'match' } } } },
+    },
+  ),
+  ResolveResult: allRequired(
+    'Entities a provider ID maps to. Empty (`count` 0) means no mapping exists: every key resolves against the ' +
+      'complete provider set.',
+    { results: arrayOf(schemaRef('Entity')), count: count('Number of results.') },
+  ),
+
+  ReleaseSummary: allRequired('The release a namespace serves.', {
+    schema_version: str(),
+    generated_at: { type: 'string', format: 'date-time' },
+    stamp: schemaRef('Stamp'),
+    tier: { type: 'string', enum: [...TIERS] },
+    publishable: { type: 'boolean', description: '`/api/v1` serves the newest publishable release; `/api/next` the newest of all.' },
+    index_generated_at: { type: 'string', format: 'date-time' },
+  }),
+  ProviderRollup: allRequired('Per-provider bridge counts of the served release.', {
+    name: str('Provider key.'),
+    bridge_count: count('Bridges of this provider.'),
+    overlay_count: count('Overlay hints naming this provider.'),
+    entity_types: mapOf({ type: 'integer', minimum: 0 }, 'Entity type to bridge count.', schemaRef('EntityType')),
+    role: schemaRef('ProviderRole'),
+  }),
+  ProviderNoticeFinding: allRequired(
+    "One provider-notifiable finding about the provider's data. `seen`/`acknowledged` show the state as it was " +
+      'before this delivery (so `seen: false` means new to the caller).',
+    {
+      finding_id: str(),
+      provider: str(),
+      kind: str('e.g. a score-outlier kind.'),
+      title: str(),
+      provider_ref: strOrNull(),
+      source: { type: 'object', description: 'Free-form.' },
+      observed: strOrNull(),
+      expected: strOrNull(),
+      severity: str('e.g. `medium`.'),
+      suggested_action: strOrNull(),
+      payload: { type: 'object', description: 'Free-form.' },
+      payload_hash: str(),
+      first_seen_at: strOrNull(),
+      last_seen_at: strOrNull(),
+      seen: { type: 'boolean' },
+      seen_at: { type: ['string', 'null'], format: 'date-time' },
+      acknowledged: { type: 'boolean' },
+      acknowledged_at: { type: ['string', 'null'], format: 'date-time', description: 'The first acknowledgement is kept.' },
+    },
+  ),
+
+  SearchHit: allRequired('One search result.', {
+    reep_id: schemaRef('RegisterId'),
+    entity_type: schemaRef('EntityType'),
+    label: str(),
+    bridge_count: count('Public bridges of the entity.'),
+    relevance: { type: 'integer', description: 'Higher is better; ties break by bridge count, then register ID.' },
+  }),
+  SearchResponse: allRequired('Bounded discovery over canonical labels, canonical aliases and labelled overlay aliases.', {
+    query: str('The query as given.'),
+    normalised_query: str('The query after normalisation (NFKD, marks removed, case folded, Latin letters folded).'),
+    sort: { type: 'string', enum: ['relevance', 'bridges'] },
+    type: orNull(schemaRef('EntityType')),
+    results: arrayOf(schemaRef('SearchHit')),
+    count: count('Number of results.'),
+    limit: { type: 'integer', minimum: 1, maximum: 20 },
+    bounded: { const: true },
+    max_candidates_per_token: { const: 500 },
+  }),
+
+  BatchItem: {
+    type: 'object',
+    description: 'One lookup of a batch. A structurally invalid item gets its own 400 result and costs nothing.',
+    required: ['type'],
+    properties: {
+      type: { type: 'string', enum: ['entity', 'resolve'] },
+      id: str('For `entity`: the register ID. Also accepted as the external ID of a `resolve` item.'),
+      provider: str(),
+      external_id: str(),
+      namespace: { type: 'string', default: '' },
+      entity_type: schemaRef('EntityType'),
+    },
+  },
+  BatchRequest: {
+    type: 'object',
+    description:
+      'At most 100 items, of which at most 20 `resolve` items; both caps are enforced independently. `include` and ' +
+      '`lang` are shared by every item.',
+    required: ['requests'],
+    properties: {
+      requests: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 100,
+        items: schemaRef('BatchItem'),
+        contains: { type: 'object', properties: { type: { const: 'resolve' } }, required: ['type'] },
+        minContains: 0,
+        maxContains: 20,
+      },
+      include: {
+        anyOf: [arrayOf(schemaRef('IncludeName')), { type: 'string', description: 'Comma-separated include names.' }],
+      },
+      lang: str('Shared language filter for aliases.'),
+    },
+  },
+  BatchResult: {
+    type: 'object',
+    description:
+      'What the item would have returned alone: its HTTP status and body. A miss, a bad ID or a tombstone in one ' +
+      'item never fails the batch.',
+    required: ['status', 'body'],
+    properties: {
+      status: { type: 'integer', enum: [200, 400, 404, 409, 410] },
+      body: { type: 'object' },
+    },
+    additionalProperties: false,
+    allOf: [
+      {
+        if: { properties: { status: { const: 200 } } },
+        then: { properties: { body: { oneOf: [schemaRef('Entity'), schemaRef('ResolveResult')] } } },
+      },
+      {
+        if: { properties: { status: { const: 400 } } },
+        then: {
+          properties: {
+            body: errorOf(['invalid_id', 'invalid_body', 'invalid_parameter', 'unknown_provider', 'unknown_entity_type']),
+          },
+        },
+      },
+      {
+        if: { properties: { status: { const: 404 } } },
+        then: { properties: { body: errorOf(['not_found']) } },
+      },
+      {
+        if: { properties: { status: { const: 409 } } },
+        then: { properties: { body: schemaRef('AmbiguousResolveError') } },
+      },
+      {
+        if: { properties: { status: { const: 410 } } },
+        then: { properties: { body: schemaRef('GoneError') } },
+      },
+    ],
+  },
+  BatchResponse: allRequired('One result per item, in request order.', {
+    results: arrayOf(schemaRef('BatchResult')),
+    count: count('Number of results (= number of items).'),
+  }),
+
+  IndexResponse: allRequired('Service identity and the served release.', {
+    name: str(),
+    version: str(),
+    namespace: { type: 'string', enum: [...NAMESPACES] },
+    release: schemaRef('ReleaseSummary'),
+    endpoints: mapOf(str(), 'Endpoint name to path.'),
+  }),
+  MetaResponse: allRequired('API and release metadata.', {
+    api_version: str(),
+    namespace: { type: 'string', enum: [...NAMESPACES] },
+    api_schema: { const: API_SCHEMA },
+    index_generated_at: { type: 'string', format: 'date-time' },
+    release: schemaRef('ReleaseSummary'),
+    counts: mapOf(
+      { type: 'integer', minimum: 0 },
+      "The served release's own resolvable population; can differ slightly from the public census headline.",
+    ),
+  }),
+  ProvidersResponse: allRequired('Provider rollups of the served release.', {
+    providers: arrayOf(schemaRef('ProviderRollup')),
+    provider_roles: mapOf(schemaRef('ProviderRole'), 'Provider key to role.'),
+    count: count('Number of providers.'),
+  }),
+  ProviderNoticeSummaryResponse: allRequired('Redacted aggregate notice counts: no titles, refs or payloads.', {
+    summary: { type: 'object', description: 'Aggregate counts.' },
+    redaction: mapOf({ type: 'boolean' }, 'What was redacted.'),
+  }),
+  CoverageResponse: allRequired(
+    "Coverage counts from the release's coverage.csv (values as published, strings), or computed from the release " +
+      '(integers) when the file is absent.',
+    {
+      stamp: schemaRef('Stamp'),
+      sections: mapOf(mapOf({ type: ['string', 'integer'] }, 'Key to value.'), 'Section to its key/value pairs.'),
+    },
+  ),
+  KeyResponse: allRequired('The calling key as the server sees it (never the secret or its hash).', {
+    id: str(),
+    name: str(),
+    plan: allRequired('The key plan.', {
+      quota: count('Monthly lookup allowance.'),
+      rate: { type: 'integer', minimum: 1, description: 'Costing requests per rolling second.' },
+    }),
+    credits_remaining: count('Lookups left in the current period.'),
+    period: {
+      type: 'string',
+      pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$',
+      description: 'The current quota period (UTC calendar month, `YYYY-MM`); resets at 00:00:00 UTC on the 1st.',
+    },
+    provider: strOrNull('`meta.provider` of a provider-scoped key, else null.'),
+    expires_at: { type: ['string', 'null'], format: 'date-time' },
+  }),
+
+  EntityBridgesResponse: closed(
+    'Bridges of an entity. ' + ENTITY_ENVELOPE_NOTE,
+    ['reep_id', 'bridges', 'count'],
+    {
+      reep_id: schemaRef('RegisterId'),
+      bridges: arrayOf(schemaRef('Bridge')),
+      count: count('Number of bridges.'),
+      requested_id: schemaRef('RegisterId'),
+      redirected_to: schemaRef('RegisterId'),
+    },
+    { dependentRequired: { requested_id: ['redirected_to'], redirected_to: ['requested_id'] } },
+  ),
+  EntityOverlayResponse: closed(
+    'Overlay of an entity (`{}` with count 0 when there is none). ' + ENTITY_ENVELOPE_NOTE,
+    ['reep_id', 'overlay', 'count'],
+    {
+      reep_id: schemaRef('RegisterId'),
+      overlay: schemaRef('Overlay'),
+      count: count('Number of overlay layers present in `overlay`.'),
+      requested_id: schemaRef('RegisterId'),
+      redirected_to: schemaRef('RegisterId'),
+    },
+    { dependentRequired: { requested_id: ['redirected_to'], redirected_to: ['requested_id'] } },
+  ),
+  EntityRelationshipsResponse: closed(
+    'Grouped relationship summary. Player, coach and referee entities return an empty list by design. ' +
+      ENTITY_ENVELOPE_NOTE,
+    ['reep_id', 'relationships'],
+    {
+      reep_id: schemaRef('RegisterId'),
+      relationships: arrayOf(schemaRef('RelationshipSummary')),
+      requested_id: schemaRef('RegisterId'),
+      redirected_to: schemaRef('RegisterId'),
+    },
+    { dependentRequired: { requested_id: ['redirected_to'], redirected_to: ['requested_id'] } },
+  ),
+
+  NoticesPage: allRequired("A page of the provider's current notice batch (empty when there are no active notices).", {
+    provider: str(),
+    batch_id: { type: ['integer', 'null'] },
+    generated_at: strOrNull(),
+    findings: arrayOf(schemaRef('ProviderNoticeFinding')),
+    count: count('Findings on this page.'),
+    total: count('Findings in the batch.'),
+    limit: { type: 'integer', minimum: 1, maximum: 100 },
+    offset: count('Offset of this page.'),
+    next_offset: { type: ['integer', 'null'], minimum: 0, description: 'Offset of the next page, or null on the last.' },
+  }),
+  AckRequest: {
+    type: 'object',
+    description: 'Names the whole current batch (`batch_id`) and/or a subset of it (`finding_ids`).',
+    properties: {
+      batch_id: { type: 'integer', description: "Must be the caller's current batch, else 400 `unknown_batch`." },
+      finding_ids: arrayOf(str(), "Each must be in the caller's current feed, else 400 `unknown_finding`."),
+      actor: str('Who acknowledged.'),
+      note: str('Free text stored with the acknowledgement.'),
+    },
+    anyOf: [{ required: ['batch_id'] }, { required: ['finding_ids'] }],
+  },
+  AckResponse: allRequired('What was acknowledged (durably, fsynced, before this response was sent).', {
+    provider: str(),
+    batch_id: { type: ['integer', 'null'] },
+    acknowledged: count('Findings acknowledged by this request.'),
+    finding_ids: arrayOf(str()),
+  }),
+
+  EventCounts: mapOf({ type: 'integer', minimum: 0 }, 'Event type to number of events.', schemaRef('ChangeEventType')),
+  BridgeRef: allRequired('A provider bridge key within one provider.', {
+    namespace: str('Provider ID partition; empty when the provider does not partition.'),
+    external_id: str(),
+  }),
+  EntityAddedEvent: allRequired('A new entity.', {
+    type: { const: 'entity_added' },
+    reep_id: schemaRef('RegisterId'),
+    entity_type: schemaRef('EntityType'),
+    label: str(),
+  }),
+  EntityStatusChangedEvent: allRequired('The entity lifecycle state changed.', {
+    type: { const: 'entity_status_changed' },
+    reep_id: schemaRef('RegisterId'),
+    from: str('Previous status.'),
+    to: str('New status.'),
+  }),
+  LabelUpdatedEvent: allRequired('The canonical label changed.', {
+    type: { const: 'label_updated' },
+    reep_id: schemaRef('RegisterId'),
+    from: str('Previous label.'),
+    to: str('New label.'),
+  }),
+  EntityRemovedEvent: allRequired('The entity was tombstoned (its ID now answers 410 `gone`).', {
+    type: { const: 'entity_removed' },
+    reep_id: schemaRef('RegisterId'),
+  }),
+  RedirectAddedEvent: allRequired('The ID now redirects to a survivor.', {
+    type: { const: 'redirect_added' },
+    reep_id: schemaRef('RegisterId'),
+    redirected_to: schemaRef('RegisterId'),
+  }),
+  ProviderUpdatedEvent: allRequired("One provider's bridges of the entity were added or removed.", {
+    type: { const: 'provider_updated' },
+    reep_id: schemaRef('RegisterId'),
+    provider: str(),
+    added: arrayOf(schemaRef('BridgeRef')),
+    removed: arrayOf(schemaRef('BridgeRef')),
+  }),
+  ChangeEvent: {
+    type: 'object',
+    description: 'One changelog event. Every event has `type` and `reep_id`, in that order, then its own fields.',
+    oneOf: [
+      schemaRef('EntityAddedEvent'),
+      schemaRef('EntityStatusChangedEvent'),
+      schemaRef('LabelUpdatedEvent'),
+      schemaRef('EntityRemovedEvent'),
+      schemaRef('RedirectAddedEvent'),
+      schemaRef('ProviderUpdatedEvent'),
+    ],
+    discriminator: { propertyName: 'type' },
+  },
+  ChangeRelease: allRequired('A published release and the size of its changelog against its predecessor.', {
+    stamp: schemaRef('Stamp'),
+    prior: orNull(schemaRef('Stamp'), 'The predecessor, or null for the first release.'),
+    generated_at: { type: 'string', format: 'date-time' },
+    counts: schemaRef('EventCounts'),
+  }),
+  ChangeReleasesResponse: allRequired('Published releases of this namespace, newest first.', {
+    latest: orNull(schemaRef('Stamp'), 'The newest release of the namespace.'),
+    releases: arrayOf(schemaRef('ChangeRelease')),
+  }),
+  ChangeWindowRelease: allRequired('One release walked by the window, with its own event counts.', {
+    stamp: schemaRef('Stamp'),
+    counts: schemaRef('EventCounts'),
+  }),
+  ChangesSummaryResponse: allRequired(
+    'Event counts for a window of releases: the cheap poll.',
+    changeWindowFields(),
+  ),
+  ChangesPage: allRequired('A page of change events of a window, optionally filtered by type or provider.', {
+    ...changeWindowFields(),
+    type: orNull(schemaRef('ChangeEventType'), 'The `type` filter, or null.'),
+    provider: strOrNull('The `provider` filter, or null.'),
+    events: arrayOf(schemaRef('ChangeEvent')),
+    matched: count('Events of the window matching the filters, over all pages.'),
+    next_cursor: strOrNull('Opaque cursor of the next page, or null on the last page.'),
+  }),
+  OpenApiDocumentBody: {
+    type: 'object',
+    description: 'This document, canonical JSON.',
+    required: ['openapi', 'info', 'paths', 'components'],
+    properties: {
+      openapi: { const: '3.1.0' },
+      jsonSchemaDialect: { type: 'string' },
+      info: { type: 'object' },
+      servers: { type: 'array' },
+      security: { type: 'array' },
+      tags: { type: 'array' },
+      paths: { type: 'object' },
+      components: { type: 'object' },
+    },
+  },
+};
+
+/** The window fields shared, in this order, by the changes summary and the changes page. */
+function changeWindowFields(): Record<string, JsonObject> {
+  return {
+    since: orNull(schemaRef('Stamp'), 'The `since` parameter as given, or null.'),
+    from: orNull(schemaRef('Stamp'), 'The `from` parameter as given, or null.'),
+    to: orNull(schemaRef('Stamp'), 'The `to` parameter as given, or null.'),
+    until: { $ref: '#/components/schemas/Stamp', description: 'The newest release of the window (`to`, else the latest).' },
+    chain: arrayOf(schemaRef('Stamp'), 'The release stamps walked, oldest first.'),
+    releases: arrayOf(schemaRef('ChangeWindowRelease'), 'Per release of `chain`, oldest first.'),
+    counts: schemaRef('EventCounts'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parameters.
+
+const parameters: Record<string, JsonObject> = {
+  ReepId: {
+    name: 'reep_id',
+    in: 'path',
+    required: true,
+    description: 'A register ID. Not matching the pattern: 400 `invalid_id` (no cost). Never published: 404 `not_found`.',
+    schema: schemaRef('RegisterId'),
+  },
+  Provider: { name: 'provider', in: 'path', required: true, description: 'Provider key.', schema: { type: 'string', minLength: 1 } },
+  ExternalId: {
+    name: 'external_id',
+    in: 'path',
+    required: true,
+    description: "The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`).",
+    schema: { type: 'string', minLength: 1 },
+  },
+  Include: {
+    name: 'include',
+    in: 'query',
+    required: false,
+    description:
+      'Comma-separated expansions. Order and repetition do not matter (same bytes). An unknown name is 400 ' +
+      '`unknown_include`. Without include, entity and resolve responses are core-only.',
+    style: 'form',
+    explode: false,
+    schema: arrayOf(schemaRef('IncludeName')),
+  },
+  Lang: {
+    name: 'lang',
+    in: 'query',
+    required: false,
+    description: 'Language tag; when `include` has `aliases`, keeps only aliases of that language.',
+    schema: { type: 'string' },
+  },
+  Namespace: {
+    name: 'namespace',
+    in: 'query',
+    required: false,
+    description: 'Provider ID partition; empty when the provider does not partition.',
+    schema: { type: 'string', default: '' },
+  },
+  EntityTypeFilter: {
+    name: 'type',
+    in: 'query',
+    required: false,
+    description: 'Entity type filter; an unknown type is 400 `unknown_entity_type`.',
+    schema: schemaRef('EntityType'),
+  },
+  SearchQuery: {
+    name: 'q',
+    in: 'query',
+    required: true,
+    description: 'At least 3 normalised characters and at most 5 tokens, else 400 `invalid_query`. The last token also matches as a prefix (3+ characters).',
+    schema: { type: 'string', minLength: 3 },
+  },
+  SearchSort: {
+    name: 'sort',
+    in: 'query',
+    required: false,
+    description: '`bridges` orders by public bridge coverage, not popularity.',
+    schema: { type: 'string', enum: ['relevance', 'bridges'], default: 'relevance' },
+  },
+  SearchLimit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'Out of range: 400 `invalid_parameter`.',
+    schema: { type: 'integer', minimum: 1, maximum: 20, default: 20 },
+  },
+  RelationshipFamily: {
+    name: 'family',
+    in: 'query',
+    required: false,
+    description: 'Restrict to one relationship family.',
+    schema: { type: 'string' },
+  },
+  RelationshipLimit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'Maximum relationship families returned. Out of range: 400 `invalid_parameter`.',
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+  },
+  NoticesLimit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'Out of range: 400 `invalid_parameter`.',
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+  },
+  NoticesOffset: {
+    name: 'offset',
+    in: 'query',
+    required: false,
+    description: 'Negative: 400 `invalid_parameter`.',
+    schema: { type: 'integer', minimum: 0, default: 0 },
+  },
+  Since: {
+    name: 'since',
+    in: 'query',
+    required: false,
+    description: 'Changes after this release up to the latest. Unknown stamp: 400 `unknown_stamp`.',
+    schema: schemaRef('Stamp'),
+  },
+  From: {
+    name: 'from',
+    in: 'query',
+    required: false,
+    description: 'Lower release of an explicit window (changes after it). Unknown stamp: 400 `unknown_stamp`.',
+    schema: schemaRef('Stamp'),
+  },
+  To: {
+    name: 'to',
+    in: 'query',
+    required: false,
+    description: 'Upper release of the window (inclusive). `from` newer than `to`: 400 `invalid_range`.',
+    schema: schemaRef('Stamp'),
+  },
+  EventTypeFilter: {
+    name: 'type',
+    in: 'query',
+    required: false,
+    description: 'Only events of this type.',
+    schema: schemaRef('ChangeEventType'),
+  },
+  ProviderFilter: {
+    name: 'provider',
+    in: 'query',
+    required: false,
+    description: 'Only `provider_updated` events touching this provider.',
+    schema: { type: 'string', minLength: 1 },
+  },
+  ChangesLimit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'Events per page. Out of range: 400 `invalid_parameter`.',
+    schema: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
+  },
+  Cursor: {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: 'Opaque `next_cursor` of the previous page. Reused with other filters: 400 `stale_cursor`.',
+    schema: { type: 'string', minLength: 1 },
+  },
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'An ETag from an earlier response; a match answers 304 with no body and no cost.',
+    schema: { type: 'string' },
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Headers and shared responses.
+
+const headers: Record<string, JsonObject> = {
+  ReleaseStamp: {
+    description: 'The release this response was answered from. On every response once a release is loaded, errors included.',
+    required: true,
+    schema: schemaRef('Stamp'),
+  },
+  ReleaseStampIfLoaded: {
+    description: 'The release this response was answered from; absent only when no release is loaded.',
+    required: false,
+    schema: schemaRef('Stamp'),
+  },
+  CreditsRemaining: {
+    description: 'Lookups left in the current quota period after this request. On every response of a costing endpoint for an authenticated key.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  RetryAfter: {
+    description: 'Whole seconds until a rate slot frees, at least 1.',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
+  ETag: {
+    description: 'Strong entity tag of the changelog answer.',
+    required: true,
+    schema: { type: 'string', pattern: '^"[!#-~]+"$' },
+  },
+  WWWAuthenticate: {
+    description: 'The bearer challenge.',
+    required: true,
+    schema: { type: 'string', pattern: '^Bearer( |$)' },
+  },
+  Allow: {
+    description: 'The methods the path supports.',
+    required: true,
+    schema: { type: 'string', pattern: '^[A-Z]+(, ?[A-Z]+)*$' },
+  },
+};
+
+const responses: Record<string, JsonObject> = {
+  Unauthorized: errorResponse('Missing, invalid, revoked or expired key. v0 keys and gateway headers are not accepted.', ERROR_CODES_401, {
+    ...STAMP_HEADERS,
+    'WWW-Authenticate': headerRef('WWWAuthenticate'),
+  }),
+  ProviderScopeRequired: errorResponse('The key has no `meta.provider` scope.', ['provider_scope_required']),
+  QuotaExceeded: errorResponse(
+    'Monthly lookup quota exhausted (resets 00:00:00 UTC on the 1st). Nothing is charged; a batch that needs more ' +
+      'credits than remain is refused whole.',
+    ['quota_exceeded'],
+    COST_HEADERS,
+  ),
+  RateLimited: errorResponse(
+    'More than the plan rate of costing requests in a rolling second (a batch is one request). Not charged.',
+    ['rate_limited'],
+    { ...COST_HEADERS, 'Retry-After': headerRef('RetryAfter') },
+  ),
+  EntityNotFound: errorResponse('The ID matches the pattern but was never published. Charged as one lookup.', ['not_found'], COST_HEADERS),
+  EntityGone: {
+    description: 'The ID was retired (tombstone): it still answers, with 410, and is never reused. Charged as one lookup.',
+    headers: COST_HEADERS,
+    content: jsonContent(schemaRef('GoneError')),
+  },
+  PayloadTooLarge: errorResponse('The request body is too large.', ['payload_too_large']),
+  IndexUnavailable: errorResponse('No release index is loaded.', ['index_unavailable'], STAMP_IF_LOADED),
+  NotModified: {
+    description: '`If-None-Match` matched the current ETag: no body, no cost.',
+    headers: CHANGELOG_HEADERS,
+  },
+  MethodNotAllowed: errorResponse(
+    'The path exists but not with this method (any documented path).',
+    ['method_not_allowed'],
+    { ...STAMP_HEADERS, Allow: headerRef('Allow') },
+  ),
+  UnknownPath: errorResponse('No such path (any undocumented path).', ['not_found']),
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Operations.
+
+interface OperationSpec {
+  operationId: string;
+  tag: string;
+  summary: string;
+  description: string;
+  /** Lookups charged: a number, or `per_item` for the batch. */
+  cost: number | 'per_item';
+  /** false for the two public endpoints. */
+  auth?: boolean;
+  parameters?: JsonObject[];
+  requestBody?: JsonObject;
+  responses: Record<string, JsonObject>;
+}
+
+function operation(spec: OperationSpec): JsonObject {
+  const op: JsonObject = {
+    operationId: spec.operationId,
+    tags: [spec.tag],
+    summary: spec.summary,
+    description: spec.description,
+    'x-lookup-cost': spec.cost,
+  };
+  if (spec.auth === false) op.security = [];
+  if (spec.parameters) op.parameters = spec.parameters;
+  if (spec.requestBody) op.requestBody = spec.requestBody;
+  op.responses = spec.responses;
+  return op;
+}
+
+/** The statuses every costing endpoint shares, in the order of checks: 401, 400, 429, 402, then the lookup. */
+const costingErrors = (badRequestCodes: readonly string[]): Record<string, JsonObject> => ({
+  '400': errorResponse('Malformed request. Not charged.', badRequestCodes, COST_HEADERS),
+  '401': responseRef('Unauthorized'),
+  '402': responseRef('QuotaExceeded'),
+  '429': responseRef('RateLimited'),
+  '503': responseRef('IndexUnavailable'),
+});
+
+const entityLookupErrors = (badRequestCodes: readonly string[]): Record<string, JsonObject> => ({
+  ...costingErrors(badRequestCodes),
+  '404': responseRef('EntityNotFound'),
+  '410': responseRef('EntityGone'),
+});
+
+const CHANGE_WINDOW_PARAMS = [paramRef('Since'), paramRef('From'), paramRef('To')];
+const changelogResponses = (schema: string, badRequestCodes: readonly string[] | null): Record<string, JsonObject> => {
+  const r: Record<string, JsonObject> = {
+    '200': ok('The changelog answer.', schemaRef(schema), CHANGELOG_HEADERS),
+    '304': responseRef('NotModified'),
+  };
+  if (badRequestCodes) r['400'] = errorResponse('Unknown stamp, inverted range or bad parameter.', badRequestCodes);
+  r['401'] = responseRef('Unauthorized');
+  r['503'] = responseRef('IndexUnavailable');
+  return r;
+};
+
+const paths: Record<string, PathItem> = {
+  '/': {
+    get: operation({
+      operationId: 'getIndex',
+      tag: 'metadata',
+      summary: 'Service identity and the served release',
+      description: 'Public (no key). Reports the namespace (`v1` or `next`) and the release it serves.',
+      cost: 0,
+      auth: false,
+      responses: {
+        '200': ok('Service index.', schemaRef('IndexResponse')),
+        '503': responseRef('IndexUnavailable'),
+      },
+    }),
+  },
+  '/meta': {
+    get: operation({
+      operationId: 'getMeta',
+      tag: 'metadata',
+      summary: 'API and release metadata',
+      description: 'No lookup cost.',
+      cost: 0,
+      responses: {
+        '200': ok('Metadata.', schemaRef('MetaResponse')),
+        '401': responseRef('Unauthorized'),
+        '503': responseRef('IndexUnavailable'),
+      },
+    }),
+  },
+  '/providers': {
+    get: operation({
+      operationId: 'listProviders',
+      tag: 'metadata',
+      summary: 'Provider rollups',
+      description: 'No lookup cost. Every valid key reads the same complete provider crosswalk.',
+      cost: 0,
+      responses: {
+        '200': ok('Provider rollups.', schemaRef('ProvidersResponse')),
+        '401': responseRef('Unauthorized'),
+        '503': responseRef('IndexUnavailable'),
+      },
+    }),
+  },
+  '/provider-notices/summary': {
+    get: operation({
+      operationId: 'getProviderNoticeSummary',
+      tag: 'metadata',
+      summary: 'Redacted provider-notice counts',
+      description: 'No lookup cost. Aggregate counts only: no titles, refs or payloads.',
+      cost: 0,
+      responses: {
+        '200': ok('Redacted summary.', schemaRef('ProviderNoticeSummaryResponse')),
+        '401': responseRef('Unauthorized'),
+        '503': errorResponse('The summary artefact (or the release) is not generated.', ['summary_unavailable', 'index_unavailable'], STAMP_IF_LOADED),
+      },
+    }),
+  },
+  '/coverage': {
+    get: operation({
+      operationId: 'getCoverage',
+      tag: 'metadata',
+      summary: 'Coverage counts of the served release',
+      description: 'No lookup cost. From coverage.csv, or counts computed from the release when the file is absent.',
+      cost: 0,
+      responses: {
+        '200': ok('Coverage.', schemaRef('CoverageResponse')),
+        '401': responseRef('Unauthorized'),
+        '503': responseRef('IndexUnavailable'),
+      },
+    }),
+  },
+  '/search': {
+    get: operation({
+      operationId: 'search',
+      tag: 'lookup',
+      summary: 'Search entities by canonical label or safe alias',
+      description:
+        'One lookup. Normalisation: Unicode NFKD, combining marks removed, case folded, Latin letters that NFKD ' +
+        'leaves whole folded to their base (ł→l, ø→o, đ→d, ß→ss, æ→ae, œ→oe); every run of non-letters/digits ' +
+        'separates tokens; nothing else is lost. At most 500 candidates per normalised token (best by bridge ' +
+        'count, then register ID). Ties of `relevance` break by bridge count, then register ID.',
+      cost: 1,
+      parameters: [paramRef('SearchQuery'), paramRef('EntityTypeFilter'), paramRef('SearchSort'), paramRef('SearchLimit')],
+      responses: {
+        '200': ok('Search results.', schemaRef('SearchResponse'), COST_HEADERS),
+        ...costingErrors(['invalid_query', 'invalid_parameter', 'unknown_entity_type']),
+      },
+    }),
+  },
+  '/resolve/{provider}/{external_id}': {
+    get: operation({
+      operationId: 'resolve',
+      tag: 'lookup',
+      summary: "Resolve a provider's own ID to register entities",
+      description:
+        'One lookup. Empty results mean no mapping exists. Redirected IDs resolve to their survivor with ' +
+        '`requested_id` and `redirected_to`. More than one entity: 409 with every candidate (charged).',
+      cost: 1,
+      parameters: [
+        paramRef('Provider'),
+        paramRef('ExternalId'),
+        paramRef('Namespace'),
+        paramRef('EntityTypeFilter'),
+        paramRef('Include'),
+        paramRef('Lang'),
+      ],
+      responses: {
+        '200': ok('The entities the provider ID maps to.', schemaRef('ResolveResult'), COST_HEADERS),
+        ...costingErrors(['invalid_id', 'unknown_provider', 'unknown_include', 'unknown_entity_type', 'invalid_parameter']),
+        '409': {
+          description: 'The provider ID maps to more than one entity. Charged as one lookup.',
+          headers: COST_HEADERS,
+          content: jsonContent(schemaRef('AmbiguousResolveError')),
+        },
+      },
+    }),
+  },
+  '/batch': {
+    post: operation({
+      operationId: 'batch',
+      tag: 'lookup',
+      summary: 'Many entity and resolve lookups in one request',
+      description:
+        'One lookup per structurally valid entity or resolve item; the rate limiter counts the batch as one ' +
+        'request. More than 100 items: 400 `batch_too_large`; more than 20 resolve items: 400 ' +
+        '`resolve_batch_too_large` (both name the limit); empty `requests`: 400 `empty_batch`; malformed body: 400 ' +
+        '`invalid_body`; bad shared include: 400 `unknown_include`. No quota is consumed on these rejections. If the ' +
+        'key has fewer credits than the batch needs, the whole batch is 402 and nothing is charged.',
+      cost: 'per_item',
+      requestBody: { required: true, content: jsonContent(schemaRef('BatchRequest')) },
+      responses: {
+        '200': ok('One result per item, in request order.', schemaRef('BatchResponse'), COST_HEADERS),
+        ...costingErrors(['invalid_body', 'empty_batch', 'batch_too_large', 'resolve_batch_too_large', 'unknown_include', 'invalid_parameter']),
+        '413': responseRef('PayloadTooLarge'),
+      },
+    }),
+  },
+  '/entities/{reep_id}': {
+    get: operation({
+      operationId: 'getEntity',
+      tag: 'lookup',
+      summary: 'An entity by register ID',
+      description:
+        'One lookup. A merged ID answers 200 with the final survivor plus `requested_id` and `redirected_to`; a ' +
+        'tombstoned ID answers 410 `gone`; an unpublished ID 404 `not_found` (both charged).',
+      cost: 1,
+      parameters: [paramRef('ReepId'), paramRef('Include'), paramRef('Lang')],
+      responses: {
+        '200': ok('The entity.', schemaRef('Entity'), COST_HEADERS),
+        ...entityLookupErrors(['invalid_id', 'unknown_include', 'invalid_parameter']),
+      },
+    }),
+  },
+  '/entities/{reep_id}/bridges': {
+    get: operation({
+      operationId: 'getEntityBridges',
+      tag: 'lookup',
+      summary: 'Provider bridges of an entity',
+      description: 'One lookup. Redirects, tombstones and unknown IDs behave as on `/entities/{reep_id}`.',
+      cost: 1,
+      parameters: [paramRef('ReepId')],
+      responses: {
+        '200': ok('The bridges.', schemaRef('EntityBridgesResponse'), COST_HEADERS),
+        ...entityLookupErrors(['invalid_id', 'invalid_parameter']),
+      },
+    }),
+  },
+  '/entities/{reep_id}/overlay': {
+    get: operation({
+      operationId: 'getEntityOverlay',
+      tag: 'lookup',
+      summary: 'Knowledge-base overlay of an entity',
+      description: 'One lookup. Redirects, tombstones and unknown IDs behave as on `/entities/{reep_id}`.',
+      cost: 1,
+      parameters: [paramRef('ReepId')],
+      responses: {
+        '200': ok('The overlay.', schemaRef('EntityOverlayResponse'), COST_HEADERS),
+        ...entityLookupErrors(['invalid_id', 'invalid_parameter']),
+      },
+    }),
+  },
+  '/entities/{reep_id}/relationships': {
+    get: operation({
+      operationId: 'getEntityRelationships',
+      tag: 'lookup',
+      summary: 'Grouped relationship summary of an entity',
+      description:
+        'One lookup. Only structural relationships are summarised (competition, season, stage, match, and which ' +
+        'teams participate in which competition-seasons). Redirects, tombstones and unknown IDs behave as on ' +
+        '`/entities/{reep_id}`.',
+      cost: 1,
+      parameters: [paramRef('ReepId'), paramRef('RelationshipFamily'), paramRef('RelationshipLimit')],
+      responses: {
+        '200': ok('The relationship summary.', schemaRef('EntityRelationshipsResponse'), COST_HEADERS),
+        ...entityLookupErrors(['invalid_id', 'invalid_parameter']),
+      },
+    }),
+  },
+  '/notices': {
+    get: operation({
+      operationId: 'listNotices',
+      tag: 'notices',
+      summary: "The provider's own notice feed",
+      description:
+        "No lookup cost; provider-scoped key (`meta.provider`) required. Returns a page of the provider's current " +
+        'batch, each finding showing its state before this delivery; the delivery then marks them seen.',
+      cost: 0,
+      parameters: [paramRef('NoticesLimit'), paramRef('NoticesOffset')],
+      responses: {
+        '200': ok('A page of findings.', schemaRef('NoticesPage')),
+        '400': errorResponse('`limit` or `offset` out of range.', ['invalid_parameter']),
+        '401': responseRef('Unauthorized'),
+        '403': responseRef('ProviderScopeRequired'),
+        '503': responseRef('IndexUnavailable'),
+      },
+    }),
+  },
+  '/notices/ack': {
+    post: operation({
+      operationId: 'ackNotices',
+      tag: 'notices',
+      summary: "Acknowledge findings of the provider's current batch",
+      description:
+        'No lookup cost; provider-scoped key required. Every ID must be in the caller\'s own current feed, else 400 ' +
+        '`unknown_batch` / `unknown_finding`, without saying whether it exists for anyone else. Durable (fsynced) ' +
+        'before the 200; acknowledging twice is harmless and keeps the first `acknowledged_at`.',
+      cost: 0,
+      requestBody: { required: true, content: jsonContent(schemaRef('AckRequest')) },
+      responses: {
+        '200': ok('What was acknowledged.', schemaRef('AckResponse')),
+        '400': errorResponse('Malformed body, or a batch or finding not in the caller\'s current feed.', ['invalid_body', 'unknown_batch', 'unknown_finding']),
+        '401': responseRef('Unauthorized'),
+        '403': responseRef('ProviderScopeRequired'),
+        '413': responseRef('PayloadTooLarge'),
+        '503': errorResponse(
+          'The deployment has no writable state store (e.g. a read-only mirror), or no release is loaded.',
+          ['ack_storage_unavailable', 'index_unavailable'],
+          STAMP_IF_LOADED,
+        ),
+      },
+    }),
+  },
+  '/changes/summary': {
+    get: operation({
+      operationId: 'getChangesSummary',
+      tag: 'changelog',
+      summary: 'Event counts for a window of releases (the cheap poll)',
+      description:
+        'No cost. The window is `since` (changes after it, up to the latest) or `from`/`to` (any two published ' +
+        'releases). Strong ETag; a matching `If-None-Match` gets 304.',
+      cost: 0,
+      parameters: [...CHANGE_WINDOW_PARAMS, paramRef('IfNoneMatch')],
+      responses: changelogResponses('ChangesSummaryResponse', ['unknown_stamp', 'invalid_range', 'invalid_parameter']),
+    }),
+  },
+  '/changes': {
+    get: operation({
+      operationId: 'listChanges',
+      tag: 'changelog',
+      summary: 'Pages of change events',
+      description:
+        'No cost. Same window as `/changes/summary`, filtered by `type` and `provider`, paged by an opaque cursor. ' +
+        'Strong ETag; a matching `If-None-Match` gets 304.',
+      cost: 0,
+      parameters: [
+        ...CHANGE_WINDOW_PARAMS,
+        paramRef('EventTypeFilter'),
+        paramRef('ProviderFilter'),
+        paramRef('ChangesLimit'),
+        paramRef('Cursor'),
+        paramRef('IfNoneMatch'),
+      ],
+      responses: changelogResponses('ChangesPage', ['unknown_stamp', 'invalid_range', 'invalid_parameter', 'stale_cursor']),
+    }),
+  },
+  '/changes/releases': {
+    get: operation({
+      operationId: 'listReleases',
+      tag: 'changelog',
+      summary: 'Published releases, newest first',
+      description: 'No cost. Strong ETag; a matching `If-None-Match` gets 304.',
+      cost: 0,
+      parameters: [paramRef('IfNoneMatch')],
+      responses: changelogResponses('ChangeReleasesResponse', null),
+    }),
+  },
+  '/key': {
+    get: operation({
+      operationId: 'getKey',
+      tag: 'keys',
+      summary: 'The calling key, its plan and remaining credits',
+      description: 'No lookup cost. Answers even before a release is loaded, so the stamp header may be absent.',
+      cost: 0,
+      responses: {
+        '200': ok('The calling key.', schemaRef('KeyResponse'), STAMP_IF_LOADED),
+        '401': errorResponse('Missing, invalid, revoked or expired key.', ERROR_CODES_401, {
+          ...STAMP_IF_LOADED,
+          'WWW-Authenticate': headerRef('WWWAuthenticate'),
+        }),
+      },
+    }),
+  },
+  '/openapi.json': {
+    get: operation({
+      operationId: 'getOpenApi',
+      tag: 'metadata',
+      summary: 'This OpenAPI document',
+      description: 'Public (no key), no cost; served from memory, so it answers even before a release is loaded.',
+      cost: 0,
+      auth: false,
+      responses: { '200': ok('The OpenAPI document.', schemaRef('OpenApiDocumentBody'), STAMP_IF_LOADED) },
+    }),
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const DESCRIPTION = `Read-only football identity register. Every response is tied to a published release stamp.
+
+Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
+
+- **Bodies**: JSON, \`Content-Type: application/json; charset=utf-8\`, no insignificant whitespace, numbers never
+  written as \`1.0\`, keys in the fixed order the schemas below list them. The same request against the same stamp
+  gives the same bytes on every machine, mirror and restart.
+- **IDs**: a merged ID answers 200 with the final survivor plus \`requested_id\` and \`redirected_to\` (also on
+  bridges, overlay, relationships, resolve and batch); a tombstoned ID answers 410 \`gone\` (charged); an unpublished
+  ID that matches the pattern 404 \`not_found\` (charged); an ID not matching the pattern 400 \`invalid_id\` (free).
+- **include**: order and repetition do not matter; an unknown name is 400 \`unknown_include\`.
+- **Order of checks** on a costing endpoint: authentication (401), request validation (400, free), rate limit
+  (429, free), quota (402, free), then the lookup (charged; 404, 409 and 410 outcomes are charged too).
+- **Rate**: at most \`rate\` costing requests per key in any rolling second (default 2); a batch is one request;
+  429 \`rate_limited\` carries \`Retry-After\` (whole seconds, at least 1).
+- **Quota**: monthly (default 1,000 lookups), reset at 00:00:00 UTC on the 1st; a batch needing more credits than
+  remain is 402 \`quota_exceeded\` whole, nothing charged.
+- **Headers**: \`X-Register-Release-Stamp\` on every response once a release is loaded, errors included;
+  \`X-Register-Credits-Remaining\` on every response of a costing endpoint for an authenticated key.
+- **Namespaces**: servers \`/api/v1\` (newest publishable release) and \`/api/next\` (newest release); they share
+  keys, quota and rate state.
+- **Errors**: \`{error, message?, detail?}\`. 401 codes \`missing_key\`, \`invalid_key\`, \`revoked_key\`,
+  \`expired_key\`. Any undocumented path answers 404 \`not_found\` (components/responses/UnknownPath); a documented
+  path with another method answers 405 \`method_not_allowed\` with \`Allow\` (components/responses/MethodNotAllowed).
+- **503** \`index_unavailable\` on any release-reading endpoint while no release is loaded.
+- **x-lookup-cost** on each operation: lookups charged per request (\`per_item\` for the batch).`;
+
+export const openapiDocument: OpenApiDocument = deepFreeze({
+  openapi: '3.1.0',
+  jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+  info: {
+    title: 'Identity Register Read API',
+    version: API_VERSION,
+    summary: `${API_NAME}: resolve football identities across data providers (${API_SCHEMA}).`,
+    description: DESCRIPTION,
+  },
+  servers: [
+    { url: '/api/v1', description: 'Launch namespace: the newest publishable release.' },
+    { url: '/api/next', description: 'Staging namespace, identical contract: the newest release of all.' },
+  ],
+  security: [{ bearerAuth: [] }],
+  tags: [
+    { name: 'metadata', description: 'Release and service metadata (no lookup cost).' },
+    { name: 'keys', description: 'The calling key.' },
+    { name: 'lookup', description: 'Costing lookups.' },
+    { name: 'notices', description: 'Provider-scoped notice feed.' },
+    { name: 'changelog', description: 'Per-release changelog (no cost, ETag).' },
+  ],
+  paths,
+  components: {
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'opaque key',
+        description:
+          'Keys are issued manually, random (128+ bits), shown once; only a hash is stored. Every valid key reads ' +
+          'the same data; keys differ only in quota and rate. `meta.provider` unlocks /notices and /notices/ack.',
+      },
+    },
+    schemas,
+    parameters,
+    headers,
+    responses,
+  },
+});
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+const HTTP_METHODS: readonly HttpMethod[] = ['get', 'post'];
+
+/** Every documented (method, path template) pair, in document order; the router's route table must match it. */
+export const OPENAPI_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze(
+  Object.entries(openapiDocument.paths).flatMap(([path, item]) =>
+    HTTP_METHODS.filter((m) => item[m] !== undefined).map((m) => Object.freeze({ method: m.toUpperCase(), path })),
+  ),
+);

@@ -31,6 +31,8 @@ export interface App {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** Marks a path parameter that is not valid percent-encoding, too long or holds NUL; refused after auth. */
+const BAD_PARAM = '\u0000bad';
 const MAX_URL = 4096;
 
 interface CompiledRoute {
@@ -62,10 +64,11 @@ export function createApp(opts: AppOptions): App {
       const url = new URL(request.url);
       const rawSegments = url.pathname.split('/');
       // ['', 'api', 'v1', ...rest]
-      if (rawSegments[1] !== 'api' || !(NAMESPACES as readonly string[]).includes(rawSegments[2])) {
-        throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
-      }
-      const ns = rawSegments[2] as Namespace;
+      const ns = (NAMESPACES as readonly string[]).includes(rawSegments[2]) && rawSegments[1] === 'api' ? (rawSegments[2] as Namespace) : null;
+      // Every answer names the stamp it was made from once a release is loaded, errors included.
+      const release = await opts.catalog.forNamespace(ns ?? 'v1').catch(() => null);
+      if (release) headers['x-register-release-stamp'] = release.stamp;
+      if (ns === null) throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
       const rest = rawSegments.slice(3);
       if (rest.length === 0) rest.push('');
       const { route, params, allowed } = match(compiled, rest, request.method === 'HEAD' ? 'GET' : request.method);
@@ -76,15 +79,17 @@ export function createApp(opts: AppOptions): App {
         throw new ApiError(404, 'not_found', 'No such path.');
       }
       const def = route;
-      const release = def.noRelease ? null : await opts.catalog.forNamespace(ns);
-      if (release) headers['x-register-release-stamp'] = release.stamp;
-      else if (!def.noRelease) throw new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
+      if (!release && !def.noRelease) throw new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
       const now = clock.now();
       if (def.auth) {
         const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
         if (!auth.ok) throw authError(auth.code);
         key = auth.key;
         costing = def.costing;
+      }
+      // A malformed path parameter is a 400, but only once the key is known (the order of checks).
+      for (const [name, v] of Object.entries(params)) {
+        if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over 512 characters.`);
       }
       const ctx: RequestContext = { request, url, method: request.method, ns, params, query: url.searchParams, release: release!, key, now, services };
       const prepared = await def.prepare(ctx);
@@ -165,9 +170,9 @@ function match(routes: CompiledRoute[], segs: string[], method: string): { route
         try {
           v = decodeURIComponent(segs[i]);
         } catch {
-          throw new ApiError(400, 'invalid_parameter', `Path parameter ${s.param} is not valid percent-encoding.`);
+          v = BAD_PARAM;
         }
-        if (v.length > 512 || v.includes('\u0000')) throw new ApiError(400, 'invalid_parameter', `Path parameter ${s.param} is too long or holds NUL.`);
+        if (v.length > 512 || v.includes('\u0000')) v = BAD_PARAM;
         params[s.param] = v;
       }
     }

@@ -33,8 +33,9 @@ export class ReleaseCatalog {
     const now = this.opts.clock.now();
     if (now - this.checkedAt >= (this.opts.refreshMs ?? 1000)) {
       this.refreshing ??= this.refresh(now).finally(() => (this.refreshing = null));
-      if (!this.index) await this.refreshing;
     }
+    // Until the first index is read, every request waits for it (later refreshes run in the background).
+    if (!this.index && this.refreshing) await this.refreshing;
     return this.index;
   }
 

@@ -1,0 +1,455 @@
+// Writes bucketed families (common/bucket-format.ts): a pack of msgpack buckets plus a directory of
+// (offset, length) pairs. Hashed families take entries in any order with bounded memory; ordinal ones stream.
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DIRECTORY_ENTRY_BYTES, encodeMsgpack, type BucketFamily } from '../../common/bucket-format.ts';
+import { RegisterError } from '../../common/errors.ts';
+import { fnv1a32 } from '../../common/hash.ts';
+import { ContentFileWriter, writeContentFile } from './content-file.ts';
+
+/** Options of a HashedFamilyWriter. */
+export interface HashedFamilyOptions {
+  /** The public root; the family's paths are relative to it. */
+  root: string;
+  /** Family name, used as file prefix: `entities/index` gives `entities/index-<hash>.pack` and `entities/index-dir-<hash>.bin`. */
+  name: string;
+  /** Directory for spill and temp files (created if missing; only this writer's own files are removed). */
+  tmpDir: string;
+  /** Average encoded bytes per bucket to aim for; the bucket count is the nearest power of two (at least 256). Default 64 KiB. */
+  targetBucketBytes?: number;
+  /** Memory cap for buffered entries before they spill to disk. Default 64 MiB. */
+  spillBytes?: number;
+}
+
+/** Options of an OrdinalFamilyWriter. */
+export interface OrdinalFamilyOptions {
+  /** The public root; the family's paths are relative to it. */
+  root: string;
+  /** Family name, used as file prefix (see HashedFamilyOptions.name). */
+  name: string;
+  /** Directory for the temp file (created if missing). Default: `root`. */
+  tmpDir?: string;
+  /** Values per bucket. Default 256. */
+  perBucket?: number;
+}
+
+/** Entries are spilled in 256 groups by the top 8 bits of the key hash; with >= 256 buckets, a group is a bucket range. */
+const GROUP_BITS = 8;
+const GROUPS = 1 << GROUP_BITS;
+const MIN_BUCKETS = GROUPS;
+/** Caps the directory at 128 MiB; far beyond any pack that fits u32 offsets at sane bucket sizes. */
+const MAX_BUCKETS = 1 << 24;
+const MAX_PACK_BYTES = 0xffffffff;
+/** Spill record header: u32 hash, u32 key UTF-8 length, u32 value length (little-endian). */
+const RECORD_HEADER = 12;
+// A lone surrogate cannot survive UTF-8: the key read back would differ from the key hashed, so refuse it.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+let serial = 0;
+/** A key as an error message shows it: JSON-escaped (NUL separators stay visible), cut if long. */
+const showKey = (key: string): string => JSON.stringify(key.length > 120 ? key.slice(0, 120) + '…' : key);
+const tempName = (kind: string): string => `.${kind}-${process.pid}-${++serial}-${randomBytes(4).toString('hex')}.tmp`;
+
+/**
+ * Builds a hashed family from entries added in any order; the output bytes depend only on the set of entries.
+ * Memory stays near `spillBytes`: entries are encoded at once and appended to per-group buffers, and a full
+ * buffer is appended to one spill file. `finish` then loads one group at a time, sorts it and writes its buckets.
+ */
+export class HashedFamilyWriter {
+  private readonly root: string;
+  private readonly name: string;
+  private readonly tmpDir: string;
+  private readonly targetBucketBytes: number;
+  /** Bytes one group may buffer before it is spilled. */
+  private readonly groupCap: number;
+  private readonly bufs: (Buffer | null)[] = new Array(GROUPS).fill(null);
+  private readonly used = new Int32Array(GROUPS);
+  private readonly counts = new Int32Array(GROUPS);
+  /** Per group: flat (offset, length) pairs of its spilled segments. */
+  private readonly segments: number[][] = Array.from({ length: GROUPS }, () => []);
+  private spillPath: string | null = null;
+  private spillFd: number | null = null;
+  private spillEnd = 0;
+  private count = 0;
+  /** Encoded bytes of all keys and values: what the buckets will hold, less their array headers. */
+  private payload = 0;
+  private done = false;
+
+  constructor(opts: HashedFamilyOptions) {
+    this.root = resolve(opts.root);
+    this.name = opts.name;
+    this.tmpDir = resolve(opts.tmpDir);
+    this.targetBucketBytes = Math.max(1, opts.targetBucketBytes ?? 64 * 1024);
+    this.groupCap = Math.max(64, Math.floor((opts.spillBytes ?? 64 * 1024 * 1024) / GROUPS));
+  }
+
+  /** Entries added so far. */
+  get entries(): number {
+    return this.count;
+  }
+
+  /** Bytes spilled to disk so far (for progress and tests). */
+  get spilledBytes(): number {
+    return this.spillEnd;
+  }
+
+  /** Adds one entry. Keys must be unique; a duplicate is reported by `finish` (checking here would need every key in memory). */
+  add(key: string, value: unknown): void {
+    if (this.done) throw new RegisterError('compile', 'add after finish', this.name);
+    if (typeof key !== 'string') throw new RegisterError('compile', `key must be a string, got ${typeof key}`, this.name);
+    const hash = fnv1a32(key);
+    const enc = encodeMsgpack(value);
+    const g = hash >>> (32 - GROUP_BITS);
+    // Worst case UTF-8 is 3 bytes per UTF-16 unit; the key is written straight into the buffer.
+    const need = RECORD_HEADER + key.length * 3 + enc.byteLength;
+    let buf = this.bufs[g];
+    let at = this.used[g];
+    if (buf === null || at + need > buf.length) {
+      if (at > 0 && at + need > this.groupCap) {
+        this.spill(g);
+        at = 0;
+        buf = this.bufs[g];
+      }
+      if (buf === null || at + need > buf.length) buf = this.grow(g, at + need);
+    }
+    const klen = writeUtf8(buf, key, at + RECORD_HEADER);
+    // Only a non-ASCII key can hold a lone surrogate (checked after the write, which `used` does not count yet).
+    if (klen !== key.length && LONE_SURROGATE.test(key)) {
+      throw new RegisterError('compile', `key ${showKey(key)} holds a lone surrogate`, this.name);
+    }
+    buf.writeUInt32LE(hash, at);
+    buf.writeUInt32LE(klen, at + 4);
+    buf.writeUInt32LE(enc.byteLength, at + 8);
+    buf.set(enc, at + RECORD_HEADER + klen);
+    at += RECORD_HEADER + klen + enc.byteLength;
+    this.used[g] = at;
+    this.counts[g]++;
+    this.count++;
+    this.payload += strHeaderBytes(klen) + klen + enc.byteLength;
+    // An oversized record may push a group past its cap; spill it now so the cap holds between calls.
+    if (at > this.groupCap) this.spill(g);
+  }
+
+  /** Sorts and writes every bucket, then the directory; removes the temp files. */
+  async finish(): Promise<BucketFamily> {
+    if (this.done) throw new RegisterError('compile', 'finish called twice', this.name);
+    this.done = true;
+    const buckets = chooseBuckets(this.payload, this.targetBucketBytes);
+    const bits = 31 - Math.clz32(buckets);
+    const perGroup = buckets / GROUPS;
+    const dir = Buffer.alloc(buckets * DIRECTORY_ENTRY_BYTES);
+    const pack = new ContentFileWriter({ root: this.root, tmpDir: this.tmpDir, bufferBytes: 4 * 1024 * 1024 });
+    try {
+      let base = 0;
+      for (let g = 0; g < GROUPS; g++) {
+        const n = this.counts[g];
+        const data = this.loadGroup(g);
+        const out = this.encodeGroup(data, n, g * perGroup, perGroup, bits, dir, base);
+        pack.write(out);
+        base += out.byteLength;
+        if (base > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, this.name);
+      }
+      this.dropSpill();
+      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir }, `${this.name}-dir`, 'bin', dir);
+      const packFile = await pack.finish(this.name, 'pack');
+      return { buckets, addressing: 'fnv1a32-top-bits', directory: directory.path, pack: packFile.path, entries: this.count };
+    } catch (err) {
+      await pack.abort();
+      this.dropSpill();
+      throw err;
+    }
+  }
+
+  /** Drops buffered entries and temp files (after an error elsewhere). */
+  async abort(): Promise<void> {
+    this.done = true;
+    this.bufs.fill(null);
+    this.dropSpill();
+  }
+
+  private grow(g: number, min: number): Buffer {
+    const old = this.bufs[g];
+    // Double up to the cap (so small families stay small); a single huge record may exceed it.
+    const size = Math.max(min, Math.min(this.groupCap, old ? old.length * 2 : 4096));
+    const buf = Buffer.allocUnsafe(size);
+    if (old) old.copy(buf, 0, 0, this.used[g]);
+    this.bufs[g] = buf;
+    return buf;
+  }
+
+  private spill(g: number): void {
+    const n = this.used[g];
+    if (n === 0) return;
+    if (this.spillFd === null) {
+      mkdirSync(this.tmpDir, { recursive: true });
+      this.spillPath = join(this.tmpDir, tempName('spill'));
+      this.spillFd = openSync(this.spillPath, 'wx+');
+    }
+    const buf = this.bufs[g]!;
+    let done = 0;
+    while (done < n) done += writeSync(this.spillFd, buf, done, n - done, this.spillEnd + done);
+    this.segments[g].push(this.spillEnd, n);
+    this.spillEnd += n;
+    this.used[g] = 0;
+    // A buffer grown past the cap for one huge record is not kept: the cap holds again after the spill.
+    if (buf.length > this.groupCap) this.bufs[g] = null;
+  }
+
+  /** All records of group `g` in one buffer: spilled segments in order, then what is still in memory. */
+  private loadGroup(g: number): Buffer {
+    const segs = this.segments[g];
+    const mem = this.bufs[g];
+    const memUsed = this.used[g];
+    let total = memUsed;
+    for (let i = 1; i < segs.length; i += 2) total += segs[i];
+    if (segs.length === 0) {
+      this.bufs[g] = null;
+      return mem ? mem.subarray(0, memUsed) : Buffer.alloc(0);
+    }
+    const data = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (let i = 0; i < segs.length; i += 2) {
+      let done = 0;
+      while (done < segs[i + 1]) {
+        const r = readSync(this.spillFd!, data, at + done, segs[i + 1] - done, segs[i] + done);
+        if (r === 0) throw new RegisterError('compile', 'spill file ended early', this.name);
+        done += r;
+      }
+      at += segs[i + 1];
+    }
+    if (mem) mem.copy(data, at, 0, memUsed);
+    this.bufs[g] = null;
+    this.used[g] = 0;
+    return data;
+  }
+
+  /**
+   * Sorts a group's records by (bucket, key) and encodes buckets [first, first + count) back to back, filling
+   * their directory entries (pack offsets start at `base`). Bucket bytes equal encodeMsgpack([k0, v0, ...]):
+   * each value is already msgpack, so the array is its header plus the concatenated elements.
+   */
+  private encodeGroup(data: Buffer, n: number, first: number, count: number, bits: number, dir: Buffer, base: number): Buffer {
+    const starts = new Float64Array(n);
+    const local = new Int32Array(n);
+    const keys = new Array<string>(n);
+    // Bucket-local counting sort first (buckets are a small dense range); keys are then sorted per bucket.
+    const bucketStart = new Int32Array(count + 1);
+    let r = 0;
+    for (let at = 0; at < data.length; r++) {
+      const b = (data.readUInt32LE(at) >>> (32 - bits)) - first;
+      const klen = data.readUInt32LE(at + 4);
+      const vlen = data.readUInt32LE(at + 8);
+      if (b < 0 || b >= count) throw new RegisterError('compile', `group holds a bucket outside ${first}..${first + count - 1}`, this.name);
+      starts[r] = at;
+      local[r] = b;
+      keys[r] = data.toString('utf8', at + RECORD_HEADER, at + RECORD_HEADER + klen);
+      bucketStart[b + 1]++;
+      at += RECORD_HEADER + klen + vlen;
+    }
+    if (r !== n) throw new RegisterError('compile', `group holds ${r} records, expected ${n}`, this.name);
+    for (let b = 0; b < count; b++) bucketStart[b + 1] += bucketStart[b];
+    const order = new Array<number>(n);
+    const fill = bucketStart.slice(0, count);
+    for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
+    const byKey = (x: number, y: number): number => (keys[x] < keys[y] ? -1 : keys[x] > keys[y] ? 1 : 0);
+
+    // The record headers (12 bytes) outweigh key string headers (<= 5), leaving room for array headers.
+    const out = Buffer.allocUnsafe(data.length + count * 5);
+    let pos = 0;
+    for (let b = 0; b < count; b++) {
+      const lo = bucketStart[b];
+      const hi = bucketStart[b + 1];
+      const start = pos;
+      if (hi > lo) {
+        const run = hi - lo > 1 ? order.slice(lo, hi).sort(byKey) : [order[lo]];
+        pos = writeArrayHeader(out, pos, run.length * 2);
+        for (let k = 0; k < run.length; k++) {
+          const rec = run[k];
+          if (k > 0 && keys[rec] === keys[run[k - 1]]) {
+            throw new RegisterError('compile', `duplicate key ${showKey(keys[rec])}`, this.name);
+          }
+          const at = starts[rec];
+          const klen = data.readUInt32LE(at + 4);
+          const len = klen + data.readUInt32LE(at + 8);
+          pos = writeStrHeader(out, pos, klen);
+          const from = at + RECORD_HEADER;
+          // Most records are a few dozen bytes: a plain loop beats the native copy call.
+          if (len < 64) for (let q = 0; q < len; q++) out[pos + q] = data[from + q];
+          else data.copy(out, pos, from, from + len);
+          pos += len;
+        }
+      }
+      const e = (first + b) * DIRECTORY_ENTRY_BYTES;
+      dir.writeUInt32LE(pos === start ? 0 : base + start, e);
+      dir.writeUInt32LE(pos - start, e + 4);
+    }
+    return out.subarray(0, pos);
+  }
+
+  private dropSpill(): void {
+    if (this.spillFd !== null) closeSync(this.spillFd);
+    if (this.spillPath !== null) rmSync(this.spillPath, { force: true });
+    this.spillFd = null;
+    this.spillPath = null;
+  }
+}
+
+/**
+ * Builds an ordinal family from values pushed in ordinal order: bucket = floor(ordinal / perBucket), each bucket
+ * the msgpack array of its values. Streams straight to the pack; memory holds one bucket.
+ */
+export class OrdinalFamilyWriter {
+  private readonly root: string;
+  private readonly name: string;
+  private readonly tmpDir: string;
+  private readonly perBucket: number;
+  private readonly pack: ContentFileWriter;
+  private stage = Buffer.allocUnsafe(64 * 1024);
+  private staged = 0;
+  private inBucket = 0;
+  private dir = Buffer.allocUnsafe(64 * DIRECTORY_ENTRY_BYTES);
+  private buckets = 0;
+  private count = 0;
+  private done = false;
+
+  constructor(opts: OrdinalFamilyOptions) {
+    this.root = resolve(opts.root);
+    this.name = opts.name;
+    this.tmpDir = resolve(opts.tmpDir ?? opts.root);
+    this.perBucket = opts.perBucket ?? 256;
+    if (!Number.isSafeInteger(this.perBucket) || this.perBucket < 1) {
+      throw new RegisterError('compile', `perBucket must be a positive integer, got ${opts.perBucket}`, this.name);
+    }
+    this.pack = new ContentFileWriter({ root: this.root, tmpDir: this.tmpDir });
+  }
+
+  /** Values pushed so far (the next value's ordinal). */
+  get entries(): number {
+    return this.count;
+  }
+
+  push(value: unknown): void {
+    if (this.done) throw new RegisterError('compile', 'push after finish', this.name);
+    const enc = encodeMsgpack(value);
+    if (this.staged + enc.byteLength > this.stage.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.stage.length * 2, this.staged + enc.byteLength));
+      this.stage.copy(bigger, 0, 0, this.staged);
+      this.stage = bigger;
+    }
+    this.stage.set(enc, this.staged);
+    this.staged += enc.byteLength;
+    this.count++;
+    if (++this.inBucket === this.perBucket) this.flushBucket();
+  }
+
+  async finish(): Promise<BucketFamily> {
+    if (this.done) throw new RegisterError('compile', 'finish called twice', this.name);
+    this.done = true;
+    try {
+      if (this.inBucket > 0) this.flushBucket();
+      const dir = this.dir.subarray(0, this.buckets * DIRECTORY_ENTRY_BYTES);
+      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir }, `${this.name}-dir`, 'bin', dir);
+      const pack = await this.pack.finish(this.name, 'pack');
+      return {
+        buckets: this.buckets,
+        addressing: 'ordinal',
+        per_bucket: this.perBucket,
+        directory: directory.path,
+        pack: pack.path,
+        entries: this.count,
+      };
+    } catch (err) {
+      await this.pack.abort();
+      throw err;
+    }
+  }
+
+  /** Drops the temp file (after an error elsewhere). */
+  async abort(): Promise<void> {
+    this.done = true;
+    await this.pack.abort();
+  }
+
+  private flushBucket(): void {
+    const offset = this.pack.bytes;
+    const header = Buffer.allocUnsafe(5);
+    const h = writeArrayHeader(header, 0, this.inBucket);
+    this.pack.write(header.subarray(0, h));
+    this.pack.write(this.stage.subarray(0, this.staged));
+    const length = h + this.staged;
+    if (offset + length > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, this.name);
+    if ((this.buckets + 1) * DIRECTORY_ENTRY_BYTES > this.dir.length) {
+      const bigger = Buffer.allocUnsafe(this.dir.length * 2);
+      this.dir.copy(bigger);
+      this.dir = bigger;
+    }
+    this.dir.writeUInt32LE(offset, this.buckets * DIRECTORY_ENTRY_BYTES);
+    this.dir.writeUInt32LE(length, this.buckets * DIRECTORY_ENTRY_BYTES + 4);
+    this.buckets++;
+    this.staged = 0;
+    this.inBucket = 0;
+  }
+}
+
+/** Power of two >= 256 nearest (in log scale) to payload / target, so buckets average about the target size. */
+export function chooseBuckets(payloadBytes: number, targetBucketBytes: number): number {
+  const ideal = payloadBytes / targetBucketBytes;
+  if (ideal <= MIN_BUCKETS) return MIN_BUCKETS;
+  const b = 2 ** Math.round(Math.log2(ideal));
+  return Math.min(MAX_BUCKETS, Math.max(MIN_BUCKETS, b));
+}
+
+// msgpack headers, smallest form, as msgpackr writes them.
+function writeArrayHeader(out: Buffer, pos: number, n: number): number {
+  if (n < 16) {
+    out[pos] = 0x90 | n;
+    return pos + 1;
+  }
+  if (n < 0x10000) {
+    out[pos] = 0xdc;
+    out.writeUInt16BE(n, pos + 1);
+    return pos + 3;
+  }
+  out[pos] = 0xdd;
+  out.writeUInt32BE(n, pos + 1);
+  return pos + 5;
+}
+
+function writeStrHeader(out: Buffer, pos: number, n: number): number {
+  if (n < 32) {
+    out[pos] = 0xa0 | n;
+    return pos + 1;
+  }
+  if (n < 0x100) {
+    out[pos] = 0xd9;
+    out[pos + 1] = n;
+    return pos + 2;
+  }
+  if (n < 0x10000) {
+    out[pos] = 0xda;
+    out.writeUInt16BE(n, pos + 1);
+    return pos + 3;
+  }
+  out[pos] = 0xdb;
+  out.writeUInt32BE(n, pos + 1);
+  return pos + 5;
+}
+
+/** Writes `s` as UTF-8 at `at` (room for 3 bytes per code unit is assumed); returns the byte count. */
+function writeUtf8(buf: Buffer, s: string, at: number): number {
+  // Keys are mostly short ASCII IDs and tokens, where a loop beats the native call; anything else goes native.
+  const len = s.length;
+  if (len < 64) {
+    let i = 0;
+    for (; i < len; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at + i] = c;
+    }
+    if (i === len) return len;
+  }
+  return buf.write(s, at);
+}
+
+const strHeaderBytes = (n: number): number => (n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);

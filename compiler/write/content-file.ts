@@ -1,0 +1,169 @@
+// Writes one large output file under a content-addressed name: bytes stream to a temp file while being hashed,
+// and the file is renamed to `<prefix>-<sha256[0:16]>.<ext>` only once complete, so a published name never changes.
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { closeSync, fsync as fsyncCb, mkdirSync, openSync, writeSync, type PathLike } from 'node:fs';
+import { copyFile, mkdir, open, rename, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { RegisterError } from '../../common/errors.ts';
+
+const fsync = promisify(fsyncCb);
+
+/** Options of a ContentFileWriter. */
+export interface ContentFileOptions {
+  /** The public root; returned paths are relative to it. */
+  root: string;
+  /** Directory for the temp file (created if missing). Same file system as `root` makes the final rename atomic. Default: `root`. */
+  tmpDir?: string;
+  /** Bytes buffered in memory between writes to disk. Default 1 MiB. */
+  bufferBytes?: number;
+}
+
+/** A finished content-addressed file. */
+export interface ContentFile {
+  /** Path relative to the root, `/`-separated, e.g. `entities/index-3fa2c1d09e5b7a44.pack`. */
+  path: string;
+  bytes: number;
+  /** Full sha256 of the content, lowercase hex. */
+  sha256: string;
+}
+
+let serial = 0;
+
+/**
+ * Streams bytes to a temp file with large buffered writes, hashing as it goes. `write` is synchronous so hot
+ * loops (bucket and shard writers) pay no promise per call; one syscall per `bufferBytes`.
+ */
+export class ContentFileWriter {
+  private readonly root: string;
+  private readonly tmpPath: string;
+  private readonly hash: Hash = createHash('sha256');
+  private readonly buf: Buffer;
+  private fd: number | null;
+  private used = 0;
+  private written = 0;
+
+  constructor(opts: ContentFileOptions) {
+    this.root = resolve(opts.root);
+    const tmpDir = resolve(opts.tmpDir ?? opts.root);
+    mkdirSync(tmpDir, { recursive: true });
+    this.tmpPath = join(tmpDir, `.content-${process.pid}-${++serial}-${randomBytes(4).toString('hex')}.tmp`);
+    this.fd = openSync(this.tmpPath, 'wx');
+    this.buf = Buffer.allocUnsafe(Math.max(4096, opts.bufferBytes ?? 1024 * 1024));
+  }
+
+  /** Bytes written so far: the offset the next write lands at. */
+  get bytes(): number {
+    return this.written + this.used;
+  }
+
+  /** Appends `chunk`; the chunk may be reused by the caller as soon as this returns. */
+  write(chunk: Uint8Array): void {
+    if (this.fd === null) throw new Error(`ContentFileWriter: write after finish/abort (${this.tmpPath})`);
+    const n = chunk.byteLength;
+    if (n <= this.buf.length - this.used) {
+      this.buf.set(chunk, this.used);
+      this.used += n;
+      return;
+    }
+    this.flush();
+    if (n >= this.buf.length) this.writeOut(chunk);
+    else {
+      this.buf.set(chunk, 0);
+      this.used = n;
+    }
+  }
+
+  /**
+   * Flushes, fsyncs and closes the temp file, then renames it to `<root>/<prefix>-<hash16>.<ext>`.
+   * If that name already exists it holds the same bytes (same hash), so replacing it is harmless.
+   */
+  async finish(prefix: string, ext: string): Promise<ContentFile> {
+    checkName(prefix, ext);
+    if (this.fd === null) throw new Error(`ContentFileWriter: finish called twice (${this.tmpPath})`);
+    try {
+      try {
+        this.flush();
+        await fsync(this.fd);
+      } finally {
+        closeSync(this.fd);
+        this.fd = null;
+      }
+      const sha256 = this.hash.digest('hex');
+      const path = `${prefix}-${sha256.slice(0, 16)}.${ext}`;
+      const dest = join(this.root, ...path.split('/'));
+      await mkdir(dirname(dest), { recursive: true });
+      try {
+        await rename(this.tmpPath, dest);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+        // tmpDir on another file system: copy, then drop the temp file.
+        await copyFile(this.tmpPath, dest);
+        await rm(this.tmpPath, { force: true });
+      }
+      await syncDir(dirname(dest));
+      return { path, bytes: this.written, sha256 };
+    } catch (err) {
+      await rm(this.tmpPath, { force: true });
+      throw err;
+    }
+  }
+
+  /** Drops the temp file (after an error). Safe to call at any time, also after finish. */
+  async abort(): Promise<void> {
+    if (this.fd !== null) {
+      closeSync(this.fd);
+      this.fd = null;
+    }
+    await rm(this.tmpPath, { force: true });
+  }
+
+  private flush(): void {
+    if (this.used === 0) return;
+    this.writeOut(this.buf.subarray(0, this.used));
+    this.used = 0;
+  }
+
+  private writeOut(bytes: Uint8Array): void {
+    this.hash.update(bytes);
+    let done = 0;
+    while (done < bytes.byteLength) done += writeSync(this.fd!, bytes, done, bytes.byteLength - done);
+    this.written += bytes.byteLength;
+  }
+}
+
+/** Writes `data` as one content-addressed file (small files: documents, directories). */
+export async function writeContentFile(opts: ContentFileOptions, prefix: string, ext: string, data: Uint8Array): Promise<ContentFile> {
+  // A tiny buffer: the one write of `data` goes straight to the file.
+  const w = new ContentFileWriter({ ...opts, bufferBytes: 4096 });
+  try {
+    w.write(data);
+    return await w.finish(prefix, ext);
+  } catch (err) {
+    await w.abort();
+    throw err;
+  }
+}
+
+function checkName(prefix: string, ext: string): void {
+  const bad =
+    !prefix ||
+    prefix.startsWith('/') ||
+    prefix.includes('\\') ||
+    prefix.split('/').some((s) => s === '' || s === '.' || s === '..') ||
+    !/^[A-Za-z0-9]+$/.test(ext);
+  if (bad) throw new RegisterError('compile', `bad content file name ${JSON.stringify(prefix)} . ${JSON.stringify(ext)}`);
+}
+
+// The rename is only durable once the directory entry is; not every platform lets a directory be fsynced.
+async function syncDir(dir: PathLike): Promise<void> {
+  let fh;
+  try {
+    fh = await open(dir, 'r');
+    await fh.sync();
+  } catch {
+    // best effort
+  } finally {
+    await fh?.close();
+  }
+}

@@ -1,0 +1,129 @@
+// A small least-recently-used cache bounded by total weight (bytes), which also shares in-flight loads so that
+// concurrent requests for the same key cost one load (the Pagefind pattern: no chunk is fetched twice).
+
+/** Options of an LruCache. */
+export interface LruCacheOptions {
+  /** Upper bound on the summed weight of retained values (usually bytes). Values heavier than this are returned but never retained. */
+  maxWeight: number;
+}
+
+interface Slot<V> {
+  value: V;
+  weight: number;
+}
+
+export class LruCache<K, V> {
+  readonly maxWeight: number;
+  // A Map iterates in insertion order; re-inserting on every hit keeps the least recently used entry first.
+  private readonly slots = new Map<K, Slot<V>>();
+  private readonly inflight = new Map<K, Promise<V>>();
+  private total = 0;
+
+  constructor(opts: LruCacheOptions) {
+    if (!(opts.maxWeight >= 0)) throw new RangeError(`LruCache: maxWeight must be >= 0, got ${opts.maxWeight}`);
+    this.maxWeight = opts.maxWeight;
+  }
+
+  /** Summed weight of the retained values. */
+  get weight(): number {
+    return this.total;
+  }
+
+  /** Number of retained values. */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** Number of loads in flight. */
+  get pending(): number {
+    return this.inflight.size;
+  }
+
+  has(key: K): boolean {
+    return this.slots.has(key);
+  }
+
+  /** The retained value under `key` (marking it recently used), or undefined. */
+  get(key: K): V | undefined {
+    const slot = this.slots.get(key);
+    if (!slot) return undefined;
+    this.slots.delete(key);
+    this.slots.set(key, slot);
+    return slot.value;
+  }
+
+  /** Retains `value` under `key`, evicting least recently used values until the bound holds. */
+  set(key: K, value: V, weight: number): void {
+    this.drop(key);
+    if (!(weight >= 0) || weight > this.maxWeight) return;
+    this.slots.set(key, { value, weight });
+    this.total += weight;
+    this.evict();
+  }
+
+  delete(key: K): boolean {
+    this.inflight.delete(key);
+    return this.drop(key);
+  }
+
+  clear(): void {
+    this.slots.clear();
+    this.inflight.clear();
+    this.total = 0;
+  }
+
+  /**
+   * The value under `key`: retained, already loading (the same promise is shared), or loaded now by `loader`.
+   * A failed load is not retained, so the next call retries. `weightOf` may return Infinity to share the
+   * in-flight load without retaining the result.
+   */
+  getOrLoad(key: K, weightOf: (value: V) => number, loader: () => Promise<V>): Promise<V> {
+    const slot = this.slots.get(key);
+    if (slot) {
+      this.slots.delete(key);
+      this.slots.set(key, slot);
+      return Promise.resolve(slot.value);
+    }
+    const running = this.inflight.get(key);
+    if (running) return running;
+    let started: Promise<V>;
+    try {
+      started = loader();
+    } catch (err) {
+      started = Promise.reject(err);
+    }
+    // Retain the result only if this load is still the registered one: delete() or clear() meanwhile means the
+    // caller no longer wants it kept.
+    const promise: Promise<V> = started.then(
+      (value) => {
+        if (this.inflight.get(key) === promise) {
+          this.inflight.delete(key);
+          this.set(key, value, weightOf(value));
+        }
+        return value;
+      },
+      (err: unknown) => {
+        if (this.inflight.get(key) === promise) this.inflight.delete(key);
+        throw err;
+      },
+    );
+    this.inflight.set(key, promise);
+    return promise;
+  }
+
+  private drop(key: K): boolean {
+    const slot = this.slots.get(key);
+    if (!slot) return false;
+    this.slots.delete(key);
+    this.total -= slot.weight;
+    return true;
+  }
+
+  private evict(): void {
+    for (const [key, slot] of this.slots) {
+      if (this.total <= this.maxWeight) break;
+      this.slots.delete(key);
+      this.total -= slot.weight;
+    }
+  }
+}

@@ -1,0 +1,211 @@
+// ShardSource driver for a local dist/ folder: positioned reads through a small pool of open file handles.
+import { open, readFile, type FileHandle } from 'node:fs/promises';
+import { resolve, sep } from 'node:path';
+import type { ShardSource } from '../interfaces.ts';
+import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
+
+/** Options of createFsSource. */
+export interface FsSourceOptions {
+  /** The dist root; every path is read relative to it. */
+  root: string;
+  /** Most file handles kept open for range reads; the least recently used is closed beyond this. Default 64. */
+  maxOpenFiles?: number;
+}
+
+/** Counters for tests and metrics. */
+export interface FsSourceStats {
+  /** Files opened so far (handle opens plus whole-file reads). */
+  opens: number;
+  /** Handles currently held open. */
+  openFiles: number;
+  maxOpenFiles: number;
+}
+
+export interface FsShardSource extends ShardSource {
+  stats(): FsSourceStats;
+}
+
+interface OpenFile {
+  fh: FileHandle;
+  size: number;
+  users: number;
+  evicted: boolean;
+  closed: boolean;
+}
+
+const NOT_FOUND = new Set(['ENOENT', 'ENOTDIR', 'EISDIR']);
+const isNotFound = (err: unknown): boolean => NOT_FOUND.has((err as NodeJS.ErrnoException)?.code ?? '');
+
+export function createFsSource(opts: FsSourceOptions): FsShardSource {
+  const root = resolve(opts.root);
+  const maxOpenFiles = Math.max(1, opts.maxOpenFiles ?? 64);
+  const label = `fs:${root}`;
+  const tag = 'fs-source';
+  // Insertion order = recency: a hit re-inserts the entry.
+  const handles = new Map<string, Promise<OpenFile>>();
+  const wholeReads = new Map<string, Promise<Uint8Array | null>>();
+  let opens = 0;
+  let openFiles = 0;
+  let closed = false;
+
+  const inside = root.endsWith(sep) ? root : root + sep;
+  const absolute = (path: string): string => {
+    checkSourcePath(tag, path);
+    const abs = resolve(root, path);
+    // Belt and braces: checkSourcePath already rules out every way out of root.
+    if (!abs.startsWith(inside)) throw new Error(`[${tag}] refused path ${JSON.stringify(path)}: outside root`);
+    return abs;
+  };
+  const assertOpen = () => {
+    if (closed) throw new Error(`[${tag}] ${label} is closed`);
+  };
+
+  const release = (f: OpenFile): void => {
+    f.users--;
+    if (f.evicted && f.users === 0 && !f.closed) {
+      f.closed = true;
+      openFiles--;
+      f.fh.close().catch(() => {});
+    }
+  };
+
+  const evictOldest = (): void => {
+    while (handles.size > maxOpenFiles) {
+      const [path, p] = handles.entries().next().value as [string, Promise<OpenFile>];
+      handles.delete(path);
+      // A handle in use is closed only when its last reader releases it.
+      p.then(
+        (f) => {
+          f.evicted = true;
+          f.users++;
+          release(f);
+        },
+        () => {},
+      );
+    }
+  };
+
+  const acquire = async (path: string, abs: string): Promise<OpenFile> => {
+    for (;;) {
+      let p = handles.get(path);
+      if (p) {
+        handles.delete(path);
+        handles.set(path, p);
+      } else {
+        opens++;
+        p = (async () => {
+          const fh = await open(abs, 'r');
+          openFiles++;
+          try {
+            const st = await fh.stat();
+            if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+            return { fh, size: st.size, users: 0, evicted: false, closed: false };
+          } catch (err) {
+            openFiles--;
+            await fh.close().catch(() => {});
+            throw err;
+          }
+        })();
+        const mine = p;
+        handles.set(path, mine);
+        mine.catch(() => {
+          if (handles.get(path) === mine) handles.delete(path);
+        });
+        evictOldest();
+      }
+      let f: OpenFile;
+      try {
+        f = await p;
+      } catch (err) {
+        if (isNotFound(err)) throw new Error(`[${tag}] ${path}: not found`);
+        throw new Error(`[${tag}] ${path}: ${(err as Error).message}`);
+      }
+      // Evicted and closed between lookup and use: open it again.
+      if (f.closed) continue;
+      f.users++;
+      return f;
+    }
+  };
+
+  const readWhole = async (path: string, abs: string): Promise<Uint8Array | null> => {
+    opens++;
+    try {
+      const buf = await readFile(abs);
+      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw new Error(`[${tag}] ${path}: ${(err as Error).message}`);
+    }
+  };
+
+  const readWholeShared = async (path: string): Promise<Uint8Array | null> => {
+    assertOpen();
+    const abs = absolute(path);
+    // Whole-file reads always go to the file system (never a kept handle), so a rewritten pointer file is seen
+    // at once; identical concurrent reads share one.
+    let p = wholeReads.get(path);
+    if (!p) {
+      p = readWhole(path, abs).finally(() => wholeReads.delete(path));
+      wholeReads.set(path, p);
+    }
+    return p;
+  };
+
+  return {
+    label,
+
+    readFile: readWholeShared,
+
+    async readRange(path, offset, length) {
+      assertOpen();
+      const abs = absolute(path);
+      checkRange(tag, path, offset, length);
+      if (isMutablePath(path)) {
+        // A pointer file may be replaced by rename at any moment: read the current one, never a kept handle.
+        const whole = await readWholeShared(path);
+        if (!whole) throw new Error(`[${tag}] ${path}: not found`);
+        if (offset + length > whole.byteLength) throw shorter(path, offset, length, whole.byteLength);
+        return whole.slice(offset, offset + length);
+      }
+      const f = await acquire(path, abs);
+      try {
+        if (offset + length > f.size) throw shorter(path, offset, length, f.size);
+        const out = new Uint8Array(length);
+        let done = 0;
+        while (done < length) {
+          const { bytesRead } = await f.fh.read(out, done, length - done, offset + done);
+          if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
+          done += bytesRead;
+        }
+        return out;
+      } finally {
+        release(f);
+      }
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      const all = [...handles.values()];
+      handles.clear();
+      await Promise.all(
+        all.map((p) =>
+          p.then(
+            (f) => {
+              f.evicted = true;
+              f.users++;
+              release(f);
+            },
+            () => {},
+          ),
+        ),
+      );
+    },
+
+    stats: () => ({ opens, openFiles, maxOpenFiles }),
+  };
+
+  function shorter(path: string, offset: number, length: number, size: number): Error {
+    return new Error(`[${tag}] ${path}: range ${offset}+${length} is past the end of the file (${size} bytes)`);
+  }
+}

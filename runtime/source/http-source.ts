@@ -1,0 +1,238 @@
+// ShardSource driver for a dist/ hosted by a CDN or mirror: whole files by GET, pieces by HTTP Range requests,
+// with identical in-flight requests shared and fetched bytes kept in a bounded LRU.
+import type { ShardSource } from '../interfaces.ts';
+import { LruCache } from '../release/lru-cache.ts';
+import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
+
+/** Options of createHttpSource. */
+export interface HttpSourceOptions {
+  /** URL of the dist root, e.g. `https://cdn.example.org/register/dist/`. User info in it is sent as Basic auth and never logged. */
+  baseUrl: string | URL;
+  /** Bound on bytes of fetched files and ranges kept in memory. Default 64 MiB. */
+  cacheBytes?: number;
+  /** Per-request deadline, including the body. Default 10000 ms. */
+  timeoutMs?: number;
+  /** Most requests in flight at once; more wait their turn, so a burst of lookups cannot open hundreds of sockets. Default 16. */
+  maxConcurrent?: number;
+  /** Extra request headers (e.g. a mirror token). Never logged. */
+  headers?: Record<string, string>;
+  /** The fetch to use. Default: global fetch (undici). */
+  fetch?: typeof fetch;
+}
+
+/** Counters for tests and metrics. */
+export interface HttpSourceStats {
+  /** HTTP requests sent so far. */
+  requests: number;
+  /** Bytes currently cached, and the bound. */
+  cachedBytes: number;
+  cacheBytes: number;
+}
+
+export interface HttpShardSource extends ShardSource {
+  stats(): HttpSourceStats;
+}
+
+const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
+
+export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
+  const base = new URL(String(opts.baseUrl));
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw new Error(`[http-source] base URL must be http(s), got ${base.protocol}`);
+  }
+  const headers: Record<string, string> = { ...opts.headers };
+  // fetch refuses URLs with credentials; move them to a header, and keep them out of every message.
+  if (base.username || base.password) {
+    const user = decodeURIComponent(base.username);
+    const pass = decodeURIComponent(base.password);
+    headers.authorization = 'Basic ' + Buffer.from(`${user}:${pass}`).toString('base64');
+    base.username = '';
+    base.password = '';
+  }
+  base.search = '';
+  base.hash = '';
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  const label = `http:${base.origin}${base.pathname}`;
+  const tag = 'http-source';
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const cacheBytes = opts.cacheBytes ?? 64 * 1024 * 1024;
+  const doFetch = opts.fetch ?? globalThis.fetch;
+  const cache = new LruCache<string, Uint8Array>({ maxWeight: cacheBytes });
+  const closing = new AbortController();
+  const maxConcurrent = Math.max(1, opts.maxConcurrent ?? 16);
+  const waiting: (() => void)[] = [];
+  let active = 0;
+  let requests = 0;
+  let closed = false;
+
+  // Each segment is percent-encoded so that `?`, `#` and `%` in a file name stay part of the path.
+  const urlOf = (path: string): URL => new URL(path.split('/').map(encodeURIComponent).join('/'), base);
+  const where = (url: URL, range?: string): string => `${url.pathname}${range ? ` (bytes=${range})` : ''}`;
+  const assertOpen = () => {
+    if (closed) throw new Error(`[${tag}] ${label} is closed`);
+  };
+  // Pointer files and 404s are shared while in flight but never kept: both may change at any moment.
+  const weightOf = (path: string) => (bytes: Uint8Array) =>
+    bytes === MISSING || isMutablePath(path) ? Infinity : bytes.byteLength;
+
+  async function request(url: URL, init: { method?: string; range?: string }): Promise<Response> {
+    if (active >= maxConcurrent) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+    try {
+      return await send(url, init);
+    } finally {
+      // The slot is held until headers arrive; bodies are small (one bucket) and read at once.
+      active--;
+      waiting.shift()?.();
+    }
+  }
+
+  async function send(url: URL, init: { method?: string; range?: string }): Promise<Response> {
+    if (closed) throw new Error(`[${tag}] ${init.method ?? 'GET'} ${where(url, init.range)}: source closed`);
+    requests++;
+    const h: Record<string, string> = { ...headers };
+    // fetch itself adds `Accept-Encoding: identity` to a Range request (Fetch standard), so the bytes come as stored.
+    if (init.range) h.range = `bytes=${init.range}`;
+    try {
+      return await doFetch(url, {
+        method: init.method ?? 'GET',
+        headers: h,
+        redirect: 'follow',
+        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
+      });
+    } catch (err) {
+      throw fetchError(err, url, init.range, init.method);
+    }
+  }
+
+  async function body(res: Response, url: URL, range?: string): Promise<Uint8Array> {
+    try {
+      return new Uint8Array(await res.arrayBuffer());
+    } catch (err) {
+      throw fetchError(err, url, range);
+    }
+  }
+
+  function fetchError(err: unknown, url: URL, range?: string, method = 'GET'): Error {
+    const e = err as Error;
+    const why =
+      e?.name === 'TimeoutError'
+        ? `timed out after ${timeoutMs} ms`
+        : e?.name === 'AbortError'
+          ? 'source closed'
+          : `${e?.message ?? String(err)}${(e?.cause as Error)?.message ? ` (${(e.cause as Error).message})` : ''}`;
+    return new Error(`[${tag}] ${method} ${where(url, range)}: ${why}`);
+  }
+
+  async function discard(res: Response): Promise<void> {
+    await res.body?.cancel().catch(() => {});
+  }
+
+  async function loadFile(path: string): Promise<Uint8Array | null> {
+    const url = urlOf(path);
+    const res = await request(url, {});
+    if (res.status === 404 || res.status === 410) {
+      await discard(res);
+      return null;
+    }
+    if (res.status !== 200) {
+      await discard(res);
+      throw new Error(`[${tag}] GET ${where(url)}: HTTP ${res.status}`);
+    }
+    return body(res, url);
+  }
+
+  async function loadRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+    const url = urlOf(path);
+    const end = offset + length - 1;
+    const range = `${offset}-${end}`;
+    const res = await request(url, { range });
+    if (res.status === 206) {
+      const m = CONTENT_RANGE.exec(res.headers.get('content-range') ?? '');
+      if (!m) {
+        await discard(res);
+        throw new Error(`[${tag}] GET ${where(url, range)}: 206 without a usable Content-Range`);
+      }
+      const [a, b, total] = [Number(m[1]), Number(m[2]), m[3] === '*' ? NaN : Number(m[3])];
+      if (a !== offset || b !== end) {
+        await discard(res);
+        // Servers clamp a range that runs past the end of the file.
+        if (a === offset && b < end && total === b + 1) throw shorter(url, range, total);
+        throw new Error(`[${tag}] GET ${where(url, range)}: server sent bytes ${a}-${b}`);
+      }
+      const bytes = await body(res, url, range);
+      if (bytes.byteLength !== length) {
+        throw new Error(`[${tag}] GET ${where(url, range)}: body has ${bytes.byteLength} bytes, expected ${length}`);
+      }
+      return bytes;
+    }
+    if (res.status === 200) {
+      // The server ignored Range and sent the whole file: still correct, and worth keeping whole.
+      const whole = await body(res, url, range);
+      if (!isMutablePath(path)) cache.set(`f ${path}`, whole, whole.byteLength);
+      if (offset + length > whole.byteLength) throw shorter(url, range, whole.byteLength);
+      return whole.slice(offset, offset + length);
+    }
+    await discard(res);
+    if (res.status === 416) {
+      const total = /^bytes \*\/(\d+)$/.exec(res.headers.get('content-range') ?? '')?.[1];
+      throw shorter(url, range, total === undefined ? NaN : Number(total));
+    }
+    if (res.status === 404 || res.status === 410) throw new Error(`[${tag}] GET ${where(url, range)}: not found`);
+    throw new Error(`[${tag}] GET ${where(url, range)}: HTTP ${res.status}`);
+  }
+
+  async function loadEmptyRange(path: string, offset: number): Promise<Uint8Array> {
+    // A zero-length Range cannot be expressed; a HEAD still proves the file exists and is long enough.
+    const url = urlOf(path);
+    const res = await request(url, { method: 'HEAD' });
+    await discard(res);
+    if (res.status === 404 || res.status === 410) throw new Error(`[${tag}] HEAD ${url.pathname}: not found`);
+    if (res.status !== 200) throw new Error(`[${tag}] HEAD ${url.pathname}: HTTP ${res.status}`);
+    const size = Number(res.headers.get('content-length'));
+    if (Number.isFinite(size) && offset > size) throw shorter(url, `${offset}-`, size);
+    return new Uint8Array(0);
+  }
+
+  function shorter(url: URL, range: string, size: number): Error {
+    return new Error(`[${tag}] GET ${where(url, range)}: range is past the end of the file${Number.isNaN(size) ? '' : ` (${size} bytes)`}`);
+  }
+
+  return {
+    label,
+
+    async readFile(path) {
+      assertOpen();
+      checkSourcePath(tag, path);
+      const key = `f ${path}`;
+      const bytes = await cache.getOrLoad(key, weightOf(path), async () => (await loadFile(path)) ?? MISSING);
+      return bytes === MISSING ? null : bytes;
+    },
+
+    async readRange(path, offset, length) {
+      assertOpen();
+      checkSourcePath(tag, path);
+      checkRange(tag, path, offset, length);
+      if (length === 0) return loadEmptyRange(path, offset);
+      if (!isMutablePath(path)) {
+        const whole = cache.get(`f ${path}`);
+        if (whole && whole !== MISSING) {
+          if (offset + length > whole.byteLength) throw shorter(urlOf(path), `${offset}-${offset + length - 1}`, whole.byteLength);
+          return whole.subarray(offset, offset + length);
+        }
+      }
+      return cache.getOrLoad(`r ${path} ${offset} ${length}`, weightOf(path), () => loadRange(path, offset, length));
+    },
+
+    async close() {
+      closed = true;
+      closing.abort();
+      cache.clear();
+    },
+
+    stats: () => ({ requests, cachedBytes: cache.weight, cacheBytes }),
+  };
+}
+
+// Stands for a 404 inside the cache, so concurrent readers of a missing file share one request.
+const MISSING = new Uint8Array(0);

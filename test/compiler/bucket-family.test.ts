@@ -13,7 +13,7 @@ import type { ShardSource } from '../../runtime/interfaces.ts';
 import { createBucketCache, openBucketFamily } from '../../runtime/release/bucket-family-reader.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createHttpSource } from '../../runtime/source/http-source.ts';
-import { serveDir, type ServedDir } from '../runtime/source/serve-dir.ts';
+import { serveDir, type ServedDir } from '../helpers/serve-dir.ts';
 
 const SPECIAL_KEYS = [
   '__proto__',

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHttpSource } from '../../../runtime/source/http-source.ts';
 import { bytesOf, expectBytes, shardSourceContract } from './shard-source-contract.ts';
-import { serveDir, type ServedDir } from './serve-dir.ts';
+import { serveDir, type ServedDir } from '../../helpers/serve-dir.ts';
 
 const servers = new Map<string, ServedDir>();
 afterAll(async () => {

@@ -1,0 +1,73 @@
+// A mirror: only the public part of dist (index.json and <stamp>/public) is uploaded to a static host that
+// honours Range requests (the `serve` package here). The runtime reading it over HTTP answers byte-identical
+// bodies to the runtime reading the local disk, and never needs anything private from the host.
+import { cpSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addKey } from '../../runtime/keys/key-file.ts';
+import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { serveDir, type ServedDir } from '../helpers/serve-dir.ts';
+import { client } from '../helpers/api-client.ts';
+import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+
+let world: World;
+let mirror: ServedDir;
+let local: Runtime;
+let remote: Runtime;
+let key: string;
+
+beforeAll(async () => {
+  world = await makeHandWorld();
+  const upload = mkdtempSync(join(tmpdir(), 'ir-mirror-'));
+  cpSync(join(world.dist, 'index.json'), join(upload, 'index.json'));
+  for (const stamp of readdirSync(world.dist).filter((n) => /^\d{8}T\d{6}Z$/.test(n))) {
+    mkdirSync(join(upload, stamp), { recursive: true });
+    cpSync(join(world.dist, stamp, 'public'), join(upload, stamp, 'public'), { recursive: true });
+  }
+  mirror = await serveDir(upload);
+  const keys = join(world.root, 'keys.json');
+  key = (await addKey({ file: keys, name: 'p', quota: 100000, rate: 100000, provider: 'opta' })).key;
+  local = await startRuntime({ dist: world.dist, keys, state: join(world.root, 'state-local'), port: 0 });
+  remote = await startRuntime({ dist: mirror.baseUrl, privateDist: world.dist, keys, state: join(world.root, 'state-remote'), port: 0 });
+});
+afterAll(async () => {
+  await local?.close();
+  await remote?.close();
+  await mirror?.close();
+});
+
+describe('serving a mirror over HTTP', () => {
+  it('answers the same bytes as the local dist', async () => {
+    const a = client(local.url + '/api/v1', key);
+    const b = client(remote.url + '/api/v1', key);
+    const paths = [
+      '/', '/meta', '/providers', '/coverage', '/provider-notices/summary',
+      `/entities/${ID.arsenal}?include=aliases,attributes,bridges,relationships,overlay`, `/entities/${ID.mergedOld}`, `/entities/${ID.tomb}`,
+      `/entities/${ID.never}`, `/entities/${ID.arsenal}/bridges`, `/entities/${ID.season}/relationships`,
+      '/resolve/transfermarkt/11?namespace=verein', '/resolve/transfermarkt/500?namespace=verein', '/resolve/flashscore/palmer-cole%2Fh8agbDt7',
+      '/search?q=arsenal', '/search?q=cole%20pal', '/changes/releases', '/changes?limit=5', '/changes/summary',
+    ];
+    for (const p of paths) {
+      const [x, y] = await Promise.all([a(p), b(p)]);
+      expect(y.status, p).toBe(x.status);
+      expect(y.text, p).toBe(x.text);
+      expect(y.headers.get('x-register-release-stamp')).toBe(x.headers.get('x-register-release-stamp'));
+    }
+    const r = await b('/batch', { body: { requests: [{ type: 'entity', id: ID.arsenal }, { type: 'resolve', provider: 'fbref', external_id: 'old1' }] } });
+    expect(r.status).toBe(200);
+  });
+
+  it('reads notices from the local private part, never from the host', async () => {
+    const b = client(remote.url + '/api/v1', key);
+    const r = await b('/notices');
+    expect(r.json.total).toBe(3);
+    expect(mirror.log.some((q) => q.url.includes('private'))).toBe(false);
+  });
+
+  it('reads buckets with Range requests, not whole packs', () => {
+    const packReads = mirror.log.filter((q) => /\.(pack|jsonl)$/.test(q.url.split('?')[0]));
+    expect(packReads.length).toBeGreaterThan(0);
+    expect(packReads.every((q) => q.range !== undefined)).toBe(true);
+  });
+});

@@ -19,6 +19,7 @@ export async function compileCommand(argv: string[]): Promise<void> {
     strict: values.strict ?? false,
     onCompiled: (r) => {
       process.stderr.write(`[compile] ${r.stamp}: ${r.counts.entities} entities, ${r.counts.bridges} bridges, digest ${r.manifest.digest.slice(0, 16)}\n`);
+      if (process.env.REGISTER_TIMINGS) for (const t of r.timings) process.stderr.write(`[compile] ${r.stamp}:   ${t.stage.padEnd(20)} ${String(t.wallMs).padStart(7)} ms wall ${String(t.cpuMs).padStart(7)} ms cpu  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
       for (const s of r.slack) process.stderr.write(`[compile] ${r.stamp}: dropped ${s.count} × ${s.what} (e.g. ${s.example})\n`);
     },
   });

@@ -4,7 +4,7 @@ import { mkdir, rm, rename, writeFile, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { DIST_FORMAT, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ReleaseDoc } from '../common/dist-layout.ts';
-import { Progress, type CompileContext, type CompileOptions } from './context.ts';
+import { Progress, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
 import type { ReleaseInput } from './read/release-input.ts';
 import { readTables } from './stages/read-tables.ts';
 import { buildEntities, HIGH_CARDINALITY } from './stages/build-entities.ts';
@@ -21,6 +21,7 @@ export interface CompileReport {
   manifest: StampManifest;
   slack: { what: string; count: number; example: string }[];
   counts: Record<string, number>;
+  timings: StageTiming[];
 }
 
 export async function compileRelease(release: ReleaseInput, prior: ReleaseInput | null, distDir: string, options: CompileOptions = {}): Promise<CompileReport> {
@@ -42,25 +43,26 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     slack: new Map(),
     counts: { entities: 0, redirects: 0, tombstones: 0, bridges: 0, aliases: 0, relationships: 0, overlay_links: 0 },
     progress: new Progress(options.progress ?? Boolean(process.stderr.isTTY)),
+    timings: [],
   };
   try {
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
-    const read = await readTables(ctx);
+    const read = await timed(ctx, 'read tables', () => readTables(ctx));
     const shards = new ShardPackWriter({ root: ctx.publicDir, packBytes: ctx.options.packBytes });
     const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer') });
-    const built = buildEntities(ctx, read, { index, shards });
+    const built = await timed(ctx, 'build entities', () => buildEntities(ctx, read, { index, shards }));
     if (ctx.options.strict && ctx.slack.size) {
       const [what, s] = [...ctx.slack][0];
       throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
     }
     const shardPacks = await shards.finish();
-    const entities = await index.finish();
-    const { family: resolve, ambiguous } = await buildResolve(ctx, read, built);
+    const entities = await timed(ctx, 'write entity index', () => index.finish());
+    const { family: resolve, ambiguous } = await timed(ctx, 'build resolve', () => buildResolve(ctx, read));
     ctx.counts.ambiguous_provider_ids = ambiguous;
-    const { search, docs } = await buildSearch(ctx, built);
-    const changes = await buildChanges(ctx, built, prior?.stamp ?? null);
-    const { documents, providers } = await buildDocuments(ctx, read, built);
+    const { search, docs } = await timed(ctx, 'build search', () => buildSearch(ctx, built));
+    const changes = await timed(ctx, 'build changelog', () => buildChanges(ctx, built, prior?.stamp ?? null));
+    const { documents, providers } = await timed(ctx, 'build documents', () => buildDocuments(ctx, read, built));
     ctx.counts.providers = providers.length;
     const doc: ReleaseDoc = {
       format: DIST_FORMAT,
@@ -77,8 +79,11 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     };
     await writeFile(join(ctx.publicDir, RELEASE_DOC), JSON.stringify(doc));
     await rm(ctx.scratchDir, { recursive: true, force: true });
-    const manifest = await writeManifests(outDir, release.stamp, DIST_FORMAT);
-    await fsyncTree(outDir);
+    const manifest = await timed(ctx, 'manifest and fsync', async () => {
+      const m = await writeManifests(outDir, release.stamp, DIST_FORMAT);
+      await fsyncTree(outDir);
+      return m;
+    });
     const final = join(distDir, release.stamp);
     await rm(final, { recursive: true, force: true });
     await rename(outDir, final);
@@ -87,6 +92,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       stamp: release.stamp,
       manifest,
       counts: doc.counts,
+      timings: ctx.timings,
       slack: [...ctx.slack].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([what, s]) => ({ what, count: s.count, example: s.example })),
     };
   } catch (e) {

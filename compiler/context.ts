@@ -28,6 +28,26 @@ export interface CompileContext {
   /** Served population counts for /meta. */
   counts: Record<string, number>;
   progress: Progress;
+  /** Wall time, CPU time and peak RSS per stage, in run order. */
+  timings: StageTiming[];
+}
+
+export interface StageTiming {
+  stage: string;
+  wallMs: number;
+  cpuMs: number;
+  /** Peak resident set size of the process so far, in bytes (process-wide, so monotone). */
+  peakRssBytes: number;
+}
+
+/** Runs one stage and records its wall and CPU time and the peak RSS after it. */
+export async function timed<T>(ctx: CompileContext, stage: string, fn: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const out = await fn();
+  const c = process.cpuUsage(c0);
+  ctx.timings.push({ stage, wallMs: Math.round(performance.now() - t0), cpuMs: Math.round((c.user + c.system) / 1000), peakRssBytes: process.resourceUsage().maxRSS * 1024 });
+  return out;
 }
 
 export function noteSlack(ctx: CompileContext, label: string, reason: string, example: string): void {

@@ -3,7 +3,7 @@
 import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { tokenize } from '../../common/normalise.ts';
 import { bucketOf } from '../../common/hash.ts';
-import { resolveKey, type EntityIndexValue } from '../../common/dist-layout.ts';
+import type { EntityIndexValue } from '../../common/dist-layout.ts';
 import { GroupSpill } from '../write/group-spill.ts';
 import { noteSlack, type CompileContext } from '../context.ts';
 import type { TablesRead } from './read-tables.ts';
@@ -28,8 +28,6 @@ export interface EntitySink {
 
 /** What stage 2 hands to the later stages. */
 export interface EntitiesBuilt {
-  /** [key, reep_id, typeIndex] grouped by resolve key hash. */
-  resolve: GroupSpill;
   /** [token, reep_id, source] grouped by the token's first three characters. */
   postings: GroupSpill;
   /** Change events (canonical JSON text) grouped by stream: see streamGroups. */
@@ -41,7 +39,6 @@ export interface EntitiesBuilt {
 }
 
 export const SEARCH_GROUPS = 256;
-export const RESOLVE_GROUPS = 256;
 /** Search records are grouped by a token's first three characters, so a prefix and its tokens meet. */
 export const searchGroupOf = (token: string): number => bucketOf(token.slice(0, 3), SEARCH_GROUPS);
 
@@ -74,7 +71,6 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
   }
   for (const p of providers) streamGroups.set(`provider:${p}`, streamGroups.size);
   const built: EntitiesBuilt = {
-    resolve: new GroupSpill({ dir: join(ctx.scratchDir, 'resolve'), groups: RESOLVE_GROUPS }),
     postings: new GroupSpill({ dir: join(ctx.scratchDir, 'postings'), groups: SEARCH_GROUPS }),
     events: new GroupSpill({ dir: join(ctx.scratchDir, 'events'), groups: streamGroups.size }),
     streamGroups,
@@ -175,8 +171,6 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
         if (redirect.to) {
           sink.index.add(id, [1, redirect.to]);
           counts.redirects++;
-          const type = read.survivorTypes.get(redirect.to)!;
-          for (const [prov, ns, ext] of bridges) built.resolve.add(bucketOf(resolveKey(prov, ns, ext), RESOLVE_GROUPS), [resolveKey(prov, ns, ext), id, ENTITY_TYPES.indexOf(type)]);
         } else {
           const loc = sink.shards.add(tombstoneBody(id));
           sink.index.add(id, [2, loc.pack, loc.offset, loc.length, loc.checksum]);
@@ -197,7 +191,6 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
   }
   ctx.progress.end();
   read.spill.dispose();
-  built.resolve.seal();
   built.postings.seal();
   built.events.seal();
   return built;
@@ -235,9 +228,7 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
     const bridgeObjs = bridges.map(([provider, namespace, external_id]) => ({ provider, namespace, external_id, entity_type: type, role: roleOf(provider) }));
     const bridgeSection = `,"bridges":${JSON.stringify(bridgeObjs)}`;
     counts.bridges += bridges.length;
-    for (const [prov, ns, ext] of bridges) {
-      const key = resolveKey(prov, ns, ext);
-      built.resolve.add(bucketOf(key, RESOLVE_GROUPS), [key, a.id, typeIndex]);
+    for (const [prov] of bridges) {
       let r = built.rollup.get(prov);
       if (!r) built.rollup.set(prov, (r = { bridges: 0, overlay: 0, types: new Map() }));
       r.bridges++;
@@ -386,9 +377,4 @@ const parseRank = (s: string): number | null => (s === '' || !Number.isFinite(Nu
 const rankKey = (r: number | null) => (r === null ? Number.MAX_SAFE_INTEGER : r);
 const toInt = (s: string): number | null => (/^-?\d+$/.test(s.trim()) ? parseInt(s, 10) : null);
 const clamp01 = (n: number) => Math.min(1, Math.max(0, n));
-const enc = new TextEncoder();
-function byteLen(s: string): number {
-  // Fast path: most sections are ASCII.
-  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 127) return enc.encode(s).length;
-  return s.length;
-}
+const byteLen = (s: string): number => Buffer.byteLength(s, 'utf8');

@@ -4,21 +4,20 @@ import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
 import { HashedFamilyWriter } from '../write/bucket-family-writer.ts';
 import type { CompileContext } from '../context.ts';
-import type { EntitiesBuilt } from './build-entities.ts';
 import type { TablesRead } from './read-tables.ts';
 
-export async function buildResolve(ctx: CompileContext, read: TablesRead, built: EntitiesBuilt): Promise<{ family: BucketFamily; ambiguous: number }> {
+export async function buildResolve(ctx: CompileContext, read: TablesRead): Promise<{ family: BucketFamily; ambiguous: number }> {
   const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'resolve/keys', tmpDir: join(ctx.scratchDir, 'resolve-writer') });
   let ambiguous = 0;
   ctx.progress.begin('build resolve index');
-  for (let g = 0; g < built.resolve.groups; g++) {
+  for (let g = 0; g < read.resolve.groups; g++) {
     const byKey = new Map<string, [string, number][]>();
-    for (const [key, id, type] of built.resolve.read<[string, string, number]>(g)) {
+    for (const [key, id, type] of read.resolve.read<[string, string, number]>(g)) {
       const list = byKey.get(key);
       if (list) list.push([id, type]);
       else byKey.set(key, [[id, type]]);
     }
-    built.resolve.release(g);
+    read.resolve.release(g);
     for (const [key, list] of byKey) {
       // One candidate per final entity: a merged ID and its survivor under one key are the same entity.
       const byFinal = new Map<string, [string, number]>();
@@ -32,7 +31,7 @@ export async function buildResolve(ctx: CompileContext, read: TablesRead, built:
       writer.add(key, value);
     }
   }
-  built.resolve.dispose();
+  read.resolve.dispose();
   const family = await writer.finish();
   ctx.progress.end();
   return { family, ambiguous };

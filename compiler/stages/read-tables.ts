@@ -5,6 +5,10 @@ import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { bucketOf } from '../../common/hash.ts';
 import { GroupSpill } from '../write/group-spill.ts';
+import { resolveKey } from '../../common/dist-layout.ts';
+
+/** Groups of the resolve spill (by the top bits of the key hash). */
+export const RESOLVE_GROUPS = 256;
 import { noteSlack, type CompileContext } from '../context.ts';
 import type { ReleaseInput, TableName } from '../read/release-input.ts';
 import { join } from 'node:path';
@@ -18,11 +22,11 @@ export interface RedirectInfo {
 
 export interface TablesRead {
   spill: GroupSpill;
-  /** Live entity IDs of the current release. */
-  live: Set<string>;
+  /** [resolve key, reep_id, typeIndex] grouped by resolve key hash, written straight from the bridges pass. */
+  resolve: GroupSpill;
+  /** Live entity IDs of the current release → index of their type in ENTITY_TYPES. */
+  live: Map<string, number>;
   redirects: Map<string, RedirectInfo>;
-  /** Entity type of every live ID that some redirect points at (resolve results for merged IDs need it). */
-  survivorTypes: Map<string, EntityType>;
   priorRedirects: Map<string, RedirectInfo>;
   /** provider → role from csv/providers.csv.gz. */
   providerRoles: Map<string, string>;
@@ -46,16 +50,14 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   const rel = ctx.release;
   const out: TablesRead = {
     spill,
-    live: new Set(),
+    resolve: new GroupSpill({ dir: join(ctx.scratchDir, 'resolve'), groups: RESOLVE_GROUPS }),
+    live: new Map(),
     redirects: await readRedirects(rel, ctx),
-    survivorTypes: new Map(),
     priorRedirects: ctx.prior ? await readRedirects(ctx.prior, null) : new Map(),
     providerRoles: new Map(),
     providers: new Set(),
     coverage: [],
   };
-  const survivors = new Set<string>();
-  for (const r of out.redirects.values()) if (r.to) survivors.add(r.to);
   const put = (id: string, rec: unknown[]) => spill.add(partitionOf(id, P), rec);
 
   // Entities first: every other table is checked against the live set.
@@ -66,8 +68,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     if (!isEntityType(type)) throw new RegisterError('compile', `unknown entity_type ${JSON.stringify(type)}`, label, row);
     if (out.live.has(id)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
     if (out.redirects.has(id)) throw new RegisterError('compile', `register ID ${id} is live and also in redirects`, label, row);
-    out.live.add(id);
-    if (survivors.has(id)) out.survivorTypes.set(id, type);
+    out.live.set(id, ENTITY_TYPES.indexOf(type));
     const attrs: Record<string, string> = {};
     if (c.gender !== undefined && f[c.gender]) attrs.gender = f[c.gender];
     if (c.country !== undefined && f[c.country]) attrs.country = f[c.country];
@@ -115,9 +116,13 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     const provider = f[c.provider];
     if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
     if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
-    if (out.live.has(id) || out.redirects.get(id)?.to) {
+    const final = out.live.has(id) ? id : out.redirects.get(id)?.to;
+    if (final) {
       out.providers.add(provider);
-      put(id, ['B', id, provider, f[c.namespace], f[c.external_id], f[c.rung]]);
+      put(id, ['B', id, provider, f[c.namespace], f[c.external_id]]);
+      // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
+      const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
+      out.resolve.add(bucketOf(key, RESOLVE_GROUPS), [key, id, out.live.get(final)!]);
     } else if (out.redirects.has(id)) {
       noteSlack(ctx, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
     } else {
@@ -177,6 +182,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     });
   }
   spill.seal();
+  out.resolve.seal();
   return out;
 }
 

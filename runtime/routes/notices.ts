@@ -8,7 +8,8 @@ import type { RequestContext, RouteDef } from '../route.ts';
 import { readJsonBody } from './batch.ts';
 
 const dec = new TextDecoder();
-const batches = new Map<string, Promise<NoticeBatch | null>>();
+// Parsed batches per app (keyed by its services object), so two runtimes in one process never share one.
+const cachesByApp = new WeakMap<object, Map<string, Promise<NoticeBatch | null>>>();
 const MAX_ACK_IDS = 1000;
 const MAX_TEXT = 2000;
 
@@ -21,10 +22,12 @@ function providerOf(c: RequestContext): string {
 /** The provider's current batch in the served release, parsed once per stamp. */
 function currentBatch(c: RequestContext, provider: string): Promise<NoticeBatch | null> {
   const k = `${c.release.stamp}\u0000${provider}`;
+  let batches = cachesByApp.get(c.services);
+  if (!batches) cachesByApp.set(c.services, (batches = new Map()));
   let p = batches.get(k);
   if (!p) {
     p = c.services.readNotices(c.release.stamp, provider).then((b) => (b ? (JSON.parse(dec.decode(b)) as NoticeBatch) : null));
-    p.catch(() => batches.delete(k));
+    p.catch(() => batches!.delete(k));
     batches.set(k, p);
     if (batches.size > 256) batches.delete(batches.keys().next().value!);
   }

@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { RegisterError } from '../../common/errors.ts';
 import { ENTITY_TYPES, isEntityType, REGISTER_ID, type EntityType } from '../../common/ids.ts';
 import type { NoticeBatch, NoticeFindingRecord } from '../../common/dist-layout.ts';
-import { readCsv } from './csv.ts';
+import { own, readCsv } from './csv.ts';
 import { competitionName, personName, slugify, teamName } from './names.ts';
 import { kindFor, makeFinding, noticeBatchJson, type NoticeSubject } from './notices.ts';
 import { feistelHex56, hash32, Rng, saltOf } from './random.ts';
@@ -108,8 +108,9 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
     for (const r of rows) {
       const t = ENTITY_TYPES.indexOf(r[1] as EntityType);
       if (t < 0 || !REGISTER_ID.test(r[0])) continue; // the compiler reports these; a generator just skips them
-      index.set(r[0], ids.length);
-      ids.push(r[0]);
+      const id = own(r[0]);
+      index.set(id, ids.length);
+      ids.push(id);
       typeIx.push(t);
       activeFlags.push(r[2] === 'active');
     }
@@ -118,16 +119,18 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
   if (n === 0) throw new RegisterError('generate', 'prior release has no entities', options.prior);
 
   const priorRedirects: string[][] = [];
-  for await (const rows of rowsOf('redirects')) priorRedirects.push(...rows);
+  for await (const rows of rowsOf('redirects')) for (const r of rows) priorRedirects.push(r.map(own));
   const redirectFrom = new Set(priorRedirects.map((r) => r[0]));
   const redirectTargets = new Set(priorRedirects.map((r) => r[1]).filter(Boolean));
 
   // IDs something else points at (parents, match sides, aggregate legs) are never removed, so no row dangles.
   const referenced = new Set<string>();
-  for await (const rows of rowsOf('relationships')) for (const r of rows) referenced.add(r[1]);
+  for await (const rows of rowsOf('relationships')) for (const r of rows) if (!referenced.has(r[1])) referenced.add(own(r[1]));
   for await (const rows of rowsOf('matches')) {
     for (const r of rows) {
-      for (const c of [col('matches', 'home_id'), col('matches', 'away_id'), col('matches', 'aggregate_of')]) if (r[c]) referenced.add(r[c]);
+      for (const c of [col('matches', 'home_id'), col('matches', 'away_id'), col('matches', 'aggregate_of')]) {
+        if (r[c] && !referenced.has(r[c])) referenced.add(own(r[c]));
+      }
     }
   }
 
@@ -150,11 +153,14 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
   const removable = (i: number) => !referenced.has(ids[i]);
   // Duplicates that get merged, and names that get corrected, are mostly people and clubs; fall back to any type
   // when the prior has none (an imported register of clubs and matches, say).
-  const prefer = (types: readonly EntityType[]) => {
-    const ok = types.map((t) => ENTITY_TYPES.indexOf(t)).filter((t) => byType[t].length > 3);
-    return ok.length > 0 ? (i: number) => ok.includes(typeIx[i]) : () => true;
+  const prefer = (...choices: (readonly EntityType[])[]) => {
+    for (const types of choices) {
+      const ok = types.map((t) => ENTITY_TYPES.indexOf(t)).filter((t) => byType[t].length > 3);
+      if (ok.length > 0) return (i: number) => ok.includes(typeIx[i]);
+    }
+    return () => true;
   };
-  const people = prefer(['player', 'coach', 'referee']);
+  const people = prefer(['player', 'coach', 'referee'], ['team']);
   const named = prefer(['player', 'coach', 'referee', 'team', 'competition']);
   const merged = new Map<string, string>();
   for (const loser of choose(want('merged'), (i) => removable(i) && people(i) && byType[typeIx[i]].length > 3)) {
@@ -237,26 +243,28 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
         const id = r[3];
         if (tombstoned.has(id)) continue;
         if (merged.has(id)) {
-          moved.push([r[0], r[1], r[2], merged.get(id)!, r[4]]);
+          moved.push([own(r[0]), own(r[1]), own(r[2]), merged.get(id)!, own(r[4])]);
           continue;
         }
         if (toRemove.has(id)) {
           toRemove.delete(id);
           continue;
         }
-        if (survivors.has(id)) survivorKeys.add(`${id}\u0000${r[0]}\u0000${r[1]}\u0000${r[2]}`);
+        if (survivors.has(id)) survivorKeys.add(own(`${id}\u0000${r[0]}\u0000${r[1]}\u0000${r[2]}`));
         const ix = index.get(id);
         if (ix !== undefined) {
           const m = shapes[typeIx[ix]];
           const key = `${r[0]}\u0000${r[1]}`;
-          if (!m.has(key) && m.size < 200) m.set(key, r[2]);
+          if (!m.has(key) && m.size < 200) m.set(own(key), own(r[2]));
           const subs = subjects.get(r[0]);
           if (subs && !relabelled.has(id)) {
             // Reservoir sample of this provider's live bridges, for new notice findings.
             seen++;
             const slot = subs.length < 8 ? subs.length : hash32(seen, idKey) % (seen + 1);
             if (slot < 8) {
-              const sub: NoticeSubject = { reep_id: id, label: '', entity_type: ENTITY_TYPES[typeIx[ix]], provider: r[0], namespace: r[1], external_id: r[2] };
+              const sub: NoticeSubject = {
+                reep_id: ids[ix], label: '', entity_type: ENTITY_TYPES[typeIx[ix]], provider: own(r[0]), namespace: own(r[1]), external_id: own(r[2]),
+              };
               subs[slot] = sub;
             }
           }
@@ -315,12 +323,12 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
         if (relabelled.has(id)) {
           const t = isEntityType(r[1]) ? r[1] : 'player';
           const label = relabel(r[3], t, hash32(index.get(id) ?? 0, idKey));
-          relabelled.set(id, r[3]); // remember the old label: it becomes an alias
+          relabelled.set(id, own(r[3])); // remember the old label: it becomes an alias
           r[3] = label;
-          relabelledTo.set(id, label);
+          relabelledTo.set(id, own(label));
         }
         if (statusChanged.has(id)) r[2] = 'inactive';
-        for (const s of subjectsById.get(id) ?? []) s.label = r[3];
+        for (const s of subjectsById.get(id) ?? []) s.label = own(r[3]);
         typeCounts.set(r[1], (typeCounts.get(r[1]) ?? 0) + 1);
         if ((p = ew.row(r))) await p;
       }

@@ -162,7 +162,7 @@ export class Universe {
     this.salt = (purpose) => saltOf(seed, purpose);
     this.idKey = this.salt('register-id');
     this.s = Object.fromEntries(
-      ['name', 'pop', 'rung', 'gender', 'alias', 'aliasN', 'aliasR', 'ov', 'ovN', 'ovA', 'ovX', 'obs', 'match', 'team', 'misc', 'redirect']
+      ['name', 'pop', 'rung', 'gender', 'ov', 'match', 'team', 'misc']
         .map((k) => [k, this.salt(k)]),
     );
     this.provSalt = PROVIDERS.map((p) => this.salt('provider/' + p.key));
@@ -299,8 +299,9 @@ export class Universe {
     const season = this.seasonOfStage(stage);
     const P = this.participants;
     const ord = this.start.match + m;
-    const k1 = hash32(ord * 4, this.s.match) % P;
-    const k2 = (k1 + 1 + (hash32(ord * 4 + 1, this.s.match) % (P - 1))) % P;
+    // The first match is always the first two clubs (Arsenal v Chelsea), a fixed point for search and docs.
+    const k1 = m === 0 ? 0 : hash32(ord * 4, this.s.match) % P;
+    const k2 = m === 0 ? 1 : (k1 + 1 + (hash32(ord * 4 + 1, this.s.match) % (P - 1))) % P;
     const first = Math.ceil((stage * this.count.match) / this.count.stage);
     return { stage, season, home: this.participant(season, k1), away: this.participant(season, k2), knockoutIndex: m - first };
   }

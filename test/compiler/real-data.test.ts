@@ -1,0 +1,84 @@
+// The real v0 register data (../shared/real-data, read at test time, never committed) converted into a release,
+// compiled and served: the API answers real questions, and real quirks (shared provider IDs, slashes, CRLF,
+// diacritics) come through.
+import { mkdtempSync } from 'node:fs';
+import { readCsv } from '../../compiler/read/csv-reader.ts';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { importV0 } from '../../compiler/generate/from-v0.ts';
+import { compileAll } from '../../compiler/compile.ts';
+import { addKey } from '../../runtime/keys/key-file.ts';
+import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { client } from '../helpers/api-client.ts';
+
+const V0 = resolve(process.cwd(), '../shared/real-data/v0-register');
+let rt: Runtime;
+let call: ReturnType<typeof client>;
+
+/** Values of one column of a v0 CSV file, read with the project's RFC 4180 reader (quoted rows included). */
+async function column(file: string, name: string): Promise<string[]> {
+  const out: string[] = [];
+  let col = -1;
+  await readCsv(join(V0, file), file, { header: (h) => (col = h.indexOf(name)), row: (f) => void (f[col] && out.push(f[col])) });
+  return out;
+}
+
+/** Transfermarkt club IDs that appear on more than one team in teams.csv (computed from the source file). */
+async function sharedTransfermarktIds(): Promise<string[]> {
+  const seen = new Map<string, number>();
+  for (const v of await column('teams.csv', 'key_transfermarkt')) seen.set(v, (seen.get(v) ?? 0) + 1);
+  return [...seen].filter(([, n]) => n > 1).map(([id]) => id);
+}
+
+beforeAll(async () => {
+  const root = mkdtempSync(join(tmpdir(), 'ir-real-'));
+  await importV0({ from: V0, out: join(root, 'releases', '20260401T000000Z') });
+  await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
+  const keys = join(root, 'keys.json');
+  const { key } = await addKey({ file: keys, name: 'real', quota: 100000, rate: 100000 });
+  rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
+  call = client(rt.url + '/api/v1', key);
+}, 120_000);
+afterAll(async () => {
+  await rt?.close();
+});
+
+describe('real v0 register data', () => {
+  it('Transfermarkt club 11 in namespace verein is Arsenal F.C., with its other providers', async () => {
+    const r = await call('/resolve/transfermarkt/11?namespace=verein&include=bridges,overlay');
+    expect(r.json.count).toBe(1);
+    const arsenal = r.json.results[0];
+    expect(arsenal.name_en).toBe('Arsenal F.C.');
+    expect(arsenal.overlay.kb.qid).toBe('Q9617');
+    const fbref = arsenal.bridges.find((b: { provider: string }) => b.provider === 'fbref');
+    expect(fbref.external_id).toBe('18bb7c10');
+    // And back: FBref's ID resolves to the same register ID.
+    expect((await call('/resolve/fbref/18bb7c10')).json.results[0].reep_id).toBe(arsenal.reep_id);
+  });
+
+  it('the 32 Transfermarkt club IDs shared by two teams each resolve to 409 with both candidates', async () => {
+    const shared = await sharedTransfermarktIds();
+    expect(shared.length).toBe(32);
+    for (const id of shared) {
+      const r = await call(`/resolve/transfermarkt/${encodeURIComponent(id)}?namespace=verein`);
+      expect(r.status, id).toBe(409);
+      expect(r.json.count).toBe(2);
+      expect(new Set(r.json.results.map((e: { reep_id: string }) => e.reep_id)).size).toBe(2);
+    }
+  });
+
+  it('search folds diacritics and keeps digits and non-Latin scripts', async () => {
+    const lodz = await call('/search?q=LODZ');
+    expect(lodz.json.results.map((x: { label: string }) => x.label)).toContain('ŁKS Łódź');
+    const hoff = await call('/search?q=hoffenheim%201899');
+    expect(hoff.json.results[0].label).toBe('TSG 1899 Hoffenheim');
+  });
+
+  it('a Flashscore ID with a slash resolves through an encoded path segment', async () => {
+    const withSlash = (await column('teams.csv', 'key_flashscore')).find((v) => v.includes('/'))!;
+    expect(withSlash).toBeTruthy();
+    const r = await call(`/resolve/flashscore/${encodeURIComponent(withSlash)}`);
+    expect(r.json.count).toBeGreaterThanOrEqual(1);
+  });
+});

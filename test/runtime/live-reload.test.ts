@@ -1,0 +1,55 @@
+// A running server picks up a newly compiled release and an edited keys file without a restart.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileAll } from '../../compiler/compile.ts';
+import { addKey, revokeKey } from '../../runtime/keys/key-file.ts';
+import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { writeHandRelease } from '../fixtures/hand-release.ts';
+import { client } from '../helpers/api-client.ts';
+import { makeHandWorld, STAMPS, type World } from '../fixtures/hand-world.ts';
+
+let world: World;
+let rt: Runtime;
+const keysFile = () => join(world.root, 'keys.json');
+
+beforeAll(async () => {
+  world = await makeHandWorld();
+  rt = await startRuntime({ dist: world.dist, keys: (await addKey({ file: join(world.root, 'keys.json'), name: 'first' }), keysFile()), state: join(world.root, 'state'), port: 0 });
+});
+afterAll(async () => {
+  await rt?.close();
+});
+
+async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<number> {
+  const t0 = Date.now();
+  while (Date.now() - t0 < ms) {
+    if (await check()) return Date.now() - t0;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`condition not met within ${ms} ms`);
+}
+
+describe('live reload', () => {
+  it('serves a newly compiled stamp without a restart', async () => {
+    const { key } = await addKey({ file: keysFile(), name: 'reader', quota: 1000, rate: 1000 });
+    const next = client(rt.url + '/api/next', key);
+    await eventually(async () => (await next('/meta')).status === 200); // the new key is seen within a poll
+    expect((await next('/meta')).json.release.stamp).toBe(STAMPS[2]);
+    writeHandRelease(world.releases, '20261022T000000Z', { entities: [['rt00000000000fff', 'team', 'active', 'Newcomers', '', '', '', '', '']] }, { publishable: true });
+    await compileAll({ releases: world.releases, dist: world.dist, progress: false });
+    const waited = await eventually(async () => (await next('/meta')).json.release.stamp === '20261022T000000Z');
+    expect(waited).toBeLessThan(2500);
+    const v1 = client(rt.url + '/api/v1', key);
+    expect((await v1('/entities/rt00000000000fff')).json.name_en).toBe('Newcomers');
+  });
+
+  it('refuses a revoked key within a second', async () => {
+    const { key, record } = await addKey({ file: keysFile(), name: 'soon revoked', quota: 1000, rate: 1000 });
+    const call = client(rt.url + '/api/v1', key);
+    await eventually(async () => (await call('/key')).status === 200);
+    await revokeKey(record.id, { file: keysFile() });
+    const waited = await eventually(async () => (await call('/key')).status === 401);
+    expect(waited).toBeLessThan(1000);
+    expect((await call('/key')).json.error).toBe('revoked_key');
+  });
+});

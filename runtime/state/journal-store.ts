@@ -38,6 +38,15 @@ export interface JournalStoreOptions {
   compactBytes?: number;
   /** Let concurrent callers share one write and fsync. Default true; false (one fsync per record) only for benchmarks. */
   groupCommit?: boolean;
+  /**
+   * Which records wait for fsync before their caller is answered. `acks` (default): acknowledgements wait for
+   * fsync; charges and seen marks are answered once written (a process crash, SIGKILL included, cannot lose them:
+   * the bytes are in the kernel) and fsynced within `syncIntervalMs`, so only a machine crash in that window can
+   * lose a few charges, in the client's favour. `all`: every record waits for fsync.
+   */
+  fsync?: 'acks' | 'all';
+  /** Longest delay before written-but-not-fsynced records are fsynced. Default 50 ms. */
+  syncIntervalMs?: number;
   /** Overrides of the journal's file operations, for fault injection in tests. Default: node:fs/promises. */
   io?: Partial<JournalIo>;
   /** Where recovery, lock and write-failure messages go. Default console.warn. */
@@ -71,6 +80,8 @@ type JournalRecord =
 
 interface Pending {
   bytes: Buffer;
+  /** Answer only after fsync (else after write). */
+  sync: boolean;
   commit: () => void;
   fail: () => void;
   resolve: () => void;
@@ -108,6 +119,11 @@ class JournalStore implements InspectableStateStore {
   private readonly io: JournalIo;
   private readonly compactBytes: number;
   private readonly groupCommit: boolean;
+  private readonly syncAll: boolean;
+  private readonly syncIntervalMs: number;
+  private syncTimer: NodeJS.Timeout | null = null;
+  /** Written bytes not yet fsynced. */
+  private unsynced = false;
 
   /** Charges queued or being written: counted against the quota now, moved into `core` once durable. */
   private readonly reserved = new Map<string, number>();
@@ -138,6 +154,8 @@ class JournalStore implements InspectableStateStore {
     this.compactBytes = options.compactBytes ?? 4 * 1024 * 1024;
     this.compactAt = this.compactBytes;
     this.groupCommit = options.groupCommit ?? true;
+    this.syncAll = options.fsync === 'all';
+    this.syncIntervalMs = options.syncIntervalMs ?? 50;
   }
 
   // ---- StateStore ----
@@ -204,7 +222,8 @@ class JournalStore implements InspectableStateStore {
     this.assertOpen();
     const a = actor ?? null;
     const n = note ?? null;
-    await this.append(['a', provider, batchId, ids, at, a, n], () => this.core.applyAck(provider, batchId, ids, at, a, n), noop);
+    // The contract: an acknowledgement answered 200 is on disk and fsynced.
+    await this.append(['a', provider, batchId, ids, at, a, n], () => this.core.applyAck(provider, batchId, ids, at, a, n), noop, true);
   }
 
   /** Waits for queued writes and a running compaction, then closes the journal and releases the lock. */
@@ -215,6 +234,9 @@ class JournalStore implements InspectableStateStore {
         await this.draining;
         await this.compacting;
       }
+      if (this.syncTimer) clearTimeout(this.syncTimer);
+      if (this.unsynced && this.fh) await this.io.sync(this.fh).catch(() => {});
+      this.unsynced = false;
       await this.fh?.close().catch(() => {});
       this.fh = null;
       await this.release();
@@ -338,10 +360,10 @@ class JournalStore implements InspectableStateStore {
     if (this.closing) throw new StateUnavailableError(`[state] ${this.dir}: the state store is closed`);
   }
 
-  private append(record: JournalRecord, commit: () => void, fail: () => void): Promise<void> {
-    const bytes = frameRecord(record);
+  private append(record: JournalRecord | null, commit: () => void, fail: () => void, sync = false): Promise<void> {
+    const bytes = record === null ? Buffer.alloc(0) : frameRecord(record);
     return new Promise((resolve, reject) => {
-      this.queue.push({ bytes, commit, fail, resolve, reject });
+      this.queue.push({ bytes, commit, fail, resolve, reject, sync: sync || this.syncAll });
       // Waiting for the next turn of the event loop lets callers of the same turn share the first write too.
       this.draining ??= new Promise<void>((r) => setImmediate(r)).then(() => this.drain());
     });
@@ -379,11 +401,34 @@ class JournalStore implements InspectableStateStore {
       this.dirty = false;
     }
     const data = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map((p) => p.bytes));
-    this.dirty = true; // until the fsync returns, the bytes past `size` are not known to be ours to keep
-    await this.io.write(fh, data, this.size);
-    await this.io.sync(fh);
-    this.dirty = false;
-    this.size += data.length;
+    const needSync = batch.some((p) => p.sync);
+    if (data.length) {
+      // Until the write (or, for records that wait for it, the fsync) returns, the bytes past `size` are not
+      // known to be ours to keep: a failure cuts them back before the next write.
+      this.dirty = true;
+      await this.io.write(fh, data, this.size);
+      if (!needSync) {
+        this.dirty = false;
+        this.size += data.length;
+        this.unsynced = true;
+      }
+    }
+    if (needSync) {
+      await this.io.sync(fh); // also covers earlier records that were answered once written
+      this.dirty = false;
+      this.size += data.length;
+      this.unsynced = false;
+    } else if (this.unsynced) this.scheduleSync();
+  }
+
+  /** Queues an fsync of what was written (as an empty, sync-only record), so it never overlaps a write. */
+  private scheduleSync(): void {
+    if (this.syncTimer || this.closing) return;
+    this.syncTimer = setTimeout(() => {
+      this.syncTimer = null;
+      if (this.unsynced && !this.closing) this.append(null, noop, noop, true).catch(() => {});
+    }, this.syncIntervalMs);
+    this.syncTimer.unref?.();
   }
 
   // ---- compaction ----
@@ -412,6 +457,18 @@ class JournalStore implements InspectableStateStore {
     }
     const snapshot = frameRecord({ v: SNAPSHOT_VERSION, gen, ...this.core.image() });
     const previous = this.fh;
+    // Records written but not yet fsynced must reach the disk before their journal is left behind.
+    if (previous && this.unsynced) {
+      try {
+        await this.io.sync(previous);
+      } catch (e) {
+        await fh.close().catch(() => {});
+        await unlink(path).catch(() => {});
+        this.compactionFailed(e);
+        return;
+      }
+      this.unsynced = false;
+    }
     this.older.push({ gen: this.gen, bytes: this.size });
     this.fh = fh;
     this.gen = gen;

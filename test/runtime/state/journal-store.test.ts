@@ -191,10 +191,11 @@ describe('journal store: a failing disk', () => {
     await again.close();
   });
 
-  it('treats a failing fsync like a failing write', async () => {
+  it('treats a failing fsync like a failing write (fsync: all)', async () => {
     const dir = freshDir();
     let failSync = false;
     const s = await open(dir, {
+      fsync: 'all',
       io: {
         sync: async (fh) => {
           if (failSync) throw Object.assign(new Error('EIO'), { code: 'EIO' });
@@ -352,9 +353,21 @@ describe('journal store: group commit', () => {
 
   it('writes one record per fsync when group commit is off', async () => {
     const { io, counts } = counting();
-    const s = await open(freshDir(), { io, groupCommit: false });
+    const s = await open(freshDir(), { io, groupCommit: false, fsync: 'all' });
     await Promise.all(Array.from({ length: 50 }, () => s.charge('k1', P, 1, 5000)));
     expect(counts.syncs).toBe(50);
+    await s.close();
+  });
+
+  it('by default answers charges once written and fsyncs them soon after; acknowledgements wait for fsync', async () => {
+    const { io, counts } = counting();
+    const s = await open(freshDir(), { io, syncIntervalMs: 20 });
+    await Promise.all(Array.from({ length: 20 }, () => s.charge('k1', P, 1, 5000)));
+    expect(counts.syncs).toBe(0); // answered before any fsync
+    await new Promise((r) => setTimeout(r, 80));
+    expect(counts.syncs).toBe(1); // then one fsync covers them all
+    await s.acknowledge('opta', 1, ['f1'], '2026-11-01T00:00:00Z', null, null);
+    expect(counts.syncs).toBe(2); // the acknowledgement waited for its own fsync
     await s.close();
   });
 });

@@ -3,6 +3,7 @@
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
+import { concat } from '../compose-entity.ts';
 import { entityItem, GoneError } from './entities.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
 import type { Reply, RouteDef } from '../route.ts';
@@ -12,6 +13,7 @@ export const MAX_BATCH_ITEMS = 100;
 export const MAX_BATCH_RESOLVES = 20;
 const ITEM_KEYS = new Set(['type', 'id', 'provider', 'external_id', 'namespace', 'entity_type']);
 const dec = new TextDecoder();
+const COMMA = new Uint8Array([44]);
 
 type Planned = { run: () => Promise<Reply> } | { error: ApiError };
 
@@ -57,15 +59,20 @@ function plan(release: Release, raw: unknown, include: Set<Include>, lang: strin
   }
 }
 
-async function runItem(p: Planned): Promise<string> {
-  if ('error' in p) return `{"status":${p.error.status},"body":${p.error.bodyText()}}`;
+const enc = new TextEncoder();
+const CLOSE = enc.encode('}');
+const statusHead = (status: number): Uint8Array => enc.encode(`{"status":${status},"body":`);
+const asBytes = (body: string | Uint8Array | null): Uint8Array => (typeof body === 'string' ? enc.encode(body) : (body ?? new Uint8Array()));
+
+/** One item's `{status, body}` as byte slices: entity bodies pass through as the compiler wrote them. */
+async function runItem(p: Planned): Promise<Uint8Array[]> {
+  if ('error' in p) return [statusHead(p.error.status), enc.encode(p.error.bodyText()), CLOSE];
   try {
     const r = await p.run();
-    const body = typeof r.body === 'string' ? r.body : dec.decode(r.body as Uint8Array);
-    return `{"status":${r.status},"body":${body}}`;
+    return [statusHead(r.status), asBytes(r.body), CLOSE];
   } catch (e) {
-    if (e instanceof GoneError) return `{"status":410,"body":${dec.decode(e.stub)}}`;
-    if (e instanceof ApiError && e.status < 500) return `{"status":${e.status},"body":${e.bodyText()}}`;
+    if (e instanceof GoneError) return [statusHead(410), e.stub, CLOSE];
+    if (e instanceof ApiError && e.status < 500) return [statusHead(e.status), enc.encode(e.bodyText()), CLOSE];
     throw e;
   }
 }
@@ -102,10 +109,14 @@ export function batchRoutes(maxBodyBytes: number): RouteDef[] {
         return {
           cost,
           async run() {
-            const items: string[] = [];
+            const parts: Uint8Array[] = [enc.encode('{"results":[')];
             // Sequential on purpose: items share buckets, and a batch must not starve other clients.
-            for (const p of planned) items.push(await runItem(p));
-            return { status: 200, body: `{"results":[${items.join(',')}],"count":${items.length}}` };
+            for (let i = 0; i < planned.length; i++) {
+              if (i) parts.push(COMMA);
+              parts.push(...(await runItem(planned[i])));
+            }
+            parts.push(enc.encode(`],"count":${planned.length}}`));
+            return { status: 200, body: concat(parts) };
           },
         };
       },

@@ -128,12 +128,20 @@ export function createApp(opts: AppOptions): App {
   return { fetch: handle, routes: opts.routes };
 }
 
+/**
+ * The exact body bytes of each Response this app made, so the Node adapter can write them without reading the
+ * Response's stream back (a measurable cost per request); any other runtime just reads the Response.
+ */
+export const responseBodies = new WeakMap<Response, string | Uint8Array | null>();
+
 function finish(reply: Reply, base: Record<string, string>, credits: number | null, head: boolean): Response {
   const headers = { ...base, ...reply.headers };
   if (credits !== null) headers['x-register-credits-remaining'] = String(credits);
   const body = reply.status === 304 || head ? null : reply.body;
   if (body === null) delete headers['content-type'];
-  return new Response(body as BodyInit | null, { status: reply.status, headers });
+  const response = new Response(body as BodyInit | null, { status: reply.status, headers });
+  responseBodies.set(response, body);
+  return response;
 }
 
 async function safeRemaining(store: StateStore, key: KeyRecord): Promise<number | null> {

@@ -1,9 +1,39 @@
 // The Node adapter: the only file that touches node:http. It turns an IncomingMessage into a Web Request (body
 // capped before it is buffered), hands it to the app, and writes the Response back.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { ApiError } from './api-error.ts';
-import type { App } from './app.ts';
+import { responseBodies, type App } from './app.ts';
+
+/**
+ * The part of a Web `Request` the app reads (url, method, headers.get, arrayBuffer), backed by the Node request.
+ * Building a full undici Request per call cost a measurable share of each lookup; the app's contract is still the
+ * standard Request, and tests and other runtimes pass real ones.
+ */
+class NodeRequest {
+  readonly headers: { get(name: string): string | null };
+  constructor(
+    readonly url: string,
+    readonly method: string,
+    req: IncomingMessage,
+    private readonly body: Buffer | undefined,
+  ) {
+    const h = req.headers;
+    this.headers = {
+      get(name: string): string | null {
+        const v = h[name.toLowerCase()];
+        return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+      },
+    };
+  }
+  async arrayBuffer(): Promise<ArrayBuffer> {
+    const b = this.body ?? Buffer.alloc(0);
+    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+  }
+  async text(): Promise<string> {
+    return (this.body ?? Buffer.alloc(0)).toString('utf8');
+  }
+}
 
 /** Options of listen(). */
 export interface ListenOptions {
@@ -16,15 +46,22 @@ export interface ListenOptions {
   headersTimeoutMs?: number;
   /** The whole request must arrive within this many ms (default 30 s): slow-body clients are cut off. */
   requestTimeoutMs?: number;
+  /** close() waits this long for unfinished requests before it cuts every connection (default: requestTimeoutMs). */
+  shutdownGraceMs?: number;
 }
 
 export interface RunningServer {
   server: Server;
   url: string;
   port: number;
-  /** Stops accepting, lets in-flight requests finish, then resolves. */
+  /** Stops accepting, lets in-flight requests finish (within shutdownGraceMs), then resolves. */
   close(): Promise<void>;
 }
+
+/** What is left of an over-cap body is read and thrown away up to this much, so the client gets to read the 413. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+/** …and for at most this long; past either, the connection is cut. */
+const DRAIN_MS = 5_000;
 
 function errorResponse(res: ServerResponse, err: ApiError): void {
   const body = err.bodyText();
@@ -32,44 +69,108 @@ function errorResponse(res: ServerResponse, err: ApiError): void {
   res.end(body);
 }
 
+/**
+ * Buffers the body up to `limit` bytes, then stops reading (the rest stays on the socket). Rejects if the client
+ * goes away before the end.
+ */
+function readAtMost(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (err?: Error): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (err) reject(err);
+      else resolve(Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer): void => {
+      const room = limit - size;
+      if (chunk.length >= room) {
+        chunks.push(chunk.subarray(0, room));
+        size = limit;
+        req.pause();
+        finish();
+        return;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    };
+    const onEnd = (): void => finish();
+    const onError = (e: Error): void => finish(e);
+    const onClose = (): void => finish(req.complete ? undefined : new Error('the client closed the connection mid-body'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+/**
+ * Reads and discards the rest of a body the app did not need (one over the cap). Closing at once instead would
+ * make the kernel reset the connection while the client is still sending, and the client would often lose the
+ * answer (the 413) with it. A body that goes on past DRAIN_BYTES or DRAIN_MS is cut off.
+ */
+function discardRest(req: IncomingMessage): void {
+  let seen = 0;
+  const cut = (): void => void req.socket.destroy();
+  const timer = setTimeout(cut, DRAIN_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen > DRAIN_BYTES) cut();
+  });
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
+}
+
+// Node's own answers to a request it could not parse or that ran out of time carry no body; every 4xx here has an
+// Error body, so they are written the same way (same status choice as Node's default clientError handler).
+function clientErrorResponse(e: NodeJS.ErrnoException): string {
+  const [status, reason, code, message] =
+    e.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time.']
+      : e.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.']
+        : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'];
+  const body = new ApiError(status, code, message).bodyText();
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+}
+
 export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServer> {
   const maxBody = opts.maxBodyBytes ?? 256 * 1024;
   const host = opts.host ?? '127.0.0.1';
   const inFlight = new Set<Promise<void>>();
+  let closing = false;
 
-  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  const headersTimeout = opts.headersTimeoutMs ?? 10_000;
+  const requestTimeout = opts.requestTimeoutMs ?? 30_000;
+  // Node enforces both timeouts only when it sweeps its connections, by default every 30 s: a slow client then
+  // held its socket for up to 30 s past the timeout (60 s with the defaults). Sweep often enough to be on time.
+  const connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeout) / 5)));
+  const server = createServer({ connectionsCheckingInterval }, async (req: IncomingMessage, res: ServerResponse) => {
     const done = handle(req, res);
     inFlight.add(done);
     await done;
     inFlight.delete(done);
   });
-  server.headersTimeout = opts.headersTimeoutMs ?? 10_000;
-  server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
+  server.headersTimeout = headersTimeout;
+  server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = 5_000;
   server.maxHeadersCount = 100;
+  server.on('clientError', (e: NodeJS.ErrnoException, socket: Socket) => {
+    if (socket.writable && socket.bytesWritten === 0) socket.write(clientErrorResponse(e));
+    socket.destroy();
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       let body: Buffer | undefined;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        const declared = Number(req.headers['content-length'] ?? 0);
-        if (declared > maxBody) {
-          errorResponse(res, new ApiError(413, 'payload_too_large', `The body is larger than ${maxBody} bytes.`));
-          req.destroy();
-          return;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of req) {
-          size += (chunk as Buffer).length;
-          if (size > maxBody) {
-            errorResponse(res, new ApiError(413, 'payload_too_large', `The body is larger than ${maxBody} bytes.`));
-            req.destroy();
-            return;
-          }
-          chunks.push(chunk as Buffer);
-        }
-        body = Buffer.concat(chunks);
+        // One byte past the cap is enough for the app to see the body is too large and answer 413 itself: in the
+        // contract's order of checks (after auth and routing), with the release stamp like every answer.
+        body = await readAtMost(req, maxBody + 1);
       }
       const headers = new Headers();
       for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -80,15 +181,19 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
         }
       }
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
-      const request = new Request(url, { method: req.method, headers, body: body as unknown as BodyInit | undefined });
+      const request = new Request(url, { method: req.method, headers, body: body as Uint8Array<ArrayBuffer> | undefined });
       const response = await app.fetch(request);
       const out: Record<string, string> = {};
       response.headers.forEach((v, k) => (out[k] = v));
       const bytes = response.body ? Buffer.from(await response.arrayBuffer()) : null;
       if (bytes) out['content-length'] = String(bytes.length);
       else if (response.status !== 304) out['content-length'] = '0';
+      // While shutting down, a keep-alive client is told to go rather than left to send its next request into a
+      // connection that is about to close.
+      if (closing) out.connection = 'close';
       res.writeHead(response.status, out);
       res.end(bytes ?? undefined);
+      if (body && !req.complete) discardRest(req);
     } catch (e) {
       if (!res.headersSent) errorResponse(res, new ApiError(400, 'bad_request', 'The request could not be read.'));
       else res.destroy();
@@ -106,9 +211,17 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
         url: `http://${host}:${port}`,
         close: () =>
           new Promise<void>((done) => {
-            server.close(() => done());
+            closing = true;
+            server.close(() => {
+              clearTimeout(grace);
+              done();
+            });
             server.closeIdleConnections();
             void Promise.all(inFlight).then(() => server.closeIdleConnections());
+            // close() also stops Node's sweep for timed-out connections, so a client that never finishes its request
+            // (a slowloris) would keep the process alive for ever. Past the grace period, every connection is cut.
+            const grace = setTimeout(() => server.closeAllConnections(), opts.shutdownGraceMs ?? requestTimeout);
+            grace.unref();
           }),
       });
     });

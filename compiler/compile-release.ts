@@ -4,7 +4,7 @@ import { mkdir, rm, rename, writeFile, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { DIST_FORMAT, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ReleaseDoc } from '../common/dist-layout.ts';
-import { Progress, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
+import { POINT_LOOKUP_BUCKET_BYTES, Progress, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
 import type { ReleaseInput } from './read/release-input.ts';
 import { readTables } from './stages/read-tables.ts';
 import { buildEntities, HIGH_CARDINALITY } from './stages/build-entities.ts';
@@ -50,7 +50,9 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     await mkdir(ctx.privateDir, { recursive: true });
     const read = await timed(ctx, 'read tables', () => readTables(ctx));
     const shards = new ShardPackWriter({ root: ctx.publicDir, packBytes: ctx.options.packBytes });
-    const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer') });
+    // Small buckets for point lookups: at full size the cache holds a fraction of the index, so a lookup usually
+    // decodes one bucket, and a 4 KiB bucket decodes ~16x faster than a 64 KiB one for a directory of ~1 MiB.
+    const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES });
     const built = await timed(ctx, 'build entities', () => buildEntities(ctx, read, { index, shards }));
     if (ctx.options.strict && ctx.slack.size) {
       const [what, s] = [...ctx.slack][0];

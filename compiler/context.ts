@@ -13,6 +13,9 @@ export interface CompileOptions {
   packBytes?: number;
 }
 
+/** Target bucket size of families read by point lookups (entity index, resolve keys). */
+export const POINT_LOOKUP_BUCKET_BYTES = 4 * 1024;
+
 export interface CompileContext {
   release: ReleaseInput;
   prior: ReleaseInput | null;

@@ -48,7 +48,8 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
   }
   const docs = await docsWriter.finish();
 
-  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer') });
+  // A query reads up to six token buckets; 16 KiB keeps each decode well under a millisecond.
+  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer'), targetBucketBytes: 16 * 1024 });
   let tokens = 0;
   for (let g = 0; g < built.postings.groups; g++) {
     const exact = new Map<string, number[]>();

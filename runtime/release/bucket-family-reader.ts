@@ -6,11 +6,14 @@ import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
 import { LruCache } from './lru-cache.ts';
 
 /** Cache of decoded buckets, keyed by `<pack path>#<bucket>`; pack names are content-addressed, so one cache may serve every family and release. */
+/** Rough ratio of a decoded bucket's heap size to its encoded size (measured ~3-5× for short-string buckets). */
+const DECODED_WEIGHT = 4;
+
 export type BucketCache = LruCache<string, unknown[]>;
 
 /** Options of openBucketFamily. */
 export interface BucketFamilyReaderOptions {
-  /** Where decoded buckets are kept (weight = encoded bytes). Default: a private cache of 8 MiB. */
+  /** Where decoded buckets are kept (weight = encoded bytes × DECODED_WEIGHT). Default: a private cache of 8 MiB. */
   cache?: BucketCache;
 }
 
@@ -45,7 +48,9 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
     if (length === 0) return null;
     return cache.getOrLoad(
       `${family.pack}#${bucket}`,
-      () => length,
+      // Decoded buckets (JS arrays and strings) take several times their msgpack bytes; weigh them so, so the
+      // cache bound is a bound on memory, not on wire bytes.
+      () => length * DECODED_WEIGHT,
       async () => {
         const bytes = await source.readRange(family.pack, offset, length);
         let decoded: unknown;

@@ -4,7 +4,9 @@ import { access } from 'node:fs/promises';
 import { RegisterError } from '../common/errors.ts';
 import { compileAll } from '../compiler/compile.ts';
 import { addKey } from './keys/key-file.ts';
-import { startRuntime, isUrl } from './server.ts';
+import { StateUnavailableError } from './interfaces.ts';
+import { startRuntime, isUrl, type Runtime } from './server.ts';
+import { StateDirLockedError } from './state/journal-store.ts';
 
 const SERVE_OPTIONS = {
   dist: { type: 'string' },
@@ -24,14 +26,24 @@ function port(raw: string | undefined, fallback: number): number {
 
 async function run(values: { dist?: string; 'private-dist'?: string; keys?: string; state?: string; 'read-only'?: boolean; port?: string; host?: string }, defaultPort: number) {
   const dist = values.dist ?? 'dist';
-  const rt = await startRuntime({
-    dist,
-    privateDist: values['private-dist'] ?? (isUrl(dist) ? null : dist),
-    keys: values.keys ?? 'keys.json',
-    state: values['read-only'] ? null : (values.state ?? '.state'),
-    port: port(values.port, defaultPort),
-    host: values.host ?? '127.0.0.1',
-  });
+  const host = values.host ?? '127.0.0.1';
+  const listenPort = port(values.port, defaultPort);
+  let rt: Runtime;
+  try {
+    rt = await startRuntime({
+      dist,
+      privateDist: values['private-dist'] ?? (isUrl(dist) ? null : dist),
+      keys: values.keys ?? 'keys.json',
+      state: values['read-only'] ? null : (values.state ?? '.state'),
+      port: listenPort,
+      host,
+    });
+  } catch (e) {
+    // Start-up problems an operator fixes (a locked or unwritable state directory, a busy port): one line, no stack.
+    if (e instanceof StateDirLockedError || e instanceof StateUnavailableError) throw new RegisterError('state', e.message.replace(/^\[state\] /, ''));
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new RegisterError('serve', `port ${listenPort} on ${host} is already in use`);
+    throw e;
+  }
   process.stderr.write(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})\n`);
   let stopping = false;
   const stop = async (signal: string) => {

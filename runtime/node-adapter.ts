@@ -172,20 +172,14 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
         // contract's order of checks (after auth and routing), with the release stamp like every answer.
         body = await readAtMost(req, maxBody + 1);
       }
-      const headers = new Headers();
-      for (let i = 0; i < req.rawHeaders.length; i += 2) {
-        try {
-          headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-        } catch {
-          // a header value Headers refuses (control characters) is dropped, like a proxy would
-        }
-      }
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
-      const request = new Request(url, { method: req.method, headers, body: body as Uint8Array<ArrayBuffer> | undefined });
+      const request = new NodeRequest(url, req.method ?? 'GET', req, body) as unknown as Request;
       const response = await app.fetch(request);
       const out: Record<string, string> = {};
       response.headers.forEach((v, k) => (out[k] = v));
-      const bytes = response.body ? Buffer.from(await response.arrayBuffer()) : null;
+      const known = responseBodies.get(response);
+      const raw = known !== undefined ? known : response.body ? Buffer.from(await response.arrayBuffer()) : null;
+      const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
       if (bytes) out['content-length'] = String(bytes.length);
       else if (response.status !== 304) out['content-length'] = '0';
       // While shutting down, a keep-alive client is told to go rather than left to send its next request into a

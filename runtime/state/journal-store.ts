@@ -235,6 +235,7 @@ class JournalStore implements InspectableStateStore {
         await this.compacting;
       }
       if (this.syncTimer) clearTimeout(this.syncTimer);
+      await this.cutFailedTail();
       if (this.unsynced && this.fh) await this.io.sync(this.fh).catch(() => {});
       this.unsynced = false;
       await this.fh?.close().catch(() => {});
@@ -380,6 +381,9 @@ class JournalStore implements InspectableStateStore {
         if (!this.failing) this.log(`${err.message}; state changes fail until a write succeeds`);
         this.failing = true;
         for (let i = batch.length - 1; i >= 0; i--) batch[i].fail();
+        // Cut the refused records now, not only before the next write: if a shutdown or a crash came first, replay
+        // would bring back changes whose callers were told they were not made (a 503 acknowledgement, an uncharged lookup).
+        await this.cutFailedTail();
         for (const p of batch) p.reject(err);
         continue;
       }
@@ -419,6 +423,23 @@ class JournalStore implements InspectableStateStore {
       this.size += data.length;
       this.unsynced = false;
     } else if (this.unsynced) this.scheduleSync();
+  }
+
+  /**
+   * Best effort after a failed write or fsync: truncate the journal back to its last good length. The truncate alone
+   * already keeps a process crash from replaying the refused bytes; `dirty` is cleared only once it is fsynced too,
+   * otherwise the next write (or close) cuts again.
+   */
+  private async cutFailedTail(): Promise<void> {
+    const fh = this.fh;
+    if (!fh || !this.dirty) return;
+    try {
+      await this.io.truncate(fh, this.size);
+      await this.io.sync(fh);
+      this.dirty = false;
+    } catch {
+      // the disk is still failing; the next write starts with the same cut
+    }
   }
 
   /** Queues an fsync of what was written (as an empty, sync-only record), so it never overlaps a write. */

@@ -1,7 +1,8 @@
 // The state directory's process lock: an O_EXCL pid file, so two servers never interleave writes to one journal.
 
 import { randomBytes } from 'node:crypto';
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, open, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { StateUnavailableError } from '../interfaces.ts';
 
 /** Thrown when another live process (or another store in this process) already holds the state directory. */
@@ -15,20 +16,40 @@ export class StateDirLockedError extends Error {
 // Tells this process apart from an earlier one that had the same pid (in a container the server is often pid 1 every time).
 const PROCESS_TOKEN = randomBytes(8).toString('hex');
 
-/** A lock file younger than this with no readable pid is taken to be mid-creation by another opener. */
-const FRESH_MS = 2000;
-
-/** Takes the lock at `path`, removing a stale one left by a dead process; resolves to its release function. */
+/**
+ * Takes the lock at `path`, removing a stale one left by a dead process; resolves to its release function.
+ *
+ * The lock appears with its content in one step: the pid is written to a private temp file, which is then hard-linked
+ * to `path` (the link fails if `path` exists, like O_EXCL). Creating `path` first and writing the pid after left an
+ * empty lock whenever a process was killed in between, and the next start could not tell that from an opener still
+ * writing, so it refused to start.
+ */
 export async function acquireStateLock(path: string, log: (message: string) => void): Promise<() => Promise<void>> {
+  const content = `${process.pid} ${PROCESS_TOKEN}\n`;
+  const tmp = `${path}.${process.pid}.${PROCESS_TOKEN}.tmp`;
+  try {
+    const fh = await open(tmp, 'w', 0o644);
+    try {
+      await fh.writeFile(content);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    throw new StateUnavailableError(`[state] ${tmp}: cannot create lock file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  try {
+    return await takeLock(path, tmp, log);
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
+}
+
+async function takeLock(path: string, tmp: string, log: (message: string) => void): Promise<() => Promise<void>> {
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fh = await open(path, 'wx', 0o644);
-      try {
-        await fh.writeFile(`${process.pid} ${PROCESS_TOKEN}\n`);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      await linkOrCreate(tmp, path);
+      await sweepDebris(path);
       return async () => {
         await unlink(path).catch(() => {});
       };
@@ -38,16 +59,36 @@ export async function acquireStateLock(path: string, log: (message: string) => v
     }
     const holder = await readHolder(path);
     if (holder === 'gone') continue;
-    if (holder === 'unreadable') {
-      const age = await stat(path).then((s) => Date.now() - s.mtimeMs, () => Infinity);
-      if (age < FRESH_MS) throw locked(path, 'another process is opening it');
-    } else if (isAlive(holder.pid, holder.token)) {
+    // A lock always appears whole (see above), so one without a pid in it is debris, e.g. from an older version.
+    if (holder !== 'unreadable' && isAlive(holder.pid, holder.token)) {
       throw locked(path, holder.pid === process.pid ? 'it is already open in this process' : `process ${holder.pid} holds it; if no server runs there, delete the lock file`);
     }
     log(`[state] ${path}: removing stale lock${holder === 'unreadable' ? '' : ` of process ${holder.pid}, which is not running`}`);
     await unlink(path).catch(() => {});
   }
   throw locked(path, 'the lock kept changing hands');
+}
+
+/** link(2) where the filesystem has hard links; elsewhere O_EXCL create-then-write, the best it allows. */
+async function linkOrCreate(tmp: string, path: string): Promise<void> {
+  try {
+    await link(tmp, path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw e;
+    await writeFile(path, await readFile(tmp), { flag: 'wx', mode: 0o644 });
+  }
+}
+
+/** Removes temp files of lock attempts by processes that are gone (killed between writing and removing them). */
+async function sweepDebris(path: string): Promise<void> {
+  const dir = dirname(path);
+  const prefix = `${basename(path)}.`;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const pid = Number(name.slice(prefix.length).split('.')[0]);
+    if (Number.isInteger(pid) && pid !== process.pid && !isAlive(pid, '')) await unlink(join(dir, name)).catch(() => {});
+  }
 }
 
 function locked(path: string, why: string): StateDirLockedError {

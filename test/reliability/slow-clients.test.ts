@@ -1,0 +1,225 @@
+// Abusive clients on the wire: slow headers, slow bodies and idle sockets are cut off by the server's timeouts
+// while a well-behaved client keeps being served; oversize bodies get a quick, documented 413; broken HTTP gets an
+// Error body.
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openKeyStore } from '../../runtime/keys/key-store.ts';
+import { listen, type RunningServer } from '../../runtime/node-adapter.ts';
+import { buildApp } from '../../runtime/server.ts';
+import { createFsSource } from '../../runtime/source/fs-source.ts';
+import { createMemoryStore } from '../../runtime/state/memory-store.ts';
+import { validateResponse } from '../helpers/openapi-validator.ts';
+import { STAMPS } from '../fixtures/hand-world.ts';
+import { dribble, parseFirstResponse, percentile, rawConnect, steadyClient, type RawConnection } from './support/raw-http.ts';
+import { makeFuzzWorld, type FuzzWorld } from './support/reliability-world.ts';
+
+// Small timeouts so the test is quick; the production defaults (10 s / 30 s) take the same code path.
+const HEADERS_TIMEOUT = 400;
+const REQUEST_TIMEOUT = 1200;
+// Node sweeps for timed-out connections every interval (the adapter sets it to a fifth of the smaller timeout),
+// so a cut lands within one interval after the timeout; the rest is slack for a busy 2-core machine.
+const SLACK = 700;
+
+let world: FuzzWorld;
+let server: RunningServer;
+let keyStore: ReturnType<typeof openKeyStore>;
+let auth: string;
+
+beforeAll(async () => {
+  world = await makeFuzzWorld();
+  auth = `Authorization: Bearer ${world.keys.partner}\r\n`;
+  keyStore = openKeyStore({ file: world.keysFile });
+  const { app } = buildApp({ dist: world.dist, source: createFsSource({ root: world.dist }), store: createMemoryStore(), keyStore });
+  server = await listen(app, { port: 0, headersTimeoutMs: HEADERS_TIMEOUT, requestTimeoutMs: REQUEST_TIMEOUT });
+});
+afterAll(async () => {
+  await server?.close();
+  keyStore?.close();
+  if (world) rmSync(world.root, { recursive: true, force: true });
+});
+
+function steady() {
+  return steadyClient(`${server.url}/api/v1/meta`, { authorization: `Bearer ${world.keys.partner}` }, 40);
+}
+
+/** Every connection was closed by the server within [min, max] ms of connecting, with a 408 Error body. */
+async function expectCutWith408(conns: RawConnection[], min: number, max: number): Promise<void> {
+  const times = await Promise.all(conns.map((c) => c.closed));
+  expect(Math.min(...times)).toBeGreaterThanOrEqual(min - 50);
+  expect(Math.max(...times)).toBeLessThan(max);
+  for (const c of conns) {
+    const r = parseFirstResponse(c.received());
+    expect(r.status).toBe(408);
+    expect(JSON.parse(r.body)).toMatchObject({ error: 'request_timeout' });
+  }
+}
+
+async function expectServedMeanwhile(stats: Awaited<ReturnType<ReturnType<typeof steady>['stop']>>, minOk: number): Promise<void> {
+  expect(stats.failed).toEqual([]);
+  expect(stats.ok).toBeGreaterThanOrEqual(minOk);
+  // Generous: the point is that nobody waits for the slow clients' timeouts, not a latency benchmark.
+  expect(percentile(stats.latencies, 99)).toBeLessThan(HEADERS_TIMEOUT);
+}
+
+describe('slow and idle clients', () => {
+  it('50 slow-header clients are cut at the headers timeout while a steady client is served', async () => {
+    const client = steady();
+    const conns = Array.from({ length: 50 }, () => {
+      const c = rawConnect(server.port);
+      c.socket.write('GET /api/v1/meta HTTP/1.1\r\nHost: x\r\n');
+      dribble(c, 'X', 50); // one byte of a header line every 50 ms, never the blank line that ends the headers
+      return c;
+    });
+    await expectCutWith408(conns, HEADERS_TIMEOUT, HEADERS_TIMEOUT + SLACK);
+    await expectServedMeanwhile(await client.stop(), 8);
+  });
+
+  it('30 idle connections that never send a byte are cut at the headers timeout', async () => {
+    const conns = Array.from({ length: 30 }, () => rawConnect(server.port));
+    await expectCutWith408(conns, HEADERS_TIMEOUT, HEADERS_TIMEOUT + SLACK);
+  });
+
+  it('20 slow-body clients are cut at the request timeout while a steady client is served', async () => {
+    const client = steady();
+    const conns = Array.from({ length: 20 }, () => {
+      const c = rawConnect(server.port);
+      c.socket.write(`POST /api/v1/batch HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{`);
+      dribble(c, ' ', 50); // headers on time, then the body one byte at a time
+      return c;
+    });
+    await expectCutWith408(conns, REQUEST_TIMEOUT, REQUEST_TIMEOUT + SLACK);
+    await expectServedMeanwhile(await client.stop(), 20);
+  });
+});
+
+/** Resolves when the socket can take more data or has closed. */
+function writable(c: RawConnection): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      c.socket.off('drain', done);
+      c.socket.off('close', done);
+      resolve();
+    };
+    c.socket.on('drain', done);
+    c.socket.on('close', done);
+  });
+}
+
+describe('body cap', () => {
+  const tenMb = Buffer.alloc(10 * 1024 * 1024, 0x20);
+
+  async function send10Mb(head: string, chunked: boolean): Promise<{ c: RawConnection; ms: number }> {
+    const c = rawConnect(server.port);
+    c.socket.write(head);
+    if (chunked) {
+      for (let off = 0; off < tenMb.length; off += 65536) c.socket.write(`10000\r\n${tenMb.subarray(off, off + 65536).toString('latin1')}\r\n`);
+      c.socket.write('0\r\n\r\n');
+    } else c.socket.write(tenMb);
+    const ms = await c.waitFor('\r\n\r\n', 5000);
+    await c.waitFor('}', 5000);
+    return { c, ms };
+  }
+
+  for (const chunked of [false, true]) {
+    it(`a 10 MB body (${chunked ? 'chunked' : 'Content-Length'}) gets a documented 413 quickly, and the connection is reused after it`, async () => {
+      const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${tenMb.length}`;
+      const { c, ms } = await send10Mb(`POST /api/v1/batch HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\n${framing}\r\n\r\n`, chunked);
+      expect(ms).toBeLessThan(2000);
+      const r = parseFirstResponse(c.received());
+      expect(r.status).toBe(413);
+      // The app itself answers, so the 413 carries what every answer carries (it used to miss the stamp header).
+      expect(r.headers.get('x-register-release-stamp')).toBe(STAMPS[1]);
+      validateResponse({ method: 'POST', path: '/api/v1/batch', status: r.status, headers: r.headers, body: r.body });
+      // The rest of the 10 MB was read and dropped, so the same connection answers the next request.
+      const before = c.received().length;
+      c.socket.write(`GET /api/v1/meta HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
+      await c.waitFor('"api_schema"', 5000);
+      expect(parseFirstResponse(c.received().slice(before)).status).toBe(200);
+      c.socket.destroy();
+    });
+  }
+
+  it('a 10 MB body on a GET-only path gets 405 (the path is judged before the body), without reading it all into memory', async () => {
+    const { c } = await send10Mb(`PUT /api/v1/meta HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${tenMb.length}\r\n\r\n`, false);
+    const r = parseFirstResponse(c.received());
+    expect(r.status).toBe(405);
+    validateResponse({ method: 'PUT', path: '/api/v1/meta', status: r.status, headers: r.headers, body: r.body });
+    c.socket.destroy();
+  });
+
+  it('a body far past the drain limit still gets its 413, then the connection is cut', async () => {
+    const c = rawConnect(server.port);
+    c.socket.write(`POST /api/v1/batch HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n`);
+    // Keep sending until the server gives up on us; a real client would stop on reading the 413.
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    let sent = 0;
+    while (!c.socket.destroyed && sent < 200) {
+      if (!c.socket.write(chunk)) await writable(c);
+      sent++;
+    }
+    await c.closed;
+    expect(sent).toBeLessThan(200);
+    expect(parseFirstResponse(c.received()).status).toBe(413);
+  });
+});
+
+describe('shutdown with slow clients connected', () => {
+  it('close() finishes a slow in-flight request, tells keep-alive clients to go, and does not wait forever for a slowloris', async () => {
+    const keys = openKeyStore({ file: world.keysFile });
+    const { app } = buildApp({ dist: world.dist, source: createFsSource({ root: world.dist }), store: createMemoryStore(), keyStore: keys });
+    const own = await listen(app, { port: 0, headersTimeoutMs: HEADERS_TIMEOUT, requestTimeoutMs: REQUEST_TIMEOUT });
+    try {
+      // A keep-alive client with one answered request, a body arriving slowly, and headers that never end.
+      const keepAlive = rawConnect(own.port);
+      keepAlive.socket.write(`GET /api/v1/meta HTTP/1.1\r\nHost: x\r\n${auth}\r\n`);
+      await keepAlive.waitFor('"api_schema"');
+      const body = JSON.stringify({ requests: [{ type: 'entity', id: 'rt00000000000a01' }] });
+      const slowBody = rawConnect(own.port);
+      slowBody.socket.write(`POST /api/v1/batch HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      const slowloris = rawConnect(own.port);
+      slowloris.socket.write('GET /api/v1/meta HTTP/1.1\r\nHost: x\r\n');
+      dribble(slowloris, 'X', 50);
+      await new Promise((r) => setTimeout(r, 100));
+
+      const t0 = performance.now();
+      const closed = own.close().then(() => performance.now() - t0);
+      // Node stops sweeping for timed-out connections once close() is called, so only the adapter's own limit
+      // ends the slowloris; without it close() never resolves.
+      for (let i = 0; i < body.length; i++) {
+        await new Promise((r) => setTimeout(r, 400 / body.length));
+        slowBody.socket.write(body[i]);
+      }
+      await slowBody.waitFor('"results"');
+      expect(parseFirstResponse(slowBody.received()).status).toBe(200);
+      expect(parseFirstResponse(slowBody.received()).headers.get('connection')).toBe('close');
+      // The idle keep-alive connection is closed at once, not left for the client to reuse.
+      expect(await keepAlive.closed).toBeLessThan(performance.now() - t0 + 1000);
+      expect(await closed).toBeLessThan(REQUEST_TIMEOUT + SLACK);
+      await slowloris.closed;
+    } finally {
+      await Promise.race([own.close(), new Promise((r) => setTimeout(r, 100))]);
+      own.server.closeAllConnections();
+      keys.close();
+    }
+  });
+});
+
+describe('broken HTTP', () => {
+  it('garbage instead of a request line gets 400 with an Error body', async () => {
+    const c = rawConnect(server.port);
+    c.socket.write('THIS IS NOT HTTP\r\n\r\n');
+    await c.closed;
+    const r = parseFirstResponse(c.received());
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body)).toMatchObject({ error: 'bad_request' });
+  });
+
+  it('headers over 16 KB get 431 with an Error body', async () => {
+    const c = rawConnect(server.port);
+    c.socket.write(`GET /api/v1/meta HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    await c.closed;
+    const r = parseFirstResponse(c.received());
+    expect(r.status).toBe(431);
+    expect(JSON.parse(r.body)).toMatchObject({ error: 'headers_too_large' });
+  });
+});

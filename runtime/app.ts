@@ -60,7 +60,6 @@ export function createApp(opts: AppOptions): App {
     let costing = false;
     let credits: number | null = null;
     try {
-      if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
       const url = new URL(request.url);
       const rawSegments = url.pathname.split('/');
       // ['', 'api', 'v1', ...rest]
@@ -79,6 +78,8 @@ export function createApp(opts: AppOptions): App {
         throw new ApiError(404, 'not_found', 'No such path.');
       }
       const def = route;
+      // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
+      if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
       if (!release && !def.noRelease) throw new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
       const now = clock.now();
       if (def.auth) {
@@ -111,8 +112,8 @@ export function createApp(opts: AppOptions): App {
     } catch (e) {
       let err: ApiError;
       if (e instanceof GoneError) {
-        if (costing && key && credits === null) credits = await safeRemaining(opts.store, key);
-        return finish({ status: 410, body: e.stub }, headers, costing ? credits : null, false);
+        if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
+        return finish({ status: 410, body: e.stub }, headers, costing ? credits : null, request.method === 'HEAD');
       }
       if (e instanceof ApiError) err = e;
       else if (e instanceof StateUnavailableError) err = new ApiError(503, 'state_unavailable', 'The state store cannot record this request right now; nothing was charged.');
@@ -120,8 +121,8 @@ export function createApp(opts: AppOptions): App {
         onError(e);
         err = new ApiError(500, 'internal_error', 'The server failed to answer this request.');
       }
-      if (costing && key && credits === null) credits = await safeRemaining(opts.store, key);
-      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing ? credits : null, false);
+      if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
+      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing ? credits : null, request.method === 'HEAD');
     }
   }
 
@@ -144,9 +145,9 @@ function finish(reply: Reply, base: Record<string, string>, credits: number | nu
   return response;
 }
 
-async function safeRemaining(store: StateStore, key: KeyRecord): Promise<number | null> {
+async function safeRemaining(store: StateStore, key: KeyRecord, clock: Clock): Promise<number | null> {
   try {
-    return await store.remaining(key.id, quotaPeriod(Date.now()), key.quota);
+    return await store.remaining(key.id, quotaPeriod(clock.now()), key.quota);
   } catch {
     return null;
   }
@@ -173,6 +174,7 @@ function match(routes: CompiledRoute[], segs: string[], method: string): { route
     for (let i = 0; i < segs.length && ok; i++) {
       const s = r.segments[i];
       if (typeof s === 'string') ok = s === segs[i];
+      else if (segs[i] === '') ok = false; // `/entities/` is no entity path: an unknown path, 404
       else {
         let v: string;
         try {

@@ -146,8 +146,11 @@ const KNOWN_ERROR_CODES = [
   'payload_too_large',
   'rate_limited',
   'index_unavailable',
+  'artefact_corrupt',
+  'state_unavailable',
   'summary_unavailable',
   'ack_storage_unavailable',
+  'uri_too_long',
 ] as const;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -911,7 +914,14 @@ const responses: Record<string, JsonObject> = {
     content: jsonContent(schemaRef('GoneError')),
   },
   PayloadTooLarge: errorResponse('The request body is too large.', ['payload_too_large']),
-  IndexUnavailable: errorResponse('No release index is loaded.', ['index_unavailable'], STAMP_IF_LOADED),
+  IndexUnavailable: errorResponse(
+    'No release index is loaded (`index_unavailable`); or a compiled artefact this answer needs failed its integrity ' +
+      'check (`artefact_corrupt`: the server refuses to answer from bytes it cannot trust); or the state store cannot ' +
+      'record the request (`state_unavailable`, nothing charged).',
+    ['index_unavailable', 'artefact_corrupt', 'state_unavailable'],
+    STAMP_IF_LOADED,
+  ),
+  UriTooLong: errorResponse('The request URL is longer than 4,096 characters. Not charged.', ['uri_too_long'], STAMP_IF_LOADED),
   NotModified: {
     description: '`If-None-Match` matched the current ETag: no body, no cost.',
     headers: CHANGELOG_HEADERS,
@@ -952,7 +962,8 @@ function operation(spec: OperationSpec): JsonObject {
   if (spec.auth === false) op.security = [];
   if (spec.parameters) op.parameters = spec.parameters;
   if (spec.requestBody) op.requestBody = spec.requestBody;
-  op.responses = spec.responses;
+  // Any operation answers 414 to an overlong URL, before anything else is read.
+  op.responses = { ...spec.responses, '414': responseRef('UriTooLong') };
   return op;
 }
 

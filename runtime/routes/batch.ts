@@ -20,7 +20,7 @@ type Planned = { run: () => Promise<Reply> } | { error: ApiError };
 /** Reads the request body as JSON, with the size cap already enforced by the adapter (and again here). */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  if (!/^application\/json\s*(;|$)/i.test(type)) throw new ApiError(400, 'invalid_body', 'Send the body as application/json (Content-Type: application/json).');
   const buf = new Uint8Array(await request.arrayBuffer());
   if (buf.length > maxBytes) throw new ApiError(413, 'payload_too_large', `The body is larger than ${maxBytes} bytes.`);
   try {

@@ -103,7 +103,6 @@ export const changesRoutes: RouteDef[] = [
     auth: true,
     costing: false,
     prepare(c) {
-      allowOnly(c.query, []);
       return {
         cost: 0,
         async run() {

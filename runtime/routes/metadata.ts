@@ -2,7 +2,6 @@
 // stored bytes), /key (the caller's own plan) and /openapi.json (the contract this server answers to).
 import { ApiError } from '../api-error.ts';
 import { openapiJsonText } from '../openapi/openapi-json.ts';
-import { allowOnly } from '../params.ts';
 import type { RequestContext, RouteDef } from '../route.ts';
 import { quotaPeriod } from '../state/quota-period.ts';
 
@@ -11,8 +10,8 @@ const doc = (path: string, auth: boolean, pick: (c: RequestContext) => string | 
   path,
   auth,
   costing: false,
+  // Free documents ignore query parameters (cache busters and the like): there is nothing to validate.
   prepare(c) {
-    allowOnly(c.query, []);
     return {
       cost: 0,
       async run() {
@@ -41,7 +40,6 @@ export const metadataRoutes: RouteDef[] = [
     auth: true,
     costing: false,
     prepare(c) {
-      allowOnly(c.query, []);
       const k = c.key!;
       return {
         cost: 0,

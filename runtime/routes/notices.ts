@@ -77,7 +77,6 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
       costing: false,
       async prepare(c) {
         const provider = providerOf(c);
-        allowOnly(c.query, []);
         if (!c.services.store.writable) {
           throw new ApiError(503, 'ack_storage_unavailable', 'This deployment has no writable state store for acknowledgements.');
         }

@@ -1,7 +1,7 @@
 // GET /search: bounded discovery over the compiled token buckets. Each query token loads one bucket; candidates are
 // intersected as integers (ordinals), scored, and only the shown results' docs are read.
 import { ENTITY_TYPES } from '../../common/ids.ts';
-import { MAX_CANDIDATES_PER_TOKEN, MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS, tokenize } from '../../common/normalise.ts';
+import { foldText, MAX_CANDIDATES_PER_TOKEN, MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS, tokenize } from '../../common/normalise.ts';
 import { ApiError } from '../api-error.ts';
 import { allowOnly, intParam, oneParam, parseEntityType } from '../params.ts';
 import type { RouteDef } from '../route.ts';
@@ -30,10 +30,12 @@ export const searchRoutes: RouteDef[] = [
       const q = oneParam(c.query, 'q');
       if (q === null) throw new ApiError(400, 'invalid_query', 'q is required.');
       if (q.length > 512) throw new ApiError(400, 'invalid_query', 'q is longer than 512 characters.');
+      // The limits count the query as written (a repeated word counts each time); lookups use distinct tokens.
+      const written = foldText(q).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
       const tokens = tokenize(q);
-      const chars = tokens.reduce((n, t) => n + [...t].length, 0);
+      const chars = written.reduce((n, t) => n + [...t].length, 0);
       if (chars < MIN_QUERY_CHARS) throw new ApiError(400, 'invalid_query', `q needs at least ${MIN_QUERY_CHARS} letters or digits after normalisation.`);
-      if (tokens.length > MAX_QUERY_TOKENS) throw new ApiError(400, 'invalid_query', `q may have at most ${MAX_QUERY_TOKENS} tokens.`);
+      if (written.length > MAX_QUERY_TOKENS) throw new ApiError(400, 'invalid_query', `q may have at most ${MAX_QUERY_TOKENS} tokens.`);
       const type = parseEntityType(oneParam(c.query, 'type'));
       const sort = oneParam(c.query, 'sort') ?? 'relevance';
       if (sort !== 'relevance' && sort !== 'bridges') throw new ApiError(400, 'invalid_parameter', 'sort must be relevance or bridges.');

@@ -377,7 +377,8 @@ export function expectedCharge(x: Pick<Exchange, 'request' | 'status' | 'body'>)
   const cost = op?.['x-lookup-cost'];
   if (!CHARGED_OUTCOMES.includes(x.status)) return 0;
   // An unknown path also answers 404; only a documented costing operation charges for it.
-  if (x.status === 404 && !/"error":"not_found"/.test(x.body)) return 0;
+  // (A HEAD answer has no body; there the documented operation alone decides, as `op` is null for unknown paths.)
+  if (x.status === 404 && x.request.method !== 'HEAD' && !/"error":"not_found"/.test(x.body)) return 0;
   if (cost === 'per_item') {
     if (x.status !== 200) return 0;
     const parsed = JSON.parse(x.body) as { results: { status: number }[] };

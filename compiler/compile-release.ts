@@ -1,9 +1,9 @@
 // Compiles one verified release into dist/<stamp>/: the stages run in order over one context, into a temp dir that
 // is fsynced and renamed into place only when everything succeeded.
-import { mkdir, rm, rename, writeFile, open } from 'node:fs/promises';
+import { mkdir, rm, rename, writeFile, open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
-import { DIST_FORMAT, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ReleaseDoc } from '../common/dist-layout.ts';
+import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ReleaseDoc } from '../common/dist-layout.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, Progress, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
 import type { ReleaseInput } from './read/release-input.ts';
 import { readTables } from './stages/read-tables.ts';
@@ -87,9 +87,23 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       return m;
     });
     const final = join(distDir, release.stamp);
-    await rm(final, { recursive: true, force: true });
-    await rename(outDir, final);
-    await fsyncDir(distDir);
+    const existing = await readStampDigest(final);
+    if (existing === manifest.digest) {
+      // Same release, same bytes: the published folder already is this output; leave it untouched.
+      await rm(outDir, { recursive: true, force: true });
+    } else if (existing !== null || (await exists(final))) {
+      // Replacing a stamp a runtime may be serving: move it aside, move the new one in, then drop the old.
+      // A kill between the two renames leaves `.tmp-old-<stamp>`, which the next compile moves back first.
+      const aside = join(distDir, `${ASIDE_PREFIX}${release.stamp}`);
+      await rm(aside, { recursive: true, force: true });
+      await rename(final, aside);
+      await rename(outDir, final);
+      await fsyncDir(distDir);
+      await rm(aside, { recursive: true, force: true });
+    } else {
+      await rename(outDir, final);
+      await fsyncDir(distDir);
+    }
     return {
       stamp: release.stamp,
       manifest,
@@ -100,6 +114,26 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
   } catch (e) {
     await rm(outDir, { recursive: true, force: true });
     throw e;
+  }
+}
+
+/** Prefix of a published stamp folder moved aside while it is replaced (see compileAll's sweep). */
+export const ASIDE_PREFIX = '.tmp-old-';
+
+async function readStampDigest(dir: string): Promise<string | null> {
+  try {
+    return (JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')) as { digest: string }).digest;
+  } catch {
+    return null;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -6,7 +6,7 @@ import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type DistIndex, type ReleaseDoc } from '../common/dist-layout.ts';
 import { openRelease, type ReleaseInput } from './read/release-input.ts';
-import { compileRelease, fsyncDir, type CompileReport } from './compile-release.ts';
+import { ASIDE_PREFIX, compileRelease, fsyncDir, type CompileReport } from './compile-release.ts';
 import type { CompileOptions } from './context.ts';
 
 /** Options of `register compile`. */
@@ -66,9 +66,22 @@ export async function compileAll(opts: CompileAllOptions = {}): Promise<CompileR
   return reports;
 }
 
-/** A killed compile leaves only a `.tmp-*` folder, which nothing reads; the next compile clears it. */
+/**
+ * A killed compile leaves only `.tmp-*` folders, which nothing reads; the next compile clears them. A published
+ * stamp moved aside for replacement (`.tmp-old-<stamp>`) whose replacement never arrived is moved back first.
+ */
 async function sweepTemp(dist: string): Promise<void> {
-  for (const n of await readdir(dist)) if (n.startsWith('.tmp-')) await rm(join(dist, n), { recursive: true, force: true });
+  for (const n of await readdir(dist)) {
+    if (n.startsWith(ASIDE_PREFIX)) {
+      const stamp = n.slice(ASIDE_PREFIX.length);
+      if (STAMP.test(stamp) && !(await isCompiled(dist, stamp))) {
+        await rm(join(dist, stamp), { recursive: true, force: true });
+        await rename(join(dist, n), join(dist, stamp));
+        continue;
+      }
+    }
+    if (n.startsWith('.tmp-')) await rm(join(dist, n), { recursive: true, force: true });
+  }
 }
 
 /** Rebuilds dist/index.json from the compiled stamps: v1 = newest publishable, next = newest. */

@@ -9,8 +9,8 @@ export const packr = new Packr({ useRecords: false, mapsAsObjects: false, variab
 export const encodeMsgpack = (value: unknown): Uint8Array => packr.pack(value);
 export const decodeMsgpack = <T = unknown>(bytes: Uint8Array): T => packr.unpack(bytes) as T;
 
-/** Bytes per directory entry: u32 offset, u32 length, little-endian. */
-export const DIRECTORY_ENTRY_BYTES = 8;
+/** Bytes per directory entry: u32 offset, u32 length, u32 fnv1a32 of the bucket's bytes, little-endian. */
+export const DIRECTORY_ENTRY_BYTES = 12;
 
 /** Describes one bucketed family inside release.json. */
 export interface BucketFamily {
@@ -20,7 +20,7 @@ export interface BucketFamily {
   addressing: 'fnv1a32-top-bits' | 'ordinal';
   /** For `ordinal` addressing: keys per bucket. */
   per_bucket?: number;
-  /** Path (relative to public/) of the directory: `buckets` entries of DIRECTORY_ENTRY_BYTES. */
+  /** Path (relative to public/) of the directory: `buckets` entries of DIRECTORY_ENTRY_BYTES (offset, length, checksum). */
   directory: string;
   /** Path (relative to public/) of the pack holding the buckets back to back. */
   pack: string;
@@ -46,8 +46,9 @@ export function findInBucket<V>(flat: unknown[], key: string): V | undefined {
   return undefined;
 }
 
-export function readDirectoryEntry(dir: Uint8Array, bucket: number): { offset: number; length: number } {
+/** One directory entry; `checksum` is fnv1a32Bytes of the bucket's bytes, checked before a bucket is decoded. */
+export function readDirectoryEntry(dir: Uint8Array, bucket: number): { offset: number; length: number; checksum: number } {
   const view = new DataView(dir.buffer, dir.byteOffset, dir.byteLength);
   const at = bucket * DIRECTORY_ENTRY_BYTES;
-  return { offset: view.getUint32(at, true), length: view.getUint32(at + 4, true) };
+  return { offset: view.getUint32(at, true), length: view.getUint32(at + 4, true), checksum: view.getUint32(at + 8, true) };
 }

@@ -1,5 +1,7 @@
 // Reads one bucketed family (common/bucket-format.ts) through a ShardSource: the directory once, then one bucket
 // per lookup with one ranged read, decoded buckets kept in a shared LRU.
+import { fnv1a32Bytes } from '../../common/hash.ts';
+import { ApiError } from '../api-error.ts';
 import { decodeMsgpack, DIRECTORY_ENTRY_BYTES, findInBucket, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
 import { bucketOf } from '../../common/hash.ts';
 import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
@@ -42,9 +44,15 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
     return directory;
   };
 
+  // The client learns only that the answer cannot be trusted; which file and why goes nowhere near a response.
+  const corrupt = (what: string) => {
+    void what;
+    return new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check.');
+  };
+
   const loadBucket = async (bucket: number): Promise<unknown[] | null> => {
     const dir = await loadDirectory();
-    const { offset, length } = readDirectoryEntry(dir, bucket);
+    const { offset, length, checksum } = readDirectoryEntry(dir, bucket);
     if (length === 0) return null;
     return cache.getOrLoad(
       `${family.pack}#${bucket}`,
@@ -52,14 +60,22 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       // cache bound is a bound on memory, not on wire bytes.
       () => length * DECODED_WEIGHT,
       async () => {
-        const bytes = await source.readRange(family.pack, offset, length);
+        // Bytes that fail their checksum (or a directory that points past the pack) are never decoded into an
+        // answer: the request gets 503 artefact_corrupt until the dist is repaired.
+        let bytes: Uint8Array;
+        try {
+          bytes = await source.readRange(family.pack, offset, length);
+        } catch (err) {
+          throw corrupt(`bucket ${bucket} unreadable (${(err as Error).message})`);
+        }
+        if (fnv1a32Bytes(bytes) !== checksum) throw corrupt(`bucket ${bucket} fails its checksum`);
         let decoded: unknown;
         try {
           decoded = decodeMsgpack(bytes);
         } catch (err) {
-          throw new Error(`[bucket-reader] ${where} bucket ${bucket}: undecodable (${(err as Error).message})`);
+          throw corrupt(`bucket ${bucket} undecodable (${(err as Error).message})`);
         }
-        if (!Array.isArray(decoded)) throw new Error(`[bucket-reader] ${where} bucket ${bucket}: not an array`);
+        if (!Array.isArray(decoded)) throw corrupt(`bucket ${bucket} is not an array`);
         return decoded;
       },
     );

@@ -2,7 +2,8 @@
 // all read through a ShardSource, so the same code serves a local dist/ or a mirror over HTTP.
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { fnv1a32Bytes } from '../../common/hash.ts';
-import { PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
+import { createHash } from 'node:crypto';
+import { MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { ApiError } from '../api-error.ts';
 import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
 import { openBucketFamily } from './bucket-family-reader.ts';
@@ -41,6 +42,8 @@ export class Release {
     readonly doc: ReleaseDoc,
     private readonly source: ShardSource,
     private readonly cache: LruCache<string, unknown>,
+    /** sha256 of every public file (public/manifest.json), to check documents before they are served. */
+    private readonly sha256Of: Record<string, string>,
   ) {
     this.stamp = doc.stamp;
     this.providers = new Set(doc.providers.map((p) => p.name));
@@ -105,7 +108,9 @@ export class Release {
     let p = this.documentCache.get(path);
     if (!p) {
       p = this.source.readFile(`${this.stamp}/${PUBLIC_DIR}/${path}`).then((b) => {
-        if (!b) throw new ApiError(503, 'index_unavailable', 'A release document is missing from the compiled dist.', { detail: path });
+        if (!b) throw new ApiError(503, 'index_unavailable', 'A release document is missing from the compiled dist.');
+        // Read once per process, so a full hash is cheap; altered bytes are refused, never served.
+        if (sha256Hex(b) !== this.sha256Of[path]) throw new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check.');
         return b;
       });
       p.catch(() => this.documentCache.delete(path));
@@ -116,7 +121,16 @@ export class Release {
 }
 
 export async function loadRelease(source: ShardSource, stamp: string, cache: LruCache<string, unknown>): Promise<Release> {
+  const manifestBytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`);
+  if (!manifestBytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${MANIFEST_FILE}`);
+  const files = (JSON.parse(new TextDecoder().decode(manifestBytes)) as { files: Record<string, { sha256: string }> }).files;
+  const sha256Of: Record<string, string> = {};
+  for (const [path, f] of Object.entries(files)) sha256Of[path] = f.sha256;
   const bytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`);
   if (!bytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${RELEASE_DOC}`);
-  return new Release(JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc, source, cache);
+  // A release whose own description is altered is not opened at all.
+  if (sha256Hex(bytes) !== sha256Of[RELEASE_DOC]) throw new Error(`release ${stamp}: ${RELEASE_DOC} does not match its manifest`);
+  return new Release(JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc, source, cache, sha256Of);
 }
+
+const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

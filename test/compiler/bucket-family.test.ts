@@ -5,7 +5,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeMsgpack, encodeMsgpack, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
+import { decodeMsgpack, DIRECTORY_ENTRY_BYTES, encodeMsgpack, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
+import { fnv1a32Bytes } from '../../common/hash.ts';
 import { bucketOf } from '../../common/hash.ts';
 import { chooseBuckets, HashedFamilyWriter, OrdinalFamilyWriter } from '../../compiler/write/bucket-family-writer.ts';
 import { ContentFileWriter, writeContentFile } from '../../compiler/write/content-file.ts';
@@ -98,15 +99,16 @@ describe('bucketed families', () => {
     const pack = fileOf(family.pack);
     const dir = fileOf(family.directory);
     expect(createHash('sha256').update(pack).digest('hex').slice(0, 16)).toBe(family.pack.slice(-21, -5));
-    expect(dir.length).toBe(family.buckets * 8);
+    expect(dir.length).toBe(family.buckets * DIRECTORY_ENTRY_BYTES);
     let seen = 0;
     let end = 0;
     for (let b = 0; b < family.buckets; b++) {
-      const { offset, length } = readDirectoryEntry(dir, b);
+      const { offset, length, checksum } = readDirectoryEntry(dir, b);
       if (length === 0) continue;
       expect(offset).toBe(end); // back to back, in bucket order
       end = offset + length;
       const bytes = pack.subarray(offset, offset + length);
+      expect(checksum).toBe(fnv1a32Bytes(bytes)); // the reader refuses a bucket whose bytes do not match
       const flat = decodeMsgpack<unknown[]>(bytes);
       // Exactly what encodeMsgpack makes of the same array.
       expect(Buffer.from(encodeMsgpack(flat)).equals(bytes)).toBe(true);
@@ -181,7 +183,7 @@ describe('bucketed families', () => {
   it('handles empty families', async () => {
     const { family } = await writeHashed('empty/hashed', []);
     expect(family).toMatchObject({ buckets: 256, entries: 0 });
-    expect(fileOf(family.directory).length).toBe(256 * 8);
+    expect(fileOf(family.directory).length).toBe(256 * DIRECTORY_ENTRY_BYTES);
     const o = new OrdinalFamilyWriter({ root: join(base, 'public'), name: 'empty/ordinal', tmpDir: tmp() });
     const ordinal = await o.finish();
     expect(ordinal).toMatchObject({ buckets: 0, per_bucket: 256, entries: 0 });

@@ -1,27 +1,146 @@
-// Streaming RFC 4180 reader for the release's (optionally gzipped) CSV tables, built for 10M-row files:
+// The project's one RFC 4180 reader, for the release's (optionally gzipped) CSV tables, built for 10M-row files:
 // decode whole chunks to text once, split plain lines natively, and take the quote-aware path only for lines with `"`.
+// The compiler reads through `readCsv` (a callback per row); the generator and tests through `readCsvBatches`.
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { StringDecoder } from 'node:string_decoder';
 import { RegisterError } from '../../common/errors.ts';
 
 export interface CsvVisitor {
-  /** Called once with the header row; return the expected column count check or throw. */
+  /** Called once with the header row (a leading byte-order mark removed). */
   header?(columns: string[]): void;
   /** Called for each data row; `row` counts data rows from 1 (the header is not counted). */
   row(fields: string[], row: number): void;
 }
 
+/** A record that could not be parsed; `recordsBefore` says how many complete records preceded it in the text. */
+class CsvSyntaxError extends Error {
+  constructor(message: string, readonly recordsBefore: number) {
+    super(message);
+  }
+}
+
+const stripCr = (s: string): string => (s.length > 0 && s.charCodeAt(s.length - 1) === 13 ? s.slice(0, -1) : s);
+
 /**
- * Reads `path` (gzip when it ends in `.gz`) and calls `visitor` for the header and each row.
- * `label` is how errors name the file (its path inside the release, e.g. `csv/bridges.csv.gz`).
- * Every row must have as many fields as the header; a malformed row, an unterminated quote or a corrupt gzip
- * stops the read with a RegisterError naming the file and row.
+ * Parses complete records of `text` and hands each to `emit`; returns the offset where an incomplete last record
+ * starts (text.length when all was consumed). With `final`, the end of the text ends the last record.
  */
-export async function readCsv(path: string, label: string, visitor: CsvVisitor): Promise<number> {
+export function parseRecords(text: string, final: boolean, emit: (fields: string[]) => void): number {
+  let pos = 0;
+  let records = 0;
+  const n = text.length;
+  // The next quote is looked up only once we have passed the last one found: searching afresh for every line
+  // would rescan the whole (usually quote-free) chunk per line, quadratic in the chunk size.
+  let q = -2;
+  while (pos < n) {
+    const nl = text.indexOf('\n', pos);
+    if (q !== -1 && q < pos) q = text.indexOf('"', pos);
+    if (q === -1 || (nl !== -1 && q > nl)) {
+      // Fast path: a record with no quote character.
+      if (nl === -1) {
+        if (!final) return pos;
+        emit(stripCr(text.slice(pos)).split(','));
+        return n;
+      }
+      emit(stripCr(text.slice(pos, nl)).split(','));
+      records++;
+      pos = nl + 1;
+      continue;
+    }
+    // Slow path: a record with quotes; it may span lines.
+    const fields: string[] = [];
+    let field = '';
+    let i = pos;
+    let inQuotes = false;
+    let done = false;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (inQuotes) {
+        if (c === 34) {
+          if (i + 1 < n && text.charCodeAt(i + 1) === 34) {
+            field += '"';
+            i += 2;
+            continue;
+          }
+          if (i + 1 >= n && !final) break; // cannot tell `""` from `"` yet
+          inQuotes = false;
+          i++;
+          continue;
+        }
+        const nextQ = text.indexOf('"', i);
+        if (nextQ === -1) {
+          i = n;
+          break;
+        }
+        field += text.slice(i, nextQ);
+        i = nextQ;
+        continue;
+      }
+      if (c === 44) {
+        fields.push(field);
+        field = '';
+        i++;
+      } else if (c === 10) {
+        fields.push(field);
+        i++;
+        done = true;
+        break;
+      } else if (c === 13 && (i + 1 < n ? text.charCodeAt(i + 1) === 10 : final)) {
+        // CR of a CRLF line end, outside quotes (a CR inside quotes is data and never reaches here).
+        i++;
+      } else if (c === 34) {
+        if (field.length > 0) throw new CsvSyntaxError('quote inside an unquoted field', records);
+        inQuotes = true;
+        i++;
+      } else {
+        let j = i + 1;
+        while (j < n) {
+          const d = text.charCodeAt(j);
+          if (d === 44 || d === 10 || d === 34 || d === 13) break;
+          j++;
+        }
+        field += text.slice(i, j);
+        i = j;
+      }
+    }
+    if (!done) {
+      if (!final) return pos;
+      if (inQuotes) throw new CsvSyntaxError('unterminated quoted field at end of file', records);
+      fields.push(field);
+      emit(fields);
+      return n;
+    }
+    emit(fields);
+    records++;
+    pos = i;
+  }
+  return n;
+}
+
+/** Parses a whole CSV text (header included) into records; for small inputs and tests. */
+export function parseCsvText(text: string): string[][] {
+  const out: string[][] = [];
+  parseRecords(text, true, (r) => out.push(r));
+  return out;
+}
+
+/**
+ * Streams the decoded text chunks of `path` (gzip when it ends in `.gz`) through the parser, checking every row
+ * against the header's width. `onRows` gets the rows of each chunk. Errors name `label` and the row.
+ */
+async function stream(
+  path: string,
+  label: string,
+  stage: string,
+  onHeader: (h: string[]) => void,
+  onRow: (fields: string[], row: number) => void,
+  /** After each chunk's rows; a returned promise pauses reading until it settles (backpressure). */
+  onChunk?: () => Promise<void> | void,
+): Promise<number> {
   const input = createReadStream(path, { highWaterMark: 1 << 20 });
-  const stream = path.endsWith('.gz') ? input.pipe(createGunzip({ chunkSize: 1 << 20 })) : input;
-  if (stream !== input) input.on('error', (e) => stream.destroy(e));
+  const source = path.endsWith('.gz') ? input.pipe(createGunzip({ chunkSize: 1 << 20 })) : input;
+  if (source !== input) input.on('error', (e) => source.destroy(e));
   const decoder = new StringDecoder('utf8');
   let carry = '';
   let width = -1;
@@ -31,125 +150,110 @@ export async function readCsv(path: string, label: string, visitor: CsvVisitor):
     if (width < 0) {
       if (fields.length > 0 && fields[0].charCodeAt(0) === 0xfeff) fields[0] = fields[0].slice(1);
       width = fields.length;
-      visitor.header?.(fields);
+      onHeader(fields);
       return;
     }
+    if (fields.length === 1 && fields[0] === '') return; // a blank line (such as a trailing one) is not a row
     rowNo++;
-    if (fields.length !== width) {
-      if (fields.length === 1 && fields[0] === '') return; // blank line (e.g. trailing), not a row
-      throw new RegisterError('compile', `expected ${width} fields, found ${fields.length}`, label, rowNo);
-    }
-    visitor.row(fields, rowNo);
+    if (fields.length !== width) throw new RegisterError(stage, `expected ${width} fields, found ${fields.length}`, label, rowNo);
+    onRow(fields, rowNo);
   };
-
-  // Parses complete records from `text`; returns the unconsumed tail (an incomplete last record).
-  const parse = (text: string, final: boolean): string => {
-    let pos = 0;
-    const n = text.length;
-    let q = -2; // next quote at or after pos (-1: none left); searched lazily so plain chunks stay linear
-    while (pos < n) {
-      const nl = text.indexOf('\n', pos);
-      if (q !== -1 && q < pos) q = text.indexOf('"', pos);
-      if (q === -1 || (nl !== -1 && q > nl)) {
-        // Fast path: a record with no quote character.
-        if (nl === -1) {
-          if (!final) return text.slice(pos);
-          emit(stripCr(text.slice(pos)).split(','));
-          return '';
-        }
-        emit(stripCr(text.slice(pos, nl)).split(','));
-        pos = nl + 1;
-        continue;
-      }
-      // Slow path: a record with quotes; may span lines.
-      const fields: string[] = [];
-      let field = '';
-      let i = pos;
-      let inQuotes = false;
-      let done = false;
-      while (i < n) {
-        const c = text.charCodeAt(i);
-        if (inQuotes) {
-          if (c === 34) {
-            if (i + 1 < n && text.charCodeAt(i + 1) === 34) {
-              field += '"';
-              i += 2;
-              continue;
-            }
-            if (i + 1 >= n && !final) break; // cannot tell `""` from `"` yet
-            inQuotes = false;
-            i++;
-            continue;
-          }
-          const nextQ = text.indexOf('"', i);
-          if (nextQ === -1) {
-            i = n;
-            break;
-          }
-          field += text.slice(i, nextQ);
-          i = nextQ;
-          continue;
-        }
-        if (c === 44) {
-          fields.push(field);
-          field = '';
-          i++;
-        } else if (c === 10) {
-          fields.push(stripCr(field));
-          i++;
-          done = true;
-          break;
-        } else if (c === 34) {
-          if (field.length > 0) {
-            throw new RegisterError('compile', 'quote inside an unquoted field', label, rowNo + 1);
-          }
-          inQuotes = true;
-          i++;
-        } else {
-          // run of plain characters up to the next special one
-          let j = i + 1;
-          while (j < n) {
-            const d = text.charCodeAt(j);
-            if (d === 44 || d === 10 || d === 34) break;
-            j++;
-          }
-          field += text.slice(i, j);
-          i = j;
-        }
-      }
-      if (!done) {
-        if (!final) return text.slice(pos);
-        if (inQuotes) throw new RegisterError('compile', 'unterminated quoted field at end of file', label, rowNo + 1);
-        fields.push(stripCr(field));
-        emit(fields);
-        return '';
-      }
-      emit(fields);
-      pos = i;
+  const parse = (text: string, final: boolean) => {
+    try {
+      carry = text.slice(parseRecords(text, final, emit));
+    } catch (e) {
+      if (e instanceof CsvSyntaxError) throw new RegisterError(stage, e.message, label, rowNo + 1);
+      throw e;
     }
-    return '';
   };
 
   try {
-    for await (const chunk of stream) {
-      carry = parse(carry + decoder.write(chunk as Buffer), false);
+    for await (const chunk of source) {
+      parse(carry + decoder.write(chunk as Buffer), false);
+      if (onChunk) await onChunk();
     }
-    carry = parse(carry + decoder.end(), true);
+    parse(carry + decoder.end(), true);
+    if (onChunk) await onChunk();
   } catch (e) {
     if (e instanceof RegisterError) throw e;
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'Z_BUF_ERROR' || code === 'Z_DATA_ERROR' || /unexpected end of file|incorrect header/i.test(String(e))) {
-      throw new RegisterError('compile', `corrupt or truncated gzip (${(e as Error).message})`, label, rowNo + 1);
+      throw new RegisterError(stage, `corrupt or truncated gzip (${(e as Error).message})`, label, rowNo + 1);
     }
-    if (code === 'ENOENT') throw new RegisterError('compile', 'file is missing', label);
-    throw new RegisterError('compile', (e as Error).message, label, rowNo + 1);
+    if (code === 'ENOENT') throw new RegisterError(stage, 'file is missing', label);
+    throw new RegisterError(stage, (e as Error).message, label, rowNo + 1);
   }
-  if (width < 0) throw new RegisterError('compile', 'no header row', label);
+  if (width < 0) throw new RegisterError(stage, 'no header row', label);
   return rowNo;
 }
 
-function stripCr(s: string): string {
-  return s.length > 0 && s.charCodeAt(s.length - 1) === 13 ? s.slice(0, -1) : s;
+/**
+ * Reads `path` and calls `visitor` for the header and each row; returns the number of data rows.
+ * `label` is how errors name the file (its path inside the release, e.g. `csv/bridges.csv.gz`).
+ * Every row must have as many fields as the header; a malformed row, an unterminated quote or a corrupt gzip
+ * stops the read with a RegisterError naming the file and row.
+ */
+export function readCsv(path: string, label: string, visitor: CsvVisitor, stage = 'compile'): Promise<number> {
+  return stream(path, label, stage, (h) => visitor.header?.(h), (f, row) => visitor.row(f, row));
+}
+
+/** A slice of a table: the header (the same array every time) and the next data rows. */
+export interface CsvBatch {
+  header: string[];
+  rows: string[][];
+}
+
+/** The same reader as an async generator of row batches (one per decoded chunk), for pull-style consumers. */
+export async function* readCsvBatches(path: string, label: string = path, stage = 'compile'): AsyncGenerator<CsvBatch> {
+  // The reader pushes; a small queue of batches lets the generator pull, one chunk of rows at a time.
+  let header: string[] = [];
+  let rows: string[][] = [];
+  const ready: CsvBatch[] = [];
+  let wake: (() => void) | null = null;
+  let drained: (() => void) | null = null;
+  let finished = false;
+  let failure: unknown = null;
+  const done = stream(
+    path, label, stage,
+    (h) => (header = h),
+    (f) => rows.push(f),
+    async () => {
+      if (rows.length) ready.push({ header, rows });
+      rows = [];
+      wake?.();
+      // Hold the reader while the consumer has two batches waiting: memory stays at a few chunks.
+      if (ready.length >= 2) await new Promise<void>((r) => (drained = r));
+    },
+  ).then(
+    () => {
+      finished = true;
+      wake?.();
+    },
+    (e) => {
+      failure = e;
+      finished = true;
+      wake?.();
+    },
+  );
+  let yieldedHeader = false;
+  for (;;) {
+    while (ready.length) {
+      yieldedHeader = true;
+      const batch = ready.shift()!;
+      if (ready.length < 2 && drained) {
+        const go: () => void = drained;
+        drained = null;
+        go();
+      }
+      yield batch;
+    }
+    if (finished) break;
+    await new Promise<void>((r) => (wake = r));
+    wake = null;
+  }
+  await done;
+  if (failure) throw failure;
+  if (!yieldedHeader) yield { header, rows: [] };
 }
 
 /** Maps header names to positions and checks that `required` columns are present. */

@@ -4,6 +4,7 @@
 // responses against the very same object. Properties of every object schema are listed in the order the fields
 // appear in response bodies: the contract fixes key order, and the test validator enforces it from this order.
 
+import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
 import {
   API_NAME,
   API_SCHEMA,
@@ -41,15 +42,8 @@ export interface OpenApiDocument {
   };
 }
 
-/** Event types of the changelog, in the order counts objects list them. */
-export const CHANGE_EVENT_TYPES = [
-  'entity_added',
-  'entity_status_changed',
-  'label_updated',
-  'entity_removed',
-  'redirect_added',
-  'provider_updated',
-] as const;
+/** Event types of the changelog, in the order counts objects list them (one list, shared with the compiler). */
+export { CHANGE_EVENT_TYPES };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Small builders: they keep the hundreds of schema lines below readable and uniform.

@@ -1,0 +1,70 @@
+// The input floor: what merely reading a release costs (gunzip and split every table into rows and fields, no other
+// work), so the compile can be judged as a multiple of it; `zcat | wc -l` is the same read outside Node, for reference.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readCsv } from '../../compiler/read/csv-reader.ts';
+import { runToEnd } from './processes.ts';
+
+export interface TableFloor {
+  file: string;
+  bytes: number;
+  rows: number;
+  wallMs: number;
+  cpuMs: number;
+}
+
+export interface ReleaseFloor {
+  release: string;
+  tables: TableFloor[];
+  bytes: number;
+  rows: number;
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** The CSV tables a release lists (the compiler reads nothing else). */
+export function releaseTables(releaseDir: string): { file: string; bytes: number; rows?: number }[] {
+  const manifest = JSON.parse(readFileSync(join(releaseDir, 'release.json'), 'utf8')) as { files: Record<string, { bytes: number; rows?: number }> };
+  return Object.entries(manifest.files)
+    .filter(([f]) => f.startsWith('csv/') && (f.endsWith('.csv.gz') || f.endsWith('.csv')))
+    .map(([file, m]) => ({ file, bytes: m.bytes, rows: m.rows }))
+    .sort((a, b) => (a.file < b.file ? -1 : 1));
+}
+
+export async function measureFloor(releaseDir: string): Promise<ReleaseFloor> {
+  const tables: TableFloor[] = [];
+  for (const t of releaseTables(releaseDir)) {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    // The empty visitor is the point: only decompression and field splitting remain.
+    const rows = await readCsv(join(releaseDir, t.file), t.file, { row() {} });
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    tables.push({ file: t.file, bytes: t.bytes, rows, wallMs: Math.round(wallMs), cpuMs: Math.round((cpu.user + cpu.system) / 1000) });
+  }
+  const sum = (k: 'bytes' | 'rows' | 'wallMs' | 'cpuMs') => tables.reduce((s, t) => s + t[k], 0);
+  return { release: releaseDir, tables, bytes: sum('bytes'), rows: sum('rows'), wallMs: sum('wallMs'), cpuMs: sum('cpuMs') };
+}
+
+export interface ZcatFloor {
+  lines: number;
+  wallMs: number;
+  /** user + system of the whole pipeline (zcat and wc run in parallel, so this can exceed wall). */
+  cpuMs: number | null;
+}
+
+/** `zcat csv/*.gz | wc -l` under /usr/bin/time when present; null when zcat is missing. */
+export async function measureZcat(releaseDir: string): Promise<ZcatFloor | null> {
+  const files = releaseTables(releaseDir).filter((t) => t.file.endsWith('.gz')).map((t) => `'${join(releaseDir, t.file).replace(/'/g, `'\\''`)}'`);
+  if (files.length === 0 || !(await runToEnd('sh', ['-c', 'command -v zcat']).then((r) => r.code === 0))) return null;
+  const pipeline = `zcat ${files.join(' ')} | wc -l`;
+  if (existsSync('/usr/bin/time')) {
+    // GNU time's -f prints the children's user and system seconds, on stderr after the pipeline's own output.
+    const r = await runToEnd('/usr/bin/time', ['-f', 'TIME %e %U %S', 'sh', '-c', pipeline]);
+    const m = /TIME ([\d.]+) ([\d.]+) ([\d.]+)/.exec(r.stderr);
+    if (r.code === 0 && m) return { lines: Number(r.stdout.trim()), wallMs: Math.round(Number(m[1]) * 1000), cpuMs: Math.round((Number(m[2]) + Number(m[3])) * 1000) };
+  }
+  const r = await runToEnd('sh', ['-c', pipeline]);
+  if (r.code !== 0) return null;
+  return { lines: Number(r.stdout.trim()), wallMs: Math.round(r.wallMs), cpuMs: null };
+}

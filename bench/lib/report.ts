@@ -1,0 +1,201 @@
+// The benchmark's outputs: the issue's targets judged met or missed, and bench/results.json plus bench/results.md,
+// which keep the latest run of each size side by side (a quick 100k run does not erase the full-size figures).
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import type { CompileFigures } from './compile-measure.ts';
+import type { ReleaseFloor, ZcatFloor } from './input-floor.ts';
+import type { LoadResult } from './load-generator.ts';
+import { QUIET_BELOW_PCT } from './processes.ts';
+import type { ServeFigures } from './serve-measure.ts';
+
+/** The register's real size (2026-10-05 release): the size the targets are written for. */
+export const FULL_SIZE = 2_040_000;
+const GiB = 2 ** 30;
+const MiB = 2 ** 20;
+
+export interface Machine {
+  nproc: number;
+  cpu: string;
+  memoryBytes: number;
+  node: string;
+  platform: string;
+  /** 1-minute load average before and after the run: other work on the machine skews every figure. */
+  loadavgStart: number;
+  loadavgEnd: number;
+}
+
+export interface CodeVersion {
+  commit: string;
+  dirty: string[];
+}
+
+export interface Target {
+  name: string;
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
+
+export interface BenchResult {
+  date: string;
+  machine: Machine;
+  options: { entities: number; seed: string; durationS: number; concurrency: number; skipServe: boolean; samples: number; waitQuietS: number };
+  releases: { dir: string; reused: boolean; generateMs: number | null; inputBytes: number };
+  floor: { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null };
+  compile: { base: CompileFigures; next: CompileFigures; baseVsFloor: number; nextVsFloor: number; nextVsBase: number };
+  dist: { totalKb: number; servedStampKb: number };
+  serve: (ServeFigures & { entityVsServe: number; entityVsBare: number }) | null;
+  totalWallMs: number;
+  /** HEAD and locally changed files at the start and the end of the run. */
+  code?: { start: CodeVersion | null; end: CodeVersion | null };
+  targets: Target[];
+}
+
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const gib = (b: number) => `${(b / GiB).toFixed(2)} GiB`;
+const mib = (b: number) => `${(b / MiB).toFixed(0)} MiB`;
+const x = (r: number) => `${r.toFixed(2)}×`;
+
+export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
+  const t: Target[] = [];
+  const add = (name: string, target: string, measured: string, met: boolean | null) => t.push({ name, target, measured, met });
+  const { base, next } = r.compile;
+  add('compile wall, full release', '≤ 5 min', s(base.processWallMs), base.processWallMs <= 300_000);
+  add('compile peak RSS (either release)', '≤ 4 GiB', gib(Math.max(base.maxRssBytes, next.maxRssBytes)), Math.max(base.maxRssBytes, next.maxRssBytes) <= 4 * GiB);
+  add('compile wall / input floor wall', '≤ 4×', x(r.compile.baseVsFloor), r.compile.baseVsFloor <= 4);
+  // Two runs of the same work differ by a few percent on a shared machine; 5% is the allowance for that noise.
+  add('successor compile (with changelog) vs first', 'no slower (≤ 1.05×)', `${s(next.processWallMs)} (${x(r.compile.nextVsBase)})`, r.compile.nextVsBase <= 1.05);
+  add('dist on disk, served release', '≤ 3 GiB', `${gib(r.dist.servedStampKb * 1024)} (both stamps ${gib(r.dist.totalKb * 1024)})`, r.dist.servedStampKb * 1024 <= 3 * GiB);
+  if (r.serve) {
+    const sv = r.serve;
+    add('entity+includes rps / serve rps', '≥ 1.0', `${x(sv.entityVsServe)} (${sv.runtime.entity.rps} vs ${sv.serve.rps})`, sv.entityVsServe >= 1);
+    add('entity+includes rps / bare node:http rps', '≥ 0.5', `${x(sv.entityVsBare)} (${sv.runtime.entity.rps} vs ${sv.bare.rps})`, sv.entityVsBare >= 0.5);
+    const p99 = (name: string, l: LoadResult, ms: number) => add(`p99 ${name}`, `≤ ${ms} ms`, `${l.p99Ms} ms`, l.p99Ms <= ms && clean(l));
+    p99('entity', sv.runtime.entity, 10);
+    p99('resolve', sv.runtime.resolve, 10);
+    p99('search', sv.runtime.search, 25);
+    p99('batch of 100 entities', sv.runtime.batch, 50);
+    add('cold start (spawn → first 200 on /meta)', '≤ 1 s', `${sv.coldStartMedianMs} ms (median of ${sv.coldStartMs.join(', ')})`, sv.coldStartMedianMs <= 1000);
+    const rss = sv.runtimeMemory?.rssBytes ?? NaN;
+    add('runtime RSS after the load', '≤ 300 MiB', sv.runtimeMemory ? `${mib(rss)} (peak ${mib(sv.runtimeMemory.hwmBytes)})` : 'n/a', sv.runtimeMemory ? rss <= 300 * MiB : null);
+  }
+  return t;
+}
+
+/** A latency figure only counts when the answers were the expected ones (200, or 409 for an ambiguous resolve). */
+function clean(l: LoadResult): boolean {
+  return Object.keys(l.statuses).every((k) => k === '200' || k === '409');
+}
+
+function runKey(r: BenchResult): string {
+  return `${r.options.entities}${r.options.skipServe ? '-compile-only' : ''}`;
+}
+
+export async function writeResults(jsonPath: string, mdPath: string, result: BenchResult): Promise<void> {
+  let runs: Record<string, BenchResult> = {};
+  if (existsSync(jsonPath)) {
+    try {
+      runs = (JSON.parse(readFileSync(jsonPath, 'utf8')) as { runs?: Record<string, BenchResult> }).runs ?? {};
+    } catch {
+      runs = {}; // an unreadable file from an older shape is replaced, not fatal
+    }
+  }
+  runs[runKey(result)] = result;
+  const ordered = Object.values(runs).sort((a, b) => b.options.entities - a.options.entities || Number(a.options.skipServe) - Number(b.options.skipServe));
+  await writeFile(jsonPath, JSON.stringify({ runs: Object.fromEntries(ordered.map((r) => [runKey(r), r])) }, null, 2) + '\n');
+  await writeFile(mdPath, renderAll(ordered));
+}
+
+function renderAll(runs: BenchResult[]): string {
+  const out = ['# Benchmark results', '', 'Written by `bench/run.ts` (`npm run bench`, `npm run bench:compile`); the latest run of each size is kept. How to read it: `bench/README.md`.', ''];
+  for (const r of runs) out.push(...render(r));
+  return out.join('\n');
+}
+
+function render(r: BenchResult): string[] {
+  const o: string[] = [];
+  const m = r.machine;
+  const scale = r.options.entities === FULL_SIZE ? 'full size' : `${(r.options.entities / FULL_SIZE * 100).toFixed(1)}% of full size`;
+  o.push(`## ${r.options.entities.toLocaleString('en-US')} entities (${scale})${r.options.skipServe ? ', compile only' : ''}`, '');
+  o.push(`| run | |`, `|---|---|`);
+  o.push(`| date | ${r.date} |`);
+  o.push(`| machine | ${m.nproc} CPU (${m.cpu}), ${gib(m.memoryBytes)} memory, Node ${m.node}, ${m.platform} |`);
+  o.push(`| load average (1 min) at start / end | ${m.loadavgStart.toFixed(2)} / ${m.loadavgEnd.toFixed(2)} (counts the benchmark's own threads too; "other CPU" below isolates other jobs) |`);
+  o.push(`| input | seed ${r.options.seed}, ${(r.releases.inputBytes / 1e6).toFixed(1)} MB of gzipped CSV per release, ${r.releases.reused ? 'reused' : `generated in ${s(r.releases.generateMs ?? 0)}`} |`);
+  o.push(`| whole benchmark | ${s(r.totalWallMs)} |`);
+  if (r.code) o.push(`| code | ${codeText(r.code.start)}${JSON.stringify(r.code.start) === JSON.stringify(r.code.end) ? '' : ` at start; **changed during the run** to ${codeText(r.code.end)}`} |`);
+  o.push('');
+  const busy = [r.compile.base.otherCpuPct, r.compile.next.otherCpuPct, ...(r.serve ? [...Object.values(r.serve.runtime), r.serve.serve, r.serve.bare].map((l) => l.otherCpuPct) : [])];
+  if (busy.some(contended)) o.push(`Some figures below were measured while other jobs used ≥ ${QUIET_BELOW_PCT}% of a core (marked **contended**, or see "other jobs' CPU"): read them as lower bounds and re-run on a quiet machine.`, '');
+  if (r.options.entities !== FULL_SIZE) o.push(`Targets are written for the full ${FULL_SIZE.toLocaleString('en-US')} entities; at this size they only orient.`, '');
+  o.push('### Targets', '', '| figure | target | measured | |', '|---|---|---|---|');
+  for (const t of r.targets) o.push(`| ${t.name} | ${t.target} | ${t.measured} | ${t.met === null ? 'n/a' : t.met ? 'met' : '**missed**'} |`);
+  o.push('');
+
+  o.push('### Input floor (gunzip + split into rows and fields, nothing else)', '');
+  o.push('| table | gzipped MB | rows | wall s | CPU s |', '|---|---:|---:|---:|---:|');
+  for (const t of r.floor.base.tables) o.push(`| ${t.file} | ${(t.bytes / 1e6).toFixed(1)} | ${t.rows.toLocaleString('en-US')} | ${(t.wallMs / 1000).toFixed(2)} | ${(t.cpuMs / 1000).toFixed(2)} |`);
+  o.push(`| **first release** | ${(r.floor.base.bytes / 1e6).toFixed(1)} | ${r.floor.base.rows.toLocaleString('en-US')} | **${(r.floor.base.wallMs / 1000).toFixed(2)}** | ${(r.floor.base.cpuMs / 1000).toFixed(2)} |`);
+  o.push(`| **successor** | ${(r.floor.next.bytes / 1e6).toFixed(1)} | ${r.floor.next.rows.toLocaleString('en-US')} | **${(r.floor.next.wallMs / 1000).toFixed(2)}** | ${(r.floor.next.cpuMs / 1000).toFixed(2)} |`);
+  const z = r.floor.zcat;
+  if (z) o.push(`| \`zcat \\| wc -l\` (first release, reference) | | ${z.lines.toLocaleString('en-US')} lines | ${(z.wallMs / 1000).toFixed(2)} | ${z.cpuMs === null ? '' : (z.cpuMs / 1000).toFixed(2)} |`);
+  o.push('');
+
+  const { base, next } = r.compile;
+  const reused = base.measuredAt < new Date(Date.parse(r.date) - r.totalWallMs).toISOString();
+  o.push('### Compile (child process; peak RSS is the process-wide high-water mark after each stage)', '');
+  if (reused) o.push(`Compile figures reused (\`--reuse-compile\`) from the run at ${base.measuredAt}; same input releases.`, '');
+  o.push('| stage | first: wall s | CPU s | peak RSS | successor: wall s | CPU s | peak RSS |', '|---|---:|---:|---:|---:|---:|---:|');
+  const stages = [...new Set([...base.timings.map((t) => t.stage), ...next.timings.map((t) => t.stage)])];
+  for (const st of stages) {
+    const a = base.timings.find((t) => t.stage === st);
+    const b = next.timings.find((t) => t.stage === st);
+    const cells = (t: typeof a) => (t ? [(t.wallMs / 1000).toFixed(1), (t.cpuMs / 1000).toFixed(1), mib(t.peakRssBytes)] : ['', '', '']);
+    o.push(`| ${st} | ${cells(a).join(' | ')} | ${cells(b).join(' | ')} |`);
+  }
+  o.push(`| (outside stages: start-up, input sha256 verification, pack finishing) | ${(base.untimedWallMs / 1000).toFixed(1)} | | | ${(next.untimedWallMs / 1000).toFixed(1)} | | |`);
+  o.push(`| **process total** | **${(base.processWallMs / 1000).toFixed(1)}** | ${(base.cpuMs / 1000).toFixed(1)} | ${mib(base.maxRssBytes)} | **${(next.processWallMs / 1000).toFixed(1)}** | ${(next.cpuMs / 1000).toFixed(1)} | ${mib(next.maxRssBytes)} |`);
+  o.push(`| compile wall / its release's input floor | ${x(r.compile.baseVsFloor)} | | | ${x(r.compile.nextVsFloor)} | | |`);
+  o.push(`| other jobs' CPU meanwhile (% of one core) | ${base.otherCpuPct ?? '?'}% | | | ${next.otherCpuPct ?? '?'}% | | |`);
+  o.push(`| dist/<stamp> on disk | ${gib(base.distKb * 1024)} | | | ${gib(next.distKb * 1024)} | | |`);
+  for (const part of Object.keys(base.distBreakdownKb)) {
+    o.push(`| &nbsp;&nbsp;${part} | ${mib((base.distBreakdownKb[part] ?? 0) * 1024)} | | | ${mib((next.distBreakdownKb[part] ?? 0) * 1024)} | | |`);
+  }
+  o.push('');
+  o.push(`Entities ${fmt(next.counts.entities)}, bridges ${fmt(next.counts.bridges)}, redirects ${fmt(next.counts.redirects)}, tombstones ${fmt(next.counts.tombstones)} (served release).`);
+  if (next.changes) o.push(`Successor changelog: ${Object.entries(next.changes).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}.`);
+  const slack = next.slack.map((sl) => `${sl.count} × ${sl.what}`).join('; ');
+  if (slack) o.push(`Referential slack dropped (successor): ${slack}.`);
+  o.push('');
+
+  const sv = r.serve;
+  if (sv) {
+    o.push(`### Serving (loopback, ${sv.concurrency} keep-alive connections, ${sv.warmupS} s warm-up then ${sv.durationS} s measured per row, \`${sv.transport}\` client; generator and server share the machine)`, '');
+    o.push('| target | req/s | p50 ms | p90 ms | p99 ms | max ms | statuses | mean body bytes | generator CPU | server CPU | other CPU |', '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|');
+    const row = (name: string, l: LoadResult) =>
+      o.push(`| ${name}${contended(l.otherCpuPct) ? ' **(contended)**' : ''} | ${fmt(l.rps)} | ${l.p50Ms} | ${l.p90Ms} | ${l.p99Ms} | ${l.maxMs} | ${Object.entries(l.statuses).map(([k, v]) => `${k}: ${fmt(v)}`).join(', ')} | ${fmt(l.meanResponseBytes)} | ${l.clientCpuPct}% | ${l.serverCpuPct ?? '?'}% | ${l.otherCpuPct ?? '?'}% |`);
+    row('runtime: GET /entities/{id}?include=aliases,bridges,overlay', sv.runtime.entity);
+    row('runtime: GET /resolve/{provider}/{external_id}?namespace=', sv.runtime.resolve);
+    row('runtime: GET /search?q=(1–2 words of a real label)', sv.runtime.search);
+    row('runtime: POST /batch (100 entity items, same includes)', sv.runtime.batch);
+    row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);
+    row('ceiling: bare node:http, fixed buffer (same bytes)', sv.bare);
+    row('diagnostic: entity as above, runtime `--read-only` (quota in memory, no journal fsync)', sv.diagnostics.entityReadOnly);
+    o.push('');
+    o.push(`Cold start: ${sv.coldStartMs.join(' ms, ')} ms (median ${sv.coldStartMedianMs} ms; dist files already in the page cache). Runtime memory: VmRSS ${sv.runtimeMemoryIdle ? mib(sv.runtimeMemoryIdle.rssBytes) : 'n/a'} idle after start-up; after the load VmRSS ${sv.runtimeMemory ? `${mib(sv.runtimeMemory.rssBytes)}, VmHWM ${mib(sv.runtimeMemory.hwmBytes)}` : 'n/a'}.`, '');
+  }
+  return o;
+}
+
+function codeText(c: CodeVersion | null): string {
+  if (!c) return 'unknown (no git)';
+  return `${c.commit}${c.dirty.length ? ` + local changes in ${c.dirty.length} file(s) (${c.dirty.slice(0, 4).join(', ')}${c.dirty.length > 4 ? ', …' : ''})` : ''}`;
+}
+
+function contended(pct: number | null | undefined): boolean {
+  return pct !== null && pct !== undefined && pct >= QUIET_BELOW_PCT;
+}
+
+function fmt(n: number | undefined): string {
+  return n === undefined ? '?' : n.toLocaleString('en-US');
+}

@@ -1,0 +1,226 @@
+// The serving half: cold start of the runtime on the compiled dist, load on four endpoints over real keys, its RSS
+// after the load, then the same load shape against `serve` (a static file host) and a bare node:http server.
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runLoad, type LoadRequest, type LoadResult, type TransportKind } from './load-generator.ts';
+import { QUIET_BELOW_PCT, freePort, memoryOf, runToEnd, startChild, stopChild, waitForQuiet, type StartedChild } from './processes.ts';
+import { prng, searchQuery, type Samples } from './sample-keys.ts';
+
+/** The include set the entity and batch figures are measured with (the issue's "entity with includes"). */
+export const ENTITY_INCLUDE = 'aliases,bridges,overlay';
+const BATCH_ITEMS = 100;
+
+export interface ServeFigures {
+  coldStartMs: number[];
+  coldStartMedianMs: number;
+  /** Median body size of an entity response with includes; the baselines answer a file of this size. */
+  typicalEntityBytes: number;
+  runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult };
+  diagnostics: { entityReadOnly: LoadResult };
+  transport: TransportKind;
+  runtimeMemory: { rssBytes: number; hwmBytes: number } | null;
+  runtimeMemoryIdle: { rssBytes: number; hwmBytes: number } | null;
+  serve: LoadResult;
+  bare: LoadResult;
+  concurrency: number;
+  durationS: number;
+  warmupS: number;
+}
+
+export interface ServeOptions {
+  root: string;
+  dist: string;
+  work: string;
+  samples: Samples;
+  seed: number;
+  durationS: number;
+  concurrency: number;
+  transport: TransportKind;
+  /** Before each load row, wait up to this long for the machine to be quiet (0: do not wait). */
+  quietWaitMs: number;
+  log: (s: string) => void;
+}
+
+export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
+  const logFile = join(o.work, 'serve.log');
+  const keys = join(o.work, 'keys.json');
+  const state = join(o.work, 'state');
+  // A fresh key and state each run: quota counters and the journal start empty, like a new deployment.
+  await rm(keys, { force: true });
+  await rm(state, { recursive: true, force: true });
+  await mkdir(o.work, { recursive: true });
+  const added = await runToEnd(process.execPath, ['bin/register.mjs', 'keys', 'add', '--name', 'bench', '--quota', '1000000000000', '--rate', '1000000000', '--keys', keys], { cwd: o.root, logFile });
+  if (added.code !== 0) throw new Error(`keys add failed: ${added.stderr.trim()}`);
+  const key = added.stdout.trim().split('\n').pop()!;
+  const auth = { authorization: `Bearer ${key}` };
+
+  // Cold start: spawn → first 200 on /meta with a key. Three times; the last process stays up for the load.
+  const coldStartMs: number[] = [];
+  let runtime: StartedChild | null = null;
+  for (let i = 0; i < 3; i++) {
+    if (runtime) await stopChild(runtime.child);
+    const port = await freePort();
+    const t0 = performance.now();
+    runtime = await startChild({
+      command: process.execPath,
+      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(port), '--host', '127.0.0.1'],
+      cwd: o.root,
+      logFile,
+    });
+    await waitFor200(port, '/api/v1/meta', auth, 30_000);
+    coldStartMs.push(Math.round(performance.now() - t0));
+    (runtime as StartedChild & { port?: number }).port = port;
+  }
+  const rt = runtime as StartedChild & { port: number };
+  // Memory right after start-up, before any lookup: tells what the runtime holds resident from what the load adds.
+  const runtimeMemoryIdle = memoryOf(rt.pid);
+  o.log(`serve: cold start ${coldStartMs.join(', ')} ms; idle RSS ${runtimeMemoryIdle ? Math.round(runtimeMemoryIdle.rssBytes / 2 ** 20) : '?'} MiB`);
+
+  try {
+    const random = prng(o.seed);
+    const entityPaths = o.samples.entities.map((e) => `/api/v1/entities/${e.id}?include=${ENTITY_INCLUDE}`);
+    const resolvePaths = o.samples.bridges.map(
+      (b) => `/api/v1/resolve/${encodeURIComponent(b.provider)}/${encodeURIComponent(b.externalId)}?namespace=${encodeURIComponent(b.namespace)}`,
+    );
+    const searchPaths = o.samples.entities.map((e) => searchQuery(e.label, random)).filter((q): q is string => q !== null).map((q) => `/api/v1/search?q=${encodeURIComponent(q)}`);
+    const batchBodies = Array.from({ length: 200 }, () =>
+      Buffer.from(JSON.stringify({ include: ENTITY_INCLUDE, requests: Array.from({ length: BATCH_ITEMS }, () => ({ type: 'entity', id: o.samples.entities[Math.floor(random() * o.samples.entities.length)].id })) })),
+    );
+    if (!entityPaths.length || !resolvePaths.length || !searchPaths.length) throw new Error('no sampled keys to load with');
+
+    // The typical entity response decides the baselines' file size; its bytes become that file.
+    const typical = await typicalBody(rt.port, entityPaths.slice(0, 301), auth);
+    o.log(`serve: typical entity response ${typical.length} bytes`);
+
+    const base = { host: '127.0.0.1', headers: auth, concurrency: o.concurrency, durationMs: o.durationS * 1000, warmupMs: warmupMs(o.durationS), transport: o.transport };
+    // Request objects are built once: the generator caches each one's bytes, and the load cycles through the list.
+    const cycle = (list: LoadRequest[]) => (i: number): LoadRequest => list[i % list.length];
+    const get = (paths: string[]) => cycle(paths.map((path) => ({ method: 'GET', path })));
+    const load = async (name: string, port: number, pid: number, next: (i: number) => LoadRequest) => {
+      let best: LoadResult | null = null;
+      // A row that another job disturbed is measured once more after a quiet wait; the less disturbed one is kept.
+      for (let attempt = 0; attempt < (o.quietWaitMs > 0 ? 2 : 1); attempt++) {
+        if (o.quietWaitMs > 0) {
+          const q = await waitForQuiet(o.quietWaitMs);
+          if (q.waitedMs > 2500 || !q.quiet) o.log(`load: waited ${(q.waitedMs / 1000).toFixed(0)} s for a quiet machine (${q.quiet ? 'quiet' : `still ${q.busyPct}% busy, going ahead`})`);
+        }
+        o.log(`load: ${name} for ${o.durationS} s at ${o.concurrency} connections${attempt ? ' (again: the first try was contended)' : ''}`);
+        const r = await runLoad({ ...base, port, serverPid: pid, next });
+        o.log(`load: ${name}: ${r.rps} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, statuses ${JSON.stringify(r.statuses)}, cpu client ${r.clientCpuPct}% server ${r.serverCpuPct}% other ${r.otherCpuPct}%`);
+        if (!best || (r.otherCpuPct ?? 0) < (best.otherCpuPct ?? 0)) best = r;
+        if ((r.otherCpuPct ?? 0) < QUIET_BELOW_PCT) break;
+      }
+      return best!;
+    };
+    const entity = await load('entity', rt.port, rt.pid, get(entityPaths));
+    const resolve = await load('resolve', rt.port, rt.pid, get(resolvePaths));
+    const search = await load('search', rt.port, rt.pid, get(searchPaths));
+    const batch = await load('batch', rt.port, rt.pid, cycle(batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body }))));
+    const runtimeMemory = memoryOf(rt.pid);
+    await stopChild(rt.child);
+
+    // Diagnostic, not a target: the same entity load on a runtime whose quota lives in memory (--read-only), so the
+    // difference is what the durable journal (an fdatasync per group of charges) costs each request.
+    const roPort = await freePort();
+    const ro = await startChild({
+      command: process.execPath,
+      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--read-only', '--port', String(roPort), '--host', '127.0.0.1'],
+      cwd: o.root,
+      logFile,
+    });
+    let entityReadOnly: LoadResult;
+    try {
+      await waitFor200(roPort, '/api/v1/meta', auth, 30_000);
+      entityReadOnly = await load('entity, --read-only runtime (in-memory quota)', roPort, ro.pid, get(entityPaths));
+    } finally {
+      await stopChild(ro.child);
+    }
+
+    // Baselines answer the same bytes on the same loopback with the same generator.
+    const staticDir = join(o.work, 'static');
+    await mkdir(staticDir, { recursive: true });
+    await writeFile(join(staticDir, 'entity.json'), typical);
+    const servePort = await freePort();
+    const serveChild = await startChild({
+      command: process.execPath,
+      // -L: no per-request log line (a deployment would not print one to a pipe); -n: no clipboard.
+      args: [join(o.root, 'node_modules/serve/build/main.js'), '-l', `tcp://127.0.0.1:${servePort}`, '--no-port-switching', '-L', '-n', staticDir],
+      cwd: o.root,
+      logFile,
+      ready: /Accepting connections/,
+    });
+    let serve: LoadResult;
+    try {
+      await waitFor200(servePort, '/entity.json', {}, 10_000);
+      serve = await load('serve (static file)', servePort, serveChild.pid, get(['/entity.json']));
+    } finally {
+      await stopChild(serveChild.child);
+    }
+    const bareChild = await startChild({
+      command: process.execPath,
+      args: ['bin/run-ts.mjs', 'bench/lib/bare-server.ts', join(staticDir, 'entity.json')],
+      cwd: o.root,
+      logFile,
+      ready: /listening (\d+)/,
+    });
+    let bare: LoadResult;
+    try {
+      bare = await load('bare node:http', Number(bareChild.ready), bareChild.pid, get(['/entity.json']));
+    } finally {
+      await stopChild(bareChild.child);
+    }
+    return {
+      coldStartMs,
+      coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
+      typicalEntityBytes: typical.length,
+      runtime: { entity, resolve, search, batch },
+      diagnostics: { entityReadOnly },
+      runtimeMemory,
+      runtimeMemoryIdle,
+      serve,
+      bare,
+      concurrency: o.concurrency,
+      durationS: o.durationS,
+      warmupS: warmupMs(o.durationS) / 1000,
+      transport: o.transport,
+    };
+  } finally {
+    await stopChild(rt.child);
+  }
+}
+
+/** Warm-up before each measured phase: a fifth of it, between 1 and 3 s. */
+function warmupMs(durationS: number): number {
+  return Math.round(Math.min(3, Math.max(1, durationS / 5)) * 1000);
+}
+
+/** Polls until GET path answers 200 (connection refused while the process starts is expected). */
+async function waitFor200(port: number, path: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
+  const end = performance.now() + timeoutMs;
+  let last = '';
+  while (performance.now() < end) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
+      await r.arrayBuffer();
+      if (r.status === 200) return;
+      last = `HTTP ${r.status}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`no 200 from 127.0.0.1:${port}${path} within ${timeoutMs} ms (last: ${last})`);
+}
+
+/** The median-size body over `paths` (sequential GETs, 200s only). */
+async function typicalBody(port: number, paths: string[], headers: Record<string, string>): Promise<Buffer> {
+  const bodies: Buffer[] = [];
+  for (const p of paths) {
+    const r = await fetch(`http://127.0.0.1:${port}${p}`, { headers });
+    const b = Buffer.from(await r.arrayBuffer());
+    if (r.status === 200) bodies.push(b);
+  }
+  if (!bodies.length) throw new Error('no entity request answered 200');
+  bodies.sort((a, b) => a.length - b.length);
+  return bodies[Math.floor(bodies.length / 2)];
+}

@@ -1,0 +1,192 @@
+// The full-scale benchmark (issue "Full scale: compile and serve the register's real size on one 2-core machine"):
+// generate a release and its successor, measure the input floor, compile both, serve, load, write bench/results.*.
+import { cpus, freemem, loadavg, totalmem, availableParallelism } from 'node:os';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { rm, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { measureCompile, duKb, type CompileFigures } from './lib/compile-measure.ts';
+import { measureFloor, measureZcat } from './lib/input-floor.ts';
+import { round } from './lib/load-generator.ts';
+import { BASE_STAMP, NEXT_STAMP, ensureReleases } from './lib/releases.ts';
+import { FULL_SIZE, judge, writeResults, type BenchResult } from './lib/report.ts';
+import { runToEnd, waitForQuiet } from './lib/processes.ts';
+import { sampleKeys } from './lib/sample-keys.ts';
+import { measureServe } from './lib/serve-measure.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+const USAGE = `usage: node bin/run-ts.mjs bench/run.ts [--entities ${FULL_SIZE}] [--seed 1] [--out bench/out] [--skip-serve] [--duration 10]
+                                        [--concurrency 50] [--samples 4000] [--transport net|http]
+                                        [--reuse-compile]   keep the dist and compile figures of an earlier run
+                                        [--wait-quiet 60]   before each measurement, wait up to S s for other jobs to finish`;
+
+function log(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}
+
+function positive(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got ${JSON.stringify(raw)}\n${USAGE}`);
+  return n;
+}
+
+export async function main(argv: string[]): Promise<BenchResult> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      entities: { type: 'string' },
+      seed: { type: 'string' },
+      out: { type: 'string' },
+      'skip-serve': { type: 'boolean' },
+      duration: { type: 'string' },
+      concurrency: { type: 'string' },
+      samples: { type: 'string' },
+      transport: { type: 'string' },
+      'reuse-compile': { type: 'boolean' },
+      'wait-quiet': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE + '\n');
+    process.exit(0);
+  }
+  const entities = positive('entities', values.entities, FULL_SIZE);
+  const seed = values.seed ?? '1';
+  const durationS = positive('duration', values.duration, 10);
+  const concurrency = positive('concurrency', values.concurrency, 50);
+  const samples = positive('samples', values.samples, 4000);
+  const skipServe = values['skip-serve'] === true;
+  const quietWaitMs = (values['wait-quiet'] === '0' ? 0 : positive('wait-quiet', values['wait-quiet'], 60)) * 1000;
+  const quiet = async (what: string) => {
+    if (quietWaitMs === 0) return;
+    const q = await waitForQuiet(quietWaitMs);
+    if (q.waitedMs > 2500 || !q.quiet) log(`${what}: waited ${(q.waitedMs / 1000).toFixed(0)} s for a quiet machine (${q.quiet ? 'quiet' : `still ${q.busyPct}% busy, going ahead`})`);
+  };
+  const transport = values.transport ?? 'net';
+  if (transport !== 'net' && transport !== 'http') throw new Error(`--transport must be net or http, got ${JSON.stringify(transport)}\n${USAGE}`);
+  const out = resolve(ROOT, values.out ?? 'bench/out');
+  // One folder per size and seed, so a quick run does not throw away a full-size release that took minutes to make.
+  const work = join(out, `${entities}-s${seed}`);
+  await mkdir(work, { recursive: true });
+  const logFile = join(work, 'children.log');
+  const t0 = performance.now();
+  const loadavgStart = loadavg()[0];
+  const codeStart = await codeVersion();
+  log(`${entities} entities, seed ${seed}, work in ${work} (child output: ${logFile}); load average ${loadavgStart.toFixed(2)}, ${(freemem() / 2 ** 30).toFixed(1)} GiB free`);
+
+  const releases = await ensureReleases({ root: ROOT, dir: join(work, 'releases'), entities, seed, log, logFile });
+
+  await quiet('input floor');
+  log('input floor: reading every table of both releases with an empty visitor');
+  const floorBase = await measureFloor(releases.base);
+  const floorNext = await measureFloor(releases.next);
+  log(`input floor: first ${(floorBase.wallMs / 1000).toFixed(1)} s wall, ${(floorBase.cpuMs / 1000).toFixed(1)} s CPU; successor ${(floorNext.wallMs / 1000).toFixed(1)} s`);
+  const zcat = await measureZcat(releases.base);
+  if (zcat) log(`input floor: zcat | wc -l ${(zcat.wallMs / 1000).toFixed(1)} s (${zcat.lines} lines)`);
+
+  const dist = join(work, 'dist');
+  // The compile figures are tied to the exact inputs: a fingerprint of both release.json files.
+  const fingerprint = createHash('sha256').update(readFileSync(join(releases.base, 'release.json'))).update(readFileSync(join(releases.next, 'release.json'))).digest('hex');
+  const figuresFile = (stamp: string) => join(work, `compile-figures-${stamp}.json`);
+  const reusable = (stamp: string): CompileFigures | null => {
+    try {
+      const saved = JSON.parse(readFileSync(figuresFile(stamp), 'utf8')) as { fingerprint: string; figures: CompileFigures };
+      return saved.fingerprint === fingerprint && existsSync(join(dist, stamp, 'manifest.json')) ? saved.figures : null;
+    } catch {
+      return null;
+    }
+  };
+  const compileOne = async (stamp: string) => {
+    await quiet('compile');
+    log(`compile: ${stamp} in a child process`);
+    const f = await measureCompile({ root: ROOT, releases: releases.dir, dist, stamp, reportFile: join(work, `compile-${stamp}.json`), logFile });
+    await writeFile(figuresFile(stamp), JSON.stringify({ fingerprint, figures: f }));
+    log(`compile: ${stamp} ${(f.processWallMs / 1000).toFixed(1)} s wall, ${(f.cpuMs / 1000).toFixed(1)} s CPU, peak RSS ${(f.maxRssBytes / 2 ** 20).toFixed(0)} MiB, ${(f.distKb / 1024).toFixed(0)} MiB on disk, other jobs ${f.otherCpuPct}% CPU`);
+    for (const t of f.timings) log(`compile:   ${t.stage.padEnd(20)} ${(t.wallMs / 1000).toFixed(1).padStart(7)} s wall ${(t.cpuMs / 1000).toFixed(1).padStart(7)} s CPU  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB`);
+    return f;
+  };
+  let base: CompileFigures;
+  let next: CompileFigures;
+  const savedBase = values['reuse-compile'] ? reusable(BASE_STAMP) : null;
+  const savedNext = values['reuse-compile'] ? reusable(NEXT_STAMP) : null;
+  if (savedBase && savedNext) {
+    // For iterating on the serving half: the compile takes minutes at full size and its figures would not change.
+    log(`compile: --reuse-compile: keeping ${dist} and the figures measured at ${savedBase.measuredAt}`);
+    [base, next] = [savedBase, savedNext];
+  } else {
+    if (values['reuse-compile']) log('compile: --reuse-compile: no compile of these exact releases to reuse, compiling');
+    // A clean dist: the successor compile must find exactly its predecessor, and du must count only these two.
+    await rm(dist, { recursive: true, force: true });
+    base = await compileOne(BASE_STAMP);
+    next = await compileOne(NEXT_STAMP);
+  }
+  const totalKb = await duKb(dist);
+
+  let serve: BenchResult['serve'] = null;
+  if (!skipServe) {
+    log(`serve: sampling ${samples} entity IDs and ${samples} bridge keys from ${NEXT_STAMP} (the served release)`);
+    const keys = await sampleKeys(releases.next, samples, Number.parseInt(seed, 10) || 1);
+    const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, seed: Number.parseInt(seed, 10) || 1, durationS, concurrency, transport, quietWaitMs, log });
+    serve = { ...s, entityVsServe: round(s.runtime.entity.rps / s.serve.rps, 2), entityVsBare: round(s.runtime.entity.rps / s.bare.rps, 2) };
+  }
+
+  const partial: Omit<BenchResult, 'targets'> = {
+    date: new Date().toISOString(),
+    machine: {
+      nproc: availableParallelism(),
+      cpu: cpus()[0]?.model.trim() ?? 'unknown',
+      memoryBytes: totalmem(),
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      loadavgStart,
+      loadavgEnd: loadavg()[0],
+    },
+    options: { entities, seed, durationS, concurrency, skipServe, samples, waitQuietS: quietWaitMs / 1000 },
+    releases: { dir: releases.dir, reused: releases.reused, generateMs: releases.generateMs, inputBytes: floorBase.bytes },
+    floor: { base: floorBase, next: floorNext, zcat },
+    compile: {
+      base,
+      next,
+      baseVsFloor: round(base.processWallMs / floorBase.wallMs, 2),
+      nextVsFloor: round(next.processWallMs / floorNext.wallMs, 2),
+      nextVsBase: round(next.processWallMs / base.processWallMs, 2),
+    },
+    dist: { totalKb, servedStampKb: next.distKb },
+    serve,
+    totalWallMs: Math.round(performance.now() - t0),
+    code: { start: codeStart, end: await codeVersion() },
+  };
+  const result: BenchResult = { ...partial, targets: judge(partial) };
+  await writeResults(join(ROOT, 'bench', 'results.json'), join(ROOT, 'bench', 'results.md'), result);
+  for (const t of result.targets) log(`${t.met === null ? 'n/a   ' : t.met ? 'met   ' : 'MISSED'} ${t.name}: ${t.measured} (target ${t.target})`);
+  log(`done in ${(result.totalWallMs / 1000).toFixed(0)} s; wrote bench/results.md and bench/results.json`);
+  return result;
+}
+
+/**
+ * Which code was measured: HEAD and the files changed outside bench/ (read-only git; --no-optional-locks so even the
+ * index's stat cache is left alone). Children load the sources when they start, so a tree that changes mid-run
+ * means different rows measured different code.
+ */
+async function codeVersion(): Promise<{ commit: string; dirty: string[] } | null> {
+  const head = await runToEnd('git', ['--no-optional-locks', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT });
+  if (head.code !== 0) return null;
+  const st = await runToEnd('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench'], { cwd: ROOT });
+  return { commit: head.stdout.trim(), dirty: st.stdout.split('\n').map((l) => l.slice(3).trim()).filter(Boolean) };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (e: Error) => {
+      process.stderr.write(`[bench] ${e.message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,20 +1,12 @@
 // Real request keys for the load: register IDs and labels from the entities table, provider keys from the bridges
 // table, chosen uniformly over the whole table (tables are ordered by type, so the first rows would all be alike).
+import { seededRandom } from '../../compiler/generate/random.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { columnIndex, readCsv } from '../../compiler/read/csv-reader.ts';
 
-/** Deterministic PRNG (mulberry32): the same seed asks for the same keys in the same order. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded uniform draws (the generator's sfc32), so a run can be replayed with the seed it prints. */
+export const prng = (seed: number): (() => number) => seededRandom(seed, 'bench-samples');
 
 export interface Samples {
   entities: { id: string; label: string }[];

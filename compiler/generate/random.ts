@@ -102,3 +102,9 @@ export class Rng {
     return items[this.int(items.length)];
   }
 }
+
+/** Uniform draws in [0, 1) from an Rng: for callers that only need a seeded sequence (benchmarks, test loops). */
+export function seededRandom(seed: number | string, purpose = 'random'): () => number {
+  const r = new Rng(seed, purpose);
+  return () => r.next();
+}

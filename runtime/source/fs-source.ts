@@ -70,19 +70,22 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
     }
   };
 
+  // A handle in use is closed only when its last reader releases it.
+  const retire = (p: Promise<OpenFile>): Promise<void> =>
+    p.then(
+      (f) => {
+        f.evicted = true;
+        f.users++;
+        release(f);
+      },
+      () => {},
+    );
+
   const evictOldest = (): void => {
     while (handles.size > maxOpenFiles) {
       const [path, p] = handles.entries().next().value as [string, Promise<OpenFile>];
       handles.delete(path);
-      // A handle in use is closed only when its last reader releases it.
-      p.then(
-        (f) => {
-          f.evicted = true;
-          f.users++;
-          release(f);
-        },
-        () => {},
-      );
+      retire(p);
     }
   };
 
@@ -192,18 +195,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       closed = true;
       const all = [...handles.values()];
       handles.clear();
-      await Promise.all(
-        all.map((p) =>
-          p.then(
-            (f) => {
-              f.evicted = true;
-              f.users++;
-              release(f);
-            },
-            () => {},
-          ),
-        ),
-      );
+      await Promise.all(all.map(retire));
     },
 
     stats: () => ({ opens, openFiles, maxOpenFiles }),

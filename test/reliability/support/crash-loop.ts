@@ -2,6 +2,7 @@
 // restarted on the same state directory; after every restart it must still show everything it confirmed (every
 // acknowledgement answered 200, every lookup it answered charged) and nothing it was never asked for.
 // Shared by crash-safety.test.ts (200 kills) and scripts/soak.ts (many more).
+import { seededRandom } from '../../../compiler/generate/random.ts';
 import { CRASH_BATCH, type CrashWorld } from './reliability-world.ts';
 import { StandbyPool, type StandbyEntry } from './child-server.ts';
 
@@ -9,17 +10,8 @@ import { StandbyPool, type StandbyEntry } from './child-server.ts';
 const QUOTA = 10_000_000;
 const PAGE = 100;
 
-/** Small, seedable PRNG (mulberry32), so a failing loop can be replayed with the seed it prints. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded uniform draws (the generator's sfc32), so a run can be replayed with the seed it prints. */
+export const prng = (seed: number): (() => number) => seededRandom(seed, 'crash-loop');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,7 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { openKeyStore } from '../../runtime/keys/key-store.ts';
 import { buildApp } from '../../runtime/server.ts';
@@ -15,8 +15,12 @@ import { validateResponse } from '../helpers/openapi-validator.ts';
 import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 
 let world: World;
+const opened: { close(): unknown }[] = [];
 beforeAll(async () => {
   world = await makeHandWorld();
+});
+afterAll(async () => {
+  for (const o of opened) await o.close();
 });
 
 class FakeClock {
@@ -31,7 +35,10 @@ async function setup(opts: { quota: number; rate: number; start: string; store?:
   const { key } = await addKey({ file, name: 'k', quota: opts.quota, rate: opts.rate });
   const clock = new FakeClock(Date.parse(opts.start));
   const store = opts.store ?? createMemoryStore();
-  const { app } = buildApp({ dist: world.dist, source: createFsSource({ root: world.dist }), store, keyStore: openKeyStore({ file }), clock });
+  const source = createFsSource({ root: world.dist });
+  const keyStore = openKeyStore({ file });
+  opened.push(source, keyStore);
+  const { app } = buildApp({ dist: world.dist, source, store, keyStore, clock });
   const get = async (path: string, init: RequestInit = {}) => {
     const res = await app.fetch(new Request(`http://test/api/v1${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) } }));
     const text = await res.text();

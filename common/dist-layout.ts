@@ -33,25 +33,13 @@ export interface ReleaseSummary {
 }
 
 /**
- * Where a live entity's sections start inside its shard (byte offsets from the shard's first byte).
- * The shard is `{core` `,"aliases":…,"names":…` `,"attributes":…` `,"bridges":…` `,"relationships":…`
- * `,"overlay":…` `}`; the overlay section is empty when the entity has no overlay.
- */
-export interface ShardCuts {
-  aliases: number;
-  attributes: number;
-  bridges: number;
-  relationships: number;
-  overlay: number;
-  /** Offset of the closing `}` (shard length - 1). */
-  end: number;
-}
-
-/**
  * Entity index values (msgpack arrays), keyed by register ID:
  * - live:      [0, pack, offset, length, aliasesCut, attributesCut, bridgesCut, relationshipsCut, overlayCut, endCut, bridgeCount, typeIndex, checksum]
  * - redirect:  [1, finalSurvivorId]
  * - tombstone: [2, pack, offset, length, checksum]   (the stub holds the exact 410 Error body)
+ * A live shard is `{core` `,"aliases":…,"names":…` `,"attributes":…` `,"bridges":…` `,"relationships":…`
+ * `,"overlay":…` `}`; the cuts are the byte offsets where each section starts (the overlay section is empty when
+ * the entity has none) and where the closing `}` stands.
  * typeIndex indexes ENTITY_TYPES; checksum is fnv1a32Bytes of the shard's bytes, checked on every read so a
  * corrupted pack answers 503 rather than wrong bytes.
  */

@@ -6,7 +6,7 @@ import type { LiveEntity } from './release/open-release.ts';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const CLOSE = enc.encode('}');
-// Section order in an Entity, matching ShardCuts: aliases(+names), attributes(+scoreline), bridges, relationships, overlay.
+// Section order in an Entity, matching the cuts of EntityIndexValue: aliases(+names), attributes(+scoreline), bridges, relationships, overlay.
 const SECTION_INDEX: Record<Include, number> = { aliases: 0, attributes: 1, bridges: 2, relationships: 3, overlay: 4 };
 
 /** Redirect fields, appended when a merged ID was asked for. */

@@ -3,7 +3,7 @@
 import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { tokenize } from '../../common/normalise.ts';
 import { bucketOf } from '../../common/hash.ts';
-import type { EntityIndexValue } from '../../common/dist-layout.ts';
+import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, type EntityIndexValue } from '../../common/dist-layout.ts';
 import { GroupSpill } from '../write/group-spill.ts';
 import { noteSlack, type CompileContext } from '../context.ts';
 import type { TablesRead } from './read-tables.ts';
@@ -169,11 +169,11 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
         }
       } else if (redirect) {
         if (redirect.to) {
-          sink.index.add(id, [1, redirect.to]);
+          sink.index.add(id, [ENTRY_REDIRECT, redirect.to]);
           counts.redirects++;
         } else {
           const loc = sink.shards.add(tombstoneBody(id));
-          sink.index.add(id, [2, loc.pack, loc.offset, loc.length, loc.checksum]);
+          sink.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
           counts.tombstones++;
         }
         if (hasPrior) {
@@ -266,7 +266,7 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
     const off: number[] = [];
     for (const n of cuts) off.push((at += n));
     const loc = sink.shards.add(shard);
-    sink.index.add(a.id, [0, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
+    sink.index.add(a.id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
 
     built.docs.ids.push(a.id);
     built.docs.types.push(typeIndex);

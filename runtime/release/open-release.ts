@@ -3,7 +3,7 @@
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { fnv1a32Bytes } from '../../common/hash.ts';
 import { createHash } from 'node:crypto';
-import { MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
+import { ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { ApiError } from '../api-error.ts';
 import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
 import { openBucketFamily } from './bucket-family-reader.ts';
@@ -62,12 +62,12 @@ export class Release {
   async entity(id: string): Promise<EntityLookup> {
     const v = await this.entities.get<EntityIndexValue>(id);
     if (!v) return null;
-    if (v[0] === 1) {
+    if (v[0] === ENTRY_REDIRECT) {
       const target = await this.entity(v[1]);
       if (target?.kind === 'live') return { ...target, requestedId: id };
       return target;
     }
-    if (v[0] === 2) return { kind: 'gone', body: await this.readShard(v[1], v[2], v[3], v[4], id) };
+    if (v[0] === ENTRY_TOMBSTONE) return { kind: 'gone', body: await this.readShard(v[1], v[2], v[3], v[4], id) };
     const shard = await this.readShard(v[1], v[2], v[3], v[12], id);
     return { kind: 'live', id, shard, cuts: [v[4], v[5], v[6], v[7], v[8], v[9]], bridgeCount: v[10], entityType: ENTITY_TYPES[v[11]] };
   }

@@ -64,7 +64,8 @@ describe('key store: the Authorization header', () => {
       `Bearer ${key.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}`, // wrong secret
       `Bearer rk_00000000_${secret}`, // unknown id
       `Bearer ${secret}`,
-    ]) {
+      // An all-digit random ID upper-cases to itself, making that variant the valid header: leave it out then.
+    ].filter((h) => h !== `Bearer ${key}`)) {
       expect(store.authenticate(h, NOW), h.replace(secret, '<secret>')).toEqual({ ok: false, code: 'invalid_key' });
     }
   });

@@ -33,6 +33,22 @@ function idParam(c: RequestContext): string {
   return checkRegisterId(c.params.reep_id);
 }
 
+/** A sub-resource of an entity: its own query parameters (validated in `parse`), one lookup, one body. */
+function view(name: string, query: string[], parse: (c: RequestContext) => (e: LiveEntity) => Uint8Array): RouteDef {
+  return {
+    method: 'GET',
+    path: `/entities/{reep_id}/${name}`,
+    auth: true,
+    costing: true,
+    prepare(c) {
+      allowOnly(c.query, query);
+      const id = idParam(c);
+      const body = parse(c);
+      return { cost: 1, run: async () => ({ status: 200, body: body(await liveEntity(c.release, id)) }) };
+    },
+  };
+}
+
 export const entityRoutes: RouteDef[] = [
   {
     method: 'GET',
@@ -47,39 +63,11 @@ export const entityRoutes: RouteDef[] = [
       return { cost: 1, run: () => entityItem(c.release, id, include, lang) };
     },
   },
-  {
-    method: 'GET',
-    path: '/entities/{reep_id}/bridges',
-    auth: true,
-    costing: true,
-    prepare(c) {
-      allowOnly(c.query, []);
-      const id = idParam(c);
-      return { cost: 1, run: async () => ({ status: 200, body: bridgesBody(await liveEntity(c.release, id)) }) };
-    },
-  },
-  {
-    method: 'GET',
-    path: '/entities/{reep_id}/overlay',
-    auth: true,
-    costing: true,
-    prepare(c) {
-      allowOnly(c.query, []);
-      const id = idParam(c);
-      return { cost: 1, run: async () => ({ status: 200, body: overlayBody(await liveEntity(c.release, id)) }) };
-    },
-  },
-  {
-    method: 'GET',
-    path: '/entities/{reep_id}/relationships',
-    auth: true,
-    costing: true,
-    prepare(c) {
-      allowOnly(c.query, ['family', 'limit']);
-      const id = idParam(c);
-      const family = oneParam(c.query, 'family');
-      const limit = intParam(c.query, 'limit', 1, 100, 25);
-      return { cost: 1, run: async () => ({ status: 200, body: relationshipsBody(await liveEntity(c.release, id), family, limit) }) };
-    },
-  },
+  view('bridges', [], () => (e) => bridgesBody(e)),
+  view('overlay', [], () => (e) => overlayBody(e)),
+  view('relationships', ['family', 'limit'], (c) => {
+    const family = oneParam(c.query, 'family');
+    const limit = intParam(c.query, 'limit', 1, 100, 25);
+    return (e) => relationshipsBody(e, family, limit);
+  }),
 ];

@@ -44,15 +44,16 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     counts: { entities: 0, redirects: 0, tombstones: 0, bridges: 0, aliases: 0, relationships: 0, overlay_links: 0 },
     progress: new Progress(options.progress ?? Boolean(process.stderr.isTTY)),
     timings: [],
+    written: new Map(),
   };
   try {
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
     const read = await timed(ctx, 'read tables', () => readTables(ctx));
-    const shards = new ShardPackWriter({ root: ctx.publicDir, packBytes: ctx.options.packBytes });
+    const shards = new ShardPackWriter({ root: ctx.publicDir, packBytes: ctx.options.packBytes, ledger: ctx.written });
     // Small buckets for point lookups: at full size the cache holds a fraction of the index, so a lookup usually
     // decodes one bucket, and a 4 KiB bucket decodes ~16x faster than a 64 KiB one for a directory of ~1 MiB.
-    const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES });
+    const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger: ctx.written });
     const built = await timed(ctx, 'build entities', () => buildEntities(ctx, read, { index, shards }));
     if (ctx.options.strict && ctx.slack.size) {
       const [what, s] = [...ctx.slack][0];
@@ -82,7 +83,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     await writeFile(join(ctx.publicDir, RELEASE_DOC), JSON.stringify(doc));
     await rm(ctx.scratchDir, { recursive: true, force: true });
     const manifest = await timed(ctx, 'manifest and fsync', async () => {
-      const m = await writeManifests(outDir, release.stamp, DIST_FORMAT);
+      const m = await writeManifests(outDir, release.stamp, DIST_FORMAT, ctx.written);
       await fsyncTree(outDir);
       return m;
     });

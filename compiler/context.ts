@@ -1,5 +1,6 @@
 // One compile's shared state: options, the verified inputs, where output goes, and what the stages report.
 import type { ReleaseInput } from './read/release-input.ts';
+import type { ContentFile } from './write/content-file.ts';
 
 /** Options of one release compile. */
 export interface CompileOptions {
@@ -33,6 +34,8 @@ export interface CompileContext {
   progress: Progress;
   /** Wall time, CPU time and peak RSS per stage, in run order. */
   timings: StageTiming[];
+  /** Every content-addressed file written under public/ with its size and sha256, hashed once while written. */
+  written: Map<string, ContentFile>;
 }
 
 export interface StageTiming {

@@ -38,13 +38,17 @@ async function listFiles(root: string): Promise<string[]> {
   return out.filter((f) => f !== MANIFEST_FILE).sort();
 }
 
-/** Hashes every file under `root` (except its manifest.json). */
-export async function hashPart(root: string): Promise<PartManifest> {
+/**
+ * Hashes every file under `root` (except its manifest.json). `known` holds files already hashed while they were
+ * written (the content-addressed packs, most of the bytes); only the others are read back.
+ */
+export async function hashPart(root: string, known?: Map<string, { bytes: number; sha256: string }>): Promise<PartManifest> {
   const files: PartManifest['files'] = {};
   const digest = createHash('sha256');
   for (const f of await listFiles(root)) {
-    const sha256 = await sha256File(join(root, f));
-    const bytes = (await stat(join(root, f))).size;
+    const k = known?.get(f);
+    const sha256 = k ? k.sha256 : await sha256File(join(root, f));
+    const bytes = k ? k.bytes : (await stat(join(root, f))).size;
     files[f] = { bytes, sha256 };
     digest.update(`${sha256}  ${bytes}  ${f}\n`);
   }
@@ -54,8 +58,8 @@ export async function hashPart(root: string): Promise<PartManifest> {
 export const combineDigests = (pub: string, priv: string): string => createHash('sha256').update(`public ${pub}\nprivate ${priv}\n`).digest('hex');
 
 /** Writes public/manifest.json, private/manifest.json and manifest.json for the release at `dir`. */
-export async function writeManifests(dir: string, stamp: string, format: string): Promise<StampManifest> {
-  const pub = await hashPart(join(dir, PUBLIC_DIR));
+export async function writeManifests(dir: string, stamp: string, format: string, known?: Map<string, { bytes: number; sha256: string }>): Promise<StampManifest> {
+  const pub = await hashPart(join(dir, PUBLIC_DIR), known);
   const priv = await hashPart(join(dir, PRIVATE_DIR));
   await writeFile(join(dir, PUBLIC_DIR, MANIFEST_FILE), JSON.stringify({ stamp, ...pub }));
   await writeFile(join(dir, PRIVATE_DIR, MANIFEST_FILE), JSON.stringify({ stamp, ...priv }));

@@ -27,7 +27,7 @@ export async function buildChanges(ctx: CompileContext, built: EntitiesBuilt, pr
       doc.provider_counts[stream.slice(9)] = n;
     }
     const writer = new OrdinalFamilyWriter({
-      root: ctx.publicDir, name: `changes/${streamFileName(stream)}`, tmpDir: join(ctx.scratchDir, 'changes-writer'), perBucket: EVENTS_PER_BUCKET,
+      root: ctx.publicDir, name: `changes/${streamFileName(stream)}`, tmpDir: join(ctx.scratchDir, 'changes-writer'), perBucket: EVENTS_PER_BUCKET, ledger: ctx.written,
     });
     for (const [text] of built.events.read<[string]>(g)) writer.push(text);
     built.events.release(g);

@@ -7,7 +7,7 @@ import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../context.ts';
 import type { TablesRead } from './read-tables.ts';
 
 export async function buildResolve(ctx: CompileContext, read: TablesRead): Promise<{ family: BucketFamily; ambiguous: number }> {
-  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'resolve/keys', tmpDir: join(ctx.scratchDir, 'resolve-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES });
+  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'resolve/keys', tmpDir: join(ctx.scratchDir, 'resolve-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger: ctx.written });
   let ambiguous = 0;
   ctx.progress.begin('build resolve index');
   for (let g = 0; g < read.resolve.groups; g++) {

@@ -40,7 +40,7 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
   const order = ids.map((_, i) => i);
   order.sort((a, b) => bridges[b] - bridges[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
   const ordinalOf = new Map<string, number>();
-  const docsWriter = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET });
+  const docsWriter = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET, ledger: ctx.written });
   for (let o = 0; o < order.length; o++) {
     const i = order[o];
     ordinalOf.set(ids[i], o);
@@ -49,7 +49,7 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
   const docs = await docsWriter.finish();
 
   // A query reads up to six token buckets; 16 KiB keeps each decode well under a millisecond.
-  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer'), targetBucketBytes: 16 * 1024 });
+  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer'), targetBucketBytes: 16 * 1024, ledger: ctx.written });
   let tokens = 0;
   for (let g = 0; g < built.postings.groups; g++) {
     const exact = new Map<string, number[]>();

@@ -7,7 +7,7 @@ import { DIRECTORY_ENTRY_BYTES, encodeMsgpack, type BucketFamily } from '../../c
 import { fnv1a32Bytes } from '../../common/hash.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { fnv1a32 } from '../../common/hash.ts';
-import { ContentFileWriter, writeContentFile } from './content-file.ts';
+import { ContentFileWriter, writeContentFile, type ContentFile } from './content-file.ts';
 
 /** Options of a HashedFamilyWriter. */
 export interface HashedFamilyOptions {
@@ -21,6 +21,8 @@ export interface HashedFamilyOptions {
   targetBucketBytes?: number;
   /** Memory cap for buffered entries before they spill to disk. Default 64 MiB. */
   spillBytes?: number;
+  /** See ContentFileOptions.ledger. */
+  ledger?: Map<string, ContentFile>;
 }
 
 /** Options of an OrdinalFamilyWriter. */
@@ -33,6 +35,8 @@ export interface OrdinalFamilyOptions {
   tmpDir?: string;
   /** Values per bucket. Default 256. */
   perBucket?: number;
+  /** See ContentFileOptions.ledger. */
+  ledger?: Map<string, ContentFile>;
 }
 
 /** Entries are spilled in 256 groups by the top 8 bits of the key hash; with >= 256 buckets, a group is a bucket range. */
@@ -77,7 +81,10 @@ export class HashedFamilyWriter {
   private payload = 0;
   private done = false;
 
+  private readonly ledger: Map<string, ContentFile> | undefined;
+
   constructor(opts: HashedFamilyOptions) {
+    this.ledger = opts.ledger;
     this.root = resolve(opts.root);
     this.name = opts.name;
     this.tmpDir = resolve(opts.tmpDir);
@@ -140,7 +147,7 @@ export class HashedFamilyWriter {
     const bits = 31 - Math.clz32(buckets);
     const perGroup = buckets / GROUPS;
     const dir = Buffer.alloc(buckets * DIRECTORY_ENTRY_BYTES);
-    const pack = new ContentFileWriter({ root: this.root, tmpDir: this.tmpDir, bufferBytes: 4 * 1024 * 1024 });
+    const pack = new ContentFileWriter({ root: this.root, tmpDir: this.tmpDir, bufferBytes: 4 * 1024 * 1024, ledger: this.ledger });
     try {
       let base = 0;
       for (let g = 0; g < GROUPS; g++) {
@@ -152,7 +159,7 @@ export class HashedFamilyWriter {
         if (base > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, this.name);
       }
       this.dropSpill();
-      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir }, `${this.name}-dir`, 'bin', dir);
+      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir, ledger: this.ledger }, `${this.name}-dir`, 'bin', dir);
       const packFile = await pack.finish(this.name, 'pack');
       return { buckets, addressing: 'fnv1a32-top-bits', directory: directory.path, pack: packFile.path, entries: this.count };
     } catch (err) {
@@ -315,7 +322,10 @@ export class OrdinalFamilyWriter {
   private count = 0;
   private done = false;
 
+  private readonly ledger: Map<string, ContentFile> | undefined;
+
   constructor(opts: OrdinalFamilyOptions) {
+    this.ledger = opts.ledger;
     this.root = resolve(opts.root);
     this.name = opts.name;
     this.tmpDir = resolve(opts.tmpDir ?? opts.root);
@@ -323,7 +333,7 @@ export class OrdinalFamilyWriter {
     if (!Number.isSafeInteger(this.perBucket) || this.perBucket < 1) {
       throw new RegisterError('compile', `perBucket must be a positive integer, got ${opts.perBucket}`, this.name);
     }
-    this.pack = new ContentFileWriter({ root: this.root, tmpDir: this.tmpDir });
+    this.pack = new ContentFileWriter({ root: this.root, tmpDir: this.tmpDir, ledger: this.ledger });
   }
 
   /** Values pushed so far (the next value's ordinal). */
@@ -351,7 +361,7 @@ export class OrdinalFamilyWriter {
     try {
       if (this.inBucket > 0) this.flushBucket();
       const dir = this.dir.subarray(0, this.buckets * DIRECTORY_ENTRY_BYTES);
-      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir }, `${this.name}-dir`, 'bin', dir);
+      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir, ledger: this.ledger }, `${this.name}-dir`, 'bin', dir);
       const pack = await this.pack.finish(this.name, 'pack');
       return {
         buckets: this.buckets,

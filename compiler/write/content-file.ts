@@ -17,6 +17,8 @@ export interface ContentFileOptions {
   tmpDir?: string;
   /** Bytes buffered in memory between writes to disk. Default 1 MiB. */
   bufferBytes?: number;
+  /** Records each finished file (path → bytes and sha256), so the manifest need not read it back. Default none. */
+  ledger?: Map<string, ContentFile>;
 }
 
 /** A finished content-addressed file. */
@@ -36,6 +38,7 @@ let serial = 0;
  */
 export class ContentFileWriter {
   private readonly root: string;
+  private readonly ledger: Map<string, ContentFile> | undefined;
   private readonly tmpPath: string;
   private readonly hash: Hash = createHash('sha256');
   private readonly buf: Buffer;
@@ -45,6 +48,7 @@ export class ContentFileWriter {
 
   constructor(opts: ContentFileOptions) {
     this.root = resolve(opts.root);
+    this.ledger = opts.ledger;
     const tmpDir = resolve(opts.tmpDir ?? opts.root);
     mkdirSync(tmpDir, { recursive: true });
     this.tmpPath = join(tmpDir, `.content-${process.pid}-${++serial}-${randomBytes(4).toString('hex')}.tmp`);
@@ -102,7 +106,9 @@ export class ContentFileWriter {
         await rm(this.tmpPath, { force: true });
       }
       await syncDir(dirname(dest));
-      return { path, bytes: this.written, sha256 };
+      const file = { path, bytes: this.written, sha256 };
+      this.ledger?.set(path, file);
+      return file;
     } catch (err) {
       await rm(this.tmpPath, { force: true });
       throw err;

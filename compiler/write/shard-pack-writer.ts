@@ -18,6 +18,8 @@ export interface ShardPackWriterOptions {
   root: string;
   /** Start a new pack once this many bytes are written (default 256 MiB, friendly to CDNs' file size limits). */
   packBytes?: number;
+  /** See ContentFileOptions.ledger. */
+  ledger?: Map<string, ContentFile>;
 }
 
 export class ShardPackWriter {
@@ -31,7 +33,7 @@ export class ShardPackWriter {
 
   /** Appends one JSON document; returns its pack number, byte offset and byte length (without the newline). */
   add(json: string): ShardLocation {
-    const w = (this.current ??= new ContentFileWriter({ root: this.opts.root, bufferBytes: 4 * 1024 * 1024 }));
+    const w = (this.current ??= new ContentFileWriter({ root: this.opts.root, bufferBytes: 4 * 1024 * 1024, ledger: this.opts.ledger }));
     const bytes = Buffer.from(json + '\n', 'utf8');
     const loc = { pack: this.finished.length, offset: w.bytes, length: bytes.length - 1, checksum: fnv1a32Bytes(bytes, 0, bytes.length - 1) };
     w.write(bytes);

@@ -11,7 +11,7 @@ import type { App } from '../../../runtime/app.ts';
 import type { InspectableStateStore } from '../../../runtime/state/state-core.ts';
 import { ID, STAMPS } from '../../fixtures/hand-world.ts';
 import { keyId, type FuzzWorld } from './reliability-world.ts';
-import { seenPath, type Exchange, type FuzzRequest, type FuzzTargets, type KnownGap } from './request-fuzzer.ts';
+import { type Exchange, type FuzzRequest, type FuzzTargets, type KnownGap } from './request-fuzzer.ts';
 
 /** The hand world's real values, so that most generated requests are well-formed enough to reach a lookup. */
 export function fuzzTargets(world: FuzzWorld): FuzzTargets {
@@ -47,9 +47,6 @@ export function fuzzTargets(world: FuzzWorld): FuzzTargets {
 /** 5xx answers that are the documented truth for this world: /api/next serves a release that ships no notice summary. */
 export const ALLOWED_5XX = ['summary_unavailable'];
 
-const code = (b: { error?: string } | undefined) => b?.error ?? '';
-const PARAM_ROUTES = /^\/api\/(v1|next)\/(entities|resolve)\//;
-const QUERYLESS_DOCUMENTED = /^\/api\/(v1|next)(|\/|\/meta|\/providers|\/provider-notices\/summary|\/coverage|\/key|\/changes\/releases|\/openapi\.json)$/;
 
 /**
  * Answers the runtime gives that the document does not describe. Empty now: every gap the fuzzing found (414,

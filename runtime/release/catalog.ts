@@ -4,7 +4,7 @@ import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
 import type { Namespace } from '../../common/ids.ts';
 import type { Clock, ShardSource } from '../interfaces.ts';
 import { loadRelease, type Release } from './open-release.ts';
-import { LruCache } from './lru-cache.ts';
+import { createBucketCache, type BucketCache } from './bucket-family-reader.ts';
 
 /** Options of a ReleaseCatalog. */
 export interface CatalogOptions {
@@ -22,10 +22,10 @@ export class ReleaseCatalog {
   private checkedAt = -Infinity;
   private refreshing: Promise<void> | null = null;
   private readonly releases = new Map<string, Promise<Release>>();
-  readonly cache: LruCache<string, unknown>;
+  readonly cache: BucketCache;
 
   constructor(private readonly opts: CatalogOptions) {
-    this.cache = new LruCache({ maxWeight: opts.cacheBytes ?? 64 * 1024 * 1024 });
+    this.cache = createBucketCache(opts.cacheBytes ?? 64 * 1024 * 1024);
   }
 
   /** The current index (null when nothing is compiled). */

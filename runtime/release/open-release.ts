@@ -6,8 +6,7 @@ import { createHash } from 'node:crypto';
 import { ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { ApiError } from '../api-error.ts';
 import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
-import { openBucketFamily } from './bucket-family-reader.ts';
-import { LruCache } from './lru-cache.ts';
+import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
 
 /** A live entity's shard and where its sections start. */
 export interface LiveEntity {
@@ -41,7 +40,7 @@ export class Release {
   constructor(
     readonly doc: ReleaseDoc,
     private readonly source: ShardSource,
-    private readonly cache: LruCache<string, unknown>,
+    private readonly cache: BucketCache,
     /** sha256 of every public file (public/manifest.json), to check documents before they are served. */
     private readonly sha256Of: Record<string, string>,
   ) {
@@ -55,7 +54,7 @@ export class Release {
 
   private family(f: ReleaseDoc['families']['entities']): BucketFamilyReader {
     const prefix = `${this.stamp}/${PUBLIC_DIR}/`;
-    return openBucketFamily(this.source, { ...f, directory: prefix + f.directory, pack: prefix + f.pack }, { cache: this.cache as never });
+    return openBucketFamily(this.source, { ...f, directory: prefix + f.directory, pack: prefix + f.pack }, { cache: this.cache });
   }
 
   /** Looks up a register ID, following a merge to the final survivor. */
@@ -120,7 +119,7 @@ export class Release {
   }
 }
 
-export async function loadRelease(source: ShardSource, stamp: string, cache: LruCache<string, unknown>): Promise<Release> {
+export async function loadRelease(source: ShardSource, stamp: string, cache: BucketCache): Promise<Release> {
   const manifestBytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`);
   if (!manifestBytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${MANIFEST_FILE}`);
   const files = (JSON.parse(new TextDecoder().decode(manifestBytes)) as { files: Record<string, { sha256: string }> }).files;

@@ -8,7 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measureCompile, duKb, type CompileFigures } from './lib/compile-measure.ts';
-import { measureFloor, measureZcat } from './lib/input-floor.ts';
+import { measureFloor, measureZcat, type ReleaseFloor, type ZcatFloor } from './lib/input-floor.ts';
 import { round } from './lib/load-generator.ts';
 import { BASE_STAMP, NEXT_STAMP, ensureReleases } from './lib/releases.ts';
 import { FULL_SIZE, judge, writeResults, type BenchResult } from './lib/report.ts';
@@ -16,11 +16,16 @@ import { runToEnd, waitForQuiet } from './lib/processes.ts';
 import { sampleKeys } from './lib/sample-keys.ts';
 import { measureServe } from './lib/serve-measure.ts';
 
+/** Input-floor figures as saved next to the compile figures, so a --serve-only run can report them unchanged. */
+type Floor = { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null; measuredAt: string };
+
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const USAGE = `usage: node bin/run-ts.mjs bench/run.ts [--entities ${FULL_SIZE}] [--seed 1] [--out bench/out] [--skip-serve] [--duration 10]
                                         [--concurrency 50] [--samples 4000] [--transport net|http]
                                         [--reuse-compile]   keep the dist and compile figures of an earlier run
+                                        [--serve-only]      measure only the serving half on the dist of an earlier run
+                                                            (reuses its releases, compile and input-floor figures; never regenerates)
                                         [--wait-quiet 60]   before each measurement, wait up to S s for other jobs to finish`;
 
 function log(line: string): void {
@@ -47,6 +52,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
       samples: { type: 'string' },
       transport: { type: 'string' },
       'reuse-compile': { type: 'boolean' },
+      'serve-only': { type: 'boolean' },
       'wait-quiet': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -62,6 +68,9 @@ export async function main(argv: string[]): Promise<BenchResult> {
   const concurrency = positive('concurrency', values.concurrency, 50);
   const samples = positive('samples', values.samples, 4000);
   const skipServe = values['skip-serve'] === true;
+  const serveOnly = values['serve-only'] === true;
+  if (serveOnly && skipServe) throw new Error(`--serve-only and --skip-serve exclude each other\n${USAGE}`);
+  const reuseCompile = serveOnly || values['reuse-compile'] === true;
   const quietWaitMs = (values['wait-quiet'] === '0' ? 0 : positive('wait-quiet', values['wait-quiet'], 60)) * 1000;
   const quiet = async (what: string) => {
     if (quietWaitMs === 0) return;
@@ -80,19 +89,38 @@ export async function main(argv: string[]): Promise<BenchResult> {
   const codeStart = await codeVersion();
   log(`${entities} entities, seed ${seed}, work in ${work} (child output: ${logFile}); load average ${loadavgStart.toFixed(2)}, ${(freemem() / 2 ** 30).toFixed(1)} GiB free`);
 
-  const releases = await ensureReleases({ root: ROOT, dir: join(work, 'releases'), entities, seed, log, logFile });
+  // --serve-only must never regenerate: new releases would no longer be the ones the reused dist was compiled from.
+  const releases = await ensureReleases({ root: ROOT, dir: join(work, 'releases'), entities, seed, log, logFile, reuseOnly: serveOnly });
 
-  await quiet('input floor');
-  log('input floor: reading every table of both releases with an empty visitor');
-  const floorBase = await measureFloor(releases.base);
-  const floorNext = await measureFloor(releases.next);
-  log(`input floor: first ${(floorBase.wallMs / 1000).toFixed(1)} s wall, ${(floorBase.cpuMs / 1000).toFixed(1)} s CPU; successor ${(floorNext.wallMs / 1000).toFixed(1)} s`);
-  const zcat = await measureZcat(releases.base);
-  if (zcat) log(`input floor: zcat | wc -l ${(zcat.wallMs / 1000).toFixed(1)} s (${zcat.lines} lines)`);
+  // The compile and floor figures are tied to the exact inputs: a fingerprint of both release.json files.
+  const fingerprint = createHash('sha256').update(readFileSync(join(releases.base, 'release.json'))).update(readFileSync(join(releases.next, 'release.json'))).digest('hex');
+  const floorFile = join(work, 'floor-figures.json');
+  const savedFloor = (): Floor | null => {
+    try {
+      const saved = JSON.parse(readFileSync(floorFile, 'utf8')) as { fingerprint: string; floor: Floor };
+      return saved.fingerprint === fingerprint ? saved.floor : null;
+    } catch {
+      return null;
+    }
+  };
+  let floor = serveOnly ? savedFloor() : null;
+  if (floor) {
+    log(`input floor: --serve-only: keeping the figures measured at ${floor.measuredAt}`);
+  } else {
+    await quiet('input floor');
+    log('input floor: reading every table of both releases with an empty visitor');
+    const measuredAt = new Date().toISOString();
+    const floorBase = await measureFloor(releases.base);
+    const floorNext = await measureFloor(releases.next);
+    log(`input floor: first ${(floorBase.wallMs / 1000).toFixed(1)} s wall, ${(floorBase.cpuMs / 1000).toFixed(1)} s CPU; successor ${(floorNext.wallMs / 1000).toFixed(1)} s`);
+    const zcat = await measureZcat(releases.base);
+    if (zcat) log(`input floor: zcat | wc -l ${(zcat.wallMs / 1000).toFixed(1)} s (${zcat.lines} lines)`);
+    floor = { base: floorBase, next: floorNext, zcat, measuredAt };
+    await writeFile(floorFile, JSON.stringify({ fingerprint, floor }));
+  }
+  const { base: floorBase, next: floorNext, zcat } = floor;
 
   const dist = join(work, 'dist');
-  // The compile figures are tied to the exact inputs: a fingerprint of both release.json files.
-  const fingerprint = createHash('sha256').update(readFileSync(join(releases.base, 'release.json'))).update(readFileSync(join(releases.next, 'release.json'))).digest('hex');
   const figuresFile = (stamp: string) => join(work, `compile-figures-${stamp}.json`);
   const reusable = (stamp: string): CompileFigures | null => {
     try {
@@ -113,13 +141,15 @@ export async function main(argv: string[]): Promise<BenchResult> {
   };
   let base: CompileFigures;
   let next: CompileFigures;
-  const savedBase = values['reuse-compile'] ? reusable(BASE_STAMP) : null;
-  const savedNext = values['reuse-compile'] ? reusable(NEXT_STAMP) : null;
+  const savedBase = reuseCompile ? reusable(BASE_STAMP) : null;
+  const savedNext = reuseCompile ? reusable(NEXT_STAMP) : null;
   if (savedBase && savedNext) {
     // For iterating on the serving half: the compile takes minutes at full size and its figures would not change.
-    log(`compile: --reuse-compile: keeping ${dist} and the figures measured at ${savedBase.measuredAt}`);
+    log(`compile: ${serveOnly ? '--serve-only' : '--reuse-compile'}: keeping ${dist} and the figures measured at ${savedBase.measuredAt}`);
     [base, next] = [savedBase, savedNext];
   } else {
+    // Compiling here would replace the dist the serving figures are meant to be measured on.
+    if (serveOnly) throw new Error(`--serve-only: no compile of these exact releases under ${dist}; run once without it first`);
     if (values['reuse-compile']) log('compile: --reuse-compile: no compile of these exact releases to reuse, compiling');
     // A clean dist: the successor compile must find exactly its predecessor, and du must count only these two.
     await rm(dist, { recursive: true, force: true });
@@ -147,9 +177,9 @@ export async function main(argv: string[]): Promise<BenchResult> {
       loadavgStart,
       loadavgEnd: loadavg()[0],
     },
-    options: { entities, seed, durationS, concurrency, skipServe, samples, waitQuietS: quietWaitMs / 1000 },
+    options: { entities, seed, durationS, concurrency, skipServe, samples, waitQuietS: quietWaitMs / 1000, ...(serveOnly ? { serveOnly } : {}) },
     releases: { dir: releases.dir, reused: releases.reused, generateMs: releases.generateMs, inputBytes: floorBase.bytes },
-    floor: { base: floorBase, next: floorNext, zcat },
+    floor: { base: floorBase, next: floorNext, zcat, measuredAt: floor.measuredAt },
     compile: {
       base,
       next,

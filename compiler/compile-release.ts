@@ -12,7 +12,6 @@ import { buildResolve } from './stages/build-resolve.ts';
 import { buildSearch } from './stages/build-search.ts';
 import { buildChanges } from './stages/build-changes.ts';
 import { buildDocuments, releaseSummary } from './stages/build-documents.ts';
-import { ShardPackWriter } from './write/shard-pack-writer.ts';
 import { HashedFamilyWriter } from './write/bucket-family-writer.ts';
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
 
@@ -35,6 +34,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       partitions: options.partitions ?? 256,
       progress: options.progress ?? Boolean(process.stderr.isTTY),
       packBytes: options.packBytes ?? 256 * 1024 * 1024,
+      threads: options.threads ?? true,
     },
     outDir,
     publicDir: join(outDir, PUBLIC_DIR),
@@ -50,16 +50,14 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
     const read = await timed(ctx, 'read tables', () => readTables(ctx));
-    const shards = new ShardPackWriter({ root: ctx.publicDir, packBytes: ctx.options.packBytes, ledger: ctx.written });
     // Small buckets for point lookups: at full size the cache holds a fraction of the index, so a lookup usually
     // decodes one bucket, and a 4 KiB bucket decodes ~16x faster than a 64 KiB one for a directory of ~1 MiB.
     const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger: ctx.written });
-    const built = await timed(ctx, 'build entities', () => buildEntities(ctx, read, { index, shards }));
+    const built = await timed(ctx, 'build entities', () => buildEntities(ctx, read, index));
     if (ctx.options.strict && ctx.slack.size) {
       const [what, s] = [...ctx.slack][0];
       throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
     }
-    const shardPacks = await shards.finish();
     const entities = await timed(ctx, 'write entity index', () => index.finish());
     const { family: resolve, ambiguous } = await timed(ctx, 'build resolve', () => buildResolve(ctx, read));
     ctx.counts.ambiguous_provider_ids = ambiguous;
@@ -74,7 +72,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       summary: releaseSummary(ctx),
       counts: sortKeys(ctx.counts),
       providers,
-      shard_packs: shardPacks,
+      shard_packs: built.shardPacks,
       families: { entities, resolve, search, search_docs: docs },
       documents,
       changes,

@@ -12,6 +12,11 @@ export interface CompileOptions {
   progress?: boolean;
   /** Shard pack size before a new pack is started (default 256 MiB). */
   packBytes?: number;
+  /**
+   * Run the CPU-bound stages in worker threads (default true). The output is the same bytes either way: the work
+   * is split into a fixed number of ranges, never by the machine's core count.
+   */
+  threads?: boolean;
 }
 
 /** Target bucket size of families read by point lookups (entity index, resolve keys). */
@@ -56,7 +61,7 @@ export async function timed<T>(ctx: CompileContext, stage: string, fn: () => Pro
   return out;
 }
 
-export function noteSlack(ctx: CompileContext, label: string, reason: string, example: string): void {
+export function noteSlack(ctx: Pick<CompileContext, 'slack'>, label: string, reason: string, example: string): void {
   const key = `${label}: ${reason}`;
   const s = ctx.slack.get(key);
   if (s) s.count++;

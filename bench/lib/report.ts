@@ -39,9 +39,10 @@ export interface Target {
 export interface BenchResult {
   date: string;
   machine: Machine;
-  options: { entities: number; seed: string; durationS: number; concurrency: number; skipServe: boolean; samples: number; waitQuietS: number };
+  options: { entities: number; seed: string; durationS: number; concurrency: number; skipServe: boolean; samples: number; waitQuietS: number; serveOnly?: boolean };
   releases: { dir: string; reused: boolean; generateMs: number | null; inputBytes: number };
-  floor: { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null };
+  /** measuredAt: when the floor was read (earlier than `date` when a --serve-only run reused it). */
+  floor: { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null; measuredAt?: string };
   compile: { base: CompileFigures; next: CompileFigures; baseVsFloor: number; nextVsFloor: number; nextVsBase: number };
   dist: { totalKb: number; servedStampKb: number };
   serve: (ServeFigures & { entityVsServe: number; entityVsBare: number }) | null;
@@ -133,6 +134,7 @@ function render(r: BenchResult): string[] {
   o.push('');
 
   o.push('### Input floor (gunzip + split into rows and fields, nothing else)', '');
+  if (r.options.serveOnly && r.floor.measuredAt) o.push(`Input floor figures reused (\`--serve-only\`) from the run at ${r.floor.measuredAt}; same input releases.`, '');
   o.push('| table | gzipped MB | rows | wall s | CPU s |', '|---|---:|---:|---:|---:|');
   for (const t of r.floor.base.tables) o.push(`| ${t.file} | ${(t.bytes / 1e6).toFixed(1)} | ${t.rows.toLocaleString('en-US')} | ${(t.wallMs / 1000).toFixed(2)} | ${(t.cpuMs / 1000).toFixed(2)} |`);
   o.push(`| **first release** | ${(r.floor.base.bytes / 1e6).toFixed(1)} | ${r.floor.base.rows.toLocaleString('en-US')} | **${(r.floor.base.wallMs / 1000).toFixed(2)}** | ${(r.floor.base.cpuMs / 1000).toFixed(2)} |`);
@@ -144,7 +146,7 @@ function render(r: BenchResult): string[] {
   const { base, next } = r.compile;
   const reused = base.measuredAt < new Date(Date.parse(r.date) - r.totalWallMs).toISOString();
   o.push('### Compile (child process; peak RSS is the process-wide high-water mark after each stage)', '');
-  if (reused) o.push(`Compile figures reused (\`--reuse-compile\`) from the run at ${base.measuredAt}; same input releases.`, '');
+  if (reused) o.push(`Compile figures reused (\`${r.options.serveOnly ? '--serve-only' : '--reuse-compile'}\`) from the run at ${base.measuredAt}; same input releases.`, '');
   o.push('| stage | first: wall s | CPU s | peak RSS | successor: wall s | CPU s | peak RSS |', '|---|---:|---:|---:|---:|---:|---:|');
   const stages = [...new Set([...base.timings.map((t) => t.stage), ...next.timings.map((t) => t.stage)])];
   for (const st of stages) {

@@ -9,8 +9,12 @@ import { RegisterError } from '../../common/errors.ts';
 export interface CsvVisitor {
   /** Called once with the header row (a leading byte-order mark removed). */
   header?(columns: string[]): void;
-  /** Called for each data row; `row` counts data rows from 1 (the header is not counted). */
-  row(fields: string[], row: number): void;
+  /**
+   * Called for each data row; `row` counts data rows from 1 (the header is not counted). `raw` is the record's
+   * own CSV text (quotes as written, line end removed): parsing it again gives the same fields, so a consumer can
+   * pass rows on without re-encoding them.
+   */
+  row(fields: string[], row: number, raw: string): void;
 }
 
 /** A record that could not be parsed; `recordsBefore` says how many complete records preceded it in the text. */
@@ -20,13 +24,19 @@ class CsvSyntaxError extends Error {
   }
 }
 
+/**
+ * A string of its own for a field kept beyond its chunk: fields are slices of a decoded chunk (or of a whole spill
+ * file), and V8 keeps the parent text alive as long as any slice of it lives.
+ */
+export const ownCopy = (s: string): string => (' ' + s).slice(1);
+
 const stripCr = (s: string): string => (s.length > 0 && s.charCodeAt(s.length - 1) === 13 ? s.slice(0, -1) : s);
 
 /**
  * Parses complete records of `text` and hands each to `emit`; returns the offset where an incomplete last record
  * starts (text.length when all was consumed). With `final`, the end of the text ends the last record.
  */
-export function parseRecords(text: string, final: boolean, emit: (fields: string[]) => void): number {
+export function parseRecords(text: string, final: boolean, emit: (fields: string[], raw: string) => void): number {
   let pos = 0;
   let records = 0;
   const n = text.length;
@@ -40,10 +50,12 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
       // Fast path: a record with no quote character.
       if (nl === -1) {
         if (!final) return pos;
-        emit(stripCr(text.slice(pos)).split(','));
+        const line = stripCr(text.slice(pos));
+        emit(line.split(','), line);
         return n;
       }
-      emit(stripCr(text.slice(pos, nl)).split(','));
+      const line = stripCr(text.slice(pos, nl));
+      emit(line.split(','), line);
       records++;
       pos = nl + 1;
       continue;
@@ -108,10 +120,11 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
       if (!final) return pos;
       if (inQuotes) throw new CsvSyntaxError('unterminated quoted field at end of file', records);
       fields.push(field);
-      emit(fields);
+      emit(fields, stripCr(text.slice(pos)));
       return n;
     }
-    emit(fields);
+    // i is past the record's newline; the raw text ends before it (and before a CR of a CRLF).
+    emit(fields, stripCr(text.slice(pos, i - 1)));
     records++;
     pos = i;
   }
@@ -134,7 +147,7 @@ async function stream(
   label: string,
   stage: string,
   onHeader: (h: string[]) => void,
-  onRow: (fields: string[], row: number) => void,
+  onRow: (fields: string[], row: number, raw: string) => void,
   /** After each chunk's rows; a returned promise pauses reading until it settles (backpressure). */
   onChunk?: () => Promise<void> | void,
 ): Promise<number> {
@@ -146,7 +159,7 @@ async function stream(
   let width = -1;
   let rowNo = 0; // data rows seen; 0 while reading the header
 
-  const emit = (fields: string[]) => {
+  const emit = (fields: string[], raw: string) => {
     if (width < 0) {
       if (fields.length > 0 && fields[0].charCodeAt(0) === 0xfeff) fields[0] = fields[0].slice(1);
       width = fields.length;
@@ -156,7 +169,7 @@ async function stream(
     if (fields.length === 1 && fields[0] === '') return; // a blank line (such as a trailing one) is not a row
     rowNo++;
     if (fields.length !== width) throw new RegisterError(stage, `expected ${width} fields, found ${fields.length}`, label, rowNo);
-    onRow(fields, rowNo);
+    onRow(fields, rowNo, raw);
   };
   const parse = (text: string, final: boolean) => {
     try {
@@ -194,7 +207,7 @@ async function stream(
  * stops the read with a RegisterError naming the file and row.
  */
 export function readCsv(path: string, label: string, visitor: CsvVisitor, stage = 'compile'): Promise<number> {
-  return stream(path, label, stage, (h) => visitor.header?.(h), (f, row) => visitor.row(f, row));
+  return stream(path, label, stage, (h) => visitor.header?.(h), (f, row, raw) => visitor.row(f, row, raw));
 }
 
 /** A slice of a table: the header (the same array every time) and the next data rows. */

@@ -20,7 +20,7 @@ export async function buildChanges(ctx: CompileContext, built: EntitiesBuilt, pr
   for (const t of CHANGE_EVENT_TYPES) doc.counts[t] = 0;
   for (const [stream, g] of [...built.streamGroups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     if (g < 0) continue;
-    const n = built.events.count(g);
+    const n = built.events.reduce((sum, spill) => sum + spill.count(g), 0);
     if (stream.startsWith('type:')) doc.counts[stream.slice(5)] = n;
     if (stream.startsWith('provider:')) {
       if (n === 0) continue;
@@ -29,11 +29,14 @@ export async function buildChanges(ctx: CompileContext, built: EntitiesBuilt, pr
     const writer = new OrdinalFamilyWriter({
       root: ctx.publicDir, name: `changes/${streamFileName(stream)}`, tmpDir: join(ctx.scratchDir, 'changes-writer'), perBucket: EVENTS_PER_BUCKET, ledger: ctx.written,
     });
-    for (const [text] of built.events.read<[string]>(g)) writer.push(text);
-    built.events.release(g);
+    // Ranges in order: the stream reads as if one thread had built every partition in turn.
+    for (const spill of built.events) {
+      for (const [text] of spill.read<[string]>(g)) writer.push(text);
+      spill.release(g);
+    }
     doc.streams[stream] = { total: n, family: await writer.finish() };
   }
-  built.events.dispose();
+  for (const spill of built.events) spill.dispose();
   ctx.progress.end();
   return doc;
 }

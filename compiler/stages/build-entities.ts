@@ -4,10 +4,14 @@ import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { tokenize } from '../../common/normalise.ts';
 import { bucketOf } from '../../common/hash.ts';
 import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, type EntityIndexValue } from '../../common/dist-layout.ts';
-import { GroupSpill } from '../write/group-spill.ts';
+import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { noteSlack, type CompileContext } from '../context.ts';
-import type { TablesRead } from './read-tables.ts';
-import type { ShardPackWriter } from '../write/shard-pack-writer.ts';
+import { ShardPackWriter } from '../write/shard-pack-writer.ts';
+import type { ContentFile } from '../write/content-file.ts';
+import { runAllInWorkers } from '../worker/run-in-worker.ts';
+import { mkdirSync } from 'node:fs';
+import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
+import { ownCopy, parseRecords } from '../read/csv-reader.ts';
 import { join } from 'node:path';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
@@ -20,20 +24,16 @@ export const SRC_LABEL = 3;
 export const SRC_ALIAS = 2;
 export const SRC_OVERLAY = 1;
 
-export interface EntitySink {
-  /** Entity index entries (live, redirect, tombstone). */
-  index: { add(key: string, value: EntityIndexValue): void };
-  shards: ShardPackWriter;
-}
-
 /** What stage 2 hands to the later stages. */
 export interface EntitiesBuilt {
-  /** [token, reep_id, source] grouped by the token's first three characters. */
-  postings: GroupSpill;
-  /** Change events (canonical JSON text) grouped by stream: see streamGroups. */
-  events: GroupSpill;
+  /** Shard packs, paths relative to public/, in pack-number order. */
+  shardPacks: string[];
+  /** `token\treep_id\tsource` lines grouped by the token's first three characters, one spill per range. */
+  postings: GroupSpill[];
+  /** Change events (canonical JSON text) grouped by stream (see streamGroups), one spill per range, in range order. */
+  events: GroupSpill[];
   streamGroups: Map<string, number>;
-  /** Live entities, in write order: for ordinals and search docs. */
+  /** Live entities: for ordinals and search docs. */
   docs: { ids: string[]; types: number[]; labels: string[]; bridges: number[] };
   rollup: Map<string, { bridges: number; overlay: number; types: Map<string, number> }>;
 }
@@ -61,35 +61,183 @@ interface Acc {
   live: boolean;
 }
 
-export function buildEntities(ctx: CompileContext, read: TablesRead, sink: EntitySink): EntitiesBuilt {
+/**
+ * Partition ranges built side by side. Fixed, not taken from the machine's core count: the ranges decide the pack
+ * boundaries, and a release must compile to the same bytes on any machine.
+ */
+export const ENTITY_RANGES = 2;
+
+/**
+ * Stage 2 over ENTITY_RANGES contiguous partition ranges, each in a worker thread (or inline with
+ * `threads: false`), merged in range order so the output equals a sequential build's with those ranges.
+ */
+export async function buildEntities(ctx: CompileContext, read: TablesRead, index: { add(key: string, value: EntityIndexValue): void }): Promise<EntitiesBuilt> {
   const P = ctx.options.partitions;
   const providers = [...read.providers].sort();
+  const job = (r: number): EntityRangeJob => ({
+    from: Math.floor((P * r) / ENTITY_RANGES),
+    to: Math.floor((P * (r + 1)) / ENTITY_RANGES),
+    partitions: P,
+    spill: read.spill.handle(),
+    layouts: [...read.layouts],
+    redirects: [...read.redirects],
+    priorRedirects: [...read.priorRedirects],
+    providerRoles: [...read.providerRoles],
+    providers,
+    hasPrior: ctx.prior !== null,
+    scratchDir: join(ctx.scratchDir, `range-${r}`),
+    publicDir: ctx.publicDir,
+    packBytes: ctx.options.packBytes,
+  });
+  ctx.progress.begin(`build entity shards (${ENTITY_RANGES} ranges${ctx.options.threads ? ', in worker threads' : ''})`);
+  const jobs = Array.from({ length: ENTITY_RANGES }, (_, r) => job(r));
+  const results = ctx.options.threads
+    ? await runAllInWorkers<EntityRangeJob, EntityRangeResult>(new URL('./build-entities-worker.ts', import.meta.url), jobs)
+    : await sequential(jobs.map((j) => () => buildEntityRange(j)));
+  ctx.progress.end();
+  read.spill.dispose();
+
+  const built: EntitiesBuilt = {
+    shardPacks: [],
+    postings: [],
+    events: [],
+    streamGroups: streamGroupsOf(providers),
+    docs: { ids: [], types: [], labels: [], bridges: [] },
+    rollup: new Map(),
+  };
+  for (const res of results) {
+    // This range's pack numbers follow the earlier ranges' packs.
+    const packBase = built.shardPacks.length;
+    for (const f of res.packs) {
+      ctx.written.set(f.path, f);
+      built.shardPacks.push(f.path);
+    }
+    addIndexLines(GroupSpill.open(res.index).readText(0), packBase, index);
+    built.postings.push(GroupSpill.open(res.postings));
+    built.events.push(GroupSpill.open(res.events));
+    for (const k of res.goneProviders) if (!built.streamGroups.has(k)) built.streamGroups.set(k, -1);
+    for (const k of ['ids', 'types', 'labels', 'bridges'] as const) (built.docs[k] as unknown[]).push(...res.docs[k]);
+    for (const [name, r] of res.rollup) {
+      let into = built.rollup.get(name);
+      if (!into) built.rollup.set(name, (into = { bridges: 0, overlay: 0, types: new Map() }));
+      into.bridges += r.bridges;
+      into.overlay += r.overlay;
+      for (const [t, n] of r.types) into.types.set(t, (into.types.get(t) ?? 0) + n);
+    }
+    for (const [k, n] of Object.entries(res.counts)) ctx.counts[k] = (ctx.counts[k] ?? 0) + n;
+    for (const [k, v] of res.slack) {
+      const s = ctx.slack.get(k);
+      if (s) s.count += v.count;
+      else ctx.slack.set(k, { ...v });
+    }
+  }
+  return built;
+}
+
+async function sequential<T>(tasks: (() => Promise<T>)[]): Promise<T[]> {
+  const out: T[] = [];
+  for (const t of tasks) out.push(await t());
+  return out;
+}
+
+/** Feeds one range's index lines to the family writer, moving pack numbers past the earlier ranges' packs. */
+function addIndexLines(text: string, packBase: number, index: { add(key: string, value: EntityIndexValue): void }): void {  for (let pos = 0; pos < text.length; ) {
+    const tab = text.indexOf('\t', pos);
+    const nl = text.indexOf('\n', tab);
+    const id = text.slice(pos, tab);
+    const parts = text.slice(tab + 1, nl).split(',');
+    pos = nl + 1;
+    const kind = Number(parts[0]);
+    if (kind === ENTRY_REDIRECT) {
+      index.add(id, [ENTRY_REDIRECT, parts[1]] as EntityIndexValue);
+      continue;
+    }
+    const value = parts.map(Number);
+    value[1] += packBase;
+    index.add(id, value as EntityIndexValue);
+  }
+}
+
+/** Everything one range of partitions is built from; plain data, so it can cross to a worker thread. */
+export interface EntityRangeJob {
+  /** Partitions [from, to) of `partitions`. */
+  from: number;
+  to: number;
+  partitions: number;
+  spill: GroupSpillHandle;
+  layouts: [string, SpillLayout][];
+  redirects: [string, RedirectInfo][];
+  priorRedirects: [string, RedirectInfo][];
+  providerRoles: [string, string][];
+  providers: string[];
+  hasPrior: boolean;
+  /** This range's own scratch directory. */
+  scratchDir: string;
+  publicDir: string;
+  packBytes: number;
+}
+
+/** What one range produced; plain data again. Index entries name packs by their number within this range. */
+export interface EntityRangeResult {
+  packs: ContentFile[];
+  /** Index entries: `<id>\t<index value, comma-separated>` lines in group 0. */
+  index: GroupSpillHandle;
+  postings: GroupSpillHandle;
+  events: GroupSpillHandle;
+  /** Streams of providers that only the prior release had (their events count in `all` and per type only). */
+  goneProviders: string[];
+  docs: EntitiesBuilt['docs'];
+  rollup: [string, { bridges: number; overlay: number; types: [string, number][] }][];
+  counts: Record<string, number>;
+  slack: [string, { count: number; example: string }][];
+}
+
+/** The change streams of a release with these providers, in group order. */
+export function streamGroupsOf(providers: string[]): Map<string, number> {
   const streamGroups = new Map<string, number>();
   streamGroups.set('all', 0);
   for (const t of ['entity_added', 'entity_status_changed', 'label_updated', 'entity_removed', 'redirect_added', 'provider_updated']) {
     streamGroups.set(`type:${t}`, streamGroups.size);
   }
   for (const p of providers) streamGroups.set(`provider:${p}`, streamGroups.size);
-  const built: EntitiesBuilt = {
-    postings: new GroupSpill({ dir: join(ctx.scratchDir, 'postings'), groups: SEARCH_GROUPS }),
-    events: new GroupSpill({ dir: join(ctx.scratchDir, 'events'), groups: streamGroups.size }),
-    streamGroups,
-    docs: { ids: [], types: [], labels: [], bridges: [] },
-    rollup: new Map(),
+  return streamGroups;
+}
+
+/**
+ * Builds partitions [from, to): shards into this range's own packs, index entries into a lines file, postings and
+ * events into this range's spills. Runs in a worker thread or inline; the result is the same either way.
+ */
+export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRangeResult> {
+  const spill = GroupSpill.open(job.spill);
+  const layouts = new Map(job.layouts);
+  const redirects = new Map(job.redirects);
+  const priorRedirects = new Map(job.priorRedirects);
+  const providerRoles = new Map(job.providerRoles);
+  const streamGroups = streamGroupsOf(job.providers);
+  const ledger = new Map<string, ContentFile>();
+  const shards = new ShardPackWriter({ root: job.publicDir, packBytes: job.packBytes, ledger });
+  mkdirSync(job.scratchDir, { recursive: true });
+  const index = new GroupSpill({ dir: join(job.scratchDir, 'index'), groups: 1 });
+  const ctx = { slack: new Map<string, { count: number; example: string }>() };
+  const counts: Record<string, number> = { entities: 0, redirects: 0, tombstones: 0, bridges: 0, aliases: 0, relationships: 0, overlay_links: 0 };
+  const built = {
+    postings: new GroupSpill({ dir: join(job.scratchDir, 'postings'), groups: SEARCH_GROUPS }),
+    events: new GroupSpill({ dir: join(job.scratchDir, 'events'), groups: streamGroups.size }),
+    docs: { ids: [] as string[], types: [] as number[], labels: [] as string[], bridges: [] as number[] },
+    rollup: new Map<string, { bridges: number; overlay: number; types: Map<string, number> }>(),
   };
-  const roleOf = (p: string) => read.providerRoles.get(p) ?? 'canonical_bridge';
-  const counts = ctx.counts;
+  const sink = { index: { add: (id: string, value: EntityIndexValue) => index.addLine(0, `${id}\t${value.join(',')}`) }, shards };
+  const roleOf = (p: string) => providerRoles.get(p) ?? 'canonical_bridge';
   const emit = (type: string, event: Record<string, unknown>, provider?: string) => {
     const text = JSON.stringify(event);
     built.events.add(0, [text]);
     built.events.add(streamGroups.get(`type:${type}`)!, [text]);
     if (provider !== undefined) built.events.add(streamGroups.get(`provider:${provider}`)!, [text]);
   };
-  const hasPrior = ctx.prior !== null;
+  const hasPrior = job.hasPrior;
+  const read = { spill, layouts, redirects, priorRedirects };
 
-  ctx.progress.begin('build entity shards');
-  let done = 0;
-  for (let p = 0; p < P; p++) {
+  for (let p = job.from; p < job.to; p++) {
     const accs = new Map<string, Acc>();
     const acc = (id: string): Acc => {
       let a = accs.get(id);
@@ -102,54 +250,86 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
       }
       return a;
     };
-    for (const r of read.spill.read(p)) {
-      const a = acc(r[1] as string);
-      switch (r[0]) {
-        case 'E':
+    const L = read.layouts;
+    const lay = (tag: string): SpillLayout => L.get(tag)!;
+    // Layouts by tag, looked up once per partition rather than per row.
+    const E = L.get(TAG.entity);
+    const A = L.get(TAG.alias);
+    const B = L.get(TAG.bridge);
+    const Ro = L.get(TAG.relFrom);
+    const Lk = L.get(TAG.link);
+    const OA = L.get(TAG.overlayAlias);
+    const X = L.get(TAG.xid);
+    const e = L.get(TAG.priorEntity);
+    const b = L.get(TAG.priorBridge);
+    const opt = (f: string[], at: number | undefined) => (at === undefined ? '' : f[at]);
+    parseRecords(read.spill.readText(p), true, (f) => {
+      const tag = f[0];
+      if (tag === TAG.retired || tag === TAG.priorRetired) {
+        const a = acc(f[1]);
+        if (tag === TAG.priorRetired) a.priorRetired = true;
+        return;
+      }
+      const l = lay(tag);
+      const a = acc(f[l.idAt]);
+      switch (tag) {
+        case TAG.entity: {
+          const c = E!.c;
           a.live = true;
-          a.type = r[2] as number;
-          a.status = r[3] as string;
-          a.label = r[4] as string;
-          addAttrs(a, r[5] as Record<string, string>);
+          a.type = ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType);
+          a.status = f[c.status];
+          a.label = f[c.label];
+          if (c.gender !== undefined && f[c.gender]) addAttr(a, 'gender', f[c.gender]);
+          if (c.country !== undefined && f[c.country]) addAttr(a, 'country', f[c.country]);
           break;
-        case 'T':
-          addAttrs(a, r[3] as Record<string, string>);
+        }
+        case TAG.alias: {
+          const c = A!.c;
+          a.aliases.push([f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
           break;
-        case 'A':
-          a.aliases.push([r[2], r[3], r[4], r[5]] as [string, string, string, string]);
+        }
+        case TAG.bridge: {
+          const c = B!.c;
+          a.bridges.push([f[c.provider], f[c.namespace], f[c.external_id]]);
           break;
-        case 'B':
-          a.bridges.push([r[2], r[3], r[4]] as [string, string, string]);
-          break;
-        case 'R': {
-          let fam = a.rels.get(r[2] as string);
-          if (!fam) a.rels.set(r[2] as string, (fam = { out: 0, in: 0 }));
-          if (r[3] === 'o') fam.out++;
+        }
+        case TAG.relFrom:
+        case TAG.relTo: {
+          const kind = f[Ro!.c.kind];
+          let fam = a.rels.get(kind);
+          if (!fam) a.rels.set(kind, (fam = { out: 0, in: 0 }));
+          if (tag === TAG.relFrom) fam.out++;
           else fam.in++;
           break;
         }
-        case 'L':
-          a.link = [r[2], r[3], r[4], r[5]] as [string, string, string, string];
+        case TAG.link: {
+          const c = Lk!.c;
+          a.link = [f[c.qid], f[c.confidence], f[c.dob_check], opt(f, c.inherited)];
           break;
-        case 'OA':
-          a.oaliases.push([r[2], r[3], r[4], r[5]] as [string, string, string, string]);
+        }
+        case TAG.overlayAlias: {
+          const c = OA!.c;
+          a.oaliases.push([f[c.name], opt(f, c.language), opt(f, c.confidence), opt(f, c.qid)]);
           break;
-        case 'X':
-          a.xids.push([r[2], r[3], r[4], r[5], r[6]] as [string, string, string, string, string]);
+        }
+        case TAG.xid: {
+          const c = X!.c;
+          a.xids.push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
           break;
-        case 'e':
-          a.prior = [r[2] as string, r[3] as string];
+        }
+        case TAG.priorEntity:
+          a.prior = [f[e!.c.status], f[e!.c.label]];
           break;
-        case 'D':
+        case TAG.priorBridge: {
+          const c = b!.c;
+          a.priorBridges.push([f[c.provider], f[c.namespace], f[c.external_id]]);
           break;
-        case 'd':
-          a.priorRetired = true;
-          break;
-        case 'b':
-          a.priorBridges.push([r[2], r[3], r[4]] as [string, string, string]);
-          break;
+        }
+        default:
+          // Type tables and observed clubs: every non-empty sourced column is an attribute.
+          for (const [name, at] of l.attrs) if (f[at] !== '') addAttr(a, name, f[at]);
       }
-    }
+    });
     read.spill.release(p);
     const ids = [...accs.keys()].sort();
     for (const id of ids) {
@@ -186,14 +366,23 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
         noteSlack(ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
       }
       if (hasPrior && (a.priorBridges.length || bridges.length)) diffBridges(id, dedupeBridges(a.priorBridges), a.live ? bridges : redirect?.to ? bridges : []);
-      if (++done % 4096 === 0) ctx.progress.tick(done);
     }
   }
-  ctx.progress.end();
-  read.spill.dispose();
   built.postings.seal();
   built.events.seal();
-  return built;
+  index.seal();
+  const packPaths = await shards.finish();
+  return {
+    packs: packPaths.map((path) => ledger.get(path)!),
+    index: index.handle(),
+    postings: built.postings.handle(),
+    events: built.events.handle(),
+    goneProviders: [...streamGroups].filter(([, g]) => g < 0).map(([k]) => k),
+    docs: built.docs,
+    rollup: [...built.rollup].map(([k, r]) => [k, { bridges: r.bridges, overlay: r.overlay, types: [...r.types] }]),
+    counts,
+    slack: [...ctx.slack],
+  };
 
   function writeLive(a: Acc, type: EntityType, bridges: [string, string, string][]): void {
     const typeIndex = a.type;
@@ -230,7 +419,7 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
     counts.bridges += bridges.length;
     for (const [prov] of bridges) {
       let r = built.rollup.get(prov);
-      if (!r) built.rollup.set(prov, (r = { bridges: 0, overlay: 0, types: new Map() }));
+      if (!r) built.rollup.set(ownCopy(prov), (r = { bridges: 0, overlay: 0, types: new Map() }));
       r.bridges++;
       r.types.set(type, (r.types.get(type) ?? 0) + 1);
     }
@@ -253,7 +442,7 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
       counts.overlay_links++;
       for (const x of overlay.ids) {
         let r = built.rollup.get(x.provider);
-        if (!r) built.rollup.set(x.provider, (r = { bridges: 0, overlay: 0, types: new Map() }));
+        if (!r) built.rollup.set(ownCopy(x.provider), (r = { bridges: 0, overlay: 0, types: new Map() }));
         r.overlay++;
       }
     }
@@ -268,9 +457,10 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
     const loc = sink.shards.add(shard);
     sink.index.add(a.id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
 
-    built.docs.ids.push(a.id);
+    // Kept until the search stage: copies, so the partition's text can be collected.
+    built.docs.ids.push(ownCopy(a.id));
     built.docs.types.push(typeIndex);
-    built.docs.labels.push(a.label);
+    built.docs.labels.push(ownCopy(a.label));
     built.docs.bridges.push(bridges.length);
 
     // Search postings: each token once per entity, from its strongest source.
@@ -281,7 +471,8 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
     take(a.label, SRC_LABEL);
     for (const x of uniqueAliases) take(x.name, SRC_ALIAS);
     if (overlay) for (const x of overlay.aliases) take(x.name, SRC_OVERLAY);
-    for (const [t, src] of best) built.postings.add(searchGroupOf(t), [t, a.id, src]);
+    // Tokens are runs of letters and digits and IDs are [0-9a-z]: a tab-separated line needs no escaping.
+    for (const [t, src] of best) built.postings.addLine(searchGroupOf(t), `${t}\t${a.id}\t${src}`);
   }
 
   function diffBridges(id: string, before: [string, string, string][], after: [string, string, string][]): void {
@@ -298,7 +489,7 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
     for (const b of before) if (!now.has(key(b))) slot(b[0]).removed.push({ namespace: b[1], external_id: b[2] });
     for (const p of [...byProvider.keys()].sort()) {
       const s = byProvider.get(p)!;
-      if (!streamGroups.has(`provider:${p}`)) streamGroups.set(`provider:${p}`, -1); // provider gone from this release
+      if (!streamGroups.has(`provider:${p}`)) streamGroups.set(ownCopy(`provider:${p}`), -1); // provider gone from this release
       const event = { type: 'provider_updated', reep_id: id, provider: p, added: s.added, removed: s.removed };
       const text = JSON.stringify(event);
       built.events.add(0, [text]);
@@ -354,12 +545,10 @@ export function buildEntities(ctx: CompileContext, read: TablesRead, sink: Entit
   }
 }
 
-function addAttrs(a: Acc, attrs: Record<string, string>): void {
-  for (const k of Object.keys(attrs)) {
-    const list = a.attrs.get(k);
-    if (!list) a.attrs.set(k, [attrs[k]]);
-    else if (!list.includes(attrs[k])) list.push(attrs[k]);
-  }
+function addAttr(a: Acc, name: string, value: string): void {
+  const list = a.attrs.get(name);
+  if (!list) a.attrs.set(name, [value]);
+  else if (!list.includes(value)) list.push(value);
 }
 
 function dedupeBridges(list: [string, string, string][]): [string, string, string][] {

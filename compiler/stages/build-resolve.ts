@@ -5,6 +5,8 @@ import type { BucketFamily } from '../../common/bucket-format.ts';
 import { HashedFamilyWriter } from '../write/bucket-family-writer.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../context.ts';
 import type { TablesRead } from './read-tables.ts';
+import { parseRecords } from '../read/csv-reader.ts';
+import { resolveKey } from '../../common/dist-layout.ts';
 
 export async function buildResolve(ctx: CompileContext, read: TablesRead): Promise<{ family: BucketFamily; ambiguous: number }> {
   const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'resolve/keys', tmpDir: join(ctx.scratchDir, 'resolve-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger: ctx.written });
@@ -12,11 +14,15 @@ export async function buildResolve(ctx: CompileContext, read: TablesRead): Promi
   ctx.progress.begin('build resolve index');
   for (let g = 0; g < read.resolve.groups; g++) {
     const byKey = new Map<string, [string, number][]>();
-    for (const [key, id, type] of read.resolve.read<[string, string, number]>(g)) {
+    const { c } = read.resolveLayout;
+    // Lines are `<type index>,<bridges record as read>`; the key is rebuilt rather than stored twice.
+    parseRecords(read.resolve.readText(g), true, (f) => {
+      const key = resolveKey(f[c.provider], f[c.namespace], f[c.external_id]);
+      const item: [string, number] = [f[c.reep_id], +f[0]];
       const list = byKey.get(key);
-      if (list) list.push([id, type]);
-      else byKey.set(key, [[id, type]]);
-    }
+      if (list) list.push(item);
+      else byKey.set(key, [item]);
+    });
     read.resolve.release(g);
     for (const [key, list] of byKey) {
       // One candidate per final entity: a merged ID and its survivor under one key are the same entity.

@@ -5,7 +5,7 @@ import type { BucketFamily } from '../../common/bucket-format.ts';
 import { MAX_CANDIDATES_PER_TOKEN, MIN_PREFIX } from '../../common/normalise.ts';
 import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
 import type { CompileContext } from '../context.ts';
-import type { EntitiesBuilt } from './build-entities.ts';
+import { SEARCH_GROUPS, type EntitiesBuilt } from './build-entities.ts';
 
 /** Longest prefix stored for typeahead; a longer last token is matched on its first MAX_PREFIX characters. */
 export const MAX_PREFIX = 24;
@@ -51,15 +51,22 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
   // A query reads up to six token buckets; 16 KiB keeps each decode well under a millisecond.
   const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer'), targetBucketBytes: 16 * 1024, ledger: ctx.written });
   let tokens = 0;
-  for (let g = 0; g < built.postings.groups; g++) {
+  for (let g = 0; g < SEARCH_GROUPS; g++) {
     const exact = new Map<string, number[]>();
-    for (const [token, id, src] of built.postings.read<[string, string, number]>(g)) {
-      const v = ordinalOf.get(id)! * 4 + src;
+    // Lists are sorted below, so the order in which ranges contributed postings does not matter.
+    const text = built.postings.map((spill) => spill.readText(g)).join('');
+    for (let pos = 0; pos < text.length; ) {
+      const t1 = text.indexOf('\t', pos);
+      const t2 = text.indexOf('\t', t1 + 1);
+      const nl = text.indexOf('\n', t2 + 1);
+      const token = text.slice(pos, t1);
+      const v = ordinalOf.get(text.slice(t1 + 1, t2))! * 4 + (text.charCodeAt(t2 + 1) - 48);
+      pos = nl + 1;
       const list = exact.get(token);
       if (list) list.push(v);
       else exact.set(token, [v]);
     }
-    built.postings.release(g);
+    for (const spill of built.postings) spill.release(g);
     const prefix = new Map<string, number[]>();
     for (const [token, list] of exact) {
       list.sort((a, b) => a - b);
@@ -84,7 +91,7 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
       tokens++;
     }
   }
-  built.postings.dispose();
+  for (const spill of built.postings) spill.dispose();
   const search = await writer.finish();
   ctx.progress.end();
   return { search, docs, tokens };

@@ -1,6 +1,6 @@
 // Stage 1: stream every table once and hash-partition its rows by register ID onto disk, checking IDs as they pass.
 // Redirects and the set of live IDs stay in memory (a few bytes per ID); every other row goes to its partition.
-import { columnIndex, readCsv } from '../read/csv-reader.ts';
+import { columnIndex, ownCopy, readCsv } from '../read/csv-reader.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { bucketOf } from '../../common/hash.ts';
@@ -21,9 +21,14 @@ export interface RedirectInfo {
 }
 
 export interface TablesRead {
+  /** Per-entity rows by partition, one `<tag>,<CSV record as read>` line each; see SpillLayout and `layouts`. */
   spill: GroupSpill;
-  /** [resolve key, reep_id, typeIndex] grouped by resolve key hash, written straight from the bridges pass. */
+  /** `<type index>,<bridges CSV record>` lines grouped by resolve key hash, written straight from the bridges pass. */
   resolve: GroupSpill;
+  /** How to read each tag's records: its table's columns. */
+  layouts: Map<string, SpillLayout>;
+  /** Columns of the bridges records in `resolve` (the same table as tag B). */
+  resolveLayout: SpillLayout;
   /** Live entity IDs of the current release → index of their type in ENTITY_TYPES. */
   live: Map<string, number>;
   redirects: Map<string, RedirectInfo>;
@@ -35,8 +40,32 @@ export interface TablesRead {
   coverage: [string, string, string][];
 }
 
+/**
+ * Columns of one spilled record kind. Indexes already count the leading tag field, so `f[c.reep_id]` works on the
+ * fields of a spill line as parsed.
+ */
+export interface SpillLayout {
+  header: string[];
+  c: Record<string, number>;
+  /** Field of the register ID the record is grouped by. */
+  idAt: number;
+  /** Sourced attributes of a type table: [column name, field], empty columns skipped when read. */
+  attrs: [string, number][];
+}
+
+/**
+ * Tags of spilled records. Rows travel as the CSV text they were read as: copying a line is far cheaper than
+ * encoding a record, and the build stage parses it with the same reader.
+ */
+export const TAG = {
+  entity: 'E', alias: 'A', bridge: 'B', relFrom: 'Ro', relTo: 'Ri', link: 'L', overlayAlias: 'OA', xid: 'X',
+  observed: 'OC', retired: 'D', priorRetired: 'd', priorEntity: 'e', priorBridge: 'b',
+  /** Type tables: `T<index in TYPE_TABLES>`. */
+  typed: (i: number) => `T${i}`,
+} as const;
+
 // Per-type tables repeat reep_id/status/label; everything else in them is a sourced attribute.
-const TYPE_TABLES: [TableName, EntityType][] = [
+export const TYPE_TABLES: [TableName, EntityType][] = [
   ['players', 'player'], ['coaches', 'coach'], ['referees', 'referee'], ['teams', 'team'],
   ['competitions', 'competition'], ['seasons', 'season'], ['stages', 'stage'], ['matches', 'match'],
 ];
@@ -44,13 +73,24 @@ const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
 
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
 
+function layoutOf(header: string[], c: Record<string, number>, idColumn: string, withAttrs: boolean): SpillLayout {
+  const shifted: Record<string, number> = Object.create(null);
+  for (const k of Object.keys(c)) shifted[k] = c[k] + 1;
+  const attrs: [string, number][] = [];
+  if (withAttrs) header.forEach((h, i) => !NOT_ATTRIBUTES.has(h) && attrs.push([h, i + 1]));
+  return { header, c: shifted, idAt: shifted[idColumn], attrs };
+}
+
 export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   const P = ctx.options.partitions;
   const spill = new GroupSpill({ dir: join(ctx.scratchDir, 'partitions'), groups: P });
   const rel = ctx.release;
+  const layouts = new Map<string, SpillLayout>();
   const out: TablesRead = {
     spill,
     resolve: new GroupSpill({ dir: join(ctx.scratchDir, 'resolve'), groups: RESOLVE_GROUPS }),
+    layouts,
+    resolveLayout: { header: [], c: {}, idAt: 0, attrs: [] },
     live: new Map(),
     redirects: await readRedirects(rel, ctx),
     priorRedirects: ctx.prior ? await readRedirects(ctx.prior, null) : new Map(),
@@ -58,30 +98,31 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     providers: new Set(),
     coverage: [],
   };
-  const put = (id: string, rec: unknown[]) => spill.add(partitionOf(id, P), rec);
+  const put = (id: string, tag: string, raw: string) => spill.addLine(partitionOf(id, P), `${tag},${raw}`);
+  /** Reads one table whose rows are spilled under `tag`, keyed by `idColumn`. */
+  const spilled = (r: ReleaseInput, name: TableName, tag: string, required: string[], idColumn: string, withAttrs: boolean, fn: RowFn) =>
+    table(ctx, r, name, required, fn, (header, c) => layouts.set(tag, layoutOf(header, c, idColumn, withAttrs)));
 
   // Entities first: every other table is checked against the live set.
-  await table(ctx, rel, 'entities', ['reep_id', 'entity_type', 'status', 'label'], (f, c, row, label) => {
+  await spilled(rel, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     checkId(id, label, row);
     const type = f[c.entity_type];
     if (!isEntityType(type)) throw new RegisterError('compile', `unknown entity_type ${JSON.stringify(type)}`, label, row);
     if (out.live.has(id)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
     if (out.redirects.has(id)) throw new RegisterError('compile', `register ID ${id} is live and also in redirects`, label, row);
-    out.live.set(id, ENTITY_TYPES.indexOf(type));
-    const attrs: Record<string, string> = {};
-    if (c.gender !== undefined && f[c.gender]) attrs.gender = f[c.gender];
-    if (c.country !== undefined && f[c.country]) attrs.country = f[c.country];
-    put(id, ['E', id, ENTITY_TYPES.indexOf(type), f[c.status], f[c.label], attrs]);
+    // Kept for the whole compile: a copy, so it does not pin the 1 MiB chunk it was read from.
+    out.live.set(ownCopy(id), ENTITY_TYPES.indexOf(type));
+    put(id, TAG.entity, raw);
   });
   for (const [id, r] of out.redirects) {
     if (r.to && !out.live.has(r.to)) {
       throw new RegisterError('compile', `redirect from ${id} leads to ${r.to}, which is not a live entity`, 'csv/redirects.csv.gz');
     }
     // Every retired ID gets its stub even when no other row names it.
-    put(id, ['D', id]);
+    put(id, TAG.retired, id);
   }
-  for (const id of out.priorRedirects.keys()) put(id, ['d', id]);
+  for (const id of out.priorRedirects.keys()) put(id, TAG.priorRetired, id);
 
   const known = (id: string, label: string, row: number): boolean => {
     checkId(id, label, row);
@@ -90,18 +131,16 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     return false;
   };
 
-  for (const [name, type] of TYPE_TABLES) {
-    await table(ctx, rel, name, ['reep_id'], (f, c, row, label, header) => {
+  for (let i = 0; i < TYPE_TABLES.length; i++) {
+    const tag = TAG.typed(i);
+    await spilled(rel, TYPE_TABLES[i][0], tag, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
       const id = f[c.reep_id];
-      if (!known(id, label, row)) return;
-      const attrs: Record<string, string> = {};
-      for (let i = 0; i < header.length; i++) if (!NOT_ATTRIBUTES.has(header[i]) && f[i] !== '') attrs[header[i]] = f[i];
-      put(id, ['T', id, ENTITY_TYPES.indexOf(type), attrs]);
+      if (known(id, label, row)) put(id, tag, raw);
     });
   }
-  await table(ctx, rel, 'aliases', ['reep_id', 'alias', 'kind', 'rank', 'language'], (f, c, row, label) => {
+  await spilled(rel, 'aliases', TAG.alias, ['reep_id', 'alias', 'kind', 'rank', 'language'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
-    if (known(id, label, row)) put(id, ['A', id, f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
+    if (known(id, label, row)) put(id, TAG.alias, raw);
   });
   await table(ctx, rel, 'providers', ['provider', 'role'], (f, c, row, label) => {
     const role = f[c.role];
@@ -110,7 +149,8 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     }
     out.providerRoles.set(f[c.provider], role);
   });
-  await table(ctx, rel, 'bridges', ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], (f, c, row, label) => {
+  const bridgeColumns = ['provider', 'namespace', 'external_id', 'reep_id', 'rung'];
+  await spilled(rel, 'bridges', TAG.bridge, bridgeColumns, 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     checkId(id, label, row);
     const provider = f[c.provider];
@@ -118,53 +158,54 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
     const final = out.live.has(id) ? id : out.redirects.get(id)?.to;
     if (final) {
-      out.providers.add(provider);
-      put(id, ['B', id, provider, f[c.namespace], f[c.external_id]]);
+      if (!out.providers.has(provider)) out.providers.add(ownCopy(provider));
+      put(id, TAG.bridge, raw);
       // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
       const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-      out.resolve.add(bucketOf(key, RESOLVE_GROUPS), [key, id, out.live.get(final)!]);
+      out.resolve.addLine(bucketOf(key, RESOLVE_GROUPS), `${out.live.get(final)!},${raw}`);
     } else if (out.redirects.has(id)) {
       noteSlack(ctx, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
     } else {
       noteSlack(ctx, label, 'unknown register ID', `row ${row}: ${id}`);
     }
   });
-  await table(ctx, rel, 'relationships', ['from_id', 'to_id', 'kind'], (f, c, row, label) => {
-    const from = f[c.from_id];
-    const to = f[c.to_id];
-    checkId(from, label, row);
-    checkId(to, label, row);
-    if (!out.live.has(from) || !out.live.has(to)) {
-      noteSlack(ctx, label, 'unknown register ID', `row ${row}: ${out.live.has(from) ? to : from}`);
-      return;
-    }
-    put(from, ['R', from, f[c.kind], 'o']);
-    put(to, ['R', to, f[c.kind], 'i']);
+  out.resolveLayout = layouts.get(TAG.bridge) ?? out.resolveLayout;
+  await table(
+    ctx, rel, 'relationships', ['from_id', 'to_id', 'kind'],
+    (f, c, row, label, raw) => {
+      const from = f[c.from_id];
+      const to = f[c.to_id];
+      checkId(from, label, row);
+      checkId(to, label, row);
+      if (!out.live.has(from) || !out.live.has(to)) {
+        noteSlack(ctx, label, 'unknown register ID', `row ${row}: ${out.live.has(from) ? to : from}`);
+        return;
+      }
+      put(from, TAG.relFrom, raw);
+      put(to, TAG.relTo, raw);
+    },
+    (header, c) => {
+      layouts.set(TAG.relFrom, layoutOf(header, c, 'from_id', false));
+      layouts.set(TAG.relTo, layoutOf(header, c, 'to_id', false));
+    },
+  );
+  await spilled(rel, 'overlay_links', TAG.link, ['reep_id', 'qid', 'confidence', 'dob_check'], 'reep_id', false, (f, c, row, label, raw) => {
+    const id = f[c.reep_id];
+    if (known(id, label, row)) put(id, TAG.link, raw);
   });
-  await table(ctx, rel, 'overlay_links', ['reep_id', 'qid', 'confidence', 'dob_check'], (f, c, row, label) => {
+  await spilled(rel, 'overlay_aliases', TAG.overlayAlias, ['reep_id', 'name'], 'reep_id', false, (f, c, row, label, raw) => {
+    const id = f[c.reep_id];
+    if (known(id, label, row)) put(id, TAG.overlayAlias, raw);
+  });
+  await spilled(rel, 'overlay_xids', TAG.xid, ['reep_id', 'provider', 'property', 'external_id'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     if (!known(id, label, row)) return;
-    put(id, ['L', id, f[c.qid], f[c.confidence], f[c.dob_check], c.inherited === undefined ? '' : f[c.inherited]]);
+    if (!out.providers.has(f[c.provider])) out.providers.add(ownCopy(f[c.provider]));
+    put(id, TAG.xid, raw);
   });
-  await table(ctx, rel, 'overlay_aliases', ['reep_id', 'name'], (f, c, row, label) => {
+  await spilled(rel, 'observed_clubs', TAG.observed, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
-    if (!known(id, label, row)) return;
-    const opt = (k: string) => (c[k] === undefined ? '' : f[c[k]]);
-    put(id, ['OA', id, f[c.name], opt('language'), opt('confidence'), opt('qid')]);
-  });
-  await table(ctx, rel, 'overlay_xids', ['reep_id', 'provider', 'property', 'external_id'], (f, c, row, label) => {
-    const id = f[c.reep_id];
-    if (!known(id, label, row)) return;
-    const opt = (k: string) => (c[k] === undefined ? '' : f[c[k]]);
-    out.providers.add(f[c.provider]);
-    put(id, ['X', id, f[c.provider], f[c.property], f[c.external_id], opt('confidence'), opt('qid')]);
-  });
-  await table(ctx, rel, 'observed_clubs', ['reep_id'], (f, c, row, label, header) => {
-    const id = f[c.reep_id];
-    if (!known(id, label, row)) return;
-    const attrs: Record<string, string> = {};
-    for (let i = 0; i < header.length; i++) if (!NOT_ATTRIBUTES.has(header[i]) && f[i] !== '') attrs[header[i]] = f[i];
-    put(id, ['T', id, -1, attrs]);
+    if (known(id, label, row)) put(id, TAG.observed, raw);
   });
   await table(ctx, rel, 'coverage', ['section', 'key', 'value'], (f, c) => {
     out.coverage.push([f[c.section], f[c.key], f[c.value]]);
@@ -172,13 +213,11 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
 
   // The predecessor, for the changelog: only what the diff compares (state, label, bridges).
   if (ctx.prior) {
-    await table(ctx, ctx.prior, 'entities', ['reep_id', 'entity_type', 'status', 'label'], (f, c) => {
-      const id = f[c.reep_id];
-      put(id, ['e', id, f[c.status], f[c.label]]);
+    await spilled(ctx.prior, 'entities', TAG.priorEntity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, _row, _label, raw) => {
+      put(f[c.reep_id], TAG.priorEntity, raw);
     });
-    await table(ctx, ctx.prior, 'bridges', ['provider', 'namespace', 'external_id', 'reep_id'], (f, c) => {
-      const id = f[c.reep_id];
-      put(id, ['b', id, f[c.provider], f[c.namespace], f[c.external_id]]);
+    await spilled(ctx.prior, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c, _row, _label, raw) => {
+      put(f[c.reep_id], TAG.priorBridge, raw);
     });
   }
   spill.seal();
@@ -190,22 +229,25 @@ function checkId(id: string, label: string, row: number): void {
   if (!REGISTER_ID.test(id)) throw new RegisterError('compile', `bad register ID ${JSON.stringify(id)}`, label, row);
 }
 
-type RowFn = (f: string[], c: Record<string, number>, row: number, label: string, header: string[]) => void;
+type RowFn = (f: string[], c: Record<string, number>, row: number, label: string, raw: string) => void;
 
-async function table(ctx: CompileContext, rel: ReleaseInput, name: TableName, required: string[], fn: RowFn): Promise<void> {
+async function table(
+  ctx: CompileContext, rel: ReleaseInput, name: TableName, required: string[], fn: RowFn,
+  onHeader?: (header: string[], c: Record<string, number>) => void,
+): Promise<void> {
   const t = rel.tables[name];
   if (!t) return;
   let c: Record<string, number> = {};
-  let header: string[] = [];
   const stage = rel === ctx.release ? t.label : `${rel.stamp}/${t.label}`;
   ctx.progress.begin(`read ${stage}`);
   await readCsv(t.path, stage, {
     header: (h) => {
-      header = h.map((x) => x.trim());
+      const header = h.map((x) => x.trim());
       c = columnIndex(header, required, stage);
+      onHeader?.(header, c);
     },
-    row: (f, row) => {
-      fn(f, c, row, stage, header);
+    row: (f, row, raw) => {
+      fn(f, c, row, stage, raw);
       ctx.progress.tick(row);
     },
   });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
+import { ENTITY_RANGES } from '../../compiler/stages/build-entities.ts';
 
 const A = 'rt000000000000a1';
 const B = 'rt000000000000b2';
@@ -59,6 +60,14 @@ describe('compile is deterministic', () => {
     for (const s of ['20261001T000000Z', '20261008T000000Z']) expect(await verifyStamp(join(root2, 'out', s))).toEqual([]);
   });
 
+  it('gives the same bytes whether the ranges run in worker threads or one after another', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ir-threads-'));
+    const releases = makeReleases(root);
+    await compileAll({ releases, dist: join(root, 'threads'), progress: false, threads: true });
+    await compileAll({ releases, dist: join(root, 'inline'), progress: false, threads: false });
+    expect(digests(join(root, 'inline'))).toEqual(digests(join(root, 'threads')));
+  });
+
   it('writes the golden set of files', async () => {
     const root = mkdtempSync(join(tmpdir(), 'ir-golden-'));
     await compileAll({ releases: makeReleases(root), dist: join(root, 'dist'), progress: false });
@@ -81,7 +90,8 @@ describe('compile is deterministic', () => {
       'release.json',
       'resolve/keys-<hash>.pack', 'resolve/keys-dir-<hash>.bin',
       'search/docs-<hash>.pack', 'search/docs-dir-<hash>.bin', 'search/tokens-<hash>.pack', 'search/tokens-dir-<hash>.bin',
-      'shards/pack-<hash>.jsonl',
+      // One pack per partition range (ENTITY_RANGES), each range's entities hashing into it.
+      ...Array.from({ length: ENTITY_RANGES }, () => 'shards/pack-<hash>.jsonl'),
     ].sort());
     const doc = JSON.parse(readFileSync(join(root, 'dist', '20261008T000000Z', 'public', 'release.json'), 'utf8'));
     expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_added: 1, provider_updated: 2 });

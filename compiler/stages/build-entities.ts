@@ -78,7 +78,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     from: Math.floor((P * r) / ENTITY_RANGES),
     to: Math.floor((P * (r + 1)) / ENTITY_RANGES),
     partitions: P,
-    spill: read.spill.handle(),
+    spills: read.spills.map((sp) => sp.handle()),
     layouts: [...read.layouts],
     redirects: [...read.redirects],
     priorRedirects: [...read.priorRedirects],
@@ -95,7 +95,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     ? await runAllInWorkers<EntityRangeJob, EntityRangeResult>(new URL('./build-entities-worker.ts', import.meta.url), jobs)
     : await sequential(jobs.map((j) => () => buildEntityRange(j)));
   ctx.progress.end();
-  read.spill.dispose();
+  for (const sp of read.spills) sp.dispose();
 
   const built: EntitiesBuilt = {
     shardPacks: [],
@@ -164,7 +164,8 @@ export interface EntityRangeJob {
   from: number;
   to: number;
   partitions: number;
-  spill: GroupSpillHandle;
+  /** Row spills of stage 1 (see TablesRead.spills). */
+  spills: GroupSpillHandle[];
   layouts: [string, SpillLayout][];
   redirects: [string, RedirectInfo][];
   priorRedirects: [string, RedirectInfo][];
@@ -208,7 +209,7 @@ export function streamGroupsOf(providers: string[]): Map<string, number> {
  * events into this range's spills. Runs in a worker thread or inline; the result is the same either way.
  */
 export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRangeResult> {
-  const spill = GroupSpill.open(job.spill);
+  const spills = job.spills.map((h) => GroupSpill.open(h));
   const layouts = new Map(job.layouts);
   const redirects = new Map(job.redirects);
   const priorRedirects = new Map(job.priorRedirects);
@@ -235,7 +236,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     if (provider !== undefined) built.events.add(streamGroups.get(`provider:${provider}`)!, [text]);
   };
   const hasPrior = job.hasPrior;
-  const read = { spill, layouts, redirects, priorRedirects };
+  const read = { layouts, redirects, priorRedirects };
 
   for (let p = job.from; p < job.to; p++) {
     const accs = new Map<string, Acc>();
@@ -263,7 +264,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     const e = L.get(TAG.priorEntity);
     const b = L.get(TAG.priorBridge);
     const opt = (f: string[], at: number | undefined) => (at === undefined ? '' : f[at]);
-    parseRecords(read.spill.readText(p), true, (f) => {
+    const onRecord = (f: string[]) => {
       const tag = f[0];
       if (tag === TAG.retired || tag === TAG.priorRetired) {
         const a = acc(f[1]);
@@ -329,8 +330,11 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           // Type tables and observed clubs: every non-empty sourced column is an attribute.
           for (const [name, at] of l.attrs) if (f[at] !== '') addAttr(a, name, f[at]);
       }
-    });
-    read.spill.release(p);
+    };
+    for (const spill of spills) {
+      parseRecords(spill.readText(p), true, onRecord);
+      spill.release(p);
+    }
     const ids = [...accs.keys()].sort();
     for (const id of ids) {
       const a = accs.get(id)!;

@@ -1,17 +1,19 @@
 // Stage 1: stream every table once and hash-partition its rows by register ID onto disk, checking IDs as they pass.
 // Redirects and the set of live IDs stay in memory (a few bytes per ID); every other row goes to its partition.
+// The bridges table (half of all rows) and the predecessor's tables are read by worker threads meanwhile.
+import { join } from 'node:path';
 import { columnIndex, ownCopy, readCsv } from '../read/csv-reader.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { bucketOf } from '../../common/hash.ts';
-import { GroupSpill } from '../write/group-spill.ts';
+import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { resolveKey } from '../../common/dist-layout.ts';
+import { noteSlack, Progress, type CompileContext } from '../context.ts';
+import type { ReleaseInput, TableName } from '../read/release-input.ts';
+import { runAllInWorkers } from '../worker/run-in-worker.ts';
 
 /** Groups of the resolve spill (by the top bits of the key hash). */
 export const RESOLVE_GROUPS = 256;
-import { noteSlack, type CompileContext } from '../context.ts';
-import type { ReleaseInput, TableName } from '../read/release-input.ts';
-import { join } from 'node:path';
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -21,8 +23,11 @@ export interface RedirectInfo {
 }
 
 export interface TablesRead {
-  /** Per-entity rows by partition, one `<tag>,<CSV record as read>` line each; see SpillLayout and `layouts`. */
-  spill: GroupSpill;
+  /**
+   * Per-entity rows by partition, one `<tag>,<CSV record as read>` line each (see SpillLayout and `layouts`); one
+   * spill per reading thread, always in the same order. Records of one ID may sit in any of them.
+   */
+  spills: GroupSpill[];
   /** `<type index>,<bridges CSV record>` lines grouped by resolve key hash, written straight from the bridges pass. */
   resolve: GroupSpill;
   /** How to read each tag's records: its table's columns. */
@@ -81,30 +86,94 @@ function layoutOf(header: string[], c: Record<string, number>, idColumn: string,
   return { header, c: shifted, idAt: shifted[idColumn], attrs };
 }
 
+/** One table read on a side thread: plain data in and out. */
+export interface SideReadJob {
+  /** `bridges`: the release's bridges (and, to check them, its live IDs); `prior`: the predecessor's tables. */
+  kind: 'bridges' | 'prior';
+  release: ReleaseInput;
+  partitions: number;
+  /** For `bridges`: the release's redirects, read and checked on the main thread. */
+  redirects: [string, RedirectInfo][];
+  scratchDir: string;
+}
+
+export interface SideReadResult {
+  spill: GroupSpillHandle;
+  resolve: GroupSpillHandle | null;
+  layouts: [string, SpillLayout][];
+  providers: string[];
+  slack: [string, { count: number; example: string }][];
+}
+
+/** What reading needs from the compile: where rows go and what is noted. Also built inside worker threads. */
+interface Reader {
+  progress: Progress;
+  slack: CompileContext['slack'];
+  partitions: number;
+  spill: GroupSpill;
+  layouts: Map<string, SpillLayout>;
+}
+
 export async function readTables(ctx: CompileContext): Promise<TablesRead> {
-  const P = ctx.options.partitions;
-  const spill = new GroupSpill({ dir: join(ctx.scratchDir, 'partitions'), groups: P });
   const rel = ctx.release;
-  const layouts = new Map<string, SpillLayout>();
+  const redirects = await readRedirects(rel, ctx);
+  const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges') }];
+  if (ctx.prior) side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [], scratchDir: join(ctx.scratchDir, 'read-prior') });
+  const abort = new AbortController();
+  const sideDone = ctx.options.threads ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables-worker.ts', import.meta.url), side, abort.signal) : null;
+  sideDone?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+
+  const r: Reader = {
+    progress: ctx.progress,
+    slack: ctx.slack,
+    partitions: ctx.options.partitions,
+    spill: new GroupSpill({ dir: join(ctx.scratchDir, 'partitions'), groups: ctx.options.partitions }),
+    layouts: new Map(),
+  };
   const out: TablesRead = {
-    spill,
-    resolve: new GroupSpill({ dir: join(ctx.scratchDir, 'resolve'), groups: RESOLVE_GROUPS }),
-    layouts,
+    spills: [r.spill],
+    resolve: r.spill, // replaced by the bridges reader's spill below
+    layouts: r.layouts,
     resolveLayout: { header: [], c: {}, idAt: 0, attrs: [] },
     live: new Map(),
-    redirects: await readRedirects(rel, ctx),
+    redirects,
     priorRedirects: ctx.prior ? await readRedirects(ctx.prior, null) : new Map(),
     providerRoles: new Map(),
     providers: new Set(),
     coverage: [],
   };
-  const put = (id: string, tag: string, raw: string) => spill.addLine(partitionOf(id, P), `${tag},${raw}`);
-  /** Reads one table whose rows are spilled under `tag`, keyed by `idColumn`. */
-  const spilled = (r: ReleaseInput, name: TableName, tag: string, required: string[], idColumn: string, withAttrs: boolean, fn: RowFn) =>
-    table(ctx, r, name, required, fn, (header, c) => layouts.set(tag, layoutOf(header, c, idColumn, withAttrs)));
+  let results: SideReadResult[];
+  try {
+    await readMainTables(r, rel, out);
+    r.spill.seal();
+    results = sideDone ? await sideDone : [];
+  } catch (e) {
+    // The main thread's tables come first, as if read in sequence: its error wins, once the side threads stopped.
+    abort.abort();
+    await sideDone?.catch(() => {});
+    throw e;
+  }
+  if (!sideDone) for (const job of side) results.push(await readSide(job));
+  // Merged in job order, so slack and providers come out the same with or without threads.
+  for (const res of results) {
+    out.spills.push(GroupSpill.open(res.spill));
+    if (res.resolve) out.resolve = GroupSpill.open(res.resolve);
+    for (const [tag, l] of res.layouts) out.layouts.set(tag, l);
+    for (const p of res.providers) out.providers.add(p);
+    for (const [k, v] of res.slack) {
+      const s = ctx.slack.get(k);
+      if (s) s.count += v.count;
+      else ctx.slack.set(k, { ...v });
+    }
+  }
+  out.resolveLayout = out.layouts.get(TAG.bridge) ?? out.resolveLayout;
+  return out;
+}
 
-  // Entities first: every other table is checked against the live set.
-  await spilled(rel, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
+/** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
+async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Promise<void> {
+  const put = (id: string, tag: string, raw: string) => r.spill.addLine(partitionOf(id, r.partitions), `${tag},${raw}`);
+  await spilled(r, rel, false, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     checkId(id, label, row);
     const type = f[c.entity_type];
@@ -115,9 +184,9 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     out.live.set(ownCopy(id), ENTITY_TYPES.indexOf(type));
     put(id, TAG.entity, raw);
   });
-  for (const [id, r] of out.redirects) {
-    if (r.to && !out.live.has(r.to)) {
-      throw new RegisterError('compile', `redirect from ${id} leads to ${r.to}, which is not a live entity`, 'csv/redirects.csv.gz');
+  for (const [id, red] of out.redirects) {
+    if (red.to && !out.live.has(red.to)) {
+      throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, 'csv/redirects.csv.gz');
     }
     // Every retired ID gets its stub even when no other row names it.
     put(id, TAG.retired, id);
@@ -127,102 +196,124 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   const known = (id: string, label: string, row: number): boolean => {
     checkId(id, label, row);
     if (out.live.has(id)) return true;
-    noteSlack(ctx, label, 'unknown register ID', `row ${row}: ${id}`);
+    noteSlack(r, label, 'unknown register ID', `row ${row}: ${id}`);
     return false;
   };
 
   for (let i = 0; i < TYPE_TABLES.length; i++) {
     const tag = TAG.typed(i);
-    await spilled(rel, TYPE_TABLES[i][0], tag, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
+    await spilled(r, rel, false, TYPE_TABLES[i][0], tag, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
       const id = f[c.reep_id];
       if (known(id, label, row)) put(id, tag, raw);
     });
   }
-  await spilled(rel, 'aliases', TAG.alias, ['reep_id', 'alias', 'kind', 'rank', 'language'], 'reep_id', false, (f, c, row, label, raw) => {
+  await spilled(r, rel, false, 'aliases', TAG.alias, ['reep_id', 'alias', 'kind', 'rank', 'language'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     if (known(id, label, row)) put(id, TAG.alias, raw);
   });
-  await table(ctx, rel, 'providers', ['provider', 'role'], (f, c, row, label) => {
+  await table(r, rel, false, 'providers', ['provider', 'role'], (f, c, row, label) => {
     const role = f[c.role];
     if (role !== 'canonical_bridge' && role !== 'bridge_only' && role !== 'overlay_only') {
       throw new RegisterError('compile', `unknown provider role ${JSON.stringify(role)}`, label, row);
     }
     out.providerRoles.set(f[c.provider], role);
   });
-  const bridgeColumns = ['provider', 'namespace', 'external_id', 'reep_id', 'rung'];
-  await spilled(rel, 'bridges', TAG.bridge, bridgeColumns, 'reep_id', false, (f, c, row, label, raw) => {
-    const id = f[c.reep_id];
-    checkId(id, label, row);
-    const provider = f[c.provider];
-    if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
-    if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
-    const final = out.live.has(id) ? id : out.redirects.get(id)?.to;
-    if (final) {
-      if (!out.providers.has(provider)) out.providers.add(ownCopy(provider));
-      put(id, TAG.bridge, raw);
-      // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
-      const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-      out.resolve.addLine(bucketOf(key, RESOLVE_GROUPS), `${out.live.get(final)!},${raw}`);
-    } else if (out.redirects.has(id)) {
-      noteSlack(ctx, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
-    } else {
-      noteSlack(ctx, label, 'unknown register ID', `row ${row}: ${id}`);
-    }
-  });
-  out.resolveLayout = layouts.get(TAG.bridge) ?? out.resolveLayout;
   await table(
-    ctx, rel, 'relationships', ['from_id', 'to_id', 'kind'],
+    r, rel, false, 'relationships', ['from_id', 'to_id', 'kind'],
     (f, c, row, label, raw) => {
       const from = f[c.from_id];
       const to = f[c.to_id];
       checkId(from, label, row);
       checkId(to, label, row);
       if (!out.live.has(from) || !out.live.has(to)) {
-        noteSlack(ctx, label, 'unknown register ID', `row ${row}: ${out.live.has(from) ? to : from}`);
+        noteSlack(r, label, 'unknown register ID', `row ${row}: ${out.live.has(from) ? to : from}`);
         return;
       }
       put(from, TAG.relFrom, raw);
       put(to, TAG.relTo, raw);
     },
     (header, c) => {
-      layouts.set(TAG.relFrom, layoutOf(header, c, 'from_id', false));
-      layouts.set(TAG.relTo, layoutOf(header, c, 'to_id', false));
+      r.layouts.set(TAG.relFrom, layoutOf(header, c, 'from_id', false));
+      r.layouts.set(TAG.relTo, layoutOf(header, c, 'to_id', false));
     },
   );
-  await spilled(rel, 'overlay_links', TAG.link, ['reep_id', 'qid', 'confidence', 'dob_check'], 'reep_id', false, (f, c, row, label, raw) => {
+  await spilled(r, rel, false, 'overlay_links', TAG.link, ['reep_id', 'qid', 'confidence', 'dob_check'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     if (known(id, label, row)) put(id, TAG.link, raw);
   });
-  await spilled(rel, 'overlay_aliases', TAG.overlayAlias, ['reep_id', 'name'], 'reep_id', false, (f, c, row, label, raw) => {
+  await spilled(r, rel, false, 'overlay_aliases', TAG.overlayAlias, ['reep_id', 'name'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     if (known(id, label, row)) put(id, TAG.overlayAlias, raw);
   });
-  await spilled(rel, 'overlay_xids', TAG.xid, ['reep_id', 'provider', 'property', 'external_id'], 'reep_id', false, (f, c, row, label, raw) => {
+  await spilled(r, rel, false, 'overlay_xids', TAG.xid, ['reep_id', 'provider', 'property', 'external_id'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     if (!known(id, label, row)) return;
     if (!out.providers.has(f[c.provider])) out.providers.add(ownCopy(f[c.provider]));
     put(id, TAG.xid, raw);
   });
-  await spilled(rel, 'observed_clubs', TAG.observed, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
+  await spilled(r, rel, false, 'observed_clubs', TAG.observed, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     if (known(id, label, row)) put(id, TAG.observed, raw);
   });
-  await table(ctx, rel, 'coverage', ['section', 'key', 'value'], (f, c) => {
+  await table(r, rel, false, 'coverage', ['section', 'key', 'value'], (f, c) => {
     out.coverage.push([f[c.section], f[c.key], f[c.value]]);
   });
+}
 
-  // The predecessor, for the changelog: only what the diff compares (state, label, bridges).
-  if (ctx.prior) {
-    await spilled(ctx.prior, 'entities', TAG.priorEntity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, _row, _label, raw) => {
+/** Reads one side job's tables (in a worker thread, or inline without threads). */
+export async function readSide(job: SideReadJob): Promise<SideReadResult> {
+  const r: Reader = {
+    progress: new Progress(false), // one progress line belongs to the main thread
+    slack: new Map(),
+    partitions: job.partitions,
+    spill: new GroupSpill({ dir: join(job.scratchDir, 'partitions'), groups: job.partitions }),
+    layouts: new Map(),
+  };
+  const put = (id: string, tag: string, raw: string) => r.spill.addLine(partitionOf(id, r.partitions), `${tag},${raw}`);
+  const providers = new Set<string>();
+  let resolve: GroupSpill | null = null;
+  const rel = job.release;
+
+  if (job.kind === 'prior') {
+    // The predecessor, for the changelog: only what the diff compares (state, label, bridges).
+    await spilled(r, rel, true, 'entities', TAG.priorEntity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, _row, _label, raw) => {
       put(f[c.reep_id], TAG.priorEntity, raw);
     });
-    await spilled(ctx.prior, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c, _row, _label, raw) => {
+    await spilled(r, rel, true, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c, _row, _label, raw) => {
       put(f[c.reep_id], TAG.priorBridge, raw);
     });
+  } else {
+    // Live IDs and their types, read again here rather than shipped across threads; the main thread checks the
+    // entities table, so a bad row there is reported from there.
+    const live = new Map<string, number>();
+    await table(r, rel, false, 'entities', ['reep_id', 'entity_type'], (f, c) => {
+      live.set(ownCopy(f[c.reep_id]), ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType));
+    });
+    const redirects = new Map(job.redirects);
+    resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: RESOLVE_GROUPS });
+    await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label, raw) => {
+      const id = f[c.reep_id];
+      checkId(id, label, row);
+      const provider = f[c.provider];
+      if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
+      if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
+      const final = live.has(id) ? id : redirects.get(id)?.to;
+      if (final) {
+        if (!providers.has(provider)) providers.add(ownCopy(provider));
+        put(id, TAG.bridge, raw);
+        // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
+        const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
+        resolve!.addLine(bucketOf(key, RESOLVE_GROUPS), `${live.get(final)!},${raw}`);
+      } else if (redirects.has(id)) {
+        noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
+      } else {
+        noteSlack(r, label, 'unknown register ID', `row ${row}: ${id}`);
+      }
+    });
+    resolve.seal();
   }
-  spill.seal();
-  out.resolve.seal();
-  return out;
+  r.spill.seal();
+  return { spill: r.spill.handle(), resolve: resolve?.handle() ?? null, layouts: [...r.layouts], providers: [...providers], slack: [...r.slack] };
 }
 
 function checkId(id: string, label: string, row: number): void {
@@ -231,15 +322,20 @@ function checkId(id: string, label: string, row: number): void {
 
 type RowFn = (f: string[], c: Record<string, number>, row: number, label: string, raw: string) => void;
 
+/** Reads one table whose rows are spilled under `tag`, keyed by `idColumn`, and records its layout. */
+function spilled(r: Reader, rel: ReleaseInput, prior: boolean, name: TableName, tag: string, required: string[], idColumn: string, withAttrs: boolean, fn: RowFn): Promise<void> {
+  return table(r, rel, prior, name, required, fn, (header, c) => r.layouts.set(tag, layoutOf(header, c, idColumn, withAttrs)));
+}
+
 async function table(
-  ctx: CompileContext, rel: ReleaseInput, name: TableName, required: string[], fn: RowFn,
+  r: Reader, rel: ReleaseInput, prior: boolean, name: TableName, required: string[], fn: RowFn,
   onHeader?: (header: string[], c: Record<string, number>) => void,
 ): Promise<void> {
   const t = rel.tables[name];
   if (!t) return;
   let c: Record<string, number> = {};
-  const stage = rel === ctx.release ? t.label : `${rel.stamp}/${t.label}`;
-  ctx.progress.begin(`read ${stage}`);
+  const stage = prior ? `${rel.stamp}/${t.label}` : t.label;
+  r.progress.begin(`read ${stage}`);
   await readCsv(t.path, stage, {
     header: (h) => {
       const header = h.map((x) => x.trim());
@@ -248,10 +344,10 @@ async function table(
     },
     row: (f, row, raw) => {
       fn(f, c, row, stage, raw);
-      ctx.progress.tick(row);
+      r.progress.tick(row);
     },
   });
-  ctx.progress.end();
+  r.progress.end();
 }
 
 /** Reads redirects: merges (chains followed to the final survivor) and tombstones. A cycle is an error. */

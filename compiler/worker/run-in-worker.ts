@@ -59,8 +59,10 @@ function rebuild(e: NonNullable<Reply<unknown>['error']>): Error {
  * Runs every job in its own worker thread; when one fails, stops the others and waits for them to stop before
  * rejecting with the first real failure (never a sibling's WorkerAborted).
  */
-export async function runAllInWorkers<J, R>(module: URL, jobs: J[]): Promise<R[]> {
+export async function runAllInWorkers<J, R>(module: URL, jobs: J[], signal?: AbortSignal): Promise<R[]> {
   const ac = new AbortController();
+  if (signal?.aborted) ac.abort();
+  else signal?.addEventListener('abort', () => ac.abort(), { once: true });
   const settled = await Promise.allSettled(
     jobs.map((j) =>
       runInWorker<J, R>(module, j, ac.signal).catch((e) => {

@@ -13,7 +13,7 @@ describe('runInWorker', () => {
   });
 
   it('rebuilds a RegisterError with its stage, file and row', async () => {
-    const err = await runInWorker<Job, unknown>(MODULE, { kind: 'register-error' }).catch((e) => e);
+    const err = (await runInWorker<Job, unknown>(MODULE, { kind: 'register-error' }).catch((e) => e)) as RegisterError;
     expect(err).toBeInstanceOf(RegisterError);
     expect(err.message).toBe('[compile] csv/bridges.csv.gz row 42: bad register ID "x"');
     expect([err.file, err.row]).toEqual(['csv/bridges.csv.gz', 42]);
@@ -21,7 +21,7 @@ describe('runInWorker', () => {
 
   it('stops the siblings of a failed job and reports the real failure', async () => {
     // Were the hanging jobs waited for instead of terminated, this would never settle and the test would time out.
-    const err = await runAllInWorkers<Job, unknown>(MODULE, [{ kind: 'hang' }, { kind: 'crash' }, { kind: 'hang' }]).catch((e) => e);
+    const err = (await runAllInWorkers<Job, unknown>(MODULE, [{ kind: 'hang' }, { kind: 'crash' }, { kind: 'hang' }]).catch((e) => e)) as Error;
     expect(err.message).toBe('boom');
   });
 });

@@ -29,21 +29,195 @@ export interface BucketFamily {
 }
 
 /**
- * A hashed bucket is a msgpack array `[k0, v0, k1, v1, ...]` with keys in ascending JS string order, so a reader
- * binary-searches it without building a map (and keys like `__proto__` stay data). An ordinal bucket is an array
- * of values.
+ * A hashed bucket is a msgpack array `[k0, v0, k1, v1, ...]` with keys in ascending JS string order; an ordinal
+ * bucket is an array of values. Readers keep the bucket's bytes and walk them: a lookup compares keys in place,
+ * skips the values before its own and decodes only that one, so a lookup allocates one value, not the bucket
+ * (a few thousand short-lived objects per lookup otherwise, which the GC then has to chase).
  */
-export function findInBucket<V>(flat: unknown[], key: string): V | undefined {
-  let lo = 0;
-  let hi = flat.length / 2 - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const k = flat[mid * 2] as string;
-    if (k === key) return flat[mid * 2 + 1] as V;
-    if (k < key) lo = mid + 1;
-    else hi = mid - 1;
+
+/** The value stored under `key` in a hashed bucket's bytes, or undefined. Throws on bytes that are not a bucket. */
+export function findInBucket<V>(bucket: Uint8Array, key: string): V | undefined {
+  const at = locateInBucket(bucket, key);
+  return at ? (packr.unpack(bucket.subarray(at[0], at[1])) as V) : undefined;
+}
+
+/** The value at `index` of an ordinal bucket's bytes, or undefined past its end. */
+export function valueInBucket<V>(bucket: Uint8Array, index: number): V | undefined {
+  const at = locateValue(bucket, index);
+  return at ? (packr.unpack(bucket.subarray(at[0], at[1])) as V) : undefined;
+}
+
+/** Byte range [start, end) of the value under `key` in a hashed bucket, or null. */
+export function locateInBucket(b: Uint8Array, key: string): [number, number] | null {
+  let pos = arrayHeader(b, 0);
+  const count = headerCount;
+  if (count % 2 !== 0) throw new BucketFormatError('hashed bucket with an odd element count', 0);
+  for (let i = 0; i < count; i += 2) {
+    const start = strHeader(b, pos);
+    const end = start + headerCount;
+    if (end > b.length) throw new BucketFormatError('key runs past the bucket', pos);
+    const order = compareUtf8ToString(b, start, end, key);
+    // Keys ascend, so a larger one means the key is absent: the rest of the bucket is never read.
+    if (order > 0) return null;
+    pos = skipMsgpack(b, end);
+    if (order === 0) return [end, pos];
   }
-  return undefined;
+  return null;
+}
+
+/** Byte range [start, end) of the `index`-th element of an ordinal bucket, or null past its end. */
+export function locateValue(b: Uint8Array, index: number): [number, number] | null {
+  let pos = arrayHeader(b, 0);
+  if (!Number.isInteger(index) || index < 0 || index >= headerCount) return null;
+  for (let i = 0; i < index; i++) pos = skipMsgpack(b, pos);
+  return [pos, skipMsgpack(b, pos)];
+}
+
+/** Thrown for bytes that are not the msgpack a bucket holds (truncated, reserved byte 0xc1, wrong shape). */
+export class BucketFormatError extends Error {
+  constructor(what: string, readonly at: number) {
+    super(`${what} at byte ${at}`);
+  }
+}
+
+const u16 = (b: Uint8Array, p: number): number => (b[p] << 8) | b[p + 1];
+// `>>> 0` keeps a length with the top bit set positive (it then fails the bounds check instead of going negative).
+const u32 = (b: Uint8Array, p: number): number => ((b[p] << 24) | (b[p + 1] << 16) | (b[p + 2] << 8) | b[p + 3]) >>> 0;
+
+// The header readers return where the content starts and leave the count here: no tuple per key on the hot path.
+let headerCount = 0;
+
+/** Offset of the first element of the array whose header starts at `pos`; its element count goes to headerCount. */
+function arrayHeader(b: Uint8Array, pos: number): number {
+  const t = b[pos];
+  if (t >= 0x90 && t <= 0x9f) {
+    headerCount = t & 0x0f;
+    return pos + 1;
+  }
+  if (t === 0xdc && pos + 3 <= b.length) {
+    headerCount = u16(b, pos + 1);
+    return pos + 3;
+  }
+  if (t === 0xdd && pos + 5 <= b.length) {
+    headerCount = u32(b, pos + 1);
+    return pos + 5;
+  }
+  throw new BucketFormatError('bucket is not an array', pos);
+}
+
+/** Offset of the first byte of the string whose header starts at `pos`; its byte length goes to headerCount. */
+function strHeader(b: Uint8Array, pos: number): number {
+  const t = b[pos];
+  if (t >= 0xa0 && t <= 0xbf) {
+    headerCount = t & 0x1f;
+    return pos + 1;
+  }
+  if (t === 0xd9 && pos + 2 <= b.length) {
+    headerCount = b[pos + 1];
+    return pos + 2;
+  }
+  if (t === 0xda && pos + 3 <= b.length) {
+    headerCount = u16(b, pos + 1);
+    return pos + 3;
+  }
+  if (t === 0xdb && pos + 5 <= b.length) {
+    headerCount = u32(b, pos + 1);
+    return pos + 5;
+  }
+  throw new BucketFormatError('bucket key is not a string', pos);
+}
+
+/**
+ * Offset just past the msgpack value starting at `pos`, any type: a count of elements still owed replaces
+ * recursion, so a deep or long value costs one loop. Throws when the value runs past the end of `b`.
+ */
+export function skipMsgpack(b: Uint8Array, pos: number): number {
+  const end = b.length;
+  let owed = 1;
+  // Negated comparisons also catch NaN: a length read past the end (b[pos] undefined) makes pos NaN.
+  while (owed > 0) {
+    if (!(pos < end)) throw new BucketFormatError('value runs past the bucket', pos);
+    owed--;
+    const t = b[pos++];
+    if (t < 0x80 || t >= 0xe0) continue; // positive and negative fixint
+    if (t <= 0x8f) owed += 2 * (t & 0x0f); // fixmap
+    else if (t <= 0x9f) owed += t & 0x0f; // fixarray
+    else if (t <= 0xbf) pos += t & 0x1f; // fixstr
+    else {
+      switch (t) {
+        case 0xc0: case 0xc2: case 0xc3: break; // nil, false, true
+        case 0xcc: case 0xd0: pos += 1; break; // uint8, int8
+        case 0xcd: case 0xd1: pos += 2; break; // uint16, int16
+        case 0xca: case 0xce: case 0xd2: pos += 4; break; // float32, uint32, int32
+        case 0xcb: case 0xcf: case 0xd3: pos += 8; break; // float64, uint64, int64
+        case 0xd4: pos += 2; break; // fixext 1 (type byte + data)
+        case 0xd5: pos += 3; break;
+        case 0xd6: pos += 5; break;
+        case 0xd7: pos += 9; break;
+        case 0xd8: pos += 17; break;
+        case 0xc4: case 0xd9: pos += 1 + b[pos]; break; // bin8, str8
+        case 0xc5: case 0xda: pos += 2 + u16(b, pos); break; // bin16, str16
+        case 0xc6: case 0xdb: pos += 4 + u32(b, pos); break; // bin32, str32
+        case 0xc7: pos += 2 + b[pos]; break; // ext8: length, type, data
+        case 0xc8: pos += 3 + u16(b, pos); break;
+        case 0xc9: pos += 5 + u32(b, pos); break;
+        case 0xdc: owed += u16(b, pos); pos += 2; break; // array16
+        case 0xdd: owed += u32(b, pos); pos += 4; break; // array32
+        case 0xde: owed += 2 * u16(b, pos); pos += 2; break; // map16
+        case 0xdf: owed += 2 * u32(b, pos); pos += 4; break; // map32
+        default: throw new BucketFormatError(`reserved msgpack byte 0x${t.toString(16)}`, pos - 1);
+      }
+    }
+  }
+  if (!(pos <= end)) throw new BucketFormatError('value runs past the bucket', end);
+  return pos;
+}
+
+/**
+ * Compares the UTF-8 bytes b[start, end) with `key` in JS string order (UTF-16 code units), the order the
+ * compiler sorts keys in: sign of (stored - key). Code points are decoded and compared as the code units a JS
+ * string holds, so a supplementary character (a surrogate pair) sorts below U+E000..U+FFFF as it does in JS,
+ * although its UTF-8 bytes sort above; and a lone surrogate in `key` equals no stored key (UTF-8 cannot hold one).
+ */
+export function compareUtf8ToString(b: Uint8Array, start: number, end: number, key: string): number {
+  const n = key.length;
+  let i = start;
+  let j = 0;
+  for (;;) {
+    if (i >= end) return j < n ? -1 : 0;
+    if (j >= n) return 1;
+    const c = b[i];
+    if (c < 0x80) {
+      const d = c - key.charCodeAt(j);
+      if (d !== 0) return d;
+      i++;
+      j++;
+      continue;
+    }
+    let cp: number;
+    if (c < 0xe0) {
+      cp = ((c & 0x1f) << 6) | (b[i + 1] & 0x3f);
+      i += 2;
+    } else if (c < 0xf0) {
+      cp = ((c & 0x0f) << 12) | ((b[i + 1] & 0x3f) << 6) | (b[i + 2] & 0x3f);
+      i += 3;
+    } else {
+      cp = ((c & 0x07) << 18) | ((b[i + 1] & 0x3f) << 12) | ((b[i + 2] & 0x3f) << 6) | (b[i + 3] & 0x3f);
+      i += 4;
+    }
+    if (cp < 0x10000) {
+      const d = cp - key.charCodeAt(j++);
+      if (d !== 0) return d;
+      continue;
+    }
+    const high = 0xd800 + ((cp - 0x10000) >> 10);
+    const d = high - key.charCodeAt(j++);
+    if (d !== 0) return d;
+    if (j >= n) return 1;
+    const low = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+    const e = low - key.charCodeAt(j++);
+    if (e !== 0) return e;
+  }
 }
 
 /** One directory entry; `checksum` is fnv1a32Bytes of the bucket's bytes, checked before a bucket is decoded. */

@@ -27,7 +27,7 @@ export interface RuntimeOptions {
   port?: number;
   host?: string;
   clock?: Clock;
-  /** Decoded-bucket cache across releases, in bytes (default 64 MiB). */
+  /** Bucket cache across families and releases, in bytes (default DEFAULT_BUCKET_CACHE_BYTES). */
   cacheBytes?: number;
   maxBodyBytes?: number;
   /** Overrides for tests: a state store or key store built elsewhere. */

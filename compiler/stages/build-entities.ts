@@ -116,7 +116,9 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     built.postings.push(GroupSpill.open(res.postings));
     built.events.push(GroupSpill.open(res.events));
     for (const k of res.goneProviders) if (!built.streamGroups.has(k)) built.streamGroups.set(k, -1);
-    for (const k of ['ids', 'types', 'labels', 'bridges'] as const) (built.docs[k] as unknown[]).push(...res.docs[k]);
+    // concat, not push(...): a spread of a million arguments overflows the stack.
+    const d = built.docs;
+    built.docs = { ids: d.ids.concat(res.docs.ids), types: d.types.concat(res.docs.types), labels: d.labels.concat(res.docs.labels), bridges: d.bridges.concat(res.docs.bridges) };
     for (const [name, r] of res.rollup) {
       let into = built.rollup.get(name);
       if (!into) built.rollup.set(name, (into = { bridges: 0, overlay: 0, types: new Map() }));

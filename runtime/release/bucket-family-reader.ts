@@ -1,25 +1,33 @@
 // Reads one bucketed family (common/bucket-format.ts) through a ShardSource: the directory once, then one bucket
-// per lookup with one ranged read, decoded buckets kept in a shared LRU.
+// per lookup with one ranged read. Buckets are kept as their checksum-verified bytes in a shared LRU and a lookup
+// walks those bytes, decoding only the value it returns.
 import { fnv1a32Bytes } from '../../common/hash.ts';
 import { ApiError } from '../api-error.ts';
-import { decodeMsgpack, DIRECTORY_ENTRY_BYTES, findInBucket, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
+import { DIRECTORY_ENTRY_BYTES, findInBucket, readDirectoryEntry, valueInBucket, type BucketFamily } from '../../common/bucket-format.ts';
 import { bucketOf } from '../../common/hash.ts';
 import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
 import { LruCache } from './lru-cache.ts';
 
-/** Cache of decoded buckets, keyed by `<pack path>#<bucket>`; pack names are content-addressed, so one cache may serve every family and release. */
-/** Rough ratio of a decoded bucket's heap size to its encoded size (measured ~3-5× for short-string buckets). */
-const DECODED_WEIGHT = 4;
+/**
+ * Cache of verified bucket bytes, keyed by `<pack path>#<bucket>`; pack names are content-addressed, so one cache
+ * may serve every family and release. Bytes live outside the JS heap and are one object per bucket, so a full
+ * cache adds next to nothing to what the GC marks.
+ */
+export type BucketCache = LruCache<string, Uint8Array>;
 
-export type BucketCache = LruCache<string, unknown[]>;
+/** The runtime's shared bucket cache (runtime/release/catalog.ts). */
+export const DEFAULT_BUCKET_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** What one retained bucket costs beyond its bytes: the Map slot, the key string, the Uint8Array and its ArrayBuffer. */
+const SLOT_OVERHEAD_BYTES = 256;
 
 /** Options of openBucketFamily. */
 export interface BucketFamilyReaderOptions {
-  /** Where decoded buckets are kept (weight = encoded bytes × DECODED_WEIGHT). Default: a private cache of 8 MiB. */
+  /** Where verified buckets are kept (weight = bytes + a slot overhead). Default: a private cache of 8 MiB. */
   cache?: BucketCache;
 }
 
-export const createBucketCache = (maxBytes: number): BucketCache => new LruCache<string, unknown[]>({ maxWeight: maxBytes });
+export const createBucketCache = (maxBytes: number): BucketCache => new LruCache<string, Uint8Array>({ maxWeight: maxBytes });
 
 export function openBucketFamily(source: ShardSource, family: BucketFamily, opts: BucketFamilyReaderOptions = {}): BucketFamilyReader {
   const cache = opts.cache ?? createBucketCache(8 * 1024 * 1024);
@@ -50,18 +58,16 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
     return new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check.');
   };
 
-  const loadBucket = async (bucket: number): Promise<unknown[] | null> => {
+  const loadBucket = async (bucket: number): Promise<Uint8Array | null> => {
     const dir = await loadDirectory();
     const { offset, length, checksum } = readDirectoryEntry(dir, bucket);
     if (length === 0) return null;
     return cache.getOrLoad(
       `${family.pack}#${bucket}`,
-      // Decoded buckets (JS arrays and strings) take several times their msgpack bytes; weigh them so, so the
-      // cache bound is a bound on memory, not on wire bytes.
-      () => length * DECODED_WEIGHT,
+      (bytes) => bytes.byteLength + SLOT_OVERHEAD_BYTES,
       async () => {
-        // Bytes that fail their checksum (or a directory that points past the pack) are never decoded into an
-        // answer: the request gets 503 artefact_corrupt until the dist is repaired.
+        // Bytes that fail their checksum (or a directory that points past the pack) are never kept nor walked:
+        // the request gets 503 artefact_corrupt until the dist is repaired. Cached bytes were verified once.
         let bytes: Uint8Array;
         try {
           bytes = await source.readRange(family.pack, offset, length);
@@ -69,24 +75,29 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
           throw corrupt(`bucket ${bucket} unreadable (${(err as Error).message})`);
         }
         if (fnv1a32Bytes(bytes) !== checksum) throw corrupt(`bucket ${bucket} fails its checksum`);
-        let decoded: unknown;
-        try {
-          decoded = decodeMsgpack(bytes);
-        } catch (err) {
-          throw corrupt(`bucket ${bucket} undecodable (${(err as Error).message})`);
-        }
-        if (!Array.isArray(decoded)) throw corrupt(`bucket ${bucket} is not an array`);
-        return decoded;
+        // A view into a larger buffer (a source that cached the whole file) would keep all of it alive under
+        // this bucket's weight; own copy keeps the cache bound a bound on memory.
+        return bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
       },
     );
+  };
+
+  // Bytes that passed their checksum but are not a bucket mean a broken compile: the same 503 as corrupt bytes.
+  const walk = <V>(bucket: number, read: () => V): V => {
+    try {
+      return read();
+    } catch (err) {
+      throw corrupt(`bucket ${bucket} is not a bucket (${(err as Error).message})`);
+    }
   };
 
   return {
     async get<V = unknown>(key: string): Promise<V | undefined> {
       if (family.addressing !== 'fnv1a32-top-bits') throw new Error(`[bucket-reader] ${where}: get() on an ${family.addressing} family`);
       if (family.entries === 0) return undefined;
-      const flat = await loadBucket(bucketOf(key, family.buckets));
-      return flat ? findInBucket<V>(flat, key) : undefined;
+      const bucket = bucketOf(key, family.buckets);
+      const bytes = await loadBucket(bucket);
+      return bytes ? walk(bucket, () => findInBucket<V>(bytes, key)) : undefined;
     },
 
     async at<V = unknown>(ordinal: number): Promise<V | undefined> {
@@ -94,8 +105,9 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       if (!Number.isSafeInteger(ordinal) || ordinal < 0 || ordinal >= family.entries) return undefined;
       const per = family.per_bucket ?? 0;
       if (per < 1) throw new Error(`[bucket-reader] ${where}: ordinal family without per_bucket`);
-      const values = await loadBucket(Math.floor(ordinal / per));
-      return values?.[ordinal % per] as V | undefined;
+      const bucket = Math.floor(ordinal / per);
+      const bytes = await loadBucket(bucket);
+      return bytes ? walk(bucket, () => valueInBucket<V>(bytes, ordinal % per)) : undefined;
     },
   };
 }

@@ -4,7 +4,7 @@ import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
 import type { Namespace } from '../../common/ids.ts';
 import type { Clock, ShardSource } from '../interfaces.ts';
 import { loadRelease, type Release } from './open-release.ts';
-import { createBucketCache, type BucketCache } from './bucket-family-reader.ts';
+import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 
 /** Options of a ReleaseCatalog. */
 export interface CatalogOptions {
@@ -12,7 +12,7 @@ export interface CatalogOptions {
   clock: Clock;
   /** How often dist/index.json is re-read, in ms (default 1000). */
   refreshMs?: number;
-  /** Bytes of decoded buckets kept across all releases (default 64 MiB). */
+  /** Bytes of verified bucket bytes kept across all families and releases (default DEFAULT_BUCKET_CACHE_BYTES). */
   cacheBytes?: number;
 }
 
@@ -25,7 +25,7 @@ export class ReleaseCatalog {
   readonly cache: BucketCache;
 
   constructor(private readonly opts: CatalogOptions) {
-    this.cache = createBucketCache(opts.cacheBytes ?? 64 * 1024 * 1024);
+    this.cache = createBucketCache(opts.cacheBytes ?? DEFAULT_BUCKET_CACHE_BYTES);
   }
 
   /** The current index (null when nothing is compiled). */

@@ -8,7 +8,7 @@ import { POINT_LOOKUP_BUCKET_BYTES, Progress, timed, type CompileContext, type C
 import type { ReleaseInput } from './read/release-input.ts';
 import { readTables } from './stages/read-tables.ts';
 import { buildEntities, HIGH_CARDINALITY } from './stages/build-entities.ts';
-import { buildResolve } from './stages/build-resolve.ts';
+import { startResolve } from './stages/build-resolve.ts';
 import { buildSearch } from './stages/build-search.ts';
 import { buildChanges } from './stages/build-changes.ts';
 import { buildDocuments, releaseSummary } from './stages/build-documents.ts';
@@ -53,13 +53,24 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     // Small buckets for point lookups: at full size the cache holds a fraction of the index, so a lookup usually
     // decodes one bucket, and a 4 KiB bucket decodes ~16x faster than a 64 KiB one for a directory of ~1 MiB.
     const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger: ctx.written });
-    const built = await timed(ctx, 'build entities', () => buildEntities(ctx, read, index));
+    // Stage 3 needs only stage 1's output: it runs in its own thread while stage 2's ranges run in theirs.
+    const stopResolve = new AbortController();
+    const resolving = startResolve(ctx, read, stopResolve.signal);
+    resolving.catch(() => {}); // awaited below; a failure of stage 2 first must not leave it unhandled
+    let built: Awaited<ReturnType<typeof buildEntities>>;
+    try {
+      built = await timed(ctx, 'build entities (resolve alongside)', () => buildEntities(ctx, read, index));
+    } catch (e) {
+      stopResolve.abort();
+      await resolving.catch(() => {}); // let it stop writing before the temp dir goes
+      throw e;
+    }
     if (ctx.options.strict && ctx.slack.size) {
       const [what, s] = [...ctx.slack][0];
       throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
     }
     const entities = await timed(ctx, 'write entity index', () => index.finish());
-    const { family: resolve, ambiguous } = await timed(ctx, 'build resolve', () => buildResolve(ctx, read));
+    const { family: resolve, ambiguous } = await timed(ctx, 'build resolve (rest)', () => resolving);
     ctx.counts.ambiguous_provider_ids = ambiguous;
     const { search, docs } = await timed(ctx, 'build search', () => buildSearch(ctx, built));
     const changes = await timed(ctx, 'build changelog', () => buildChanges(ctx, built, prior?.stamp ?? null));

@@ -482,6 +482,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   }
 
   function diffBridges(id: string, before: [string, string, string][], after: [string, string, string][]): void {
+    // Both lists are sorted and deduplicated: equal lists (nearly every entity) need no sets.
+    if (before.length === after.length && before.every((b, i) => b[0] === after[i][0] && b[1] === after[i][1] && b[2] === after[i][2])) return;
     const key = (b: [string, string, string]) => `${b[0]}\u0000${b[1]}\u0000${b[2]}`;
     const was = new Set(before.map(key));
     const now = new Set(after.map(key));

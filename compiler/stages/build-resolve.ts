@@ -1,34 +1,74 @@
 // Stage 3: the resolve index. Records from every partition meet here by key hash, one group at a time, so a
-// provider ID that names two entities (the 409 case) is seen whole.
+// provider ID that names two entities (the 409 case) is seen whole. It needs only stage 1's output, so it runs in
+// a worker thread alongside stage 2.
 import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
 import { HashedFamilyWriter } from '../write/bucket-family-writer.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../context.ts';
-import type { TablesRead } from './read-tables.ts';
+import type { RedirectInfo, SpillLayout, TablesRead } from './read-tables.ts';
 import { parseRecords } from '../read/csv-reader.ts';
 import { resolveKey } from '../../common/dist-layout.ts';
+import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
+import type { ContentFile } from '../write/content-file.ts';
+import { runInWorker } from '../worker/run-in-worker.ts';
 
-export async function buildResolve(ctx: CompileContext, read: TablesRead): Promise<{ family: BucketFamily; ambiguous: number }> {
-  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'resolve/keys', tmpDir: join(ctx.scratchDir, 'resolve-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger: ctx.written });
+/** Plain data in, for a worker thread. */
+export interface ResolveJob {
+  resolve: GroupSpillHandle;
+  layout: SpillLayout;
+  redirects: [string, RedirectInfo][];
+  publicDir: string;
+  scratchDir: string;
+}
+
+export interface ResolveResult {
+  family: BucketFamily;
+  ambiguous: number;
+  files: ContentFile[];
+}
+
+/**
+ * Starts stage 3 (in a worker thread unless threads are off); settles with the family once written. Aborting
+ * `signal` stops the thread (then it rejects).
+ */
+export function startResolve(ctx: CompileContext, read: TablesRead, signal?: AbortSignal): Promise<ResolveResult> {
+  const job: ResolveJob = {
+    resolve: read.resolve.handle(),
+    layout: read.resolveLayout,
+    redirects: [...read.redirects],
+    publicDir: ctx.publicDir,
+    scratchDir: join(ctx.scratchDir, 'resolve-writer'),
+  };
+  const done = ctx.options.threads ? runInWorker<ResolveJob, ResolveResult>(new URL('./build-resolve-worker.ts', import.meta.url), job, signal) : buildResolve(job);
+  return done.then((r) => {
+    for (const f of r.files) ctx.written.set(f.path, f);
+    return r;
+  });
+}
+
+export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
+  const ledger = new Map<string, ContentFile>();
+  const writer = new HashedFamilyWriter({ root: job.publicDir, name: 'resolve/keys', tmpDir: job.scratchDir, targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger });
+  const spill = GroupSpill.open(job.resolve);
+  const redirects = new Map(job.redirects);
+  const { c } = job.layout;
   let ambiguous = 0;
-  ctx.progress.begin('build resolve index');
-  for (let g = 0; g < read.resolve.groups; g++) {
+  for (let g = 0; g < spill.groups; g++) {
     const byKey = new Map<string, [string, number][]>();
-    const { c } = read.resolveLayout;
     // Lines are `<type index>,<bridges record as read>`; the key is rebuilt rather than stored twice.
-    parseRecords(read.resolve.readText(g), true, (f) => {
+    parseRecords(spill.readText(g), true, (f) => {
       const key = resolveKey(f[c.provider], f[c.namespace], f[c.external_id]);
       const item: [string, number] = [f[c.reep_id], +f[0]];
       const list = byKey.get(key);
       if (list) list.push(item);
       else byKey.set(key, [item]);
     });
-    read.resolve.release(g);
+    spill.release(g);
     for (const [key, list] of byKey) {
       // One candidate per final entity: a merged ID and its survivor under one key are the same entity.
       const byFinal = new Map<string, [string, number]>();
       for (const item of list) {
-        const final = read.redirects.get(item[0])?.to ?? item[0];
+        const final = redirects.get(item[0])?.to ?? item[0];
         const prev = byFinal.get(final);
         if (!prev || item[0] === final || (prev[0] !== final && item[0] < prev[0])) byFinal.set(final, item);
       }
@@ -37,8 +77,7 @@ export async function buildResolve(ctx: CompileContext, read: TablesRead): Promi
       writer.add(key, value);
     }
   }
-  read.resolve.dispose();
+  spill.dispose();
   const family = await writer.finish();
-  ctx.progress.end();
-  return { family, ambiguous };
+  return { family, ambiguous, files: [...ledger.values()] };
 }

@@ -1,6 +1,10 @@
 // Builds entity responses from a shard's bytes: the compiler wrote every section once, so the runtime slices and
-// concatenates; only a `lang` filter or a relationships filter re-serialises the one section it changes.
+// concatenates; only a `lang` filter or a relationships filter re-serialises the one section it changes. The
+// bridges section is stored without its repeated per-bridge fields (common/shard-format.ts) and expanded here, by
+// byte splicing, wherever it is emitted.
 import type { Include } from '../common/ids.ts';
+import { expandBridges } from '../common/shard-format.ts';
+import { ApiError } from './api-error.ts';
 import type { LiveEntity } from './release/open-release.ts';
 
 const enc = new TextEncoder();
@@ -26,6 +30,15 @@ function sectionValue(e: LiveEntity, i: number, key: string): Uint8Array | null 
   return s.subarray(key.length + 4);
 }
 
+/** Bridges bytes as the API answers them. Bytes that passed their checksum yet do not expand are a broken compile. */
+function bridgesBytes(e: LiveEntity, stored: Uint8Array): Uint8Array {
+  try {
+    return expandBridges(stored, e.entityType);
+  } catch {
+    throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: e.id });
+  }
+}
+
 function filterAliases(sectionBytes: Uint8Array, lang: string): Uint8Array {
   // The section is `,"aliases":[…],"names":[…]`; parse just it, keep aliases in `lang`, derive names again.
   const parsed = JSON.parse(`{${dec.decode(sectionBytes.subarray(1))}}`) as { aliases: { name: string; language: string | null }[] };
@@ -41,7 +54,7 @@ export function entityParts(e: LiveEntity, include: Set<Include>, lang: string |
   for (const inc of ['aliases', 'attributes', 'bridges', 'relationships', 'overlay'] as Include[]) {
     if (!include.has(inc)) continue;
     const s = section(e, SECTION_INDEX[inc]);
-    parts.push(inc === 'aliases' && lang !== null ? filterAliases(s, lang) : s);
+    parts.push(inc === 'aliases' && lang !== null ? filterAliases(s, lang) : inc === 'bridges' ? bridgesBytes(e, s) : s);
   }
   const tail = redirectTail(e);
   if (tail) parts.push(tail);
@@ -67,7 +80,7 @@ const head = (e: LiveEntity) => enc.encode(`{"reep_id":${JSON.stringify(e.id)}`)
 
 /** GET /entities/{id}/bridges body. */
 export function bridgesBody(e: LiveEntity): Uint8Array {
-  const value = sectionValue(e, 2, 'bridges')!;
+  const value = bridgesBytes(e, sectionValue(e, 2, 'bridges')!);
   return concat([head(e), enc.encode(',"bridges":'), value, enc.encode(`,"count":${e.bridgeCount}`), redirectTail(e) ?? new Uint8Array(), CLOSE]);
 }
 

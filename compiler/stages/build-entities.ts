@@ -355,11 +355,11 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         }
       } else if (redirect) {
         if (redirect.to) {
-          sink.index.add(id, [ENTRY_REDIRECT, redirect.to]);
+          sink.index.add(ownCopy(id), [ENTRY_REDIRECT, redirect.to]);
           counts.redirects++;
         } else {
           const loc = sink.shards.add(tombstoneBody(id));
-          sink.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
+          sink.index.add(ownCopy(id), [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
           counts.tombstones++;
         }
         if (hasPrior) {
@@ -392,6 +392,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
 
   function writeLive(a: Acc, type: EntityType, bridges: [string, string, string][]): void {
     const typeIndex = a.type;
+    // The ID as a string of its own: index lines, postings and docs outlive this partition (spill buffers flush
+    // only every few dozen partitions), and a slice would keep the partition's whole text alive with them.
+    const id = ownCopy(a.id);
     counts.entities++;
     counts[`entities_${type}`] = (counts[`entities_${type}`] ?? 0) + 1;
 
@@ -461,10 +464,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     const off: number[] = [];
     for (const n of cuts) off.push((at += n));
     const loc = sink.shards.add(shard);
-    sink.index.add(a.id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
+    sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
 
-    // Kept until the search stage: copies, so the partition's text can be collected.
-    built.docs.ids.push(ownCopy(a.id));
+    built.docs.ids.push(id);
     built.docs.types.push(typeIndex);
     built.docs.labels.push(ownCopy(a.label));
     built.docs.bridges.push(bridges.length);
@@ -478,7 +480,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     for (const x of uniqueAliases) take(x.name, SRC_ALIAS);
     if (overlay) for (const x of overlay.aliases) take(x.name, SRC_OVERLAY);
     // Tokens are runs of letters and digits and IDs are [0-9a-z]: a tab-separated line needs no escaping.
-    for (const [t, src] of best) built.postings.addLine(searchGroupOf(t), `${t}\t${a.id}\t${src}`);
+    for (const [t, src] of best) built.postings.addLine(searchGroupOf(t), `${t}\t${id}\t${src}`);
   }
 
   function diffBridges(id: string, before: [string, string, string][], after: [string, string, string][]): void {

@@ -9,9 +9,10 @@ const ENTRY = new URL('./ts-worker.mjs', import.meta.url);
 /**
  * Old-space cap of each worker's heap. A busy isolate lets its heap grow far past its live data when nothing
  * stops it (a full-size compile peaked at 5.1 GB of RSS with two uncapped workers, whose live data is a few
- * hundred MB each); a cap makes V8 collect instead of grow.
+ * hundred MB each); a cap makes V8 collect instead of grow. A job that truly needs more fails with
+ * ERR_WORKER_OUT_OF_MEMORY rather than taking the machine's memory.
  */
-export const WORKER_HEAP_MB = 1024;
+export const WORKER_HEAP_MB = 1536;
 
 interface Reply<R> {
   ok: boolean;
@@ -44,7 +45,8 @@ export function runInWorker<J, R>(module: URL, job: J, signal?: AbortSignal): Pr
       else reject(rebuild(reply.error!));
       void worker.terminate();
     });
-    worker.once('error', (e) => {
+    // `on`, not `once`: a worker that failed can emit a second error as it exits (out of memory, say).
+    worker.on('error', (e) => {
       if (settled) return;
       settled = true;
       reject(e);

@@ -14,6 +14,7 @@ import { buildChanges } from './stages/build-changes.ts';
 import { buildDocuments, releaseSummary } from './stages/build-documents.ts';
 import { HashedFamilyWriter } from './write/bucket-family-writer.ts';
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
+import { diffBaseMeta, findDiffBase, writeDiffBaseMeta } from './write/diff-base.ts';
 
 export interface CompileReport {
   stamp: string;
@@ -45,10 +46,14 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     progress: new Progress(options.progress ?? Boolean(process.stderr.isTTY)),
     timings: [],
     written: new Map(),
+    writtenPrivate: new Map(),
+    priorDiffBase: null,
   };
   try {
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
+    ctx.priorDiffBase = prior ? findDiffBase(distDir, prior, ctx.options.partitions) : null;
+    writeDiffBaseMeta(ctx.privateDir, diffBaseMeta(release, ctx.options.partitions));
     const read = await timed(ctx, 'read tables', () => readTables(ctx));
     // Small buckets for point lookups: at full size the cache holds a fraction of the index, so a lookup usually
     // decodes one bucket, and a 4 KiB bucket decodes ~16x faster than a 64 KiB one for a directory of ~1 MiB.
@@ -92,7 +97,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     await writeFile(join(ctx.publicDir, RELEASE_DOC), JSON.stringify(doc));
     await rm(ctx.scratchDir, { recursive: true, force: true });
     const manifest = await timed(ctx, 'manifest and fsync', async () => {
-      const m = await writeManifests(outDir, release.stamp, DIST_FORMAT, ctx.written);
+      const m = await writeManifests(outDir, release.stamp, DIST_FORMAT, ctx.written, ctx.writtenPrivate);
       await fsyncTree(outDir);
       return m;
     });

@@ -1,6 +1,7 @@
 // One compile's shared state: options, the verified inputs, where output goes, and what the stages report.
 import type { ReleaseInput } from './read/release-input.ts';
 import type { ContentFile } from './write/content-file.ts';
+import type { DiffBaseSource } from './write/diff-base.ts';
 
 /** Options of one release compile. */
 export interface CompileOptions {
@@ -41,6 +42,10 @@ export interface CompileContext {
   timings: StageTiming[];
   /** Every content-addressed file written under public/ with its size and sha256, hashed once while written. */
   written: Map<string, ContentFile>;
+  /** Files under private/ hashed while written (the diff base); others there are read back for the manifest. */
+  writtenPrivate: Map<string, ContentFile>;
+  /** The predecessor's diff base when its compiled folder has one for it (read instead of its tables). */
+  priorDiffBase: DiffBaseSource | null;
 }
 
 export interface StageTiming {

@@ -58,9 +58,12 @@ export async function hashPart(root: string, known?: Map<string, { bytes: number
 export const combineDigests = (pub: string, priv: string): string => createHash('sha256').update(`public ${pub}\nprivate ${priv}\n`).digest('hex');
 
 /** Writes public/manifest.json, private/manifest.json and manifest.json for the release at `dir`. */
-export async function writeManifests(dir: string, stamp: string, format: string, known?: Map<string, { bytes: number; sha256: string }>): Promise<StampManifest> {
+export async function writeManifests(
+  dir: string, stamp: string, format: string,
+  known?: Map<string, { bytes: number; sha256: string }>, knownPrivate?: Map<string, { bytes: number; sha256: string }>,
+): Promise<StampManifest> {
   const pub = await hashPart(join(dir, PUBLIC_DIR), known);
-  const priv = await hashPart(join(dir, PRIVATE_DIR));
+  const priv = await hashPart(join(dir, PRIVATE_DIR), knownPrivate);
   await writeFile(join(dir, PUBLIC_DIR, MANIFEST_FILE), JSON.stringify({ stamp, ...pub }));
   await writeFile(join(dir, PRIVATE_DIR, MANIFEST_FILE), JSON.stringify({ stamp, ...priv }));
   const top: StampManifest = { format, stamp, public_digest: pub.digest, private_digest: priv.digest, digest: combineDigests(pub.digest, priv.digest) };

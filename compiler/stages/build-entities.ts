@@ -9,6 +9,7 @@ import { noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
+import { diffBaseLine, readDiffBasePartition, writeDiffBasePartition, type DiffBaseSource } from '../write/diff-base.ts';
 import { mkdirSync } from 'node:fs';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
 import { ownCopy, parseRecords } from '../read/csv-reader.ts';
@@ -58,6 +59,8 @@ interface Acc {
   /** Redirected or tombstoned in the prior release. */
   priorRetired: boolean;
   priorBridges: [string, string, string][];
+  /** The prior bridges as the predecessor's diff base holds them (JSON), when it is read instead of its tables. */
+  priorBridgesJson: string | null;
   live: boolean;
 }
 
@@ -85,6 +88,8 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     providerRoles: [...read.providerRoles],
     providers,
     hasPrior: ctx.prior !== null,
+    priorDiffBase: ctx.priorDiffBase,
+    privateDir: ctx.privateDir,
     scratchDir: join(ctx.scratchDir, `range-${r}`),
     publicDir: ctx.publicDir,
     packBytes: ctx.options.packBytes,
@@ -112,6 +117,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
       ctx.written.set(f.path, f);
       built.shardPacks.push(f.path);
     }
+    for (const f of res.privateFiles) ctx.writtenPrivate.set(f.path, f);
     addIndexLines(GroupSpill.open(res.index).readText(0), packBase, index);
     built.postings.push(GroupSpill.open(res.postings));
     built.events.push(GroupSpill.open(res.events));
@@ -174,6 +180,10 @@ export interface EntityRangeJob {
   providerRoles: [string, string][];
   providers: string[];
   hasPrior: boolean;
+  /** The predecessor's diff base, read instead of its tables when there is one (see compiler/write/diff-base.ts). */
+  priorDiffBase: DiffBaseSource | null;
+  /** Where this release's own diff base goes (under private/). */
+  privateDir: string;
   /** This range's own scratch directory. */
   scratchDir: string;
   publicDir: string;
@@ -183,6 +193,8 @@ export interface EntityRangeJob {
 /** What one range produced; plain data again. Index entries name packs by their number within this range. */
 export interface EntityRangeResult {
   packs: ContentFile[];
+  /** Diff base files, paths relative to private/. */
+  privateFiles: ContentFile[];
   /** Index entries: `<id>\t<index value, comma-separated>` lines in group 0. */
   index: GroupSpillHandle;
   postings: GroupSpillHandle;
@@ -238,6 +250,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     if (provider !== undefined) built.events.add(streamGroups.get(`provider:${provider}`)!, [text]);
   };
   const hasPrior = job.hasPrior;
+  const privateFiles: ContentFile[] = [];
   const read = { layouts, redirects, priorRedirects };
 
   for (let p = job.from; p < job.to; p++) {
@@ -247,7 +260,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       if (!a) {
         a = {
           id, type: -1, status: '', label: '', attrs: new Map(), aliases: [], bridges: [], rels: new Map(), link: null,
-          oaliases: [], xids: [], prior: null, priorRetired: false, priorBridges: [], live: false,
+          oaliases: [], xids: [], prior: null, priorRetired: false, priorBridges: [], priorBridgesJson: null, live: false,
         };
         accs.set(id, a);
       }
@@ -337,11 +350,22 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       parseRecords(spill.readText(p), true, onRecord);
       spill.release(p);
     }
+    if (job.priorDiffBase) {
+      readDiffBasePartition(job.priorDiffBase, p, (e) => {
+        const a = acc(e.id);
+        if (e.live) a.prior = [e.status, e.label];
+        a.priorBridgesJson = e.bridgesJson;
+      });
+    }
+    const diffBase: string[] = [];
     const ids = [...accs.keys()].sort();
     for (const id of ids) {
       const a = accs.get(id)!;
       const redirect = read.redirects.get(id);
       const bridges = dedupeBridges(a.bridges);
+      const bridgesJson = JSON.stringify(bridges);
+      // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
+      if (a.live || bridges.length) diffBase.push(diffBaseLine(ownCopy(id), a.live, a.status, a.label, bridgesJson));
       if (a.live) {
         const type = ENTITY_TYPES[a.type];
         writeLive(a, type, bridges);
@@ -371,8 +395,17 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
         noteSlack(ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
       }
-      if (hasPrior && (a.priorBridges.length || bridges.length)) diffBridges(id, dedupeBridges(a.priorBridges), a.live ? bridges : redirect?.to ? bridges : []);
+      if (hasPrior) {
+        const after = a.live || redirect?.to ? bridges : [];
+        if (a.priorBridgesJson !== null) {
+          // Unchanged lists (nearly all) are equal JSON strings: nothing to parse or compare.
+          if (a.priorBridgesJson !== (after === bridges ? bridgesJson : '[]')) diffBridges(id, JSON.parse(a.priorBridgesJson), after);
+        } else if (a.priorBridges.length || bridges.length) {
+          diffBridges(id, dedupeBridges(a.priorBridges), after);
+        }
+      }
     }
+    privateFiles.push(writeDiffBasePartition(job.privateDir, p, diffBase));
   }
   built.postings.seal();
   built.events.seal();
@@ -380,6 +413,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const packPaths = await shards.finish();
   return {
     packs: packPaths.map((path) => ledger.get(path)!),
+    privateFiles,
     index: index.handle(),
     postings: built.postings.handle(),
     events: built.events.handle(),

@@ -92,7 +92,7 @@ export interface SideReadJob {
   kind: 'bridges' | 'prior';
   release: ReleaseInput;
   partitions: number;
-  /** For `bridges`: the release's redirects, read and checked on the main thread. */
+  /** The release's redirects (read and checked on the main thread for `bridges`). */
   redirects: [string, RedirectInfo][];
   scratchDir: string;
 }
@@ -117,8 +117,12 @@ interface Reader {
 export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   const rel = ctx.release;
   const redirects = await readRedirects(rel, ctx);
+  const priorRedirects = ctx.prior ? await readRedirects(ctx.prior, null) : new Map<string, RedirectInfo>();
   const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges') }];
-  if (ctx.prior) side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [], scratchDir: join(ctx.scratchDir, 'read-prior') });
+  // The predecessor's tables only when its compiled diff base is not there to read instead.
+  if (ctx.prior && !ctx.priorDiffBase) {
+    side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior') });
+  }
   const abort = new AbortController();
   const sideDone = ctx.options.threads ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables-worker.ts', import.meta.url), side, abort.signal) : null;
   sideDone?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
@@ -137,7 +141,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     resolveLayout: { header: [], c: {}, idAt: 0, attrs: [] },
     live: new Map(),
     redirects,
-    priorRedirects: ctx.prior ? await readRedirects(ctx.prior, null) : new Map(),
+    priorRedirects,
     providerRoles: new Map(),
     providers: new Set(),
     coverage: [],
@@ -275,12 +279,17 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   const rel = job.release;
 
   if (job.kind === 'prior') {
-    // The predecessor, for the changelog: only what the diff compares (state, label, bridges).
+    // The predecessor, for the changelog: only what the diff compares (state, label, bridges), and only the
+    // bridges its own compile kept (of live or merged IDs), as its diff base would hold them.
+    const live = new Set<string>();
+    const redirects = new Map(job.redirects);
     await spilled(r, rel, true, 'entities', TAG.priorEntity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, _row, _label, raw) => {
+      live.add(ownCopy(f[c.reep_id]));
       put(f[c.reep_id], TAG.priorEntity, raw);
     });
     await spilled(r, rel, true, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c, _row, _label, raw) => {
-      put(f[c.reep_id], TAG.priorBridge, raw);
+      const id = f[c.reep_id];
+      if (live.has(id) || redirects.get(id)?.to) put(id, TAG.priorBridge, raw);
     });
   } else {
     // Live IDs and their types, read again here rather than shipped across threads; the main thread checks the

@@ -1,6 +1,6 @@
 // The same release compiles to the same bytes: another output folder, another working directory, manifest entries
 // listed in another order, another TZ and locale. Also checks the golden shape of the output tree.
-import { mkdtempSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync, cpSync, rmSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -66,6 +66,31 @@ describe('compile is deterministic', () => {
     await compileAll({ releases, dist: join(root, 'threads'), progress: false, threads: true });
     await compileAll({ releases, dist: join(root, 'inline'), progress: false, threads: false });
     expect(digests(join(root, 'inline'))).toEqual(digests(join(root, 'threads')));
+  });
+
+  it("reads the predecessor's diff base or its tables to the same bytes, and refuses a diff base that fails its manifest", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ir-diffbase-'));
+    const releases = makeReleases(root);
+    const dist = join(root, 'dist');
+    await compileAll({ releases, dist, progress: false });
+    const [, withBase] = digests(dist);
+
+    // Without the predecessor's diff base, its tables are read instead.
+    const base = join(dist, '20261001T000000Z', 'private', 'diff-base');
+    const saved = join(root, 'saved-diff-base');
+    cpSync(base, saved, { recursive: true });
+    rmSync(base, { recursive: true });
+    await compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false });
+    expect(digests(dist)[1]).toBe(withBase);
+
+    // A diff base whose bytes differ from its manifest is refused, naming the file.
+    cpSync(saved, base, { recursive: true });
+    const file = readdirSync(base).filter((f) => f.endsWith('.tsv')).find((f) => statSync(join(base, f)).size > 0)!;
+    const bytes = readFileSync(join(base, file));
+    bytes[0] ^= 1;
+    writeFileSync(join(base, file), bytes);
+    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${file}: does not match its manifest`));
+    expect(digests(dist)[1]).toBe(withBase); // the published successor is untouched
   });
 
   it('writes the golden set of files', async () => {

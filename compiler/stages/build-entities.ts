@@ -438,7 +438,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     const aliases = a.aliases
       .map(([name, kind, rank, language]) => ({ name, language: language || null, type: kind || null, rank: parseRank(rank) }))
       .sort((x, y) => rankKey(x.rank) - rankKey(y.rank) || cmp(x.name, y.name) || cmp(x.type ?? '', y.type ?? '') || cmp(x.language ?? '', y.language ?? ''));
-    const uniqueAliases = aliases.filter((x, i) => i === 0 || JSON.stringify(x) !== JSON.stringify(aliases[i - 1]));
+    const same = (x: (typeof aliases)[number], y: (typeof aliases)[number]) => x.name === y.name && x.language === y.language && x.type === y.type && x.rank === y.rank;
+    const uniqueAliases = aliases.filter((x, i) => i === 0 || !same(x, aliases[i - 1]));
     const names: string[] = [];
     for (const x of uniqueAliases) if (!names.includes(x.name)) names.push(x.name);
     counts.aliases += uniqueAliases.length;

@@ -34,6 +34,50 @@ export function deltaEncode(sorted: number[]): number[] {
   return out;
 }
 
+/**
+ * The `cap` smallest distinct ordinals (value >> 2) over ascending lists of posting values: a k-way merge through
+ * a binary heap that stops at `cap`, rather than concatenating every list and sorting.
+ */
+export function smallestOrdinals(lists: number[][], cap: number): number[] {
+  const out: number[] = [];
+  if (lists.length === 1) {
+    for (const v of lists[0]) {
+      const o = v >> 2;
+      if (out.length === 0 || out[out.length - 1] !== o) out.push(o);
+      if (out.length === cap) break;
+    }
+    return out;
+  }
+  // Heap of list indexes ordered by each list's current head; pos[i] is list i's next position.
+  const pos = new Int32Array(lists.length);
+  const heap: number[] = [];
+  const head = (i: number) => lists[i][pos[i]];
+  const down = (at: number) => {
+    for (;;) {
+      const l = 2 * at + 1;
+      if (l >= heap.length) return;
+      const r = l + 1;
+      const m = r < heap.length && head(heap[r]) < head(heap[l]) ? r : l;
+      if (head(heap[m]) >= head(heap[at])) return;
+      [heap[m], heap[at]] = [heap[at], heap[m]];
+      at = m;
+    }
+  };
+  for (let i = 0; i < lists.length; i++) if (lists[i].length) heap.push(i);
+  for (let at = (heap.length >> 1) - 1; at >= 0; at--) down(at);
+  while (heap.length && out.length < cap) {
+    const i = heap[0];
+    const o = head(i) >> 2;
+    if (out.length === 0 || out[out.length - 1] !== o) out.push(o);
+    if (++pos[i] >= lists[i].length) {
+      heap[0] = heap[heap.length - 1];
+      heap.pop();
+    }
+    if (heap.length) down(0);
+  }
+  return out;
+}
+
 export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Promise<{ search: BucketFamily; docs: BucketFamily; tokens: number }> {
   ctx.progress.begin('build search index');
   const { ids, types, labels, bridges } = built.docs;
@@ -67,26 +111,24 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
       else exact.set(token, [v]);
     }
     for (const spill of built.postings) spill.release(g);
-    const prefix = new Map<string, number[]>();
+    // A prefix collects references to its tokens' (sorted, capped) lists, not copies of their values: a short
+    // prefix can stand for thousands of tokens, and only its 500 smallest ordinals are kept.
+    const prefix = new Map<string, number[][]>();
     for (const [token, list] of exact) {
       list.sort((a, b) => a - b);
       if (list.length > MAX_CANDIDATES_PER_TOKEN) list.length = MAX_CANDIDATES_PER_TOKEN;
       for (const j of prefixLengths(token)) {
         const k = token.slice(0, j);
-        let acc = prefix.get(k);
-        if (!acc) prefix.set(k, (acc = []));
-        for (const v of list) acc.push(v >> 2);
+        const acc = prefix.get(k);
+        if (acc) acc.push(list);
+        else prefix.set(k, [list]);
       }
     }
     const keys = new Set([...exact.keys(), ...prefix.keys()]);
     for (const k of keys) {
       const e = exact.get(k) ?? [];
-      let p = prefix.get(k) ?? [];
-      if (p.length) {
-        p.sort((a, b) => a - b);
-        p = p.filter((v, i) => i === 0 || v !== p[i - 1]);
-        if (p.length > MAX_CANDIDATES_PER_TOKEN) p.length = MAX_CANDIDATES_PER_TOKEN;
-      }
+      const lists = prefix.get(k);
+      const p = lists ? smallestOrdinals(lists, MAX_CANDIDATES_PER_TOKEN) : [];
       writer.add(k, [deltaEncode(e), deltaEncode(p)]);
       tokens++;
     }

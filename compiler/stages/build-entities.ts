@@ -29,8 +29,13 @@ export const SRC_OVERLAY = 1;
 export interface EntitiesBuilt {
   /** Shard packs, paths relative to public/, in pack-number order. */
   shardPacks: string[];
-  /** `token\treep_id\tsource` lines grouped by the token's first three characters, one spill per range. */
+  /**
+   * `token\tdoc\tsource` lines grouped by the token's first three characters, one spill per range; `doc` is the
+   * entity's position among its range's docs (so `docStarts[range] + doc` in `docs`).
+   */
   postings: GroupSpill[];
+  /** Where each range's entities start in `docs`. */
+  docStarts: number[];
   /** Change events (canonical JSON text) grouped by stream (see streamGroups), one spill per range, in range order. */
   events: GroupSpill[];
   streamGroups: Map<string, number>;
@@ -105,6 +110,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
   const built: EntitiesBuilt = {
     shardPacks: [],
     postings: [],
+    docStarts: [],
     events: [],
     streamGroups: streamGroupsOf(providers),
     docs: { ids: [], types: [], labels: [], bridges: [] },
@@ -120,6 +126,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     for (const f of res.privateFiles) ctx.writtenPrivate.set(f.path, f);
     addIndexLines(GroupSpill.open(res.index).readText(0), packBase, index);
     built.postings.push(GroupSpill.open(res.postings));
+    built.docStarts.push(built.docs.ids.length);
     built.events.push(GroupSpill.open(res.events));
     for (const k of res.goneProviders) if (!built.streamGroups.has(k)) built.streamGroups.set(k, -1);
     // concat, not push(...): a spread of a million arguments overflows the stack.
@@ -501,7 +508,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     const loc = sink.shards.add(shard);
     sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
 
-    built.docs.ids.push(id);
+    const doc = built.docs.ids.push(id) - 1;
     built.docs.types.push(typeIndex);
     built.docs.labels.push(ownCopy(a.label));
     built.docs.bridges.push(bridges.length);
@@ -514,8 +521,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     take(a.label, SRC_LABEL);
     for (const x of uniqueAliases) take(x.name, SRC_ALIAS);
     if (overlay) for (const x of overlay.aliases) take(x.name, SRC_OVERLAY);
-    // Tokens are runs of letters and digits and IDs are [0-9a-z]: a tab-separated line needs no escaping.
-    for (const [t, src] of best) built.postings.addLine(searchGroupOf(t), `${t}\t${id}\t${src}`);
+    // Tokens are runs of letters and digits: a tab-separated line needs no escaping. The entity is named by its
+    // doc position, so the search stage maps it to an ordinal through an array, not 10M string lookups.
+    for (const [t, src] of best) built.postings.addLine(searchGroupOf(t), `${t}\t${doc}\t${src}`);
   }
 
   function diffBridges(id: string, before: [string, string, string][], after: [string, string, string][]): void {

@@ -83,11 +83,11 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
   const { ids, types, labels, bridges } = built.docs;
   const order = ids.map((_, i) => i);
   order.sort((a, b) => bridges[b] - bridges[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
-  const ordinalOf = new Map<string, number>();
+  const ordinalOfDoc = new Int32Array(ids.length);
   const docsWriter = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET, ledger: ctx.written });
   for (let o = 0; o < order.length; o++) {
     const i = order[o];
-    ordinalOf.set(ids[i], o);
+    ordinalOfDoc[i] = o;
     docsWriter.push([ids[i], types[i], labels[i], bridges[i]]);
   }
   const docs = await docsWriter.finish();
@@ -98,17 +98,21 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
   for (let g = 0; g < SEARCH_GROUPS; g++) {
     const exact = new Map<string, number[]>();
     // Lists are sorted below, so the order in which ranges contributed postings does not matter.
-    const text = built.postings.map((spill) => spill.readText(g)).join('');
-    for (let pos = 0; pos < text.length; ) {
-      const t1 = text.indexOf('\t', pos);
-      const t2 = text.indexOf('\t', t1 + 1);
-      const nl = text.indexOf('\n', t2 + 1);
-      const token = text.slice(pos, t1);
-      const v = ordinalOf.get(text.slice(t1 + 1, t2))! * 4 + (text.charCodeAt(t2 + 1) - 48);
-      pos = nl + 1;
-      const list = exact.get(token);
-      if (list) list.push(v);
-      else exact.set(token, [v]);
+    for (let r = 0; r < built.postings.length; r++) {
+      const text = built.postings[r].readText(g);
+      const start = built.docStarts[r];
+      for (let pos = 0; pos < text.length; ) {
+        const t1 = text.indexOf('\t', pos);
+        let doc = 0;
+        let at = t1 + 1;
+        for (let c = text.charCodeAt(at); c !== 9; c = text.charCodeAt(++at)) doc = doc * 10 + (c - 48);
+        const token = text.slice(pos, t1);
+        const v = ordinalOfDoc[start + doc] * 4 + (text.charCodeAt(at + 1) - 48);
+        pos = text.indexOf('\n', at + 1) + 1;
+        const list = exact.get(token);
+        if (list) list.push(v);
+        else exact.set(token, [v]);
+      }
     }
     for (const spill of built.postings) spill.release(g);
     // A prefix collects references to its tokens' (sorted, capped) lists, not copies of their values: a short

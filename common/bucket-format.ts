@@ -32,23 +32,154 @@ export interface BucketFamily {
  * A hashed bucket is a msgpack array `[k0, v0, k1, v1, ...]` with keys in ascending JS string order; an ordinal
  * bucket is an array of values. Readers keep the bucket's bytes and walk them: a lookup compares keys in place,
  * skips the values before its own and decodes only that one, so a lookup allocates one value, not the bucket
- * (a few thousand short-lived objects per lookup otherwise, which the GC then has to chase).
+ * (a few thousand short-lived objects per lookup otherwise, which the GC then has to chase). A bucket read often
+ * can be indexed once (indexBucket: where each entry starts), after which a lookup binary-searches the keys or
+ * jumps to the n-th value instead of skipping the values before it.
  */
 
+/**
+ * Where each entry of a bucket starts (the key of a hashed bucket's pair, the value of an ordinal bucket's), and
+ * at the last slot where the bucket ends: 2 bytes a slot for buckets under 64 KiB, else 4.
+ */
+export type BucketIndex = Uint16Array | Uint32Array;
+
 /** The value stored under `key` in a hashed bucket's bytes, or undefined. Throws on bytes that are not a bucket. */
-export function findInBucket<V>(bucket: Uint8Array, key: string): V | undefined {
-  const at = locateInBucket(bucket, key);
-  return at ? (packr.unpack(bucket.subarray(at[0], at[1])) as V) : undefined;
+export function findInBucket<V>(bucket: Uint8Array, key: string, index?: BucketIndex): V | undefined {
+  const at = locateInBucket(bucket, key, index);
+  return at ? (decodeValue(bucket, at[0], at[1]) as V) : undefined;
 }
 
-/** The value at `index` of an ordinal bucket's bytes, or undefined past its end. */
-export function valueInBucket<V>(bucket: Uint8Array, index: number): V | undefined {
-  const at = locateValue(bucket, index);
-  return at ? (packr.unpack(bucket.subarray(at[0], at[1])) as V) : undefined;
+/** The value at position `n` of an ordinal bucket's bytes, or undefined past its end. */
+export function valueInBucket<V>(bucket: Uint8Array, n: number, index?: BucketIndex): V | undefined {
+  const at = locateValue(bucket, n, index);
+  return at ? (decodeValue(bucket, at[0], at[1]) as V) : undefined;
+}
+
+/**
+ * The msgpack value in b[start, end), exactly as packr.unpack gives it. Values the compiler writes (arrays of
+ * small integers and strings, nil, booleans) are read here directly, which costs a fraction of a general unpack
+ * call per value; any other type (maps, floats, 64-bit integers, bin, ext) hands the whole value to msgpackr.
+ */
+export function decodeValue(b: Uint8Array, start: number, end: number): unknown {
+  decodePos = start;
+  decodeEnd = end;
+  try {
+    const v = readValue(b);
+    if (decodePos === end) return v;
+  } catch (err) {
+    if (err !== UNSUPPORTED) throw err;
+  }
+  return packr.unpack(b.subarray(start, end));
+}
+
+// Decoder state: where the next byte is read, and where the value must end.
+let decodePos = 0;
+let decodeEnd = 0;
+/** Thrown by readValue for a type it leaves to msgpackr (an object, so no stack trace is built). */
+const UNSUPPORTED = { unsupported: true };
+const utf8Decoder = new TextDecoder();
+
+function readValue(b: Uint8Array): unknown {
+  if (decodePos >= decodeEnd) throw UNSUPPORTED; // past the value: let msgpackr report it
+  const t = b[decodePos++];
+  if (t < 0x80) return t;
+  if (t >= 0xe0) return t - 0x100;
+  if (t >= 0xa0 && t <= 0xbf) return readString(b, t & 0x1f);
+  if (t >= 0x90 && t <= 0x9f) return readArray(b, t & 0x0f);
+  const p = decodePos;
+  switch (t) {
+    case 0xc0: return null;
+    case 0xc2: return false;
+    case 0xc3: return true;
+    case 0xcc: decodePos += 1; return b[p];
+    case 0xcd: decodePos += 2; return u16(b, p);
+    case 0xce: decodePos += 4; return u32(b, p);
+    case 0xd0: decodePos += 1; return (b[p] << 24) >> 24;
+    case 0xd1: decodePos += 2; return (u16(b, p) << 16) >> 16;
+    case 0xd2: decodePos += 4; return u32(b, p) | 0;
+    case 0xd9: decodePos += 1; return readString(b, b[p]);
+    case 0xda: decodePos += 2; return readString(b, u16(b, p));
+    case 0xdb: decodePos += 4; return readString(b, u32(b, p));
+    case 0xdc: decodePos += 2; return readArray(b, u16(b, p));
+    case 0xdd: decodePos += 4; return readArray(b, u32(b, p));
+    default: throw UNSUPPORTED;
+  }
+}
+
+function readArray(b: Uint8Array, n: number): unknown[] {
+  // Every element takes at least one byte: a count beyond the bytes left is not this decoder's to handle.
+  if (n > decodeEnd - decodePos) throw UNSUPPORTED;
+  const out = new Array<unknown>(n);
+  for (let i = 0; i < n; i++) {
+    // Search postings are long arrays of small deltas: a positive fixint is taken without a call.
+    const t = b[decodePos];
+    if (t < 0x80 && decodePos < decodeEnd) {
+      out[i] = t;
+      decodePos++;
+    } else out[i] = readValue(b);
+  }
+  return out;
+}
+
+function readString(b: Uint8Array, n: number): string {
+  const start = decodePos;
+  const end = start + n;
+  if (!(end <= decodeEnd)) throw UNSUPPORTED;
+  decodePos = end;
+  // Register IDs and labels are short and mostly ASCII: built in JS, they skip a native call each.
+  if (n <= 32) {
+    let s = '';
+    for (let i = start; i < end; i++) {
+      const c = b[i];
+      if (c >= 0x80) return utf8Decoder.decode(b.subarray(start, end));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return utf8Decoder.decode(b.subarray(start, end));
+}
+
+/** Entries in a bucket (pairs for a hashed one), read from its array header. */
+export function bucketEntries(b: Uint8Array, hashed: boolean): number {
+  arrayHeader(b, 0);
+  if (hashed && headerCount % 2 !== 0) throw new BucketFormatError('hashed bucket with an odd element count', 0);
+  return hashed ? headerCount / 2 : headerCount;
+}
+
+/** Walks a whole bucket once and records where each entry starts (see BucketIndex); checks its shape on the way. */
+export function indexBucket(b: Uint8Array, hashed: boolean): BucketIndex {
+  const n = bucketEntries(b, hashed);
+  let pos = arrayHeader(b, 0);
+  const index = b.length <= 0xffff ? new Uint16Array(n + 1) : new Uint32Array(n + 1);
+  for (let i = 0; i < n; i++) {
+    index[i] = pos;
+    if (hashed) {
+      pos = strHeader(b, pos) + headerCount;
+      if (pos > b.length) throw new BucketFormatError('key runs past the bucket', index[i]);
+    }
+    pos = skipMsgpack(b, pos);
+  }
+  if (pos !== b.length) throw new BucketFormatError('bytes after the bucket', pos);
+  index[n] = pos;
+  return index;
 }
 
 /** Byte range [start, end) of the value under `key` in a hashed bucket, or null. */
-export function locateInBucket(b: Uint8Array, key: string): [number, number] | null {
+export function locateInBucket(b: Uint8Array, key: string, index?: BucketIndex): [number, number] | null {
+  if (index) {
+    let lo = 0;
+    let hi = index.length - 2;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const start = strHeader(b, index[mid]);
+      const end = start + headerCount;
+      const order = compareUtf8ToString(b, start, end, key);
+      if (order === 0) return [end, index[mid + 1]];
+      if (order < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return null;
+  }
   let pos = arrayHeader(b, 0);
   const count = headerCount;
   if (count % 2 !== 0) throw new BucketFormatError('hashed bucket with an odd element count', 0);
@@ -65,11 +196,12 @@ export function locateInBucket(b: Uint8Array, key: string): [number, number] | n
   return null;
 }
 
-/** Byte range [start, end) of the `index`-th element of an ordinal bucket, or null past its end. */
-export function locateValue(b: Uint8Array, index: number): [number, number] | null {
+/** Byte range [start, end) of the `n`-th element of an ordinal bucket, or null past its end. */
+export function locateValue(b: Uint8Array, n: number, index?: BucketIndex): [number, number] | null {
+  if (index) return Number.isInteger(n) && n >= 0 && n < index.length - 1 ? [index[n], index[n + 1]] : null;
   let pos = arrayHeader(b, 0);
-  if (!Number.isInteger(index) || index < 0 || index >= headerCount) return null;
-  for (let i = 0; i < index; i++) pos = skipMsgpack(b, pos);
+  if (!Number.isInteger(n) || n < 0 || n >= headerCount) return null;
+  for (let i = 0; i < n; i++) pos = skipMsgpack(b, pos);
   return [pos, skipMsgpack(b, pos)];
 }
 

@@ -39,7 +39,9 @@ export interface ReleaseSummary {
  * - tombstone: [2, pack, offset, length, checksum]   (the stub holds the exact 410 Error body)
  * A live shard is `{core` `,"aliases":…,"names":…` `,"attributes":…` `,"bridges":…` `,"relationships":…`
  * `,"overlay":…` `}`; the cuts are the byte offsets where each section starts (the overlay section is empty when
- * the entity has none) and where the closing `}` stands.
+ * the entity has none) and where the closing `}` stands. The bridges section may be in the stored form of
+ * common/shard-format.ts (each bridge without entity_type and role, one role marker byte before its `}`); the
+ * runtime expands it to the full text, and passes a section without markers through.
  * typeIndex indexes ENTITY_TYPES; checksum is fnv1a32Bytes of the shard's bytes, checked on every read so a
  * corrupted pack answers 503 rather than wrong bytes.
  */

@@ -1,37 +1,74 @@
 // Reads one bucketed family (common/bucket-format.ts) through a ShardSource: the directory once, then one bucket
 // per lookup with one ranged read. Buckets are kept as their checksum-verified bytes in a shared LRU and a lookup
-// walks those bytes, decoding only the value it returns.
+// walks those bytes, decoding only the value it returns; a bucket looked into again gets an entry index, so hot
+// buckets (search tokens, search docs) are binary-searched or indexed instead of walked.
 import { fnv1a32Bytes } from '../../common/hash.ts';
 import { ApiError } from '../api-error.ts';
-import { DIRECTORY_ENTRY_BYTES, findInBucket, readDirectoryEntry, valueInBucket, type BucketFamily } from '../../common/bucket-format.ts';
+import {
+  bucketEntries,
+  DIRECTORY_ENTRY_BYTES,
+  findInBucket,
+  indexBucket,
+  readDirectoryEntry,
+  valueInBucket,
+  type BucketFamily,
+  type BucketIndex,
+} from '../../common/bucket-format.ts';
 import { bucketOf } from '../../common/hash.ts';
 import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
 import { LruCache } from './lru-cache.ts';
 
+/** One retained bucket: its verified bytes and, once it is looked into a second time, its entry index. */
+export interface CachedBucket {
+  bytes: Uint8Array;
+  index: BucketIndex | null;
+  lookups: number;
+}
+
 /**
- * Cache of verified bucket bytes, keyed by `<pack path>#<bucket>`; pack names are content-addressed, so one cache
- * may serve every family and release. Bytes live outside the JS heap and are one object per bucket, so a full
- * cache adds next to nothing to what the GC marks.
+ * Cache of verified buckets, keyed by bucketCacheKey (pack, bucket); pack names are content-addressed, so one cache
+ * may serve every family and release. Bytes and indexes live outside the JS heap and are a few objects per bucket,
+ * so a full cache adds next to nothing to what the GC marks.
  */
-export type BucketCache = LruCache<string, Uint8Array>;
+export type BucketCache = LruCache<number, CachedBucket>;
 
-/** The runtime's shared bucket cache (runtime/release/catalog.ts). */
-export const DEFAULT_BUCKET_CACHE_BYTES = 64 * 1024 * 1024;
+/** Buckets a family may have for bucketCacheKey (the compiler writes at most 2^24). */
+const MAX_BUCKETS = 2 ** 24;
+/** A number per pack path, for the life of the process: lookups build a small integer key, not a string per call. */
+const packNumbers = new Map<string, number>();
 
-/** What one retained bucket costs beyond its bytes: the Map slot, the key string, the Uint8Array and its ArrayBuffer. */
-const SLOT_OVERHEAD_BYTES = 256;
+/** The cache key of one bucket of a pack. */
+export function bucketCacheKey(pack: string, bucket: number): number {
+  let n = packNumbers.get(pack);
+  if (n === undefined) packNumbers.set(pack, (n = packNumbers.size));
+  return n * MAX_BUCKETS + bucket;
+}
+
+/**
+ * The runtime's shared bucket cache (runtime/release/catalog.ts). At full size the entity index (100 MiB) and
+ * resolve (394 MiB) families dwarf any affordable cache, so for them a hit saves only a page-cached read and a
+ * checksum, whatever the size; the cache earns its keep on the small hot families (all search tokens are 4 MiB,
+ * the popular search docs, change pages). Measured on the full-size dist: 32, 64 and 96 MiB served within noise
+ * of each other, and RSS after the benchmark's load grew with the size (259 / 278 / 279 MiB).
+ */
+export const DEFAULT_BUCKET_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** What one retained bucket costs beyond its bytes and index: the Map entry, the LRU slot, this record and the typed arrays' objects. */
+const SLOT_OVERHEAD_BYTES = 320;
 
 /** Options of openBucketFamily. */
 export interface BucketFamilyReaderOptions {
-  /** Where verified buckets are kept (weight = bytes + a slot overhead). Default: a private cache of 8 MiB. */
+  /** Where verified buckets are kept (weight = bytes + the index they may get + a slot overhead). Default: a private cache of 8 MiB. */
   cache?: BucketCache;
 }
 
-export const createBucketCache = (maxBytes: number): BucketCache => new LruCache<string, Uint8Array>({ maxWeight: maxBytes });
+export const createBucketCache = (maxBytes: number): BucketCache => new LruCache<number, CachedBucket>({ maxWeight: maxBytes });
 
 export function openBucketFamily(source: ShardSource, family: BucketFamily, opts: BucketFamilyReaderOptions = {}): BucketFamilyReader {
   const cache = opts.cache ?? createBucketCache(8 * 1024 * 1024);
   const where = `${source.label} ${family.pack}`;
+  if (!(family.buckets <= MAX_BUCKETS)) throw new Error(`[bucket-reader] ${where}: ${family.buckets} buckets, at most ${MAX_BUCKETS} supported`);
+  const keyBase = bucketCacheKey(family.pack, 0);
   let directory: Promise<Uint8Array> | null = null;
 
   // Loaded once and shared by concurrent first lookups; a failed load is forgotten so the next lookup retries.
@@ -58,13 +95,15 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
     return new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check.');
   };
 
-  const loadBucket = async (bucket: number): Promise<Uint8Array | null> => {
+  const hashed = family.addressing === 'fnv1a32-top-bits';
+  const loadBucket = async (bucket: number): Promise<CachedBucket | null> => {
     const dir = await loadDirectory();
     const { offset, length, checksum } = readDirectoryEntry(dir, bucket);
     if (length === 0) return null;
     return cache.getOrLoad(
-      `${family.pack}#${bucket}`,
-      (bytes) => bytes.byteLength + SLOT_OVERHEAD_BYTES,
+      keyBase + bucket,
+      // The index a bucket may get later is counted now, so the bound holds whichever buckets get one.
+      (c) => c.bytes.byteLength + (bucketEntries(c.bytes, hashed) + 1) * (c.bytes.byteLength <= 0xffff ? 2 : 4) + SLOT_OVERHEAD_BYTES,
       async () => {
         // Bytes that fail their checksum (or a directory that points past the pack) are never kept nor walked:
         // the request gets 503 artefact_corrupt until the dist is repaired. Cached bytes were verified once.
@@ -76,16 +115,26 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
         }
         if (fnv1a32Bytes(bytes) !== checksum) throw corrupt(`bucket ${bucket} fails its checksum`);
         // A view into a larger buffer (a source that cached the whole file) would keep all of it alive under
-        // this bucket's weight; own copy keeps the cache bound a bound on memory.
-        return bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+        // this bucket's weight; own copy keeps the cache bound a bound on memory. (A copy made by the
+        // constructor: Buffer's slice() would be another view.)
+        const own = bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
+        try {
+          bucketEntries(own, hashed);
+        } catch (err) {
+          throw corrupt(`bucket ${bucket} is not a bucket (${(err as Error).message})`);
+        }
+        return { bytes: own, index: null, lookups: 0 };
       },
     );
   };
 
   // Bytes that passed their checksum but are not a bucket mean a broken compile: the same 503 as corrupt bytes.
-  const walk = <V>(bucket: number, read: () => V): V => {
+  const walk = <V>(bucket: number, c: CachedBucket, read: (bytes: Uint8Array, index: BucketIndex | undefined) => V): V => {
     try {
-      return read();
+      // Most buckets of a large family are read once before they are evicted: a walk that stops at the key costs
+      // less than indexing them. A second lookup shows the bucket is hot, and indexing pays off from then on.
+      if (c.index === null && c.lookups++ > 0) c.index = indexBucket(c.bytes, hashed);
+      return read(c.bytes, c.index ?? undefined);
     } catch (err) {
       throw corrupt(`bucket ${bucket} is not a bucket (${(err as Error).message})`);
     }
@@ -96,8 +145,9 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       if (family.addressing !== 'fnv1a32-top-bits') throw new Error(`[bucket-reader] ${where}: get() on an ${family.addressing} family`);
       if (family.entries === 0) return undefined;
       const bucket = bucketOf(key, family.buckets);
-      const bytes = await loadBucket(bucket);
-      return bytes ? walk(bucket, () => findInBucket<V>(bytes, key)) : undefined;
+      // A retained bucket is used at once: no promise hops through the loader for the common case.
+      const c = cache.get(keyBase + bucket) ?? (await loadBucket(bucket));
+      return c ? walk(bucket, c, (bytes, index) => findInBucket<V>(bytes, key, index)) : undefined;
     },
 
     async at<V = unknown>(ordinal: number): Promise<V | undefined> {
@@ -106,8 +156,8 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       const per = family.per_bucket ?? 0;
       if (per < 1) throw new Error(`[bucket-reader] ${where}: ordinal family without per_bucket`);
       const bucket = Math.floor(ordinal / per);
-      const bytes = await loadBucket(bucket);
-      return bytes ? walk(bucket, () => valueInBucket<V>(bytes, ordinal % per)) : undefined;
+      const c = cache.get(keyBase + bucket) ?? (await loadBucket(bucket));
+      return c ? walk(bucket, c, (bytes, index) => valueInBucket<V>(bytes, ordinal % per, index)) : undefined;
     },
   };
 }

@@ -7,15 +7,23 @@ export interface LruCacheOptions {
   maxWeight: number;
 }
 
-interface Slot<V> {
+interface Slot<K, V> {
+  key: K;
   value: V;
   weight: number;
+  // Neighbours in recency order: `older` towards the least recently used end.
+  older: Slot<K, V> | null;
+  newer: Slot<K, V> | null;
 }
 
 export class LruCache<K, V> {
   readonly maxWeight: number;
-  // A Map iterates in insertion order; re-inserting on every hit keeps the least recently used entry first.
-  private readonly slots = new Map<K, Slot<V>>();
+  // Recency is a doubly linked list, not Map insertion order: re-inserting into a Map on every hit leaves a
+  // deleted entry behind each time, and eviction, which iterates from the oldest end, had to step over all of
+  // them (measured: most of a search request's cache cost with ~20k retained buckets).
+  private readonly slots = new Map<K, Slot<K, V>>();
+  private oldest: Slot<K, V> | null = null;
+  private newest: Slot<K, V> | null = null;
   private readonly inflight = new Map<K, Promise<V>>();
   private total = 0;
 
@@ -47,8 +55,7 @@ export class LruCache<K, V> {
   get(key: K): V | undefined {
     const slot = this.slots.get(key);
     if (!slot) return undefined;
-    this.slots.delete(key);
-    this.slots.set(key, slot);
+    this.touch(slot);
     return slot.value;
   }
 
@@ -56,9 +63,13 @@ export class LruCache<K, V> {
   set(key: K, value: V, weight: number): void {
     this.drop(key);
     if (!(weight >= 0) || weight > this.maxWeight) return;
-    this.slots.set(key, { value, weight });
+    const slot: Slot<K, V> = { key, value, weight, older: this.newest, newer: null };
+    if (this.newest) this.newest.newer = slot;
+    else this.oldest = slot;
+    this.newest = slot;
+    this.slots.set(key, slot);
     this.total += weight;
-    this.evict();
+    while (this.total > this.maxWeight && this.oldest) this.remove(this.oldest);
   }
 
   delete(key: K): boolean {
@@ -69,6 +80,7 @@ export class LruCache<K, V> {
   clear(): void {
     this.slots.clear();
     this.inflight.clear();
+    this.oldest = this.newest = null;
     this.total = 0;
   }
 
@@ -80,8 +92,7 @@ export class LruCache<K, V> {
   getOrLoad(key: K, weightOf: (value: V) => number, loader: () => Promise<V>): Promise<V> {
     const slot = this.slots.get(key);
     if (slot) {
-      this.slots.delete(key);
-      this.slots.set(key, slot);
+      this.touch(slot);
       return Promise.resolve(slot.value);
     }
     const running = this.inflight.get(key);
@@ -111,19 +122,33 @@ export class LruCache<K, V> {
     return promise;
   }
 
+  /** Makes `slot` the most recently used. */
+  private touch(slot: Slot<K, V>): void {
+    if (slot === this.newest) return;
+    this.unlink(slot);
+    slot.older = this.newest;
+    slot.newer = null;
+    this.newest!.newer = slot; // not the newest, so the list has another slot
+    this.newest = slot;
+  }
+
+  private unlink(slot: Slot<K, V>): void {
+    if (slot.older) slot.older.newer = slot.newer;
+    else this.oldest = slot.newer;
+    if (slot.newer) slot.newer.older = slot.older;
+    else this.newest = slot.older;
+  }
+
+  private remove(slot: Slot<K, V>): void {
+    this.unlink(slot);
+    this.slots.delete(slot.key);
+    this.total -= slot.weight;
+  }
+
   private drop(key: K): boolean {
     const slot = this.slots.get(key);
     if (!slot) return false;
-    this.slots.delete(key);
-    this.total -= slot.weight;
+    this.remove(slot);
     return true;
-  }
-
-  private evict(): void {
-    for (const [key, slot] of this.slots) {
-      if (this.total <= this.maxWeight) break;
-      this.slots.delete(key);
-      this.total -= slot.weight;
-    }
   }
 }

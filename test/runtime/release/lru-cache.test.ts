@@ -51,4 +51,38 @@ describe('LruCache', () => {
     expect(await p).toBe(7);
     expect(c.has('k')).toBe(false);
   });
+
+  it('keeps recency exactly as a list model does, through hits, replacements and deletes', () => {
+    // Reference: an array ordered oldest first, evicting from the front.
+    const model: { key: number; weight: number }[] = [];
+    const c = new LruCache<number, number>({ maxWeight: 40 });
+    let x = 7;
+    const rand = (n: number) => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) % n);
+    for (let step = 0; step < 20_000; step++) {
+      const key = rand(30);
+      const op = rand(10);
+      const at = model.findIndex((e) => e.key === key);
+      if (op < 6) {
+        const got = c.get(key);
+        expect(got === undefined).toBe(at < 0);
+        if (at >= 0) model.push(...model.splice(at, 1));
+      } else if (op < 9) {
+        const weight = 1 + rand(12);
+        c.set(key, key, weight);
+        if (at >= 0) model.splice(at, 1);
+        model.push({ key, weight });
+        while (model.reduce((n, e) => n + e.weight, 0) > 40) model.shift();
+      } else {
+        expect(c.delete(key)).toBe(at >= 0);
+        if (at >= 0) model.splice(at, 1);
+      }
+      expect(c.size).toBe(model.length);
+      expect(c.weight).toBe(model.reduce((n, e) => n + e.weight, 0));
+    }
+    for (const e of model) expect(c.has(e.key)).toBe(true);
+    c.clear();
+    expect([c.size, c.weight]).toEqual([0, 0]);
+    c.set(1, 1, 1);
+    expect(c.get(1)).toBe(1);
+  });
 });

@@ -1,0 +1,94 @@
+// The stored form of a shard's bridges section, shared by the compiler (writer) and the runtime (expander).
+//
+// Every bridge of an entity repeats `"entity_type":"<the entity's type>","role":"<its provider's role>"`: ~48
+// bytes a bridge, ~10M bridges at full size. The stored form leaves both fields out and puts one control byte
+// (the role's marker) just before the bridge object's closing `}`. JSON text never holds a raw control byte
+// (JSON.stringify escapes U+0000..U+001F inside strings), so a marker cannot be confused with data, and the
+// runtime restores the two fields by splicing fixed bytes at each marker: no parse, no re-serialisation, and
+// the response bytes are exactly those of the full form.
+//
+//   full:   ,"bridges":[{"provider":"opta","namespace":"","external_id":"g1","entity_type":"match","role":"canonical_bridge"}]
+//   stored: ,"bridges":[{"provider":"opta","namespace":"","external_id":"g1"<0x01>}]
+//
+// A section without markers (shards compiled before the stored form) passes through the expander unchanged.
+import { ENTITY_TYPES, isEntityType, PROVIDER_ROLES, type EntityType, type ProviderRole } from './ids.ts';
+
+/** One bridge as the compiler holds it: provider, namespace, external ID, and the provider's role. */
+export type BridgeRow = readonly [provider: string, namespace: string, externalId: string, role: string];
+
+/** Marker byte of PROVIDER_ROLES[i] is FIRST_MARKER + i (0x01 canonical_bridge, 0x02 bridge_only, 0x03 overlay_only). */
+const FIRST_MARKER = 0x01;
+const LAST_MARKER = FIRST_MARKER + PROVIDER_ROLES.length - 1;
+const MARKER_OF = new Map<string, string>(PROVIDER_ROLES.map((r, i) => [r, String.fromCharCode(FIRST_MARKER + i)]));
+
+function checkType(entityType: string): void {
+  if (!isEntityType(entityType)) throw new Error(`[shard-format] unknown entity type ${JSON.stringify(entityType)}`);
+}
+
+/** The bridges section as the API answers it (and as shards held it before the stored form): `,"bridges":[…]`. */
+export function fullBridgesSection(entityType: EntityType, bridges: readonly BridgeRow[]): string {
+  checkType(entityType);
+  const objs = bridges.map(([provider, namespace, external_id, role]) => ({ provider, namespace, external_id, entity_type: entityType, role }));
+  return `,"bridges":${JSON.stringify(objs)}`;
+}
+
+/**
+ * The bridges section as a shard stores it. `entityType` is not written (the runtime takes it from the index
+ * entry); it is checked, like each role, so nothing is stored that the runtime could not expand.
+ */
+export function storedBridgesSection(entityType: EntityType, bridges: readonly BridgeRow[]): string {
+  checkType(entityType);
+  let out = ',"bridges":[';
+  for (let i = 0; i < bridges.length; i++) {
+    const [provider, namespace, externalId, role] = bridges[i];
+    const marker = MARKER_OF.get(role);
+    if (marker === undefined) throw new Error(`[shard-format] unknown provider role ${JSON.stringify(role)}`);
+    if (i > 0) out += ',';
+    out += `{"provider":${JSON.stringify(provider)},"namespace":${JSON.stringify(namespace)},"external_id":${JSON.stringify(externalId)}${marker}}`;
+  }
+  return out + ']';
+}
+
+const enc = new TextEncoder();
+/** SPLICE[type][role]: the bytes a marker stands for, built once. */
+const SPLICE: Uint8Array[][] = ENTITY_TYPES.map((t) => PROVIDER_ROLES.map((r: ProviderRole) => enc.encode(`,"entity_type":${JSON.stringify(t)},"role":${JSON.stringify(r)}`)));
+const TYPE_INDEX = new Map<string, number>(ENTITY_TYPES.map((t, i) => [t, i]));
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * Expands stored bridges bytes (the section or any slice of it, e.g. the value after `"bridges":`) to the full
+ * form. Returns `stored` itself when it holds no marker. Every marker stands just before a `}`, so a native
+ * search for `}` finds them (a `}` inside an ID is preceded by a printable byte or an escape, never a raw
+ * control byte); the output is then sized exactly and filled with native copies.
+ */
+export function expandBridges(stored: Uint8Array, entityType: string): Uint8Array {
+  let markers: number[] | null = null;
+  let extra = 0;
+  let splices: Uint8Array[] | undefined;
+  for (let i = stored.indexOf(CLOSE_BRACE); i !== -1; i = stored.indexOf(CLOSE_BRACE, i + 1)) {
+    const c = stored[i - 1];
+    if (!(c < 0x20)) continue; // also false for i = 0 (undefined)
+    if (c < FIRST_MARKER || c > LAST_MARKER) throw new Error(`[shard-format] byte 0x${c.toString(16)} at ${i - 1} is no bridge marker`);
+    if (splices === undefined) {
+      const t = TYPE_INDEX.get(entityType);
+      if (t === undefined) throw new Error(`[shard-format] unknown entity type ${JSON.stringify(entityType)}`);
+      splices = SPLICE[t];
+    }
+    (markers ??= []).push(i - 1);
+    extra += splices[c - FIRST_MARKER].length - 1;
+  }
+  if (markers === null || splices === undefined) return stored;
+  const out = new Uint8Array(stored.length + extra);
+  let from = 0;
+  let at = 0;
+  for (const m of markers) {
+    out.set(stored.subarray(from, m), at);
+    at += m - from;
+    const s = splices[stored[m] - FIRST_MARKER];
+    out.set(s, at);
+    at += s.length;
+    from = m + 1;
+  }
+  out.set(stored.subarray(from), at);
+  return out;
+}

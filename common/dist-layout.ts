@@ -4,7 +4,7 @@ import type { BucketFamily } from './bucket-format.ts';
 import type { EntityType, ProviderRole } from './ids.ts';
 
 /** Format tag written into every release document; bump when the reader must change. */
-export const DIST_FORMAT = 'identity-register-dist/1';
+export const DIST_FORMAT = 'identity-register-dist/2';
 
 /** dist/index.json: the one small pointer, rewritten last and atomically after a compile. */
 export interface DistIndex {

@@ -1,6 +1,6 @@
 // Compiles every release under releases/ that dist/ does not hold yet, oldest first, then rewrites the one small
 // pointer (dist/index.json) atomically, last.
-import { readdir, readFile, writeFile, rename, mkdir, stat, rm } from 'node:fs/promises';
+import { readdir, readFile, writeFile, rename, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
@@ -29,10 +29,10 @@ export async function listStamps(dir: string): Promise<string[]> {
   }
 }
 
+/** Compiled, and in this compiler's format (a stamp of an older format is compiled again). */
 async function isCompiled(dist: string, stamp: string): Promise<boolean> {
   try {
-    await stat(join(dist, stamp, MANIFEST_FILE));
-    return true;
+    return (JSON.parse(await readFile(join(dist, stamp, MANIFEST_FILE), 'utf8')) as { format?: string }).format === DIST_FORMAT;
   } catch {
     return false;
   }

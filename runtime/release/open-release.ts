@@ -3,7 +3,7 @@
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { fnv1a32Bytes } from '../../common/hash.ts';
 import { createHash } from 'node:crypto';
-import { ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
+import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { ApiError } from '../api-error.ts';
 import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
 import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
@@ -129,7 +129,10 @@ export async function loadRelease(source: ShardSource, stamp: string, cache: Buc
   if (!bytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${RELEASE_DOC}`);
   // A release whose own description is altered is not opened at all.
   if (sha256Hex(bytes) !== sha256Of[RELEASE_DOC]) throw new Error(`release ${stamp}: ${RELEASE_DOC} does not match its manifest`);
-  return new Release(JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc, source, cache, sha256Of);
+  const doc = JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc;
+  // Another format's shards may be stored differently (format 2 stores bridges compactly): never guess at them.
+  if (doc.format !== DIST_FORMAT) throw new Error(`release ${stamp} is in format ${JSON.stringify(doc.format)}, this runtime reads ${DIST_FORMAT}; recompile it`);
+  return new Release(doc, source, cache, sha256Of);
 }
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

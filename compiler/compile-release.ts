@@ -135,9 +135,11 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
 /** Prefix of a published stamp folder moved aside while it is replaced (see compileAll's sweep). */
 export const ASIDE_PREFIX = '.tmp-old-';
 
+/** The published stamp's digest, or null when there is none in this format (so it is replaced). */
 async function readStampDigest(dir: string): Promise<string | null> {
   try {
-    return (JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')) as { digest: string }).digest;
+    const m = JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')) as { digest: string; format?: string };
+    return m.format === DIST_FORMAT ? m.digest : null;
   } catch {
     return null;
   }

@@ -35,7 +35,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       partitions: options.partitions ?? 256,
       progress: options.progress ?? Boolean(process.stderr.isTTY),
       packBytes: options.packBytes ?? 256 * 1024 * 1024,
-      threads: options.threads ?? true,
+      threads: options.threads ?? inputBytes(release) >= THREADS_FROM_BYTES,
     },
     outDir,
     publicDir: join(outDir, PUBLIC_DIR),
@@ -131,6 +131,14 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     throw e;
   }
 }
+
+/**
+ * Below this much listed input, stages run inline: starting a worker thread (and its TypeScript loader) costs more
+ * than a small release's whole compile. Threads or not, the output is the same bytes (tested).
+ */
+export const THREADS_FROM_BYTES = 4 * 1024 * 1024;
+
+const inputBytes = (release: ReleaseInput): number => Object.values(release.manifest.files).reduce((n, f) => n + f.bytes, 0);
 
 /** Prefix of a published stamp folder moved aside while it is replaced (see compileAll's sweep). */
 export const ASIDE_PREFIX = '.tmp-old-';

@@ -14,8 +14,9 @@ export interface CompileOptions {
   /** Shard pack size before a new pack is started (default 256 MiB). */
   packBytes?: number;
   /**
-   * Run the CPU-bound stages in worker threads (default true). The output is the same bytes either way: the work
-   * is split into a fixed number of ranges, never by the machine's core count.
+   * Run the CPU-bound stages in worker threads (default: when the release lists at least THREADS_FROM_BYTES of
+   * input). The output is the same bytes either way: the work is split into a fixed number of ranges, never by the
+   * machine's core count.
    */
   threads?: boolean;
 }

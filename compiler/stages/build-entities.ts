@@ -9,7 +9,8 @@ import { noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { diffBaseLine, readDiffBasePartition, writeDiffBasePartition, type DiffBaseSource } from '../write/diff-base.ts';
+import { fingerprint, liveLine, mergedLine, readDiffBasePartition, writeDiffBasePartition, type DiffBaseSource } from '../write/diff-base.ts';
+import { PriorShards } from '../read/prior-shards.ts';
 import { mkdirSync } from 'node:fs';
 import { storedBridgesSection } from '../../common/shard-format.ts';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
@@ -67,6 +68,8 @@ interface Acc {
   priorBridges: [string, string, string][];
   /** The prior bridges as the predecessor's diff base holds them (JSON), when it is read instead of its tables. */
   priorBridgesJson: string | null;
+  /** Live in the predecessor, with this diff-base fingerprint (its values are read only if it differs). */
+  priorFingerprint: string | null;
   live: boolean;
 }
 
@@ -259,6 +262,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   };
   const hasPrior = job.hasPrior;
   const privateFiles: ContentFile[] = [];
+  const priorShards = job.priorDiffBase ? new PriorShards(job.priorDiffBase.publicDir) : null;
   const read = { layouts, redirects, priorRedirects };
 
   for (let p = job.from; p < job.to; p++) {
@@ -268,7 +272,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       if (!a) {
         a = {
           id, type: -1, status: '', label: '', attrs: new Map(), aliases: [], bridges: [], rels: new Map(), link: null,
-          oaliases: [], xids: [], prior: null, priorRetired: false, priorBridges: [], priorBridgesJson: null, live: false,
+          oaliases: [], xids: [], prior: null, priorRetired: false, priorBridges: [], priorBridgesJson: null, priorFingerprint: null, live: false,
         };
         accs.set(id, a);
       }
@@ -361,8 +365,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     if (job.priorDiffBase) {
       readDiffBasePartition(job.priorDiffBase, p, (e) => {
         const a = acc(e.id);
-        if (e.live) a.prior = [e.status, e.label];
-        a.priorBridgesJson = e.bridgesJson;
+        if (e.live) a.priorFingerprint = e.fingerprint;
+        else a.priorBridgesJson = e.bridgesJson;
       });
     }
     const diffBase: string[] = [];
@@ -373,7 +377,15 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       const bridges = dedupeBridges(a.bridges);
       const bridgesJson = JSON.stringify(bridges);
       // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
-      if (a.live || bridges.length) diffBase.push(diffBaseLine(ownCopy(id), a.live, a.status, a.label, bridgesJson));
+      const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
+      if (a.live) diffBase.push(liveLine(ownCopy(id), fp));
+      else if (bridges.length) diffBase.push(mergedLine(ownCopy(id), bridgesJson));
+      if (a.priorFingerprint !== null) {
+        // Unchanged (nearly all): the prior values are the current ones. Otherwise read the predecessor's shard.
+        const was = a.live && a.priorFingerprint === fp ? { status: a.status, label: a.label, bridgesJson } : priorShards!.entity(id);
+        a.prior = [was.status, was.label];
+        a.priorBridgesJson = was.bridgesJson;
+      }
       if (a.live) {
         const type = ENTITY_TYPES[a.type];
         writeLive(a, type, bridges);
@@ -418,6 +430,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   built.postings.seal();
   built.events.seal();
   index.seal();
+  priorShards?.close();
   const packPaths = await shards.finish();
   return {
     packs: packPaths.map((path) => ledger.get(path)!),

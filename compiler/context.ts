@@ -67,6 +67,15 @@ export async function timed<T>(ctx: CompileContext, stage: string, fn: () => Pro
   return out;
 }
 
+/** Adds slack noted elsewhere (a worker thread) after what this compile noted so far; first examples stay. */
+export function mergeSlack(ctx: Pick<CompileContext, 'slack'>, entries: [string, { count: number; example: string }][]): void {
+  for (const [k, v] of entries) {
+    const s = ctx.slack.get(k);
+    if (s) s.count += v.count;
+    else ctx.slack.set(k, { ...v });
+  }
+}
+
 export function noteSlack(ctx: Pick<CompileContext, 'slack'>, label: string, reason: string, example: string): void {
   const key = `${label}: ${reason}`;
   const s = ctx.slack.get(key);

@@ -5,7 +5,7 @@ import { tokenize } from '../../common/normalise.ts';
 import { bucketOf } from '../../common/hash.ts';
 import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, type EntityIndexValue } from '../../common/dist-layout.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
-import { noteSlack, type CompileContext } from '../context.ts';
+import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
@@ -106,7 +106,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
   ctx.progress.begin(`build entity shards (${ENTITY_RANGES} ranges${ctx.options.threads ? ', in worker threads' : ''})`);
   const jobs = Array.from({ length: ENTITY_RANGES }, (_, r) => job(r));
   const results = ctx.options.threads
-    ? await runAllInWorkers<EntityRangeJob, EntityRangeResult>(new URL('./build-entities-worker.ts', import.meta.url), jobs)
+    ? await runAllInWorkers<EntityRangeJob, EntityRangeResult>(new URL('./build-entities.ts#buildEntityRange', import.meta.url), jobs)
     : await sequential(jobs.map((j) => () => buildEntityRange(j)));
   ctx.progress.end();
   for (const sp of read.spills) sp.dispose();
@@ -144,11 +144,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
       for (const [t, n] of r.types) into.types.set(t, (into.types.get(t) ?? 0) + n);
     }
     for (const [k, n] of Object.entries(res.counts)) ctx.counts[k] = (ctx.counts[k] ?? 0) + n;
-    for (const [k, v] of res.slack) {
-      const s = ctx.slack.get(k);
-      if (s) s.count += v.count;
-      else ctx.slack.set(k, { ...v });
-    }
+    mergeSlack(ctx, res.slack);
   }
   return built;
 }

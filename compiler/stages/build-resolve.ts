@@ -39,7 +39,7 @@ export function startResolve(ctx: CompileContext, read: TablesRead, signal?: Abo
     publicDir: ctx.publicDir,
     scratchDir: join(ctx.scratchDir, 'resolve-writer'),
   };
-  const done = ctx.options.threads ? runInWorker<ResolveJob, ResolveResult>(new URL('./build-resolve-worker.ts', import.meta.url), job, signal) : buildResolve(job);
+  const done = ctx.options.threads ? runInWorker<ResolveJob, ResolveResult>(new URL('./build-resolve.ts#buildResolve', import.meta.url), job, signal) : buildResolve(job);
   return done.then((r) => {
     for (const f of r.files) ctx.written.set(f.path, f);
     return r;

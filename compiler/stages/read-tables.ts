@@ -8,7 +8,7 @@ import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../
 import { bucketOf } from '../../common/hash.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { resolveKey } from '../../common/dist-layout.ts';
-import { noteSlack, Progress, type CompileContext } from '../context.ts';
+import { mergeSlack, noteSlack, Progress, type CompileContext } from '../context.ts';
 import type { ReleaseInput, TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 
@@ -124,7 +124,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior') });
   }
   const abort = new AbortController();
-  const sideDone = ctx.options.threads ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables-worker.ts', import.meta.url), side, abort.signal) : null;
+  const sideDone = ctx.options.threads ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables.ts#readSide', import.meta.url), side, abort.signal) : null;
   sideDone?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
 
   const r: Reader = {
@@ -164,11 +164,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     if (res.resolve) out.resolve = GroupSpill.open(res.resolve);
     for (const [tag, l] of res.layouts) out.layouts.set(tag, l);
     for (const p of res.providers) out.providers.add(p);
-    for (const [k, v] of res.slack) {
-      const s = ctx.slack.get(k);
-      if (s) s.count += v.count;
-      else ctx.slack.set(k, { ...v });
-    }
+    mergeSlack(ctx, res.slack);
   }
   out.resolveLayout = out.layouts.get(TAG.bridge) ?? out.resolveLayout;
   return out;

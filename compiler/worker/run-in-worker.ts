@@ -1,5 +1,6 @@
-// Runs one job of a TypeScript module in a worker thread and resolves with its result. The module exports
-// `run(job)`; job and result cross as structured clones, so both must be plain data.
+// Runs one job of a TypeScript module in a worker thread and resolves with its result. The module URL's fragment
+// names the exported function (`#run` when absent); job and result cross as structured clones, so both must be
+// plain data.
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { RegisterError } from '../../common/errors.ts';

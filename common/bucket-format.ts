@@ -352,7 +352,7 @@ export function compareUtf8ToString(b: Uint8Array, start: number, end: number, k
   }
 }
 
-/** One directory entry; `checksum` is fnv1a32Bytes of the bucket's bytes, checked before a bucket is decoded. */
+/** One directory entry; `checksum` is checksum32 (CRC-32) of the bucket's bytes, checked before a bucket is decoded. */
 export function readDirectoryEntry(dir: Uint8Array, bucket: number): { offset: number; length: number; checksum: number } {
   const view = new DataView(dir.buffer, dir.byteOffset, dir.byteLength);
   const at = bucket * DIRECTORY_ENTRY_BYTES;

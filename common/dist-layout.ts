@@ -3,8 +3,11 @@
 import type { BucketFamily } from './bucket-format.ts';
 import type { EntityType, ProviderRole } from './ids.ts';
 
-/** Format tag written into every release document; bump when the reader must change. */
-export const DIST_FORMAT = 'identity-register-dist/2';
+/**
+ * Format tag written into every release document; bump when the reader must change. 2: bridges stored compactly
+ * (common/shard-format.ts). 3: shard and bucket checksums are CRC-32 (common/checksum.ts), not FNV-1a.
+ */
+export const DIST_FORMAT = 'identity-register-dist/3';
 
 /** dist/index.json: the one small pointer, rewritten last and atomically after a compile. */
 export interface DistIndex {
@@ -42,7 +45,7 @@ export interface ReleaseSummary {
  * the entity has none) and where the closing `}` stands. The bridges section may be in the stored form of
  * common/shard-format.ts (each bridge without entity_type and role, one role marker byte before its `}`); the
  * runtime expands it to the full text, and passes a section without markers through.
- * typeIndex indexes ENTITY_TYPES; checksum is fnv1a32Bytes of the shard's bytes, checked on every read so a
+ * typeIndex indexes ENTITY_TYPES; checksum is checksum32 (CRC-32) of the shard's bytes, checked on every read so a
  * corrupted pack answers 503 rather than wrong bytes.
  */
 export type EntityIndexValue =

@@ -45,11 +45,3 @@ export function bucketOf(key: string, buckets: number): number {
   const bits = 31 - Math.clz32(buckets);
   return fnv1a32(key) >>> (32 - bits);
 }
-
-/** FNV-1a 32 of raw bytes: the per-shard checksum in entity index entries (cheap enough to check on every read). */
-export function fnv1a32Bytes(bytes: Uint8Array, start = 0, end = bytes.length, seed = FNV_OFFSET): number {
-  // `seed` continues a hash over bytes that arrive in pieces (pass the previous result).
-  let h = seed;
-  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], FNV_PRIME);
-  return h >>> 0;
-}

@@ -4,7 +4,8 @@ import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { RegisterError } from '../../common/errors.ts';
-import { fnv1a32Bytes, bucketOf } from '../../common/hash.ts';
+import { bucketOf } from '../../common/hash.ts';
+import { checksum32 } from '../../common/checksum.ts';
 import { findInBucket, readDirectoryEntry } from '../../common/bucket-format.ts';
 import { ENTRY_LIVE, RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
 import { expandBridges } from '../../common/shard-format.ts';
@@ -44,12 +45,12 @@ export class PriorShards {
     this.directory ??= readFileSync(join(this.publicDir, family.directory));
     const { offset, length, checksum } = readDirectoryEntry(this.directory, bucketOf(id, family.buckets));
     const bucket = this.read(family.pack, offset, length);
-    if (fnv1a32Bytes(bucket) !== checksum) throw this.corrupt(family.pack);
+    if (checksum32(bucket) !== checksum) throw this.corrupt(family.pack);
     const v = findInBucket<number[]>(bucket, id);
     if (!v || v[0] !== ENTRY_LIVE) throw new RegisterError('compile', `${id} is in the prior release's diff base but not live in its index`, join(this.publicDir, family.pack));
     const pack = this.doc.shard_packs[v[1]];
     const shard = this.read(pack, v[2], v[3]);
-    if (fnv1a32Bytes(shard) !== v[12]) throw this.corrupt(pack);
+    if (checksum32(shard) !== v[12]) throw this.corrupt(pack);
     // Section ends: core, aliases, attributes, bridges, ... (see the index entry layout).
     const core = JSON.parse(shard.subarray(0, v[4]).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
     const section = Buffer.from(expandBridges(shard.subarray(v[6], v[7]), ENTITY_TYPES[v[11]])).toString('utf8');

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DIRECTORY_ENTRY_BYTES, encodeMsgpack, type BucketFamily } from '../../common/bucket-format.ts';
-import { fnv1a32Bytes } from '../../common/hash.ts';
+import { checksum32 } from '../../common/checksum.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import { ContentFileWriter, writeContentFile, type ContentFile } from './content-file.ts';
@@ -291,7 +291,7 @@ export class HashedFamilyWriter {
       const e = (first + b) * DIRECTORY_ENTRY_BYTES;
       dir.writeUInt32LE(pos === start ? 0 : base + start, e);
       dir.writeUInt32LE(pos - start, e + 4);
-      dir.writeUInt32LE(pos === start ? 0 : fnv1a32Bytes(out, start, pos), e + 8);
+      dir.writeUInt32LE(pos === start ? 0 : checksum32(out, start, pos), e + 8);
     }
     return out.subarray(0, pos);
   }
@@ -398,7 +398,7 @@ export class OrdinalFamilyWriter {
     }
     this.dir.writeUInt32LE(offset, this.buckets * DIRECTORY_ENTRY_BYTES);
     this.dir.writeUInt32LE(length, this.buckets * DIRECTORY_ENTRY_BYTES + 4);
-    const checksum = fnv1a32Bytes(this.stage, 0, this.staged, fnv1a32Bytes(header, 0, h));
+    const checksum = checksum32(this.stage, 0, this.staged, checksum32(header, 0, h));
     this.dir.writeUInt32LE(checksum, this.buckets * DIRECTORY_ENTRY_BYTES + 8);
     this.buckets++;
     this.staged = 0;

@@ -1,6 +1,6 @@
 // Entity shards and tombstone stubs, appended one after another (newline-separated) into content-addressed packs,
 // because millions of small files cost gigabytes of disk blocks and minutes to write and delete.
-import { fnv1a32Bytes } from '../../common/hash.ts';
+import { checksum32 } from '../../common/checksum.ts';
 import { ContentFileWriter, type ContentFile } from './content-file.ts';
 
 /** Where one shard landed. */
@@ -8,7 +8,7 @@ export interface ShardLocation {
   pack: number;
   offset: number;
   length: number;
-  /** fnv1a32Bytes of the shard's bytes. */
+  /** checksum32 (CRC-32) of the shard's bytes. */
   checksum: number;
 }
 
@@ -35,7 +35,7 @@ export class ShardPackWriter {
   add(json: string): ShardLocation {
     const w = (this.current ??= new ContentFileWriter({ root: this.opts.root, bufferBytes: 4 * 1024 * 1024, ledger: this.opts.ledger }));
     const bytes = Buffer.from(json + '\n', 'utf8');
-    const loc = { pack: this.finished.length, offset: w.bytes, length: bytes.length - 1, checksum: fnv1a32Bytes(bytes, 0, bytes.length - 1) };
+    const loc = { pack: this.finished.length, offset: w.bytes, length: bytes.length - 1, checksum: checksum32(bytes, 0, bytes.length - 1) };
     w.write(bytes);
     if (w.bytes >= this.packBytes) this.roll();
     return loc;

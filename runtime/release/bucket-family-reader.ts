@@ -2,7 +2,7 @@
 // per lookup with one ranged read. Buckets are kept as their checksum-verified bytes in a shared LRU and a lookup
 // walks those bytes, decoding only the value it returns; a bucket looked into again gets an entry index, so hot
 // buckets (search tokens, search docs) are binary-searched or indexed instead of walked.
-import { fnv1a32Bytes } from '../../common/hash.ts';
+import { checksum32 } from '../../common/checksum.ts';
 import { ApiError } from '../api-error.ts';
 import {
   bucketEntries,
@@ -113,7 +113,7 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
         } catch (err) {
           throw corrupt(`bucket ${bucket} unreadable (${(err as Error).message})`);
         }
-        if (fnv1a32Bytes(bytes) !== checksum) throw corrupt(`bucket ${bucket} fails its checksum`);
+        if (checksum32(bytes) !== checksum) throw corrupt(`bucket ${bucket} fails its checksum`);
         // A view into a larger buffer (a source that cached the whole file) would keep all of it alive under
         // this bucket's weight; own copy keeps the cache bound a bound on memory. (A copy made by the
         // constructor: Buffer's slice() would be another view.)

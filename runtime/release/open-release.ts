@@ -1,7 +1,7 @@
 // One compiled release as the runtime sees it: release.json plus lazily opened bucketed families and shard packs,
 // all read through a ShardSource, so the same code serves a local dist/ or a mirror over HTTP.
 import { ENTITY_TYPES } from '../../common/ids.ts';
-import { fnv1a32Bytes } from '../../common/hash.ts';
+import { checksum32 } from '../../common/checksum.ts';
 import { createHash } from 'node:crypto';
 import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { ApiError } from '../api-error.ts';
@@ -74,7 +74,7 @@ export class Release {
   private async readShard(pack: number, offset: number, length: number, checksum: number, id: string): Promise<Uint8Array> {
     const path = this.doc.shard_packs[pack];
     const bytes = path === undefined ? null : await this.source.readRange(`${this.stamp}/${PUBLIC_DIR}/${path}`, offset, length);
-    if (!bytes || fnv1a32Bytes(bytes) !== checksum) {
+    if (!bytes || checksum32(bytes) !== checksum) {
       // Wrong bytes are worse than no answer: a corrupted pack is refused until the dist is repaired.
       throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: id });
     }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMsgpack, DIRECTORY_ENTRY_BYTES, encodeMsgpack, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
-import { fnv1a32Bytes } from '../../common/hash.ts';
+import { checksum32 } from '../../common/checksum.ts';
 import { bucketOf } from '../../common/hash.ts';
 import { chooseBuckets, HashedFamilyWriter, OrdinalFamilyWriter } from '../../compiler/write/bucket-family-writer.ts';
 import { ContentFileWriter, writeContentFile } from '../../compiler/write/content-file.ts';
@@ -108,7 +108,7 @@ describe('bucketed families', () => {
       expect(offset).toBe(end); // back to back, in bucket order
       end = offset + length;
       const bytes = pack.subarray(offset, offset + length);
-      expect(checksum).toBe(fnv1a32Bytes(bytes)); // the reader refuses a bucket whose bytes do not match
+      expect(checksum).toBe(checksum32(bytes)); // the reader refuses a bucket whose bytes do not match
       const flat = decodeMsgpack<unknown[]>(bytes);
       // Exactly what encodeMsgpack makes of the same array.
       expect(Buffer.from(encodeMsgpack(flat)).equals(bytes)).toBe(true);

@@ -2,7 +2,8 @@
 // bytes failing their checksum or their shape answer 503 artefact_corrupt rather than a wrong value.
 import { describe, expect, it } from 'vitest';
 import { DIRECTORY_ENTRY_BYTES, encodeMsgpack, type BucketFamily } from '../../../common/bucket-format.ts';
-import { bucketOf, fnv1a32Bytes } from '../../../common/hash.ts';
+import { bucketOf } from '../../../common/hash.ts';
+import { checksum32 } from '../../../common/checksum.ts';
 import { ApiError } from '../../../runtime/api-error.ts';
 import type { ShardSource } from '../../../runtime/interfaces.ts';
 import { bucketCacheKey, createBucketCache, openBucketFamily } from '../../../runtime/release/bucket-family-reader.ts';
@@ -15,7 +16,7 @@ function memoryFamily(name: string, buckets: Uint8Array[], addressing: BucketFam
   buckets.forEach((b, i) => {
     view.setUint32(i * DIRECTORY_ENTRY_BYTES, b.length ? offset : 0, true);
     view.setUint32(i * DIRECTORY_ENTRY_BYTES + 4, b.length, true);
-    view.setUint32(i * DIRECTORY_ENTRY_BYTES + 8, b.length ? fnv1a32Bytes(b) : 0, true);
+    view.setUint32(i * DIRECTORY_ENTRY_BYTES + 8, b.length ? checksum32(b) : 0, true);
     offset += b.length;
   });
   const pack = new Uint8Array(offset);

@@ -1,5 +1,5 @@
-// Shards of dist format 2 store bridges compactly; a runtime must never serve a release of a format it does not
-// read, and a compile must redo a stamp left in another format rather than count it as compiled.
+// A runtime must never serve a release of a dist format it does not read (2 stored bridges compactly, 3 changed the
+// checksums to CRC-32), and a compile must redo a stamp left in another format rather than count it as compiled.
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -11,6 +11,7 @@
 // Rate windows are not journalled (see rate-window.ts): they matter for one second and would cost an fsync per request.
 
 import { mkdir, open, readdir, readFile, rename, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StateUnavailableError, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { frameRecord, scanRecords } from './journal-record.ts';
@@ -22,7 +23,13 @@ export { StateDirLockedError } from './state-lock.ts';
 
 /** The file operations the journal's durability rests on; injectable so tests can make the disk fail. */
 export interface JournalIo {
-  /** Writes all of `data` at `position` of `fh`. */
+  /**
+   * Writes all of `data` at `position` of the journal `fh`, synchronously. A group of charges is a few hundred
+   * bytes into the page cache: a blocking write costs a few microseconds, while a thread-pool round trip left the
+   * event loop idle between groups (a quarter of the server's time under load, measured).
+   */
+  append(fh: FileHandle, data: Uint8Array, position: number): void;
+  /** Writes all of `data` at `position` of `fh` (the snapshot, which can be large, so off the event loop). */
   write(fh: FileHandle, data: Uint8Array, position: number): Promise<void>;
   /** Makes what was written to `fh` durable. */
   sync(fh: FileHandle): Promise<void>;
@@ -47,7 +54,7 @@ export interface JournalStoreOptions {
   fsync?: 'acks' | 'all';
   /** Longest delay before written-but-not-fsynced records are fsynced. Default 50 ms. */
   syncIntervalMs?: number;
-  /** Overrides of the journal's file operations, for fault injection in tests. Default: node:fs/promises. */
+  /** Overrides of the journal's file operations, for fault injection in tests. Default: node:fs. */
   io?: Partial<JournalIo>;
   /** Where recovery, lock and write-failure messages go. Default console.warn. */
   log?: (message: string) => void;
@@ -60,6 +67,10 @@ const JOURNAL_NAME = /^journal-(\d{8})\.log$/;
 const journalName = (gen: number): string => `journal-${String(gen).padStart(8, '0')}.log`;
 
 const defaultIo: JournalIo = {
+  append(fh, data, position) {
+    let done = 0;
+    while (done < data.length) done += writeSync(fh.fd, data, done, data.length - done, position + done);
+  },
   async write(fh, data, position) {
     let done = 0;
     while (done < data.length) {
@@ -410,7 +421,7 @@ class JournalStore implements InspectableStateStore {
       // Until the write (or, for records that wait for it, the fsync) returns, the bytes past `size` are not
       // known to be ours to keep: a failure cuts them back before the next write.
       this.dirty = true;
-      await this.io.write(fh, data, this.size);
+      this.io.append(fh, data, this.size);
       if (!needSync) {
         this.dirty = false;
         this.size += data.length;

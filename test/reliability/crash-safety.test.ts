@@ -1,7 +1,7 @@
 // Crash safety of the served state: SIGKILL at random moments (200 times) never loses a confirmed acknowledgement
 // or lookup charge and never invents one; a torn journal tail recovers to the last complete record; a failing disk
 // answers 503, never 200; SIGTERM lets in-flight requests finish and exits 0 with everything on disk.
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -198,12 +198,12 @@ describe('a failing disk', () => {
       dir,
       log: () => {},
       io: {
-        async write(fh: FileHandle, data: Uint8Array, position: number) {
+        append(fh: FileHandle, data: Uint8Array, position: number) {
           if (disk.fail === 'write') {
-            await fh.write(data, 0, data.length >> 1, position); // a short write first, as a full disk does
+            writeSync(fh.fd, data, 0, data.length >> 1, position); // a short write first, as a full disk does
             throw errno('ENOSPC');
           }
-          await fh.write(data, 0, data.length, position);
+          writeSync(fh.fd, data, 0, data.length, position);
         },
         async sync(fh: FileHandle) {
           if (disk.fail === 'sync') throw errno('EIO');

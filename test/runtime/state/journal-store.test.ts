@@ -2,7 +2,7 @@
 // disk, compaction, the directory lock, group commit).
 
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -134,12 +134,12 @@ describe('journal store: a failing disk', () => {
   function flakyDisk(): { io: Partial<JournalIo>; state: { full: boolean; partial: boolean; syncs: number } } {
     const state = { full: false, partial: false, syncs: 0 };
     const io: Partial<JournalIo> = {
-      async write(fh: FileHandle, data: Uint8Array, position: number) {
+      append(fh: FileHandle, data: Uint8Array, position: number) {
         if (state.full) {
-          if (state.partial) await fh.write(data, 0, data.length >> 1, position);
+          if (state.partial) writeSync(fh.fd, data, 0, data.length >> 1, position);
           throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
         }
-        await fh.write(data, 0, data.length, position);
+        writeSync(fh.fd, data, 0, data.length, position);
       },
       async sync(fh: FileHandle) {
         state.syncs++;
@@ -330,9 +330,9 @@ describe('journal store: group commit', () => {
     return {
       counts,
       io: {
-        async write(fh, data, position) {
+        append(fh, data, position) {
           counts.writes++;
-          await fh.write(data, 0, data.length, position);
+          writeSync(fh.fd, data, 0, data.length, position);
         },
         async sync(fh) {
           counts.syncs++;

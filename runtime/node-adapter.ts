@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ApiError } from './api-error.ts';
-import { responseBodies, type App } from './app.ts';
+import type { App } from './app.ts';
 
 /**
  * The part of a Web `Request` the app reads (url, method, headers.get, arrayBuffer), backed by the Node request.
@@ -174,18 +174,16 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       }
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
       const request = new NodeRequest(url, req.method ?? 'GET', req, body) as unknown as Request;
-      const response = await app.fetch(request);
-      const out: Record<string, string> = {};
-      response.headers.forEach((v, k) => (out[k] = v));
-      const known = responseBodies.get(response);
-      const raw = known !== undefined ? known : response.body ? Buffer.from(await response.arrayBuffer()) : null;
+      const answer = await app.answer(request);
+      const out = answer.headers;
+      const raw = answer.body;
       const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
       if (bytes) out['content-length'] = String(bytes.length);
-      else if (response.status !== 304) out['content-length'] = '0';
+      else if (answer.status !== 304) out['content-length'] = '0';
       // While shutting down, a keep-alive client is told to go rather than left to send its next request into a
       // connection that is about to close.
       if (closing) out.connection = 'close';
-      res.writeHead(response.status, out);
+      res.writeHead(answer.status, out);
       res.end(bytes ?? undefined);
       if (body && !req.complete) discardRest(req);
     } catch (e) {

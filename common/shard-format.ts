@@ -57,14 +57,14 @@ const CLOSE_BRACE = 0x7d;
 
 /**
  * Expands stored bridges bytes (the section or any slice of it, e.g. the value after `"bridges":`) to the full
- * form. Returns `stored` itself when it holds no marker. Every marker stands just before a `}`, so a native
- * search for `}` finds them (a `}` inside an ID is preceded by a printable byte or an escape, never a raw
- * control byte); the output is then sized exactly and filled with native copies.
+ * form, as slices pushed onto `out`: views of `stored` between markers and the shared splice bytes, so nothing is
+ * copied until the whole response is joined once. Pushes `stored` itself when it holds no marker. Every marker
+ * stands just before a `}`, so a native search for `}` finds them (a `}` inside an ID is preceded by a printable
+ * byte or an escape, never a raw control byte).
  */
-export function expandBridges(stored: Uint8Array, entityType: string): Uint8Array {
-  let markers: number[] | null = null;
-  let extra = 0;
+export function expandBridgesInto(out: Uint8Array[], stored: Uint8Array, entityType: string): void {
   let splices: Uint8Array[] | undefined;
+  let from = 0;
   for (let i = stored.indexOf(CLOSE_BRACE); i !== -1; i = stored.indexOf(CLOSE_BRACE, i + 1)) {
     const c = stored[i - 1];
     if (!(c < 0x20)) continue; // also false for i = 0 (undefined)
@@ -74,21 +74,24 @@ export function expandBridges(stored: Uint8Array, entityType: string): Uint8Arra
       if (t === undefined) throw new Error(`[shard-format] unknown entity type ${JSON.stringify(entityType)}`);
       splices = SPLICE[t];
     }
-    (markers ??= []).push(i - 1);
-    extra += splices[c - FIRST_MARKER].length - 1;
+    out.push(stored.subarray(from, i - 1), splices[c - FIRST_MARKER]);
+    from = i;
   }
-  if (markers === null || splices === undefined) return stored;
-  const out = new Uint8Array(stored.length + extra);
-  let from = 0;
+  out.push(from === 0 ? stored : stored.subarray(from));
+}
+
+/** expandBridgesInto as one array (`stored` itself when it holds no marker). */
+export function expandBridges(stored: Uint8Array, entityType: string): Uint8Array {
+  const parts: Uint8Array[] = [];
+  expandBridgesInto(parts, stored, entityType);
+  if (parts.length === 1) return parts[0];
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const joined = new Uint8Array(n);
   let at = 0;
-  for (const m of markers) {
-    out.set(stored.subarray(from, m), at);
-    at += m - from;
-    const s = splices[stored[m] - FIRST_MARKER];
-    out.set(s, at);
-    at += s.length;
-    from = m + 1;
+  for (const p of parts) {
+    joined.set(p, at);
+    at += p.length;
   }
-  out.set(stored.subarray(from), at);
-  return out;
+  return joined;
 }

@@ -3,8 +3,8 @@
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
-import { concat } from '../compose-entity.ts';
-import { entityItem, GoneError } from './entities.ts';
+import { concat, entityParts } from '../compose-entity.ts';
+import { GoneError, liveEntity } from './entities.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
 import type { Reply, RouteDef } from '../route.ts';
 import type { Release } from '../release/open-release.ts';
@@ -15,7 +15,11 @@ const ITEM_KEYS = new Set(['type', 'id', 'provider', 'external_id', 'namespace',
 const dec = new TextDecoder();
 const COMMA = new Uint8Array([44]);
 
-type Planned = { run: () => Promise<Reply> } | { error: ApiError };
+/** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
+type Planned =
+  | { entity: string; release: Release; include: Set<Include>; lang: string | null }
+  | { run: () => Promise<Reply> }
+  | { error: ApiError };
 
 /** Reads the request body as JSON, with the size cap already enforced by the adapter (and again here). */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
@@ -41,7 +45,7 @@ function plan(release: Release, raw: unknown, include: Set<Include>, lang: strin
     if (item.type === 'entity') {
       if (typeof item.id !== 'string') throw new ApiError(400, 'invalid_body', 'An entity item needs id.');
       const id = checkRegisterId(item.id);
-      return { run: () => entityItem(release, id, include, lang) };
+      return { entity: id, release, include, lang };
     }
     if (item.type === 'resolve') {
       const externalId = (item.external_id ?? item.id) as string | undefined;
@@ -61,20 +65,36 @@ function plan(release: Release, raw: unknown, include: Set<Include>, lang: strin
 
 const enc = new TextEncoder();
 const CLOSE = enc.encode('}');
-const statusHead = (status: number): Uint8Array => enc.encode(`{"status":${status},"body":`);
+const STATUS_HEADS = new Map<number, Uint8Array>();
+/** `{"status":N,"body":` (a handful of statuses, encoded once each). */
+function statusHead(status: number): Uint8Array {
+  let h = STATUS_HEADS.get(status);
+  if (!h) STATUS_HEADS.set(status, (h = enc.encode(`{"status":${status},"body":`)));
+  return h;
+}
 const asBytes = (body: string | Uint8Array | null): Uint8Array => (typeof body === 'string' ? enc.encode(body) : (body ?? new Uint8Array()));
 
-/** One item's `{status, body}` as byte slices: entity bodies pass through as the compiler wrote them. */
-async function runItem(p: Planned): Promise<Uint8Array[]> {
-  if ('error' in p) return [statusHead(p.error.status), enc.encode(p.error.bodyText()), CLOSE];
-  try {
-    const r = await p.run();
-    return [statusHead(r.status), asBytes(r.body), CLOSE];
-  } catch (e) {
-    if (e instanceof GoneError) return [statusHead(410), e.stub, CLOSE];
-    if (e instanceof ApiError && e.status < 500) return [statusHead(e.status), enc.encode(e.bodyText()), CLOSE];
-    throw e;
+/** Pushes one item's `{status, body}` onto `out` as byte slices: entity bodies pass through as the compiler wrote them. */
+async function runItem(p: Planned, out: Uint8Array[]): Promise<void> {
+  if ('error' in p) {
+    out.push(statusHead(p.error.status), enc.encode(p.error.bodyText()), CLOSE);
+    return;
   }
+  try {
+    if ('entity' in p) {
+      const e = await liveEntity(p.release, p.entity);
+      out.push(statusHead(200));
+      entityParts(e, p.include, p.lang, out);
+    } else {
+      const r = await p.run();
+      out.push(statusHead(r.status), asBytes(r.body));
+    }
+  } catch (e) {
+    if (e instanceof GoneError) out.push(statusHead(410), e.stub);
+    else if (e instanceof ApiError && e.status < 500) out.push(statusHead(e.status), enc.encode(e.bodyText()));
+    else throw e;
+  }
+  out.push(CLOSE);
 }
 
 export function batchRoutes(maxBodyBytes: number): RouteDef[] {
@@ -113,7 +133,7 @@ export function batchRoutes(maxBodyBytes: number): RouteDef[] {
             // Sequential on purpose: items share buckets, and a batch must not starve other clients.
             for (let i = 0; i < planned.length; i++) {
               if (i) parts.push(COMMA);
-              parts.push(...(await runItem(planned[i])));
+              await runItem(planned[i], parts);
             }
             parts.push(enc.encode(`],"count":${planned.length}}`));
             return { status: 200, body: concat(parts) };

@@ -1,4 +1,4 @@
-// GET /entities/{reep_id} and its /bridges, /overlay and /relationships views; `entityItem` is shared with batch.
+// GET /entities/{reep_id} and its /bridges, /overlay and /relationships views; batch items run `liveEntity` and `entityParts` too.
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { bridgesBody, entityBody, overlayBody, relationshipsBody } from '../compose-entity.ts';

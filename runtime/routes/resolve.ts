@@ -7,6 +7,8 @@ import type { Release } from '../release/open-release.ts';
 import type { Reply, RouteDef } from '../route.ts';
 
 const enc = new TextEncoder();
+const RESULTS_OPEN = enc.encode('{"results":[');
+const COMMA = enc.encode(',');
 const MAX_EXTERNAL_ID = 512;
 
 export interface ResolveArgs {
@@ -31,24 +33,25 @@ export function checkResolveArgs(release: Release, provider: string, externalId:
 /** One resolve as /resolve answers it: 200 with results (maybe none), or 409 with every candidate. */
 export async function resolveItem(release: Release, a: ResolveArgs): Promise<Reply> {
   const hits = (await release.resolve(a.provider, a.namespace, a.externalId)) ?? [];
-  const parts: Uint8Array[] = [];
+  const parts: Uint8Array[] = [RESULTS_OPEN];
   let count = 0;
   for (const [id, typeIndex] of hits) {
     if (a.type !== null && ENTITY_TYPES[typeIndex] !== a.type) continue;
     const e = await release.entity(id);
     if (!e || e.kind !== 'live') continue; // the compiler only indexes live or merged IDs
-    if (count++) parts.push(enc.encode(','));
-    parts.push(...entityParts(e, a.include, a.lang));
+    if (count++) parts.push(COMMA);
+    entityParts(e, a.include, a.lang, parts);
   }
-  const results = concat([enc.encode('['), ...parts, enc.encode(']')]);
   if (count > 1) {
+    const results = new TextDecoder().decode(concat(parts.slice(1)));
     const err = new ApiError(409, 'ambiguous_provider_id', 'This provider ID maps to more than one entity; every candidate is listed.', {
       detail: `${a.provider}/${a.namespace}/${a.externalId}`.slice(0, 600),
-      extra: `"results":${new TextDecoder().decode(results)},"count":${count}`,
+      extra: `"results":[${results}],"count":${count}`,
     });
     throw err;
   }
-  return { status: 200, body: concat([enc.encode('{"results":'), results, enc.encode(`,"count":${count}}`)]) };
+  parts.push(enc.encode(`],"count":${count}}`));
+  return { status: 200, body: concat(parts) };
 }
 
 export const resolveRoutes: RouteDef[] = [

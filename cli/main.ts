@@ -7,7 +7,7 @@ const USAGE = `usage: register <command> [options]
   import-v0 [--from ../shared/real-data/v0-register] --out releases/<stamp>
   compile [--releases releases] [--out dist] [--stamp S] [--strict]
   verify [--dist dist]
-  serve [--dist dist|https://mirror/dist] [--keys keys.json] [--state .state] [--port 8787] [--host 127.0.0.1]
+  serve [--dist dist|https://mirror/dist] [--keys keys.json] [--state .state] [--read-only] [--port 8787] [--host 127.0.0.1] [--workers 1|N|auto]
   start                      compile releases/ if needed, create a dev key on first run, serve on $PORT
   keys add --name NAME [--quota 1000] [--rate 2] [--provider SLUG] [--expires DATE] [--keys keys.json]
   keys list [--keys keys.json]

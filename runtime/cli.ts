@@ -5,6 +5,8 @@ import { RegisterError } from '../common/errors.ts';
 import { compileAll } from '../compiler/compile.ts';
 import { addKey } from './keys/key-file.ts';
 import { StateUnavailableError } from './interfaces.ts';
+import { availableParallelism } from 'node:os';
+import { isClusterWorker, primaryStateStore, runPrimary } from './cluster.ts';
 import { startRuntime, isUrl, type Runtime } from './server.ts';
 import { StateDirLockedError } from './state/journal-store.ts';
 
@@ -16,6 +18,7 @@ const SERVE_OPTIONS = {
   'read-only': { type: 'boolean' },
   port: { type: 'string' },
   host: { type: 'string' },
+  workers: { type: 'string' },
 } as const;
 
 function port(raw: string | undefined, fallback: number): number {
@@ -24,38 +27,78 @@ function port(raw: string | undefined, fallback: number): number {
   return n;
 }
 
-async function run(values: { dist?: string; 'private-dist'?: string; keys?: string; state?: string; 'read-only'?: boolean; port?: string; host?: string }, defaultPort: number) {
+/** `--workers`: a count, or `auto` for one per core. Default 1: one process, the state store in it. */
+function workerCount(raw: string | undefined): number {
+  if (raw === undefined) return 1;
+  if (raw === 'auto') return availableParallelism();
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 64) throw new RegisterError('serve', `bad --workers ${JSON.stringify(raw)} (a whole number from 1 to 64, or auto)`);
+  return n;
+}
+
+type ServeValues = { dist?: string; 'private-dist'?: string; keys?: string; state?: string; 'read-only'?: boolean; port?: string; host?: string; workers?: string };
+
+/** Turns the start-up problems an operator fixes (a locked or unwritable state directory, a busy port) into one line, no stack. */
+function startupError(e: unknown, listenPort: number, host: string): unknown {
+  if (e instanceof StateDirLockedError || e instanceof StateUnavailableError) return new RegisterError('state', e.message.replace(/^\[state\] /, ''));
+  if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') return new RegisterError('serve', `port ${listenPort} on ${host} is already in use`);
+  return e;
+}
+
+/** Serves until SIGTERM or SIGINT; resolves with the base URL once listening. */
+async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const dist = values.dist ?? 'dist';
   const host = values.host ?? '127.0.0.1';
   const listenPort = port(values.port, defaultPort);
+  const workers = workerCount(values.workers);
+  const state = values['read-only'] ? null : (values.state ?? '.state');
+  if (workers > 1 && !isClusterWorker()) {
+    // The primary: holds the state store; the workers (this same command, forked) serve HTTP.
+    const url = `http://${host}:${listenPort}`;
+    await new Promise<void>((resolve, reject) => {
+      runPrimary({
+        workers,
+        state,
+        log: (line) => process.stderr.write(`${line}\n`),
+        onListening: () => {
+          process.stderr.write(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)\n`);
+          resolve();
+        },
+      }).catch((e) => reject(startupError(e, listenPort, host)));
+    });
+    return url;
+  }
   let rt: Runtime;
   try {
     rt = await startRuntime({
       dist,
       privateDist: values['private-dist'] ?? (isUrl(dist) ? null : dist),
       keys: values.keys ?? 'keys.json',
-      state: values['read-only'] ? null : (values.state ?? '.state'),
+      state,
+      store: isClusterWorker() ? primaryStateStore(state !== null) : undefined,
       port: listenPort,
       host,
     });
   } catch (e) {
-    // Start-up problems an operator fixes (a locked or unwritable state directory, a busy port): one line, no stack.
-    if (e instanceof StateDirLockedError || e instanceof StateUnavailableError) throw new RegisterError('state', e.message.replace(/^\[state\] /, ''));
-    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new RegisterError('serve', `port ${listenPort} on ${host} is already in use`);
-    throw e;
+    throw startupError(e, listenPort, host);
   }
-  process.stderr.write(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})\n`);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`[serve] ${signal}: finishing in-flight requests\n`);
+    if (!isClusterWorker()) process.stderr.write(`[serve] ${signal}: finishing in-flight requests\n`);
     await rt.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  return rt;
+  if (isClusterWorker()) {
+    // Without the primary no state call can be answered: finish what is in flight (those calls fail closed) and go.
+    process.once('disconnect', () => void stop('primary gone'));
+  } else {
+    process.stderr.write(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})\n`);
+  }
+  return rt.url;
 }
 
 export async function serveCommand(argv: string[]): Promise<void> {
@@ -66,6 +109,8 @@ export async function serveCommand(argv: string[]): Promise<void> {
 /** Compiles releases/ if needed, makes a development key on first run, then serves on $PORT (default 8787). */
 export async function startCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: SERVE_OPTIONS, strict: true });
+  // A forked worker only serves: the primary compiled and made the key before it forked.
+  if (isClusterWorker()) return void (await run({ ...values, port: values.port ?? process.env.PORT }, 8787));
   const dist = values.dist ?? 'dist';
   await compileAll({ releases: 'releases', dist, onCompiled: (r) => process.stderr.write(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`) });
   const keys = values.keys ?? 'keys.json';
@@ -75,10 +120,10 @@ export async function startCommand(argv: string[]): Promise<void> {
   } catch {
     devKey = (await addKey({ file: keys, name: 'local development', quota: 100000, rate: 50, provider: undefined })).key;
   }
-  const rt = await run({ ...values, port: values.port ?? process.env.PORT }, 8787);
+  const url = await run({ ...values, port: values.port ?? process.env.PORT }, 8787);
   if (devKey) {
     process.stderr.write(`[start] created a development key (shown once; stored hashed in ${keys}):\n${devKey}\n`);
-    process.stderr.write(`[start] try: curl -H 'Authorization: Bearer ${devKey}' '${rt.url}/api/v1/search?q=arsenal'\n`);
+    process.stderr.write(`[start] try: curl -H 'Authorization: Bearer ${devKey}' '${url}/api/v1/search?q=arsenal'\n`);
   } else {
     process.stderr.write(`[start] using existing keys in ${keys} (add one: npx register keys add --name NAME)\n`);
   }

@@ -1,0 +1,84 @@
+// `register serve --workers 2`: two worker processes answer on one port while the primary holds the state store.
+// Limits stay exact across the workers, acknowledgements are durable, SIGTERM stops every process cleanly, and
+// every response still matches the OpenAPI document.
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addKey } from '../../runtime/keys/key-file.ts';
+import { openJournalStore } from '../../runtime/state/journal-store.ts';
+import { client } from '../helpers/api-client.ts';
+import { ID } from '../fixtures/hand-world.ts';
+import { spawnServe, type ServerProcess } from '../reliability/support/child-server.ts';
+import { makeFuzzWorld, type FuzzWorld } from '../reliability/support/reliability-world.ts';
+
+let world: FuzzWorld;
+let server: ServerProcess;
+let base: string;
+let state: string;
+const keys = { counted: '', limited: '' };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  world = await makeFuzzWorld();
+  keys.counted = (await addKey({ file: world.keysFile, name: 'counted', quota: 40, rate: 1_000_000 })).key;
+  keys.limited = (await addKey({ file: world.keysFile, name: 'limited', quota: 1_000_000, rate: 3 })).key;
+  state = join(world.root, 'state');
+  server = spawnServe(['--dist', world.dist, '--keys', world.keysFile, '--state', state, '--port', String(await freePort()), '--workers', '2']);
+  base = await server.ready;
+}, 60_000);
+
+afterAll(async () => {
+  await server?.kill();
+});
+
+describe('serve --workers 2', () => {
+  it('runs two worker processes under the primary', () => {
+    const children = execFileSync('pgrep', ['-P', String(server.proc.pid)], { encoding: 'utf8' }).trim().split('\n');
+    expect(children).toHaveLength(2);
+  });
+
+  it('spends a key exactly once across workers: 100 concurrent lookups on 40 credits answer 40', async () => {
+    // Separate connections, so the primary hands them to both workers.
+    const call = client(base, keys.counted);
+    const results = await Promise.all(Array.from({ length: 100 }, () => call(`/entities/${ID.arsenal}`, { headers: { connection: 'close' } })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(40);
+    expect(results.filter((r) => r.status === 402)).toHaveLength(60);
+    const remaining = results.filter((r) => r.status === 200).map((r) => Number(r.headers.get('x-register-credits-remaining')));
+    expect(new Set(remaining).size).toBe(40); // no two answers were given the same credit
+    expect(Math.min(...remaining)).toBe(0);
+  });
+
+  it('holds one rate window for a key across workers', async () => {
+    const call = client(base, keys.limited);
+    const results = await Promise.all(Array.from({ length: 12 }, () => call(`/entities/${ID.arsenal}`, { headers: { connection: 'close' } })));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(3);
+    expect(results.filter((r) => r.status === 429)).toHaveLength(9);
+  });
+
+  it('answers an acknowledgement once it is durable, and SIGTERM stops every process with exit 0', async () => {
+    const ack = await client(base, world.keys.opta)('/notices/ack', { body: { finding_ids: ['opta-2'], actor: 'ops', note: null } });
+    expect(ack.status).toBe(200);
+    server.proc.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(() => execFileSync('pgrep', ['-f', state])).toThrow(); // no worker left behind
+    const store = await openJournalStore({ dir: state, log: () => {} });
+    try {
+      const detail = (await store.noticeDetails('opta', 7, ['opta-2'])).get('opta-2');
+      expect(detail?.acknowledged_at).not.toBeNull();
+      expect(detail?.actor).toBe('ops');
+    } finally {
+      await store.close();
+    }
+  });
+});

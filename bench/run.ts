@@ -22,7 +22,7 @@ type Floor = { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null; m
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const USAGE = `usage: node bin/run-ts.mjs bench/run.ts [--entities ${FULL_SIZE}] [--seed 1] [--out bench/out] [--skip-serve] [--duration 10]
-                                        [--concurrency 50] [--samples 4000] [--transport net|http]
+                                        [--concurrency 50] [--samples 4000] [--transport net|http] [--workers N]
                                         [--reuse-compile]   keep the dist and compile figures of an earlier run
                                         [--serve-only]      measure only the serving half on the dist of an earlier run
                                                             (reuses its releases, compile and input-floor figures; never regenerates)
@@ -51,6 +51,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
       concurrency: { type: 'string' },
       samples: { type: 'string' },
       transport: { type: 'string' },
+      workers: { type: 'string' },
       'reuse-compile': { type: 'boolean' },
       'serve-only': { type: 'boolean' },
       'wait-quiet': { type: 'string' },
@@ -78,6 +79,8 @@ export async function main(argv: string[]): Promise<BenchResult> {
     if (q.waitedMs > 2500 || !q.quiet) log(`${what}: waited ${(q.waitedMs / 1000).toFixed(0)} s for a quiet machine (${q.quiet ? 'quiet' : `still ${q.busyPct}% busy, going ahead`})`);
   };
   const transport = values.transport ?? 'net';
+  // The runtime's worker processes (serve --workers): one per core by default, as a deployment on this machine would run.
+  const workers = positive('workers', values.workers, availableParallelism());
   if (transport !== 'net' && transport !== 'http') throw new Error(`--transport must be net or http, got ${JSON.stringify(transport)}\n${USAGE}`);
   const out = resolve(ROOT, values.out ?? 'bench/out');
   // One folder per size and seed, so a quick run does not throw away a full-size release that took minutes to make.
@@ -162,7 +165,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
   if (!skipServe) {
     log(`serve: sampling ${samples} entity IDs and ${samples} bridge keys from ${NEXT_STAMP} (the served release)`);
     const keys = await sampleKeys(releases.next, samples, Number.parseInt(seed, 10) || 1);
-    const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, seed: Number.parseInt(seed, 10) || 1, durationS, concurrency, transport, quietWaitMs, log });
+    const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, seed: Number.parseInt(seed, 10) || 1, durationS, concurrency, transport, workers, quietWaitMs, log });
     serve = { ...s, entityVsServe: round(s.runtime.entity.rps / s.serve.rps, 2), entityVsBare: round(s.runtime.entity.rps / s.bare.rps, 2) };
   }
 

@@ -2,12 +2,10 @@
 import { parseArgs } from 'node:util';
 import { access } from 'node:fs/promises';
 import { RegisterError } from '../common/errors.ts';
-import { compileAll } from '../compiler/compile.ts';
-import { addKey } from './keys/key-file.ts';
 import { StateUnavailableError } from './interfaces.ts';
 import { availableParallelism } from 'node:os';
 import { isClusterWorker, primaryStateStore, runPrimary } from './cluster.ts';
-import { startRuntime, isUrl, type Runtime } from './server.ts';
+import type { Runtime } from './server.ts';
 import { StateDirLockedError } from './state/journal-store.ts';
 
 const SERVE_OPTIONS = {
@@ -68,6 +66,9 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
     });
     return url;
   }
+  // Loaded here, not at the top: a `--workers` primary never serves, and skipping the runtime's modules (routes,
+  // the OpenAPI document, the compiler for `start`) is most of its start-up, so workers fork sooner.
+  const { startRuntime, isUrl } = await import('./server.ts');
   let rt: Runtime;
   try {
     rt = await startRuntime({
@@ -112,6 +113,8 @@ export async function startCommand(argv: string[]): Promise<void> {
   // A forked worker only serves: the primary compiled and made the key before it forked.
   if (isClusterWorker()) return void (await run({ ...values, port: values.port ?? process.env.PORT }, 8787));
   const dist = values.dist ?? 'dist';
+  const { compileAll } = await import('../compiler/compile.ts');
+  const { addKey } = await import('./keys/key-file.ts');
   await compileAll({ releases: 'releases', dist, onCompiled: (r) => process.stderr.write(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`) });
   const keys = values.keys ?? 'keys.json';
   let devKey: string | null = null;

@@ -55,6 +55,7 @@ export async function runPrimary(opts: PrimaryOptions): Promise<void> {
   const store = opts.state === null ? createReadOnlyStore() : await openJournalStore({ dir: opts.state });
   const live = new Set<Worker>();
   let listening = 0;
+  let othersForked = false;
   let stopping = false;
   let exitCode = 0;
 
@@ -76,6 +77,12 @@ export async function runPrimary(opts: PrimaryOptions): Promise<void> {
     let served = false;
     w.once('listening', () => {
       served = true;
+      // The others start once the first serves: started together they share the cores while each loads the
+      // runtime, and the first answer comes later (measured: ~0.9 s against ~0.7 s to the first 200).
+      if (!othersForked) {
+        othersForked = true;
+        for (let i = 1; i < opts.workers; i++) fork();
+      }
       if (++listening === opts.workers) opts.onListening();
     });
     w.once('exit', (code, signal) => {
@@ -100,5 +107,5 @@ export async function runPrimary(opts: PrimaryOptions): Promise<void> {
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  for (let i = 0; i < opts.workers; i++) fork();
+  fork();
 }

@@ -7,8 +7,12 @@ export interface ShardSource {
   readonly label: string;
   /** Whole file at `path` (relative to the dist root, `/`-separated), or null if it does not exist. */
   readFile(path: string): Promise<Uint8Array | null>;
-  /** `length` bytes at `offset` of `path`; throws if the file is shorter or missing. */
-  readRange(path: string, offset: number, length: number): Promise<Uint8Array>;
+  /**
+   * `length` bytes at `offset` of `path`; throws if the file is shorter or missing. `transient`: the caller keeps
+   * the bytes only while it answers one request (a shard, not a cached bucket), so they may be a view of a shared
+   * buffer pool.
+   */
+  readRange(path: string, offset: number, length: number, transient?: boolean): Promise<Uint8Array>;
   close(): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
 // A closed-loop HTTP load generator: N workers on N kept-alive connections, each sending its next request as soon as
 // the previous one answers, for a bounded time and count; reports rps, latency percentiles, statuses and CPU use.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createTransport, type LoadRequest, type TransportKind } from './transports.ts';
 
 export type { LoadRequest, TransportKind } from './transports.ts';
@@ -124,8 +124,48 @@ export function round(x: number, digits: number): number {
   return Math.round(x * f) / f;
 }
 
-/** utime + stime of a process from /proc/<pid>/stat, in ms; null off Linux or when the process is gone. */
+/**
+ * utime + stime of a process and every descendant alive now (a `serve --workers N` primary and its workers),
+ * from /proc/<pid>/stat, in ms; null off Linux or when the process is gone.
+ */
 export function processCpuMs(pid: number): number | null {
+  const own = ownCpuMs(pid);
+  if (own === null) return null;
+  return descendantsOf(pid).reduce((sum, child) => sum + (ownCpuMs(child) ?? 0), own);
+}
+
+/** pids of every live descendant of `pid` (Linux /proc; empty elsewhere). */
+export function descendantsOf(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return [];
+  }
+  const children = new Map<number, number[]>();
+  for (const e of entries) {
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(e));
+      children.set(ppid, list);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number): void => {
+    for (const c of children.get(p) ?? []) {
+      out.push(c);
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+function ownCpuMs(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces; fields after the closing parenthesis are fixed.

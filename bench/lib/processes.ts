@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { machineBusyMs } from './load-generator.ts';
+import { descendantsOf, machineBusyMs } from './load-generator.ts';
 
 const live = new Set<ChildProcess>();
 let hooked = false;
@@ -143,8 +143,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Current and peak resident set of a process, from /proc/<pid>/status (Linux); null elsewhere. */
-export function memoryOf(pid: number): { rssBytes: number; hwmBytes: number } | null {
+/**
+ * Current and peak resident set of a process plus every descendant (a `serve --workers N` primary and its
+ * workers), from /proc/<pid>/status (Linux); null elsewhere. The peak is the sum of each process's own peak, an
+ * upper bound of the tree's.
+ */
+export function memoryOf(pid: number): { rssBytes: number; hwmBytes: number; processes: number } | null {
+  const own = ownMemory(pid);
+  if (!own) return null;
+  const all = [own, ...descendantsOf(pid).map(ownMemory).filter((m): m is { rssBytes: number; hwmBytes: number } => m !== null)];
+  return { rssBytes: all.reduce((a, m) => a + m.rssBytes, 0), hwmBytes: all.reduce((a, m) => a + m.hwmBytes, 0), processes: all.length };
+}
+
+function ownMemory(pid: number): { rssBytes: number; hwmBytes: number } | null {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;

@@ -16,10 +16,14 @@ export interface ServeFigures {
   /** Median body size of an entity response with includes; the baselines answer a file of this size. */
   typicalEntityBytes: number;
   runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult };
-  diagnostics: { entityReadOnly: LoadResult };
+  /** Worker processes of the measured runtime (`serve --workers`). */
+  workers: number;
+  /** The same entity and batch loads on one process (`--workers 1`), and entity on a read-only one. */
+  diagnostics: { entityReadOnly: LoadResult; entitySingle: LoadResult | null; batchSingle: LoadResult | null };
   transport: TransportKind;
-  runtimeMemory: { rssBytes: number; hwmBytes: number } | null;
-  runtimeMemoryIdle: { rssBytes: number; hwmBytes: number } | null;
+  /** Summed over the runtime's processes (primary and workers). */
+  runtimeMemory: { rssBytes: number; hwmBytes: number; processes: number } | null;
+  runtimeMemoryIdle: { rssBytes: number; hwmBytes: number; processes: number } | null;
   serve: LoadResult;
   bare: LoadResult;
   concurrency: number;
@@ -36,6 +40,7 @@ export interface ServeOptions {
   durationS: number;
   concurrency: number;
   transport: TransportKind;
+  workers: number;
   /** Before each load row, wait up to this long for the machine to be quiet (0: do not wait). */
   quietWaitMs: number;
   log: (s: string) => void;
@@ -63,7 +68,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const t0 = performance.now();
     runtime = await startChild({
       command: process.execPath,
-      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(port), '--host', '127.0.0.1'],
+      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(port), '--host', '127.0.0.1', '--workers', String(o.workers)],
       cwd: o.root,
       logFile,
     });
@@ -118,6 +123,27 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const batch = await load('batch', rt.port, rt.pid, cycle(batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body }))));
     const runtimeMemory = memoryOf(rt.pid);
     await stopChild(rt.child);
+
+    // Diagnostic, not a target: entity and batch on one process (the state store in it), the figures a
+    // single-core deployment gets and the baseline the worker processes are weighed against.
+    let entitySingle: LoadResult | null = null;
+    let batchSingle: LoadResult | null = null;
+    if (o.workers > 1) {
+      const onePort = await freePort();
+      const one = await startChild({
+        command: process.execPath,
+        args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(onePort), '--host', '127.0.0.1', '--workers', '1'],
+        cwd: o.root,
+        logFile,
+      });
+      try {
+        await waitFor200(onePort, '/api/v1/meta', auth, 30_000);
+        entitySingle = await load('entity, one process (--workers 1)', onePort, one.pid, get(entityPaths));
+        batchSingle = await load('batch, one process (--workers 1)', onePort, one.pid, cycle(batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body }))));
+      } finally {
+        await stopChild(one.child);
+      }
+    }
 
     // Diagnostic, not a target: the same entity load on a runtime whose quota lives in memory (--read-only), so the
     // difference is what the durable journal (an fdatasync per group of charges) costs each request.
@@ -174,7 +200,8 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
-      diagnostics: { entityReadOnly },
+      workers: o.workers,
+      diagnostics: { entityReadOnly, entitySingle, batchSingle },
       runtimeMemory,
       runtimeMemoryIdle,
       serve,

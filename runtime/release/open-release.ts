@@ -73,7 +73,7 @@ export class Release {
 
   private async readShard(pack: number, offset: number, length: number, checksum: number, id: string): Promise<Uint8Array> {
     const path = this.doc.shard_packs[pack];
-    const bytes = path === undefined ? null : await this.source.readRange(`${this.stamp}/${PUBLIC_DIR}/${path}`, offset, length);
+    const bytes = path === undefined ? null : await this.source.readRange(`${this.stamp}/${PUBLIC_DIR}/${path}`, offset, length, true);
     if (!bytes || checksum32(bytes) !== checksum) {
       // Wrong bytes are worse than no answer: a corrupted pack is refused until the dist is repaired.
       throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: id });

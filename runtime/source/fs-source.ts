@@ -167,7 +167,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
 
     readFile: readWholeShared,
 
-    async readRange(path, offset, length) {
+    async readRange(path, offset, length, transient = false) {
       assertOpen();
       const abs = absolute(path);
       checkRange(tag, path, offset, length);
@@ -181,7 +181,10 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       const f = await acquire(path, abs);
       try {
         if (offset + length > f.size) throw shorter(path, offset, length, f.size);
-        const out = new Uint8Array(length);
+        // Short reads come from Node's shared buffer pool: a fresh ArrayBuffer per shard (100 per batch) was
+        // allocation and external-memory accounting that drove extra garbage collections. Only bytes the caller
+        // drops after one answer may share a slab (see ShardSource.readRange), so a cached bucket never pins one.
+        const out = transient ? Buffer.allocUnsafe(length) : new Uint8Array(length);
         let done = 0;
         while (done < length) {
           // A synchronous positioned read: buckets and shards are small reads of immutable, usually page-cached

@@ -79,7 +79,8 @@ export async function main(argv: string[]): Promise<BenchResult> {
     if (q.waitedMs > 2500 || !q.quiet) log(`${what}: waited ${(q.waitedMs / 1000).toFixed(0)} s for a quiet machine (${q.quiet ? 'quiet' : `still ${q.busyPct}% busy, going ahead`})`);
   };
   const transport = values.transport ?? 'net';
-  // The runtime's worker processes (serve --workers): one per core by default, as a deployment on this machine would run.
+  // The targets are measured on `serve` (one process); the loads are repeated on `serve --workers N` (default: one
+  // per core) to show what worker processes buy and cost. --workers 1 skips that.
   const workers = positive('workers', values.workers, availableParallelism());
   if (transport !== 'net' && transport !== 'http') throw new Error(`--transport must be net or http, got ${JSON.stringify(transport)}\n${USAGE}`);
   const out = resolve(ROOT, values.out ?? 'bench/out');

@@ -78,8 +78,7 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
     p99('batch of 100 entities', sv.runtime.batch, 50);
     add('cold start (spawn → first 200 on /meta)', '≤ 1 s', `${sv.coldStartMedianMs} ms (median of ${sv.coldStartMs.join(', ')})`, sv.coldStartMedianMs <= 1000);
     const rss = sv.runtimeMemory?.rssBytes ?? NaN;
-    const procs = sv.runtimeMemory && sv.runtimeMemory.processes > 1 ? `, summed over ${sv.runtimeMemory.processes} processes` : '';
-    add('runtime RSS after the load', '≤ 300 MiB', sv.runtimeMemory ? `${mib(rss)} (peak ${mib(sv.runtimeMemory.hwmBytes)}${procs})` : 'n/a', sv.runtimeMemory ? rss <= 300 * MiB : null);
+    add('runtime RSS after the load', '≤ 300 MiB', sv.runtimeMemory ? `${mib(rss)} (peak ${mib(sv.runtimeMemory.hwmBytes)})` : 'n/a', sv.runtimeMemory ? rss <= 300 * MiB : null);
   }
   return t;
 }
@@ -173,8 +172,7 @@ function render(r: BenchResult): string[] {
 
   const sv = r.serve;
   if (sv) {
-    const workers = sv.workers ?? 1;
-    o.push(`### Serving (loopback, ${sv.concurrency} keep-alive connections, ${sv.warmupS} s warm-up then ${sv.durationS} s measured per row, \`${sv.transport}\` client; generator and server share the machine; runtime \`serve --workers ${workers}\`${workers > 1 ? ': server CPU and memory are summed over the primary and its workers' : ''})`, '');
+    o.push(`### Serving (loopback, ${sv.concurrency} keep-alive connections, ${sv.warmupS} s warm-up then ${sv.durationS} s measured per row, \`${sv.transport}\` client; generator and server share the machine; the targets' runtime is \`serve\`, one process)`, '');
     o.push('| target | req/s | p50 ms | p90 ms | p99 ms | max ms | statuses | mean body bytes | generator CPU | server CPU | other CPU |', '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|');
     const row = (name: string, l: LoadResult) =>
       o.push(`| ${name}${contended(l.otherCpuPct) ? ' **(contended)**' : ''} | ${fmt(l.rps)} | ${l.p50Ms} | ${l.p90Ms} | ${l.p99Ms} | ${l.maxMs} | ${Object.entries(l.statuses).map(([k, v]) => `${k}: ${fmt(v)}`).join(', ')} | ${fmt(l.meanResponseBytes)} | ${l.clientCpuPct}% | ${l.serverCpuPct ?? '?'}% | ${l.otherCpuPct ?? '?'}% |`);
@@ -184,11 +182,20 @@ function render(r: BenchResult): string[] {
     row('runtime: POST /batch (100 entity items, same includes)', sv.runtime.batch);
     row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);
     row('ceiling: bare node:http, fixed buffer (same bytes)', sv.bare);
-    if (sv.diagnostics.entitySingle) row('diagnostic: entity as above, one process (`--workers 1`)', sv.diagnostics.entitySingle);
-    if (sv.diagnostics.batchSingle) row('diagnostic: batch as above, one process (`--workers 1`)', sv.diagnostics.batchSingle);
-    row('diagnostic: entity as above, one process `--read-only` (quota in memory, no journal)', sv.diagnostics.entityReadOnly);
+    row('diagnostic: entity as above, runtime `--read-only` (quota in memory, no journal)', sv.diagnostics.entityReadOnly);
+    const cl = sv.clustered;
+    if (cl) {
+      const tag = `\`--workers ${cl.workers}\``;
+      row(`worker processes: entity as above, ${tag}`, cl.entity);
+      row(`worker processes: resolve as above, ${tag}`, cl.resolve);
+      row(`worker processes: search as above, ${tag}`, cl.search);
+      row(`worker processes: batch as above, ${tag}`, cl.batch);
+    }
     o.push('');
-    o.push(`Cold start: ${sv.coldStartMs.join(' ms, ')} ms (median ${sv.coldStartMedianMs} ms; dist files already in the page cache). Runtime memory${workers > 1 ? ` (${workers} workers and the primary, summed)` : ''}: VmRSS ${sv.runtimeMemoryIdle ? mib(sv.runtimeMemoryIdle.rssBytes) : 'n/a'} idle after start-up; after the load VmRSS ${sv.runtimeMemory ? `${mib(sv.runtimeMemory.rssBytes)}, VmHWM ${mib(sv.runtimeMemory.hwmBytes)}` : 'n/a'}.`, '');
+    o.push(`Cold start: ${sv.coldStartMs.join(' ms, ')} ms (median ${sv.coldStartMedianMs} ms; dist files already in the page cache). Runtime memory: VmRSS ${sv.runtimeMemoryIdle ? mib(sv.runtimeMemoryIdle.rssBytes) : 'n/a'} idle after start-up; after the load VmRSS ${sv.runtimeMemory ? `${mib(sv.runtimeMemory.rssBytes)}, VmHWM ${mib(sv.runtimeMemory.hwmBytes)}` : 'n/a'}.`, '');
+    if (cl) {
+      o.push(`With \`--workers ${cl.workers}\` (server CPU above summed over the primary and its workers): cold start ${cl.coldStartMs} ms; after its load VmRSS ${cl.memory ? `${mib(cl.memory.rssBytes)} summed over ${cl.memory.processes} processes (peaks summed ${mib(cl.memory.hwmBytes)})` : 'n/a'}.`, '');
+    }
   }
   return o;
 }

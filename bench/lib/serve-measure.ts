@@ -16,12 +16,19 @@ export interface ServeFigures {
   /** Median body size of an entity response with includes; the baselines answer a file of this size. */
   typicalEntityBytes: number;
   runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult };
-  /** Worker processes of the measured runtime (`serve --workers`). */
-  workers: number;
-  /** The same entity and batch loads on one process (`--workers 1`), and entity on a read-only one. */
-  diagnostics: { entityReadOnly: LoadResult; entitySingle: LoadResult | null; batchSingle: LoadResult | null };
+  /** The entity load on a read-only runtime. */
+  diagnostics: { entityReadOnly: LoadResult };
+  /** The four loads again on `serve --workers N` (N > 1), with its memory (summed over its processes) and cold start. */
+  clustered: {
+    workers: number;
+    entity: LoadResult;
+    resolve: LoadResult;
+    search: LoadResult;
+    batch: LoadResult;
+    memory: { rssBytes: number; hwmBytes: number; processes: number } | null;
+    coldStartMs: number;
+  } | null;
   transport: TransportKind;
-  /** Summed over the runtime's processes (primary and workers). */
   runtimeMemory: { rssBytes: number; hwmBytes: number; processes: number } | null;
   runtimeMemoryIdle: { rssBytes: number; hwmBytes: number; processes: number } | null;
   serve: LoadResult;
@@ -68,7 +75,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const t0 = performance.now();
     runtime = await startChild({
       command: process.execPath,
-      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(port), '--host', '127.0.0.1', '--workers', String(o.workers)],
+      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(port), '--host', '127.0.0.1'],
       cwd: o.root,
       logFile,
     });
@@ -124,24 +131,33 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const runtimeMemory = memoryOf(rt.pid);
     await stopChild(rt.child);
 
-    // Diagnostic, not a target: entity and batch on one process (the state store in it), the figures a
-    // single-core deployment gets and the baseline the worker processes are weighed against.
-    let entitySingle: LoadResult | null = null;
-    let batchSingle: LoadResult | null = null;
+    // Not the targets' runtime: the same loads on `serve --workers N`, worker processes beside a primary that
+    // holds the state store. What more cores buy for each kind of request, and what they cost in memory.
+    let clustered: ServeFigures['clustered'] = null;
     if (o.workers > 1) {
-      const onePort = await freePort();
-      const one = await startChild({
+      const cPort = await freePort();
+      const t0 = performance.now();
+      const c = await startChild({
         command: process.execPath,
-        args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(onePort), '--host', '127.0.0.1', '--workers', '1'],
+        args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(cPort), '--host', '127.0.0.1', '--workers', String(o.workers)],
         cwd: o.root,
         logFile,
       });
       try {
-        await waitFor200(onePort, '/api/v1/meta', auth, 30_000);
-        entitySingle = await load('entity, one process (--workers 1)', onePort, one.pid, get(entityPaths));
-        batchSingle = await load('batch, one process (--workers 1)', onePort, one.pid, cycle(batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body }))));
+        await waitFor200(cPort, '/api/v1/meta', auth, 30_000);
+        const coldStartMs = Math.round(performance.now() - t0);
+        const tag = `--workers ${o.workers}`;
+        clustered = {
+          workers: o.workers,
+          coldStartMs,
+          entity: await load(`entity, ${tag}`, cPort, c.pid, get(entityPaths)),
+          resolve: await load(`resolve, ${tag}`, cPort, c.pid, get(resolvePaths)),
+          search: await load(`search, ${tag}`, cPort, c.pid, get(searchPaths)),
+          batch: await load(`batch, ${tag}`, cPort, c.pid, cycle(batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body })))),
+          memory: memoryOf(c.pid),
+        };
       } finally {
-        await stopChild(one.child);
+        await stopChild(c.child);
       }
     }
 
@@ -200,8 +216,8 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
-      workers: o.workers,
-      diagnostics: { entityReadOnly, entitySingle, batchSingle },
+      diagnostics: { entityReadOnly },
+      clustered,
       runtimeMemory,
       runtimeMemoryIdle,
       serve,

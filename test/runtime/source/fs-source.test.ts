@@ -3,16 +3,51 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createFsSource } from '../../../runtime/source/fs-source.ts';
+import { createFsSource, createReadPolicy } from '../../../runtime/source/fs-source.ts';
 import { shardSourceContract } from './shard-source-contract.ts';
 
-shardSourceContract('fs', async (root, opts) => {
-  const source = createFsSource({ root, maxOpenFiles: opts.small ? 4 : undefined });
-  return {
-    source,
-    fetches: () => source.stats().opens,
-    retained: () => ({ used: source.stats().openFiles, limit: source.stats().maxOpenFiles }),
-  };
+// Every read mode passes the same contract: where a read runs must not change what it returns.
+for (const reads of ['adaptive', 'sync', 'pool'] as const) {
+  shardSourceContract(`fs (${reads} reads)`, async (root, opts) => {
+    const source = createFsSource({ root, maxOpenFiles: opts.small ? 4 : undefined, reads });
+    return {
+      source,
+      fetches: () => source.stats().opens,
+      retained: () => ({ used: source.stats().openFiles, limit: source.stats().maxOpenFiles }),
+    };
+  });
+}
+
+describe('adaptive read policy', () => {
+  it('reads on the event loop while reads are fast, on the pool while they are slow, and probes its way back', () => {
+    const policy = createReadPolicy('adaptive');
+    const decide = (n: number, ms: number) => {
+      let onLoop = 0;
+      for (let i = 0; i < n; i++) {
+        if (policy.sync()) {
+          onLoop++;
+          policy.took(ms);
+        }
+      }
+      return onLoop;
+    };
+    expect(decide(1000, 0.002)).toBe(1000); // page-cache copies: all on the loop
+    const slow = decide(6400, 0.15); // disk reads: a few on the loop before the average crosses, then 1 in 64
+    expect(slow).toBeGreaterThan(100);
+    expect(slow).toBeLessThan(130);
+    // Fast probes bring the average back down, and reads return to the loop.
+    let calls = 0;
+    for (let streak = 0; streak < 10 && calls < 100_000; calls++) {
+      if (policy.sync()) {
+        policy.took(0.002);
+        streak++;
+      } else streak = 0;
+    }
+    expect(calls).toBeLessThan(64 * 40); // ~16 fast probes, one in 64 calls
+    expect(decide(100, 0.002)).toBe(100);
+    expect(createReadPolicy('sync').sync()).toBe(true);
+    expect(createReadPolicy('pool').sync()).toBe(false);
+  });
 });
 
 describe('fs source', () => {

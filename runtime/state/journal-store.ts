@@ -135,6 +135,8 @@ class JournalStore implements InspectableStateStore {
   private syncTimer: NodeJS.Timeout | null = null;
   /** Written bytes not yet fsynced. */
   private unsynced = false;
+  /** The fsync of already answered charges, running beside the write queue. */
+  private backgroundSync: Promise<void> | null = null;
 
   /** Charges queued or being written: counted against the quota now, moved into `core` once durable. */
   private readonly reserved = new Map<string, number>();
@@ -241,9 +243,10 @@ class JournalStore implements InspectableStateStore {
   close(): Promise<void> {
     this.closing = true;
     this.closed ??= (async () => {
-      while (this.draining || this.compacting) {
+      while (this.draining || this.compacting || this.backgroundSync) {
         await this.draining;
         await this.compacting;
+        await this.backgroundSync;
       }
       if (this.syncTimer) clearTimeout(this.syncTimer);
       await this.cutFailedTail();
@@ -372,8 +375,8 @@ class JournalStore implements InspectableStateStore {
     if (this.closing) throw new StateUnavailableError(`[state] ${this.dir}: the state store is closed`);
   }
 
-  private append(record: JournalRecord | null, commit: () => void, fail: () => void, sync = false): Promise<void> {
-    const bytes = record === null ? Buffer.alloc(0) : frameRecord(record);
+  private append(record: JournalRecord, commit: () => void, fail: () => void, sync = false): Promise<void> {
+    const bytes = frameRecord(record);
     return new Promise((resolve, reject) => {
       this.queue.push({ bytes, commit, fail, resolve, reject, sync: sync || this.syncAll });
       // Waiting for the next turn of the event loop lets callers of the same turn share the first write too.
@@ -453,12 +456,30 @@ class JournalStore implements InspectableStateStore {
     }
   }
 
-  /** Queues an fsync of what was written (as an empty, sync-only record), so it never overlaps a write. */
+  /**
+   * fsyncs what was written, soon. Beside the write queue, not in it: charges are answered once written, and
+   * queued behind an fsync they waited for it anyway (every 50 ms, under load: ~15% of entity throughput).
+   * An fsync covers whatever was written before it started, so writes may go on meanwhile; records that must
+   * wait for their own fsync (acknowledgements) still go through the queue. A failure leaves the bytes unsynced
+   * and is tried again on the next interval; the answers given stand (see `fsync` in JournalStoreOptions).
+   */
   private scheduleSync(): void {
     if (this.syncTimer || this.closing) return;
     this.syncTimer = setTimeout(() => {
       this.syncTimer = null;
-      if (this.unsynced && !this.closing) this.append(null, noop, noop, true).catch(() => {});
+      const fh = this.fh;
+      if (!this.unsynced || this.closing || this.backgroundSync || !fh) return;
+      this.unsynced = false;
+      this.backgroundSync = this.io
+        .sync(fh)
+        .catch((e: unknown) => {
+          this.unsynced = true;
+          this.log(`[state] ${join(this.dir, journalName(this.gen))}: fsync failed (${describe(e)}); retrying`);
+        })
+        .finally(() => {
+          this.backgroundSync = null;
+          if (this.unsynced) this.scheduleSync();
+        });
     }, this.syncIntervalMs);
     this.syncTimer.unref?.();
   }
@@ -489,6 +510,8 @@ class JournalStore implements InspectableStateStore {
     }
     const snapshot = frameRecord({ v: SNAPSHOT_VERSION, gen, ...this.core.image() });
     const previous = this.fh;
+    // A background fsync of the journal being left may have failed; know before deciding it is durable.
+    await this.backgroundSync;
     // Records written but not yet fsynced must reach the disk before their journal is left behind.
     if (previous && this.unsynced) {
       try {

@@ -359,6 +359,42 @@ describe('journal store: group commit', () => {
     await s.close();
   });
 
+  it('never holds a charge behind the background fsync of earlier ones, and retries a failed one', async () => {
+    let held = null as (() => void) | null;
+    let hold = true;
+    let failNext = true;
+    let syncs = 0;
+    const { log, messages } = quiet();
+    const dir = freshDir();
+    const s = await open(dir, {
+      syncIntervalMs: 5,
+      log,
+      io: {
+        async sync(fh) {
+          syncs++;
+          if (failNext) {
+            failNext = false;
+            throw Object.assign(new Error('EIO'), { code: 'EIO' });
+          }
+          if (hold) await new Promise<void>((r) => (held = r));
+          await fh.datasync();
+        },
+      },
+    });
+    await s.charge('k1', P, 1, 100);
+    while (held === null) await new Promise((r) => setTimeout(r, 5)); // the first fsync failed; the retry is held
+    expect(messages.join('\n')).toMatch(/fsync failed \(EIO\); retrying/);
+    // With that fsync still running, more charges are written and answered.
+    expect(await Promise.all(Array.from({ length: 10 }, () => s.charge('k1', P, 1, 100)))).toHaveLength(10);
+    expect(syncs).toBe(2);
+    hold = false;
+    held!();
+    await s.close(); // fsyncs the ten charges
+    const again = await open(dir);
+    expect(await again.remaining('k1', P, 100)).toBe(89);
+    await again.close();
+  });
+
   it('by default answers charges once written and fsyncs them soon after; acknowledgements wait for fsync', async () => {
     const { io, counts } = counting();
     const s = await open(freshDir(), { io, syncIntervalMs: 20 });

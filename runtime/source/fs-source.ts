@@ -234,23 +234,26 @@ function readAt(fd: number, into: Uint8Array, at: number, length: number, positi
 /**
  * When to read synchronously. A page-cache hit is a copy of a few microseconds, far cheaper than a thread-pool
  * round trip, so it is made on the event loop; a read that reaches the disk (~150 µs on this project's machines,
- * whose page cache is reclaimed within minutes) would stall every request behind it, so while recent synchronous
- * reads are slow, reads go to the pool, where they overlap with each other and with other requests' work. Measured
- * on the full-size dist: sync 12,400 entity lookups/s at p99 20 ms, pool 15,600 at p99 7.6 ms; on a cached 100k
- * dist, sync 830 batches/s against 310 through the pool. While on the pool, one read in PROBE_EVERY is still made
- * synchronously, to notice when the cache is warm again.
+ * whose page cache is reclaimed within minutes) would stall every request behind it, so while many recent
+ * synchronous reads were slow, reads go to the pool, where they overlap with each other and with other requests'
+ * work. Measured on the full-size dist: sync 12,400 entity lookups/s at p99 20 ms, pool 15,600 at p99 7.6 ms; on a
+ * cached dist, sync 830 batches/s against 310 through the pool. The signal is the share of slow reads, not their
+ * mean: on a busy machine a read is sometimes descheduled for milliseconds, and one such outlier in a mean kept
+ * a whole batch load on the pool for thousands of reads. While on the pool, one read in PROBE_EVERY is still
+ * made synchronously, to notice when the cache is warm again.
  */
 export function createReadPolicy(mode: 'sync' | 'pool' | 'adaptive'): { sync(): boolean; took(ms: number): void } {
   if (mode === 'sync') return { sync: () => true, took: () => {} };
   if (mode === 'pool') return { sync: () => false, took: () => {} };
-  const SLOW_MS = 0.03;
+  const SLOW_READ_MS = 0.1;
+  const POOL_ABOVE_SHARE = 0.25;
   const PROBE_EVERY = 64;
-  let average = 0; // moving average of synchronous read times, ms
+  let slowShare = 0; // moving share of synchronous reads slower than SLOW_READ_MS
   let n = 0;
   return {
-    sync: () => average < SLOW_MS || ++n % PROBE_EVERY === 0,
+    sync: () => slowShare < POOL_ABOVE_SHARE || ++n % PROBE_EVERY === 0,
     took: (ms) => {
-      average += (ms - average) * 0.1;
+      slowShare += ((ms > SLOW_READ_MS ? 1 : 0) - slowShare) * 0.05;
     },
   };
 }

@@ -32,7 +32,9 @@ describe('adaptive read policy', () => {
       return onLoop;
     };
     expect(decide(1000, 0.002)).toBe(1000); // page-cache copies: all on the loop
-    const slow = decide(6400, 0.15); // disk reads: a few on the loop before the average crosses, then 1 in 64
+    // Rare outliers (a read descheduled for 5 ms on a busy machine) do not move reads off the loop.
+    for (let i = 0; i < 50; i++) expect(decide(1, 5) + decide(19, 0.002)).toBe(20);
+    const slow = decide(6400, 0.15); // disk reads: a few on the loop before the share crosses, then 1 in 64
     expect(slow).toBeGreaterThan(100);
     expect(slow).toBeLessThan(130);
     // Fast probes bring the average back down, and reads return to the loop.
@@ -43,7 +45,7 @@ describe('adaptive read policy', () => {
         streak++;
       } else streak = 0;
     }
-    expect(calls).toBeLessThan(64 * 40); // ~16 fast probes, one in 64 calls
+    expect(calls).toBeLessThan(64 * 40); // ~27 fast probes, one in 64 calls
     expect(decide(100, 0.002)).toBe(100);
     expect(createReadPolicy('sync').sync()).toBe(true);
     expect(createReadPolicy('pool').sync()).toBe(false);

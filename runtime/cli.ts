@@ -52,19 +52,18 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const state = values['read-only'] ? null : (values.state ?? '.state');
   if (workers > 1 && !isClusterWorker()) {
     // The primary: holds the state store; the workers (this same command, forked) serve HTTP.
-    const url = `http://${host}:${listenPort}`;
-    await new Promise<void>((resolve, reject) => {
+    return await new Promise<string>((resolve, reject) => {
       runPrimary({
         workers,
         state,
         log: (line) => process.stderr.write(`${line}\n`),
-        onListening: () => {
+        onListening: (boundPort) => {
+          const url = `http://${host}:${boundPort}`;
           process.stderr.write(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)\n`);
-          resolve();
+          resolve(url);
         },
       }).catch((e) => reject(startupError(e, listenPort, host)));
     });
-    return url;
   }
   // Loaded here, not at the top: a `--workers` primary never serves, and skipping the runtime's modules (routes,
   // the OpenAPI document, the compiler for `start`) is most of its start-up, so workers fork sooner.

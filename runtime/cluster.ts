@@ -41,8 +41,8 @@ export interface PrimaryOptions {
   workers: number;
   /** State folder, or null for a read-only mirror's in-memory store. */
   state: string | null;
-  /** Called once every worker listens. */
-  onListening: () => void;
+  /** Called once every worker listens, with the port they share (the one chosen when asked for port 0). */
+  onListening: (port: number) => void;
   log: (line: string) => void;
 }
 
@@ -75,7 +75,7 @@ export async function runPrimary(opts: PrimaryOptions): Promise<void> {
     live.add(w);
     serveStore(store, workerLink(w));
     let served = false;
-    w.once('listening', () => {
+    w.once('listening', (address: { port: number }) => {
       served = true;
       // The others start once the first serves: started together they share the cores while each loads the
       // runtime, and the first answer comes later (measured: ~0.9 s against ~0.7 s to the first 200).
@@ -83,7 +83,7 @@ export async function runPrimary(opts: PrimaryOptions): Promise<void> {
         othersForked = true;
         for (let i = 1; i < opts.workers; i++) fork();
       }
-      if (++listening === opts.workers) opts.onListening();
+      if (++listening === opts.workers) opts.onListening(address.port);
     });
     w.once('exit', (code, signal) => {
       live.delete(w);

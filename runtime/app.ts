@@ -6,6 +6,7 @@ import { ApiError } from './api-error.ts';
 import { systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { RequestContext, Reply, RouteDef, Services } from './route.ts';
+import { admit } from './state/admit.ts';
 import { quotaPeriod } from './state/quota-period.ts';
 import { GoneError } from './routes/entities.ts';
 
@@ -108,13 +109,12 @@ export function createApp(opts: AppOptions): App {
       const ctx: RequestContext = { request, url, method: request.method, ns, params, query: url.searchParams, release: release!, key, now, services };
       const prepared = await def.prepare(ctx);
       if (costing && key) {
-        const wait = await opts.store.hit(key.id, now, key.rate);
-        if (wait > 0) {
+        const { wait, charge } = await admit(opts.store, key.id, now, key.rate, quotaPeriod(now), prepared.cost, key.quota);
+        if (charge === null) {
           throw new ApiError(429, 'rate_limited', `More than ${key.rate} costing request(s) in one second.`, {
             headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
           });
         }
-        const charge = await opts.store.charge(key.id, quotaPeriod(now), prepared.cost, key.quota);
         credits = charge.remaining;
         if (!charge.ok) {
           throw new ApiError(402, 'quota_exceeded', `The monthly allowance of ${key.quota} lookups is used up (this request needs ${prepared.cost}).`);

@@ -57,6 +57,9 @@ export interface ChargeResult {
   remaining: number;
 }
 
+/** What admit() decided: refused by the rate limit (`wait` ms until a slot frees, nothing charged), or the charge. */
+export type Admission = { wait: number; charge: null } | { wait: 0; charge: ChargeResult };
+
 /** Per-finding state kept site-side. */
 export interface NoticeState {
   seen_at: string | null;
@@ -81,6 +84,12 @@ export interface StateStore {
    * were admitted in (nowMs - 1000, nowMs]. Returns 0 when admitted, else the milliseconds until a slot frees.
    */
   hit(keyId: string, nowMs: number, rate: number): Promise<number>;
+  /**
+   * hit(), then charge() if the rate admitted the request, as one call, so a store in another process answers a
+   * costing request in one round trip instead of two. Optional: `admit()` (state/admit.ts) falls back to the two
+   * calls, which is what a store in the same process does anyway.
+   */
+  admit?(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission>;
   /** State of the given findings of one provider's batch (missing ones: both null). */
   notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>>;
   /** Marks findings seen at `at` where not already seen; durable before resolving. */

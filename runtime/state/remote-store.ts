@@ -7,7 +7,8 @@
 // Calls a worker makes in one turn of its event loop travel as one message, and the answers the primary has in
 // one turn of its loop go back as one, so the cost of the link is paid per group of requests, not per request.
 
-import { StateUnavailableError, type ChargeResult, type NoticeState, type StateStore } from '../interfaces.ts';
+import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState, type StateStore } from '../interfaces.ts';
+import { admit } from './admit.ts';
 
 /** A message link to the other process (a cluster worker and the primary), or two ends in one process in tests. */
 export interface StateLink {
@@ -17,7 +18,7 @@ export interface StateLink {
   onClose(listener: () => void): void;
 }
 
-const METHODS = ['charge', 'remaining', 'hit', 'notices', 'markSeen', 'acknowledge'] as const;
+const METHODS = ['admit', 'charge', 'remaining', 'hit', 'notices', 'markSeen', 'acknowledge'] as const;
 type Method = (typeof METHODS)[number];
 type Call = [id: number, method: Method, args: unknown[]];
 type Failure = { name: string; message: string };
@@ -83,6 +84,8 @@ export function createRemoteStore(link: StateLink, opts: { writable: boolean }):
 
   return {
     writable: opts.writable,
+    admit: (keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number) =>
+      call<Admission>('admit', [keyId, nowMs, rate, period, cost, quota]),
     charge: (keyId: string, period: string, cost: number, quota: number) => call<ChargeResult>('charge', [keyId, period, cost, quota]),
     remaining: (keyId: string, period: string, quota: number) => call<number>('remaining', [keyId, period, quota]),
     hit: (keyId: string, nowMs: number, rate: number) => call<number>('hit', [keyId, nowMs, rate]),
@@ -144,7 +147,10 @@ export function serveStore(store: StateStore, link: StateLink): void {
       }
       let result: Promise<unknown>;
       try {
-        result = (store[method as Method] as (...a: unknown[]) => Promise<unknown>).apply(store, args);
+        result =
+          method === 'admit'
+            ? admit(store, ...(args as Parameters<typeof admit> extends [StateStore, ...infer A] ? A : never))
+            : (store[method as Method] as (...a: unknown[]) => Promise<unknown>).apply(store, args);
       } catch (e) {
         result = Promise.reject(e);
       }

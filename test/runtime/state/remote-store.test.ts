@@ -85,6 +85,11 @@ describe('remote store', () => {
     await Promise.all(Array.from({ length: 100 }, () => remote.charge('k1', P, 1, 1000)));
     expect(messages).toBe(1);
     expect(await remote.remaining('k1', P, 1000)).toBe(900);
+    // A costing request's rate check and charge are one call: 100 requests of a turn, one message.
+    const admissions = await Promise.all(Array.from({ length: 100 }, (_, i) => remote.admit!('k2', 5000 + i, 40, P, 1, 1000)));
+    expect(messages).toBe(3);
+    expect(admissions.filter((a) => a.charge?.ok)).toHaveLength(40);
+    expect(await remote.remaining('k2', P, 1000)).toBe(960);
   });
 
   it('fails closed once the primary is gone: pending and later calls reject with StateUnavailableError', async () => {

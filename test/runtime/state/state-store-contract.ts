@@ -2,6 +2,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateUnavailableError, type StateStore } from '../../../runtime/interfaces.ts';
+import { admit } from '../../../runtime/state/admit.ts';
 import { quotaPeriod } from '../../../runtime/state/quota-period.ts';
 
 /** What a driver promises beyond the core: the read-only mirror store refuses acknowledgements. */
@@ -73,6 +74,14 @@ export function stateStoreContract(name: string, makeStore: () => Promise<StateS
       await expect(store.charge('k1', P, -1, 10)).rejects.toThrow(RangeError);
       await expect(store.charge('k1', P, 1.5, 10)).rejects.toThrow(RangeError);
       expect(await store.remaining('k1', P, 10)).toBe(10);
+    });
+
+    it('admits a costing request: rate first, and a request the rate refuses charges nothing', async () => {
+      expect(await admit(store, 'k1', 1000, 2, P, 3, 10)).toEqual({ wait: 0, charge: { ok: true, remaining: 7 } });
+      expect(await admit(store, 'k1', 1001, 2, P, 3, 10)).toEqual({ wait: 0, charge: { ok: true, remaining: 4 } });
+      expect(await admit(store, 'k1', 1002, 2, P, 3, 10)).toEqual({ wait: 998, charge: null });
+      expect(await store.remaining('k1', P, 10)).toBe(4);
+      expect(await admit(store, 'k1', 2001, 2, P, 5, 10)).toEqual({ wait: 0, charge: { ok: false, remaining: 4 } });
     });
 
     it('admits exactly `rate` requests in any window (t-1000, t]', async () => {

@@ -1,6 +1,7 @@
 // The state directory's process lock: an O_EXCL pid file, so two servers never interleave writes to one journal.
 
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { link, open, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StateUnavailableError } from '../interfaces.ts';
@@ -110,8 +111,18 @@ function isAlive(pid: number, token: string): boolean {
   if (pid === process.pid) return token === PROCESS_TOKEN;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+  // A killed server stays a zombie until its parent reaps it, and signal 0 still reaches a zombie. Where the
+  // parent is slow to reap (a container whose init does not, a supervisor that waits), a restart would be refused
+  // for a process that can no longer touch the state. Linux says which it is.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false; // gone since the signal
+    return true; // no /proc (not Linux) or no access: trust the signal
   }
 }

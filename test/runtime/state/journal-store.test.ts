@@ -1,7 +1,7 @@
 // The journal store: the shared contract, then what only a durable store must do (restart, torn tails, a failing
 // disk, compaction, the directory lock, group commit).
 
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -321,6 +321,30 @@ describe('journal store: the directory lock', () => {
     expect(messages.join('\n')).toMatch(/stale lock/);
     expect(await b.remaining('k1', P, 10)).toBe(9);
     await b.close();
+  });
+
+  it('takes over a lock whose holder was killed but not yet reaped (a zombie)', async () => {
+    const dir = freshDir();
+    await (await open(dir)).close();
+    // A parent that starts a short-lived child, prints its pid and blocks its own event loop, so the child's exit is
+    // not reaped: the child stays a zombie, which signal 0 still reaches.
+    const parent = spawn(process.execPath, ['-e', `
+      const c = require('node:child_process').spawn(process.execPath, ['-e', '0']);
+      console.log(c.pid);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10000);
+    `]);
+    const pid = Number((await new Promise<Buffer>((r) => parent.stdout.once('data', r))).toString());
+    try {
+      const state = () => /\) (\w) /.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1];
+      while (state() !== 'Z') await new Promise((r) => setTimeout(r, 20)); // exited, not reaped
+      writeFileSync(join(dir, 'lock'), `${pid} 0123456789abcdef\n`);
+      const { log, messages } = quiet();
+      const b = await open(dir, { log });
+      expect(messages.join('\n')).toMatch(/stale lock/);
+      await b.close();
+    } finally {
+      parent.kill('SIGKILL');
+    }
   });
 });
 

@@ -70,4 +70,34 @@ describe('serve --workers 2', () => {
       await store.close();
     }
   });
+
+  it('after a SIGKILL of the primary, the workers go too, and a restart on the same state keeps every answered charge', async () => {
+    const started = spawnServe(['--dist', world.dist, '--keys', world.keysFile, '--state', state, '--port', '0', '--workers', '2']);
+    const call = client(await started.ready, keys.counted);
+    const before = await call(`/entities/${ID.arsenal}`); // the quota was spent above: answers 402 with the count
+    expect(before.status).toBe(402);
+    const partner = client(await started.ready, world.keys.partner);
+    const answered = (await Promise.all(Array.from({ length: 20 }, () => partner(`/entities/${ID.arsenal}`)))).filter((r) => r.status === 200);
+    const left = Math.min(...answered.map((r) => Number(r.headers.get('x-register-credits-remaining'))));
+    await started.kill();
+    for (let i = 0; i < 100 && pgrepCount(state) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(pgrepCount(state)).toBe(0); // no orphaned worker keeps serving without its state store
+    const again = spawnServe(['--dist', world.dist, '--keys', world.keysFile, '--state', state, '--port', '0', '--workers', '2']);
+    try {
+      const after = await client(await again.ready, world.keys.partner)(`/entities/${ID.arsenal}`);
+      expect(after.status).toBe(200);
+      expect(Number(after.headers.get('x-register-credits-remaining'))).toBe(left - 1);
+    } finally {
+      again.proc.kill('SIGTERM');
+      await again.exited;
+    }
+  });
 });
+
+function pgrepCount(pattern: string): number {
+  try {
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').length;
+  } catch {
+    return 0; // pgrep exits 1 when nothing matches
+  }
+}

@@ -146,7 +146,8 @@ export function createApp(opts: AppOptions): App {
   };
 }
 
-export function toResponse(a: Answer): Response {
+/** The answer as a Web Response (app.fetch): headers and bytes as the Node adapter writes them. */
+function toResponse(a: Answer): Response {
   return new Response(a.body as BodyInit | null, { status: a.status, headers: a.headers });
 }
 

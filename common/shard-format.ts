@@ -11,6 +11,7 @@
 //   stored: ,"bridges":[{"provider":"opta","namespace":"","external_id":"g1"<0x01>}]
 //
 // A section without markers (shards compiled before the stored form) passes through the expander unchanged.
+import { concat } from './bytes.ts';
 import { ENTITY_TYPES, isEntityType, PROVIDER_ROLES, type EntityType, type ProviderRole } from './ids.ts';
 
 /** One bridge as the compiler holds it: provider, namespace, external ID, and the provider's role. */
@@ -84,14 +85,5 @@ export function expandBridgesInto(out: Uint8Array[], stored: Uint8Array, entityT
 export function expandBridges(stored: Uint8Array, entityType: string): Uint8Array {
   const parts: Uint8Array[] = [];
   expandBridgesInto(parts, stored, entityType);
-  if (parts.length === 1) return parts[0];
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const joined = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    joined.set(p, at);
-    at += p.length;
-  }
-  return joined;
+  return parts.length === 1 ? parts[0] : concat(parts);
 }

@@ -3,6 +3,7 @@
 // bridges section is stored without its repeated per-bridge fields (common/shard-format.ts) and expanded here, by
 // byte splicing, wherever it is emitted.
 import type { Include } from '../common/ids.ts';
+import { concat } from '../common/bytes.ts';
 import { expandBridgesInto } from '../common/shard-format.ts';
 import { ApiError } from './api-error.ts';
 import type { LiveEntity } from './release/open-release.ts';
@@ -64,18 +65,6 @@ export function entityParts(e: LiveEntity, include: Set<Include>, lang: string |
   const tail = redirectTail(e);
   if (tail) out.push(tail);
   out.push(CLOSE);
-  return out;
-}
-
-export function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
   return out;
 }
 

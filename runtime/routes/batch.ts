@@ -3,7 +3,8 @@
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
-import { concat, entityParts } from '../compose-entity.ts';
+import { concat } from '../../common/bytes.ts';
+import { entityParts } from '../compose-entity.ts';
 import { GoneError, liveEntity } from './entities.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
 import type { Reply, RouteDef } from '../route.ts';

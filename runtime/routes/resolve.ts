@@ -1,7 +1,8 @@
 // GET /resolve/{provider}/{external_id}: provider ID → entities. `resolveItem` is shared with batch.
 import { ENTITY_TYPES, type EntityType, type Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
-import { concat, entityParts } from '../compose-entity.ts';
+import { concat } from '../../common/bytes.ts';
+import { entityParts } from '../compose-entity.ts';
 import { allowOnly, oneParam, parseEntityType, parseInclude } from '../params.ts';
 import type { Release } from '../release/open-release.ts';
 import type { Reply, RouteDef } from '../route.ts';

@@ -35,17 +35,22 @@ interface OutcomesMessage {
 /** The worker's side: a StateStore whose every call is answered by the store behind `link`. */
 export function createRemoteStore(link: StateLink, opts: { writable: boolean }): StateStore {
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  let queue: Call[] = [];
   let nextId = 1;
-  let scheduled = false;
   let gone: StateUnavailableError | null = null;
 
   const failAll = (err: StateUnavailableError): void => {
     gone ??= err;
     for (const p of pending.values()) p.reject(err);
     pending.clear();
-    queue = [];
+    outbox.drop();
   };
+  const outbox = perTurn<Call>((calls) => {
+    try {
+      link.send({ stateCalls: calls } satisfies CallsMessage);
+    } catch (e) {
+      failAll(new StateUnavailableError(`[state] cannot reach the state store (${(e as Error).message})`));
+    }
+  });
   link.onMessage((m) => {
     const outcomes = (m as Partial<OutcomesMessage> | null)?.stateOutcomes;
     if (!Array.isArray(outcomes)) return;
@@ -59,27 +64,12 @@ export function createRemoteStore(link: StateLink, opts: { writable: boolean }):
   });
   link.onClose(() => failAll(new StateUnavailableError('[state] the process that holds the state store is gone')));
 
-  const flush = (): void => {
-    scheduled = false;
-    const calls = queue;
-    queue = [];
-    if (calls.length === 0) return;
-    try {
-      link.send({ stateCalls: calls } satisfies CallsMessage);
-    } catch (e) {
-      failAll(new StateUnavailableError(`[state] cannot reach the state store (${(e as Error).message})`));
-    }
-  };
   const call = <T>(method: Method, args: unknown[]): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       if (gone) return reject(gone);
       const id = nextId++;
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      queue.push([id, method, args]);
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      outbox.push([id, method, args]);
     });
 
   return {
@@ -110,31 +100,19 @@ export function createRemoteStore(link: StateLink, opts: { writable: boolean }):
  * made in the order the workers asked), and sends the outcomes back in groups.
  */
 export function serveStore(store: StateStore, link: StateLink): void {
-  let outbox: Outcome[] = [];
-  let scheduled = false;
   let closed = false;
-  link.onClose(() => {
-    closed = true;
-    outbox = [];
-  });
-  const flush = (): void => {
-    scheduled = false;
-    const outcomes = outbox;
-    outbox = [];
-    if (closed || outcomes.length === 0) return;
+  const outbox = perTurn<Outcome>((outcomes) => {
+    if (closed) return;
     try {
       link.send({ stateOutcomes: outcomes } satisfies OutcomesMessage);
     } catch {
       // The worker is gone; what it asked was done (a charge stays charged, as when a client disconnects).
     }
-  };
-  const reply = (o: Outcome): void => {
-    outbox.push(o);
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
+  });
+  link.onClose(() => {
+    closed = true;
+    outbox.drop();
+  });
   link.onMessage((m) => {
     const calls = (m as Partial<CallsMessage> | null)?.stateCalls;
     if (!Array.isArray(calls)) return;
@@ -142,24 +120,51 @@ export function serveStore(store: StateStore, link: StateLink): void {
       const [id, method, args] = Array.isArray(c) ? c : [];
       if (typeof id !== 'number') continue;
       if (!(METHODS as readonly string[]).includes(method as string) || !Array.isArray(args)) {
-        reply([id, null, { name: 'TypeError', message: `[state] unknown state call ${JSON.stringify(method)}` }]);
+        outbox.push([id, null, { name: 'TypeError', message: `[state] unknown state call ${JSON.stringify(method)}` }]);
         continue;
       }
       let result: Promise<unknown>;
       try {
         result =
           method === 'admit'
-            ? admit(store, ...(args as Parameters<typeof admit> extends [StateStore, ...infer A] ? A : never))
+            ? admit(store, ...(args as [string, number, number, string, number, number]))
             : (store[method as Method] as (...a: unknown[]) => Promise<unknown>).apply(store, args);
       } catch (e) {
         result = Promise.reject(e);
       }
       result.then(
-        (v) => reply([id, v instanceof Map ? [...v] : (v ?? null)]),
-        (e: unknown) => reply([id, null, { name: (e as Error)?.name ?? 'Error', message: String((e as Error)?.message ?? e) }]),
+        (v) => outbox.push([id, v instanceof Map ? [...v] : (v ?? null)]),
+        (e: unknown) => outbox.push([id, null, { name: (e as Error)?.name ?? 'Error', message: String((e as Error)?.message ?? e) }]),
       );
     }
   });
+}
+
+/**
+ * Collects what is pushed during one turn of the event loop and hands it to `deliver` in one piece on the next:
+ * the calls of a worker's turn travel as one message, and so do the answers of a turn of the primary.
+ */
+function perTurn<T>(deliver: (items: T[]) => void): { push(item: T): void; drop(): void } {
+  let items: T[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    const batch = items;
+    items = [];
+    if (batch.length) deliver(batch);
+  };
+  return {
+    push(item) {
+      items.push(item);
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    },
+    drop() {
+      items = [];
+    },
+  };
 }
 
 /** The error a call failed with on the other side, as the same kind of error here. */

@@ -66,24 +66,34 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
   const key = added.stdout.trim().split('\n').pop()!;
   const auth = { authorization: `Bearer ${key}` };
 
-  // Cold start: spawn → first 200 on /meta with a key. Three times; the last process stays up for the load.
-  const coldStartMs: number[] = [];
-  let runtime: StartedChild | null = null;
-  for (let i = 0; i < 3; i++) {
-    if (runtime) await stopChild(runtime.child);
+  /** `register serve` with `extra` arguments on a free port, once it answers /meta; `startMs` is spawn → that 200. */
+  const startServe = async (extra: string[]): Promise<StartedChild & { port: number; startMs: number }> => {
     const port = await freePort();
     const t0 = performance.now();
-    runtime = await startChild({
+    const child = await startChild({
       command: process.execPath,
-      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(port), '--host', '127.0.0.1'],
+      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--port', String(port), '--host', '127.0.0.1', ...extra],
       cwd: o.root,
       logFile,
     });
-    await waitFor200(port, '/api/v1/meta', auth, 30_000);
-    coldStartMs.push(Math.round(performance.now() - t0));
-    (runtime as StartedChild & { port?: number }).port = port;
+    try {
+      await waitFor200(port, '/api/v1/meta', auth, 30_000);
+    } catch (e) {
+      await stopChild(child.child);
+      throw e;
+    }
+    return Object.assign(child, { port, startMs: Math.round(performance.now() - t0) });
+  };
+
+  // Cold start: spawn → first 200 on /meta with a key. Three times; the last process stays up for the load.
+  const coldStartMs: number[] = [];
+  let rt = await startServe(['--state', state]);
+  coldStartMs.push(rt.startMs);
+  for (let i = 1; i < 3; i++) {
+    await stopChild(rt.child);
+    rt = await startServe(['--state', state]);
+    coldStartMs.push(rt.startMs);
   }
-  const rt = runtime as StartedChild & { port: number };
   // Memory right after start-up, before any lookup: tells what the runtime holds resident from what the load adds.
   const runtimeMemoryIdle = memoryOf(rt.pid);
   o.log(`serve: cold start ${coldStartMs.join(', ')} ms; idle RSS ${runtimeMemoryIdle ? Math.round(runtimeMemoryIdle.rssBytes / 2 ** 20) : '?'} MiB`);
@@ -98,6 +108,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const batchBodies = Array.from({ length: 200 }, () =>
       Buffer.from(JSON.stringify({ include: ENTITY_INCLUDE, requests: Array.from({ length: BATCH_ITEMS }, () => ({ type: 'entity', id: o.samples.entities[Math.floor(random() * o.samples.entities.length)].id })) })),
     );
+    const batchRequests: LoadRequest[] = batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body }));
     if (!entityPaths.length || !resolvePaths.length || !searchPaths.length) throw new Error('no sampled keys to load with');
 
     // The typical entity response decides the baselines' file size; its bytes become that file.
@@ -127,7 +138,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const entity = await load('entity', rt.port, rt.pid, get(entityPaths));
     const resolve = await load('resolve', rt.port, rt.pid, get(resolvePaths));
     const search = await load('search', rt.port, rt.pid, get(searchPaths));
-    const batch = await load('batch', rt.port, rt.pid, cycle(batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body }))));
+    const batch = await load('batch', rt.port, rt.pid, cycle(batchRequests));
     const runtimeMemory = memoryOf(rt.pid);
     await stopChild(rt.child);
 
@@ -135,25 +146,16 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     // holds the state store. What more cores buy for each kind of request, and what they cost in memory.
     let clustered: ServeFigures['clustered'] = null;
     if (o.workers > 1) {
-      const cPort = await freePort();
-      const t0 = performance.now();
-      const c = await startChild({
-        command: process.execPath,
-        args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--state', state, '--port', String(cPort), '--host', '127.0.0.1', '--workers', String(o.workers)],
-        cwd: o.root,
-        logFile,
-      });
+      const c = await startServe(['--state', state, '--workers', String(o.workers)]);
       try {
-        await waitFor200(cPort, '/api/v1/meta', auth, 30_000);
-        const coldStartMs = Math.round(performance.now() - t0);
         const tag = `--workers ${o.workers}`;
         clustered = {
           workers: o.workers,
-          coldStartMs,
-          entity: await load(`entity, ${tag}`, cPort, c.pid, get(entityPaths)),
-          resolve: await load(`resolve, ${tag}`, cPort, c.pid, get(resolvePaths)),
-          search: await load(`search, ${tag}`, cPort, c.pid, get(searchPaths)),
-          batch: await load(`batch, ${tag}`, cPort, c.pid, cycle(batchBodies.map((body) => ({ method: 'POST', path: '/api/v1/batch', body })))),
+          coldStartMs: c.startMs,
+          entity: await load(`entity, ${tag}`, c.port, c.pid, get(entityPaths)),
+          resolve: await load(`resolve, ${tag}`, c.port, c.pid, get(resolvePaths)),
+          search: await load(`search, ${tag}`, c.port, c.pid, get(searchPaths)),
+          batch: await load(`batch, ${tag}`, c.port, c.pid, cycle(batchRequests)),
           memory: memoryOf(c.pid),
         };
       } finally {
@@ -162,18 +164,11 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     }
 
     // Diagnostic, not a target: the same entity load on a runtime whose quota lives in memory (--read-only), so the
-    // difference is what the durable journal (an fdatasync per group of charges) costs each request.
-    const roPort = await freePort();
-    const ro = await startChild({
-      command: process.execPath,
-      args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--read-only', '--port', String(roPort), '--host', '127.0.0.1'],
-      cwd: o.root,
-      logFile,
-    });
+    // difference is what the durable journal (a write per group of charges, fsynced in the background) costs.
+    const ro = await startServe(['--read-only']);
     let entityReadOnly: LoadResult;
     try {
-      await waitFor200(roPort, '/api/v1/meta', auth, 30_000);
-      entityReadOnly = await load('entity, --read-only runtime (in-memory quota)', roPort, ro.pid, get(entityPaths));
+      entityReadOnly = await load('entity, --read-only runtime (in-memory quota)', ro.port, ro.pid, get(entityPaths));
     } finally {
       await stopChild(ro.child);
     }

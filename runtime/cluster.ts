@@ -8,8 +8,7 @@
 // whose primary is gone stops: its state calls could no longer be answered.
 import cluster, { type Worker } from 'node:cluster';
 import { StateUnavailableError, type StateStore } from './interfaces.ts';
-import { openJournalStore } from './state/journal-store.ts';
-import { createReadOnlyStore } from './state/read-only-store.ts';
+import { openStateStore } from './state/open-state-store.ts';
 import { createRemoteStore, serveStore, type StateLink } from './state/remote-store.ts';
 
 export const isClusterWorker = (): boolean => cluster.isWorker;
@@ -47,12 +46,12 @@ export interface PrimaryOptions {
 }
 
 /**
- * Runs the primary: opens the store (throws what openJournalStore throws, before any worker starts), forks the
+ * Runs the primary: opens the store (throws what openStateStore throws, before any worker starts), forks the
  * workers (they run this same command and see cluster.isWorker), answers their state calls, and on SIGTERM or
  * SIGINT waits for every worker to finish its in-flight requests before it closes the store and exits 0.
  */
 export async function runPrimary(opts: PrimaryOptions): Promise<void> {
-  const store = opts.state === null ? createReadOnlyStore() : await openJournalStore({ dir: opts.state });
+  const store = await openStateStore(opts.state);
   const live = new Set<Worker>();
   let listening = 0;
   let othersForked = false;

@@ -11,8 +11,7 @@ import { ReleaseCatalog } from './release/catalog.ts';
 import { allRoutes } from './routes/index.ts';
 import { createFsSource } from './source/fs-source.ts';
 import { createHttpSource } from './source/http-source.ts';
-import { openJournalStore } from './state/journal-store.ts';
-import { createReadOnlyStore } from './state/read-only-store.ts';
+import { openStateStore } from './state/open-state-store.ts';
 
 /** Options of startRuntime. */
 export interface RuntimeOptions {
@@ -75,7 +74,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
 export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
   const dist = opts.dist ?? 'dist';
   const source = isUrl(dist) ? createHttpSource({ baseUrl: dist }) : createFsSource({ root: dist });
-  const store = opts.store ?? (opts.state === null ? createReadOnlyStore() : await openJournalStore({ dir: opts.state ?? '.state' }));
+  const store = opts.store ?? (await openStateStore(opts.state === undefined ? '.state' : opts.state));
   const keyStore = opts.keyStore ?? openKeyStore({ file: opts.keys ?? 'keys.json' });
   const { app } = buildApp({ ...opts, source, store, keyStore });
   const server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });

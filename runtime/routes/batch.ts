@@ -9,6 +9,7 @@ import { GoneError, liveEntity } from './entities.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
 import type { Reply, RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
+import { createTurnGate } from '../turn-gate.ts';
 
 export const MAX_BATCH_ITEMS = 100;
 export const MAX_BATCH_RESOLVES = 20;
@@ -110,7 +111,32 @@ async function runItem(p: Planned, looked: Promise<Looked> | null, out: Uint8Arr
   out.push(CLOSE);
 }
 
+/**
+ * Batches composed at once (per app). Unlimited, every open batch advanced item by item in turn (each await lets
+ * the others run), so all of them finished together at the end and all their partial responses were alive at
+ * once: V8 promoted them and marked them again. Two at a time, a batch's garbage dies young, and answers leave
+ * in arrival order. Measured on the full-size dist, 50 connections, one process: ~15% more batches per second
+ * and p99 ~95 ms instead of ~135-185 ms. Two rather than one, so a batch waiting on its reads does not idle the
+ * loop; reads that go to the thread pool were no slower at one, two or four.
+ */
+const BATCHES_AT_ONCE = 2;
+
+/** The batch's body: items composed in order, entity lookups running up to LOOKAHEAD items ahead. */
+async function compose(planned: Planned[]): Promise<Reply> {
+  const parts: Uint8Array[] = [enc.encode('{"results":[')];
+  const ahead: (Promise<Looked> | null)[] = [];
+  for (let i = 0; i < planned.length; i++) {
+    for (let j = ahead.length; j < Math.min(planned.length, i + LOOKAHEAD); j++) ahead.push(lookUp(planned[j]));
+    if (i) parts.push(COMMA);
+    await runItem(planned[i], ahead[i], parts);
+    ahead[i] = null;
+  }
+  parts.push(enc.encode(`],"count":${planned.length}}`));
+  return { status: 200, body: concat(parts) };
+}
+
 export function batchRoutes(maxBodyBytes: number): RouteDef[] {
+  const gate = createTurnGate(BATCHES_AT_ONCE);
   return [
     {
       method: 'POST',
@@ -141,19 +167,7 @@ export function batchRoutes(maxBodyBytes: number): RouteDef[] {
         const cost = planned.filter((p) => !('error' in p)).length;
         return {
           cost,
-          async run() {
-            const parts: Uint8Array[] = [enc.encode('{"results":[')];
-            // Composed in order; entity lookups run up to LOOKAHEAD items ahead.
-            const ahead: (Promise<Looked> | null)[] = [];
-            for (let i = 0; i < planned.length; i++) {
-              for (let j = ahead.length; j < Math.min(planned.length, i + LOOKAHEAD); j++) ahead.push(lookUp(planned[j]));
-              if (i) parts.push(COMMA);
-              await runItem(planned[i], ahead[i], parts);
-              ahead[i] = null;
-            }
-            parts.push(enc.encode(`],"count":${planned.length}}`));
-            return { status: 200, body: concat(parts) };
-          },
+          run: () => gate.run(() => compose(planned)),
         };
       },
     },

@@ -13,13 +13,25 @@ export interface ShardSource {
    * buffer pool.
    */
   readRange(path: string, offset: number, length: number, transient?: boolean): Promise<Uint8Array>;
+  /**
+   * The bytes readRange would give, when they can be had without waiting (a file already open whose reads are
+   * page-cache copies), else NOT_AT_HAND and the caller uses readRange. Throws what readRange would reject with.
+   * Optional: a source over the network never has bytes at hand. Why it exists: a batch item that needs no
+   * promise costs markedly less than one that goes through several (routes/batch.ts).
+   */
+  readRangeNow?(path: string, offset: number, length: number, transient?: boolean): Uint8Array | typeof NOT_AT_HAND;
   close(): Promise<void>;
 }
+
+/** What a `…Now` read answers when the value needs I/O first: call its promise-returning form instead. */
+export const NOT_AT_HAND: unique symbol = Symbol('not at hand');
 
 /** Reads one bucketed family (see common/bucket-format.ts) through a ShardSource, one bucket at a time. */
 export interface BucketFamilyReader {
   /** Value stored under `key` in a hashed family, or undefined. */
   get<V = unknown>(key: string): Promise<V | undefined>;
+  /** get() from retained buckets only: the value or undefined, or NOT_AT_HAND when the bucket must be read first. */
+  getNow<V = unknown>(key: string): V | undefined | typeof NOT_AT_HAND;
   /** Value at `ordinal` in an ordinal family, or undefined. */
   at<V = unknown>(ordinal: number): Promise<V | undefined>;
 }

@@ -15,7 +15,7 @@ import {
   type BucketIndex,
 } from '../../common/bucket-format.ts';
 import { bucketOf } from '../../common/hash.ts';
-import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
+import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
 import { LruCache } from './lru-cache.ts';
 
 /** One retained bucket: its verified bytes and, once it is looked into a second time, its entry index. */
@@ -140,13 +140,23 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
     }
   };
 
+  const getNow = <V>(key: string): V | undefined | typeof NOT_AT_HAND => {
+    if (family.addressing !== 'fnv1a32-top-bits') throw new Error(`[bucket-reader] ${where}: get() on an ${family.addressing} family`);
+    if (family.entries === 0) return undefined;
+    const bucket = bucketOf(key, family.buckets);
+    const c = cache.get(keyBase + bucket);
+    return c === undefined ? NOT_AT_HAND : walk(bucket, c, (bytes, index) => findInBucket<V>(bytes, key, index));
+  };
+
   return {
+    getNow,
+
     async get<V = unknown>(key: string): Promise<V | undefined> {
-      if (family.addressing !== 'fnv1a32-top-bits') throw new Error(`[bucket-reader] ${where}: get() on an ${family.addressing} family`);
-      if (family.entries === 0) return undefined;
-      const bucket = bucketOf(key, family.buckets);
       // A retained bucket is used at once: no promise hops through the loader for the common case.
-      const c = cache.get(keyBase + bucket) ?? (await loadBucket(bucket));
+      const now = getNow<V>(key);
+      if (now !== NOT_AT_HAND) return now;
+      const bucket = bucketOf(key, family.buckets);
+      const c = await loadBucket(bucket);
       return c ? walk(bucket, c, (bytes, index) => findInBucket<V>(bytes, key, index)) : undefined;
     },
 

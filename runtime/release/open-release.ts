@@ -5,7 +5,7 @@ import { checksum32 } from '../../common/checksum.ts';
 import { createHash } from 'node:crypto';
 import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { ApiError } from '../api-error.ts';
-import type { BucketFamilyReader, ShardSource } from '../interfaces.ts';
+import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
 import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
 
 /** A live entity's shard and where its sections start. */
@@ -59,26 +59,56 @@ export class Release {
 
   /** Looks up a register ID, following a merge to the final survivor. */
   async entity(id: string): Promise<EntityLookup> {
+    const now = this.entityNow(id);
+    if (now !== NOT_AT_HAND) return now;
     const v = await this.entities.get<EntityIndexValue>(id);
     if (!v) return null;
     if (v[0] === ENTRY_REDIRECT) {
       const target = await this.entity(v[1]);
-      if (target?.kind === 'live') return { ...target, requestedId: id };
-      return target;
+      return target?.kind === 'live' ? { ...target, requestedId: id } : target;
     }
     if (v[0] === ENTRY_TOMBSTONE) return { kind: 'gone', body: await this.readShard(v[1], v[2], v[3], v[4], id) };
-    const shard = await this.readShard(v[1], v[2], v[3], v[12], id);
-    return { kind: 'live', id, shard, cuts: [v[4], v[5], v[6], v[7], v[8], v[9]], bridgeCount: v[10], entityType: ENTITY_TYPES[v[11]] };
+    return liveOf(id, v, await this.readShard(v[1], v[2], v[3], v[12], id));
+  }
+
+  /**
+   * entity() without waiting, when its index bucket is retained and its shard can be read at once (a local dist
+   * in the page cache): the same answer, or NOT_AT_HAND and the caller uses entity(). A batch of 100 items made
+   * ~8 promises per item through entity(); here it makes none.
+   */
+  entityNow(id: string): EntityLookup | typeof NOT_AT_HAND {
+    const v = this.entities.getNow<EntityIndexValue>(id);
+    if (v === NOT_AT_HAND || !v) return v ?? null;
+    if (v[0] === ENTRY_REDIRECT) {
+      const target = this.entityNow(v[1]);
+      return target !== NOT_AT_HAND && target?.kind === 'live' ? { ...target, requestedId: id } : target;
+    }
+    if (v[0] === ENTRY_TOMBSTONE) {
+      const body = this.readShardNow(v[1], v[2], v[3], v[4], id);
+      return body === NOT_AT_HAND ? body : { kind: 'gone', body };
+    }
+    const shard = this.readShardNow(v[1], v[2], v[3], v[12], id);
+    return shard === NOT_AT_HAND ? shard : liveOf(id, v, shard);
   }
 
   private async readShard(pack: number, offset: number, length: number, checksum: number, id: string): Promise<Uint8Array> {
-    const path = this.doc.shard_packs[pack];
-    const bytes = path === undefined ? null : await this.source.readRange(`${this.stamp}/${PUBLIC_DIR}/${path}`, offset, length, true);
-    if (!bytes || checksum32(bytes) !== checksum) {
-      // Wrong bytes are worse than no answer: a corrupted pack is refused until the dist is repaired.
-      throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: id });
-    }
-    return bytes;
+    const path = this.shardPath(pack);
+    return verifiedShard(path === null ? null : await this.source.readRange(path, offset, length, true), checksum, id);
+  }
+
+  private readShardNow(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | typeof NOT_AT_HAND {
+    const path = this.shardPath(pack);
+    if (path === null || !this.source.readRangeNow) return NOT_AT_HAND; // a bad pack number is refused by readShard
+    const bytes = this.source.readRangeNow(path, offset, length, true);
+    return bytes === NOT_AT_HAND ? bytes : verifiedShard(bytes, checksum, id);
+  }
+
+  /** Shard pack paths from the source root, made once per pack rather than per read. */
+  private readonly shardPaths: string[] = [];
+  private shardPath(pack: number): string | null {
+    const name = this.doc.shard_packs[pack];
+    if (name === undefined) return null;
+    return (this.shardPaths[pack] ??= `${this.stamp}/${PUBLIC_DIR}/${name}`);
   }
 
   resolve(provider: string, namespace: string, externalId: string): Promise<ResolveValue | undefined> {
@@ -117,6 +147,17 @@ export class Release {
     }
     return p;
   }
+}
+
+/** A live index entry (ENTRY_LIVE) and its verified shard. */
+function liveOf(id: string, v: Extract<EntityIndexValue, { length: 13 }>, shard: Uint8Array): LiveEntity {
+  return { kind: 'live', id, shard, cuts: [v[4], v[5], v[6], v[7], v[8], v[9]], bridgeCount: v[10], entityType: ENTITY_TYPES[v[11]] };
+}
+
+function verifiedShard(bytes: Uint8Array | null, checksum: number, id: string): Uint8Array {
+  // Wrong bytes are worse than no answer: a corrupted pack is refused until the dist is repaired.
+  if (!bytes || checksum32(bytes) !== checksum) throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: id });
+  return bytes;
 }
 
 export async function loadRelease(source: ShardSource, stamp: string, cache: BucketCache): Promise<Release> {

@@ -5,7 +5,8 @@ import { ApiError } from '../api-error.ts';
 import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
 import { concat } from '../../common/bytes.ts';
 import { entityParts } from '../compose-entity.ts';
-import { GoneError, liveEntity } from './entities.ts';
+import { GoneError, liveEntity, liveEntityNow } from './entities.ts';
+import { NOT_AT_HAND } from '../interfaces.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
 import type { Reply, RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
@@ -18,8 +19,9 @@ const dec = new TextDecoder();
 const COMMA = new Uint8Array([44]);
 
 /** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
+type EntityPlan = { entity: string; release: Release; include: Set<Include>; lang: string | null };
 type Planned =
-  | { entity: string; release: Release; include: Set<Include>; lang: string | null }
+  | EntityPlan
   | { run: () => Promise<Reply> }
   | { error: ApiError };
 
@@ -84,31 +86,71 @@ const asBytes = (body: string | Uint8Array | null): Uint8Array => (typeof body =
 const LOOKAHEAD = 8;
 
 type Looked = { entity: LiveEntity } | { failed: unknown };
+const settled = (p: EntityPlan): Looked | null => {
+  try {
+    const entity = liveEntityNow(p.release, p.entity);
+    return entity === NOT_AT_HAND ? null : { entity };
+  } catch (failed) {
+    return { failed };
+  }
+};
 const lookUp = (p: Planned): Promise<Looked> | null =>
   'entity' in p ? liveEntity(p.release, p.entity).then((entity) => ({ entity }), (failed: unknown) => ({ failed })) : null;
 
 /** Pushes one item's `{status, body}` onto `out` as byte slices: entity bodies pass through as the compiler wrote them. */
-async function runItem(p: Planned, looked: Promise<Looked> | null, out: Uint8Array[]): Promise<void> {
+function entityItem(p: EntityPlan, looked: Looked, out: Uint8Array[]): void {
+  if ('failed' in looked) return failedItem(looked.failed, out);
+  out.push(statusHead(200));
+  entityParts(looked.entity, p.include, p.lang, out);
+  out.push(CLOSE);
+}
+
+/** The same for an item that is not an entity lookup: its 400, or its own run. */
+async function otherItem(p: Planned, out: Uint8Array[]): Promise<void> {
   if ('error' in p) {
     out.push(statusHead(p.error.status), enc.encode(p.error.bodyText()), CLOSE);
     return;
   }
   try {
-    if ('entity' in p) {
-      const r = await looked!;
-      if ('failed' in r) throw r.failed;
-      out.push(statusHead(200));
-      entityParts(r.entity, p.include, p.lang, out);
-    } else {
-      const r = await p.run();
-      out.push(statusHead(r.status), asBytes(r.body));
-    }
-  } catch (e) {
-    if (e instanceof GoneError) out.push(statusHead(410), e.stub);
-    else if (e instanceof ApiError && e.status < 500) out.push(statusHead(e.status), enc.encode(e.bodyText()));
-    else throw e;
+    const r = await (p as { run: () => Promise<Reply> }).run();
+    out.push(statusHead(r.status), asBytes(r.body), CLOSE);
+  } catch (failed) {
+    failedItem(failed, out);
   }
+}
+
+/** An item's 4xx in place (a retired ID's 410 carries the compiler's stub); anything else fails the batch. */
+function failedItem(e: unknown, out: Uint8Array[]): void {
+  if (e instanceof GoneError) out.push(statusHead(410), e.stub);
+  else if (e instanceof ApiError && e.status < 500) out.push(statusHead(e.status), enc.encode(e.bodyText()));
+  else throw e;
   out.push(CLOSE);
+}
+
+/**
+ * The batch's body, items in order. An entity whose index bucket and shard are at hand is composed without a
+ * promise; otherwise its lookup and those of up to LOOKAHEAD items after it start together and are awaited in turn.
+ */
+async function compose(planned: Planned[]): Promise<Reply> {
+  const parts: Uint8Array[] = [enc.encode('{"results":[')];
+  const ahead: (Promise<Looked> | null)[] = [];
+  for (let i = 0; i < planned.length; i++) {
+    if (i) parts.push(COMMA);
+    const p = planned[i];
+    if (!('entity' in p)) {
+      await otherItem(p, parts);
+      continue;
+    }
+    let looked = ahead[i] ? null : settled(p);
+    if (looked === null) {
+      for (let j = i; j < Math.min(planned.length, i + LOOKAHEAD); j++) ahead[j] ??= lookUp(planned[j]);
+      looked = await ahead[i]!;
+      ahead[i] = null;
+    }
+    entityItem(p, looked, parts);
+  }
+  parts.push(enc.encode(`],"count":${planned.length}}`));
+  return { status: 200, body: concat(parts) };
 }
 
 /**
@@ -120,20 +162,6 @@ async function runItem(p: Planned, looked: Promise<Looked> | null, out: Uint8Arr
  * loop; reads that go to the thread pool were no slower at one, two or four.
  */
 const BATCHES_AT_ONCE = 2;
-
-/** The batch's body: items composed in order, entity lookups running up to LOOKAHEAD items ahead. */
-async function compose(planned: Planned[]): Promise<Reply> {
-  const parts: Uint8Array[] = [enc.encode('{"results":[')];
-  const ahead: (Promise<Looked> | null)[] = [];
-  for (let i = 0; i < planned.length; i++) {
-    for (let j = ahead.length; j < Math.min(planned.length, i + LOOKAHEAD); j++) ahead.push(lookUp(planned[j]));
-    if (i) parts.push(COMMA);
-    await runItem(planned[i], ahead[i], parts);
-    ahead[i] = null;
-  }
-  parts.push(enc.encode(`],"count":${planned.length}}`));
-  return { status: 200, body: concat(parts) };
-}
 
 export function batchRoutes(maxBodyBytes: number): RouteDef[] {
   const gate = createTurnGate(BATCHES_AT_ONCE);

@@ -3,12 +3,22 @@ import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { bridgesBody, entityBody, overlayBody, relationshipsBody } from '../compose-entity.ts';
 import { allowOnly, checkRegisterId, intParam, oneParam, parseInclude } from '../params.ts';
-import type { Release, LiveEntity } from '../release/open-release.ts';
+import type { EntityLookup, Release, LiveEntity } from '../release/open-release.ts';
+import { NOT_AT_HAND } from '../interfaces.ts';
 import type { RequestContext, RouteDef, Reply } from '../route.ts';
 
 /** Looks up an ID for an entity endpoint: 404 when never published, 410 (stub body) when retired. */
 export async function liveEntity(release: Release, id: string): Promise<LiveEntity> {
-  const found = await release.entity(id);
+  return live(await release.entity(id), id);
+}
+
+/** liveEntity() without waiting (see Release.entityNow): the entity, or NOT_AT_HAND; throws the same 404 and 410. */
+export function liveEntityNow(release: Release, id: string): LiveEntity | typeof NOT_AT_HAND {
+  const found = release.entityNow(id);
+  return found === NOT_AT_HAND ? found : live(found, id);
+}
+
+function live(found: EntityLookup, id: string): LiveEntity {
   if (!found) throw new ApiError(404, 'not_found', 'No entity has this register ID.', { detail: id });
   if (found.kind === 'gone') throw new GoneError(found.body);
   return found;

@@ -2,7 +2,7 @@
 import { read, readSync } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import type { ShardSource } from '../interfaces.ts';
+import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
 import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
 
 /** Options of createFsSource. */
@@ -28,6 +28,8 @@ export interface FsSourceStats {
 }
 
 export interface FsShardSource extends ShardSource {
+  /** A local disk always offers it (see ShardSource.readRangeNow). */
+  readRangeNow(path: string, offset: number, length: number, transient?: boolean): Uint8Array | typeof NOT_AT_HAND;
   stats(): FsSourceStats;
 }
 
@@ -50,6 +52,8 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
   const tag = 'fs-source';
   // Insertion order = recency: a hit re-inserts the entry.
   const handles = new Map<string, Promise<OpenFile>>();
+  // The same handles once open, for reads that need not wait (readRangeNow); an entry leaves when its handle is evicted.
+  const openNow = new Map<string, OpenFile>();
   const wholeReads = new Map<string, Promise<Uint8Array | null>>();
   let opens = 0;
   let openFiles = 0;
@@ -98,6 +102,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
     while (handles.size > maxOpenFiles) {
       const [path, p] = handles.entries().next().value as [string, Promise<OpenFile>];
       handles.delete(path);
+      openNow.delete(path);
       retire(p);
     }
   };
@@ -125,9 +130,14 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
         })();
         const mine = p;
         handles.set(path, mine);
-        mine.catch(() => {
-          if (handles.get(path) === mine) handles.delete(path);
-        });
+        mine.then(
+          (f) => {
+            if (handles.get(path) === mine) openNow.set(path, f);
+          },
+          () => {
+            if (handles.get(path) === mine) handles.delete(path);
+          },
+        );
         evictOldest();
       }
       let f: OpenFile;
@@ -193,14 +203,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
         const out = transient ? Buffer.allocUnsafe(length) : new Uint8Array(length);
         let done = 0;
         while (done < length) {
-          let bytesRead: number;
-          if (reads.sync()) {
-            const t0 = performance.now();
-            bytesRead = readSync(f.fh.fd, out, done, length - done, offset + done);
-            reads.took(performance.now() - t0);
-          } else {
-            bytesRead = await readAt(f.fh.fd, out, done, length - done, offset + done);
-          }
+          const bytesRead = reads.sync() ? timedReadSync(f, out, done, length - done, offset + done) : await readAt(f.fh.fd, out, done, length - done, offset + done);
           if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
           done += bytesRead;
         }
@@ -210,16 +213,49 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       }
     },
 
+    readRangeNow(path, offset, length, transient = false) {
+      assertOpen();
+      const f = openNow.get(path);
+      // Only a file already open (so its path was checked when it was opened) and only while reads are copies.
+      if (f === undefined || f.closed || !reads.sync()) return NOT_AT_HAND;
+      checkRange(tag, path, offset, length);
+      if (offset + length > f.size) throw shorter(path, offset, length, f.size);
+      const p = handles.get(path)!; // recency, as acquire() keeps it
+      handles.delete(path);
+      handles.set(path, p);
+      const out = transient ? Buffer.allocUnsafe(length) : new Uint8Array(length);
+      f.users++;
+      try {
+        let done = 0;
+        while (done < length) {
+          const bytesRead = timedReadSync(f, out, done, length - done, offset + done);
+          if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
+          done += bytesRead;
+        }
+      } finally {
+        release(f);
+      }
+      return out;
+    },
+
     async close() {
       if (closed) return;
       closed = true;
       const all = [...handles.values()];
       handles.clear();
+      openNow.clear();
       await Promise.all(all.map(retire));
     },
 
     stats: () => ({ opens, openFiles, maxOpenFiles }),
   };
+
+  function timedReadSync(f: OpenFile, into: Uint8Array, at: number, length: number, position: number): number {
+    const t0 = performance.now();
+    const n = readSync(f.fh.fd, into, at, length, position);
+    reads.took(performance.now() - t0);
+    return n;
+  }
 
   function shorter(path: string, offset: number, length: number, size: number): Error {
     return new Error(`[${tag}] ${path}: range ${offset}+${length} is past the end of the file (${size} bytes)`);

@@ -5,7 +5,7 @@ import { DIRECTORY_ENTRY_BYTES, encodeMsgpack, type BucketFamily } from '../../.
 import { bucketOf } from '../../../common/hash.ts';
 import { checksum32 } from '../../../common/checksum.ts';
 import { ApiError } from '../../../runtime/api-error.ts';
-import type { ShardSource } from '../../../runtime/interfaces.ts';
+import { NOT_AT_HAND, type ShardSource } from '../../../runtime/interfaces.ts';
 import { bucketCacheKey, createBucketCache, openBucketFamily } from '../../../runtime/release/bucket-family-reader.ts';
 
 /** A family laid out as the compiler lays it out, from raw bucket bytes (so tests can plant bad ones). */
@@ -62,6 +62,21 @@ const corruptCode = async (p: Promise<unknown>) => {
 
 describe('openBucketFamily', () => {
   const keys = Array.from({ length: 400 }, (_, i) => `rp${i.toString(36)}`);
+
+  it('answers getNow from retained buckets only, with what get() answers', async () => {
+    const { family, files } = hashedFamily('f', keys, 16);
+    const { source, reads } = memorySource(files);
+    const reader = openBucketFamily(source, family, { cache: createBucketCache(1 << 20) });
+    expect(reader.getNow(keys[0])).toBe(NOT_AT_HAND);
+    expect(reads).toEqual([]); // asking reads nothing
+    expect(await reader.get(keys[0])).toEqual([keys[0], 0]);
+    const sameBucket = keys.filter((k) => bucketOf(k, 16) === bucketOf(keys[0], 16));
+    for (const k of sameBucket) expect(reader.getNow(k)).toEqual([k, keys.indexOf(k)]);
+    expect(reader.getNow('rp-absent-from-all')).toSatisfy((v) => v === undefined || v === NOT_AT_HAND);
+    for (const k of keys) await reader.get(k);
+    expect(reader.getNow('rp-absent-from-all')).toBeUndefined();
+    expect(reads.length).toBe(new Set(keys.map((k) => bucketOf(k, 16))).size);
+  });
 
   it('keeps verified bucket bytes, weighed by their length, and reads each bucket once', async () => {
     const { family, files } = hashedFamily('f', keys, 16);

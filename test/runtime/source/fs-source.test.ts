@@ -1,10 +1,11 @@
 // The fs ShardSource driver against the shared contract, plus what only a local disk can show.
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFsSource, createReadPolicy } from '../../../runtime/source/fs-source.ts';
 import { shardSourceContract } from './shard-source-contract.ts';
+import { NOT_AT_HAND } from '../../../runtime/interfaces.ts';
 
 // Every read mode passes the same contract: where a read runs must not change what it returns.
 for (const reads of ['adaptive', 'sync', 'pool'] as const) {
@@ -53,6 +54,32 @@ describe('adaptive read policy', () => {
 });
 
 describe('fs source', () => {
+  it('has bytes at hand once a file is open and reads run on the loop; never while they go to the pool', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'fs-source-'));
+    // Under a stamp's public/: files at the root are pointers, always read whole and never kept open.
+    const [A, B] = ['rel/public/a.bin', 'rel/public/b.bin'];
+    try {
+      mkdirSync(join(root, 'rel/public'), { recursive: true });
+      writeFileSync(join(root, 'rel/public/a.bin'), Buffer.from('0123456789'));
+      writeFileSync(join(root, 'rel/public/b.bin'), Buffer.from('abcdefghij'));
+      for (const reads of ['sync', 'adaptive', 'pool'] as const) {
+        const source = createFsSource({ root, reads, maxOpenFiles: 1 });
+        expect(source.readRangeNow(A, 2, 3)).toBe(NOT_AT_HAND);
+        await source.readRange(A, 0, 1);
+        const got = source.readRangeNow(A, 2, 3);
+        if (reads === 'pool') expect(got).toBe(NOT_AT_HAND);
+        else expect(Buffer.from(got as Uint8Array).toString()).toBe('234');
+        // Opening b evicts a (one handle at most): a is no longer at hand, b is.
+        await source.readRange(B, 0, 1);
+        expect(source.readRangeNow(A, 2, 3)).toBe(NOT_AT_HAND);
+        if (reads !== 'pool') expect(Buffer.from(source.readRangeNow(B, 7, 3) as Uint8Array).toString()).toBe('hij');
+        await source.close();
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('closes evicted handles only after in-flight reads finish', async () => {
     const root = mkdtempSync(join(tmpdir(), 'fs-source-'));
     try {

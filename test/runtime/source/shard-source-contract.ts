@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ShardSource } from '../../../runtime/interfaces.ts';
+import { NOT_AT_HAND, type ShardSource } from '../../../runtime/interfaces.ts';
 
 export interface SourceUnderTest {
   source: ShardSource;
@@ -202,6 +202,40 @@ export function shardSourceContract(name: string, makeSource: MakeSource): void 
       renameSync(join(root, 'index.json.tmp'), join(root, 'index.json'));
       expect(Buffer.from((await s.source.readFile('index.json'))!).toString()).toBe('{"v":2}');
       expect(Buffer.from(await s.source.readRange('index.json', 5, 1)).toString()).toBe('2');
+    });
+
+    it('answers readRangeNow, where the driver has it, with the bytes readRange gives or NOT_AT_HAND', async () => {
+      const s = await make({ small: true });
+      const now = s.source.readRangeNow?.bind(s.source);
+      if (!now) return; // optional: a driver that never has bytes at hand leaves it out
+      const want = (i: number) => bytesOf(MANY_BYTES, 100 + i);
+      // Never read through this source yet: nothing is at hand, and asking reads nothing.
+      const before = s.fetches();
+      expect(now(MANY(3), 0, 10)).toBe(NOT_AT_HAND);
+      for (const p of REFUSED_PATHS) expect(now(p, 0, 1)).toBe(NOT_AT_HAND);
+      expect(s.fetches()).toBe(before);
+      for (let round = 0; round < 2; round++) {
+        for (let i = 0; i < MANY_COUNT; i++) {
+          await s.source.readRange(MANY(i), 0, 1);
+          for (const [o, n] of [[0, MANY_BYTES], [250, 300], [MANY_BYTES - 1, 1], [7, 0]]) {
+            const got = now(MANY(i), o, n, round === 1);
+            if (got !== NOT_AT_HAND) expectBytes(got, want(i).subarray(o, o + n), `file ${i} ${o}+${n}`);
+          }
+          const open = now(MANY(i), 0, 1);
+          if (open !== NOT_AT_HAND) {
+            expect(() => now(MANY(i), MANY_BYTES - 5, 10)).toThrow(/past the end/);
+            expect(() => now(MANY(i), -1, 1)).toThrow(/invalid range/);
+          }
+          // Files evicted past the small bound are never read through a handle that was closed.
+          for (let j = 0; j < i; j++) {
+            const old = now(MANY(j), 10, 20);
+            if (old !== NOT_AT_HAND) expectBytes(old, want(j).subarray(10, 30), `earlier file ${j}`);
+          }
+          expect(s.retained().used).toBeLessThanOrEqual(s.retained().limit);
+        }
+      }
+      await s.source.close();
+      expect(() => now(MANY(0), 0, 1)).toThrow(/closed/);
     });
 
     it('refuses reads after close', async () => {

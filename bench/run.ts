@@ -22,7 +22,7 @@ type Floor = { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null; m
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 const USAGE = `usage: node bin/run-ts.mjs bench/run.ts [--entities ${FULL_SIZE}] [--seed 1] [--out bench/out] [--skip-serve] [--duration 10]
-                                        [--concurrency 50] [--samples 4000] [--transport net|http] [--workers N]
+                                        [--concurrency 50] [--samples 4000] [--wide-samples 200000] [--transport net|http] [--workers N]
                                         [--reuse-compile]   keep the dist and compile figures of an earlier run
                                         [--serve-only]      measure only the serving half on the dist of an earlier run
                                                             (reuses its releases, compile and input-floor figures; never regenerates)
@@ -50,6 +50,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
       duration: { type: 'string' },
       concurrency: { type: 'string' },
       samples: { type: 'string' },
+      'wide-samples': { type: 'string' },
       transport: { type: 'string' },
       workers: { type: 'string' },
       'reuse-compile': { type: 'boolean' },
@@ -68,6 +69,8 @@ export async function main(argv: string[]): Promise<BenchResult> {
   const durationS = positive('duration', values.duration, 10);
   const concurrency = positive('concurrency', values.concurrency, 50);
   const samples = positive('samples', values.samples, 4000);
+  // 0 skips the wide entity row (a tenth of the register at full size, so its working set outgrows any small cache).
+  const wideSamples = values['wide-samples'] === '0' ? 0 : positive('wide-samples', values['wide-samples'], Math.min(200_000, Math.ceil(entities / 10)));
   const skipServe = values['skip-serve'] === true;
   const serveOnly = values['serve-only'] === true;
   if (serveOnly && skipServe) throw new Error(`--serve-only and --skip-serve exclude each other\n${USAGE}`);
@@ -166,7 +169,8 @@ export async function main(argv: string[]): Promise<BenchResult> {
   if (!skipServe) {
     log(`serve: sampling ${samples} entity IDs and ${samples} bridge keys from ${NEXT_STAMP} (the served release)`);
     const keys = await sampleKeys(releases.next, samples, Number.parseInt(seed, 10) || 1);
-    const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, seed: Number.parseInt(seed, 10) || 1, durationS, concurrency, transport, workers, quietWaitMs, log });
+    const wide = wideSamples ? (await sampleKeys(releases.next, wideSamples, (Number.parseInt(seed, 10) || 1) + 1, { bridges: false })).entities : [];
+    const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, wideEntities: wide, seed: Number.parseInt(seed, 10) || 1, durationS, concurrency, transport, workers, quietWaitMs, log });
     serve = { ...s, entityVsServe: round(s.runtime.entity.rps / s.serve.rps, 2), entityVsBare: round(s.runtime.entity.rps / s.bare.rps, 2) };
   }
 
@@ -181,7 +185,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
       loadavgStart,
       loadavgEnd: loadavg()[0],
     },
-    options: { entities, seed, durationS, concurrency, skipServe, samples, waitQuietS: quietWaitMs / 1000, ...(serveOnly ? { serveOnly } : {}) },
+    options: { entities, seed, durationS, concurrency, skipServe, samples, wideSamples, waitQuietS: quietWaitMs / 1000, ...(serveOnly ? { serveOnly } : {}) },
     releases: { dir: releases.dir, reused: releases.reused, generateMs: releases.generateMs, inputBytes: floorBase.bytes },
     floor: { base: floorBase, next: floorNext, zcat, measuredAt: floor.measuredAt },
     compile: {

@@ -1,5 +1,6 @@
 // The benchmark's outputs: the issue's targets judged met or missed, and bench/results.json plus bench/results.md,
 // which keep the latest run of each size side by side (a quick 100k run does not erase the full-size figures).
+import { DEFAULT_BUCKET_CACHE_BYTES } from '../../runtime/release/bucket-family-reader.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import type { CompileFigures } from './compile-measure.ts';
@@ -39,7 +40,7 @@ export interface Target {
 export interface BenchResult {
   date: string;
   machine: Machine;
-  options: { entities: number; seed: string; durationS: number; concurrency: number; skipServe: boolean; samples: number; waitQuietS: number; serveOnly?: boolean };
+  options: { entities: number; seed: string; durationS: number; concurrency: number; skipServe: boolean; samples: number; wideSamples?: number; waitQuietS: number; serveOnly?: boolean };
   releases: { dir: string; reused: boolean; generateMs: number | null; inputBytes: number };
   /** measuredAt: when the floor was read (earlier than `date` when a --serve-only run reused it). */
   floor: { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null; measuredAt?: string };
@@ -183,6 +184,8 @@ function render(r: BenchResult): string[] {
     row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);
     row('ceiling: bare node:http, fixed buffer (same bytes)', sv.bare);
     row('diagnostic: entity as above, runtime `--read-only` (quota in memory, no journal)', sv.diagnostics.entityReadOnly);
+    const wide = sv.diagnostics.entityWide;
+    if (wide) row(`diagnostic: entity as above over ${fmt(wide.ids)} random IDs instead of the sample's ${fmt(r.options.samples)}`, wide.load);
     const cl = sv.clustered;
     if (cl) {
       const tag = `\`--workers ${cl.workers}\``;
@@ -192,6 +195,12 @@ function render(r: BenchResult): string[] {
       row(`worker processes: batch as above, ${tag}`, cl.batch);
     }
     o.push('');
+    if (wide) {
+      o.push(
+        `The wide row's working set is ~${fmt(Math.round((wide.ids * sv.typicalEntityBytes) / 2 ** 20))} MiB of shards plus the index buckets they fall in, against the runtime's ${mib(DEFAULT_BUCKET_CACHE_BYTES)} bucket cache; a lookup whose bucket or shard is not cached reads it, a copy where the kernel's page cache holds the dist and a disk read where it does not. Page cache (Cached) before / after the row: ${mib(wide.pageCacheBytes[0])} / ${mib(wide.pageCacheBytes[1])}.`,
+        '',
+      );
+    }
     o.push(`Cold start: ${sv.coldStartMs.join(' ms, ')} ms (median ${sv.coldStartMedianMs} ms; dist files already in the page cache). Runtime memory: VmRSS ${sv.runtimeMemoryIdle ? mib(sv.runtimeMemoryIdle.rssBytes) : 'n/a'} idle after start-up; after the load VmRSS ${sv.runtimeMemory ? `${mib(sv.runtimeMemory.rssBytes)}, VmHWM ${mib(sv.runtimeMemory.hwmBytes)}` : 'n/a'}.`, '');
     if (cl) {
       o.push(`With \`--workers ${cl.workers}\` (server CPU above summed over the primary and its workers): cold start ${cl.coldStartMs} ms; after its load VmRSS ${cl.memory ? `${mib(cl.memory.rssBytes)} summed over ${cl.memory.processes} processes (peaks summed ${mib(cl.memory.hwmBytes)})` : 'n/a'}.`, '');

@@ -30,10 +30,14 @@ async function sampleTable(releaseDir: string, file: string, count: number, rand
   });
 }
 
-export async function sampleKeys(releaseDir: string, count: number, seed: number): Promise<Samples> {
+export async function sampleKeys(releaseDir: string, count: number, seed: number, opts: { bridges?: boolean } = {}): Promise<Samples> {
   const random = prng(seed);
   const out: Samples = { entities: [], bridges: [] };
   await sampleTable(releaseDir, 'csv/entities.csv.gz', count, random, (f, c) => out.entities.push({ id: f[c.reep_id], label: f[c.label] }), ['reep_id', 'label']);
+  if (opts.bridges === false) {
+    shuffle(out.entities, random);
+    return out;
+  }
   await sampleTable(
     releaseDir,
     'csv/bridges.csv.gz',

@@ -1,5 +1,6 @@
 // The serving half: cold start of the runtime on the compiled dist, load on four endpoints over real keys, its RSS
 // after the load, then the same load shape against `serve` (a static file host) and a bare node:http server.
+import { readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runLoad, type LoadRequest, type LoadResult, type TransportKind } from './load-generator.ts';
@@ -16,8 +17,11 @@ export interface ServeFigures {
   /** Median body size of an entity response with includes; the baselines answer a file of this size. */
   typicalEntityBytes: number;
   runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult };
-  /** The entity load on a read-only runtime. */
-  diagnostics: { entityReadOnly: LoadResult };
+  /**
+   * The entity load on a read-only runtime; and the entity load over `wideIds` IDs (null when none were sampled),
+   * with the kernel's page cache (Cached in /proc/meminfo) before and after it.
+   */
+  diagnostics: { entityReadOnly: LoadResult; entityWide: { ids: number; load: LoadResult; pageCacheBytes: [number, number] } | null };
   /** The four loads again on `serve --workers N` (N > 1), with its memory (summed over its processes) and cold start. */
   clustered: {
     workers: number;
@@ -43,6 +47,8 @@ export interface ServeOptions {
   dist: string;
   work: string;
   samples: Samples;
+  /** Many more entity IDs, for one entity load whose working set is not a few thousand shards (empty: skipped). */
+  wideEntities: Samples['entities'];
   seed: number;
   durationS: number;
   concurrency: number;
@@ -51,6 +57,16 @@ export interface ServeOptions {
   /** Before each load row, wait up to this long for the machine to be quiet (0: do not wait). */
   quietWaitMs: number;
   log: (s: string) => void;
+}
+
+/** The kernel's page cache (Cached in /proc/meminfo), 0 where there is no /proc. */
+function pageCacheBytes(): number {
+  try {
+    const m = /^Cached:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
@@ -140,6 +156,15 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const search = await load('search', rt.port, rt.pid, get(searchPaths));
     const batch = await load('batch', rt.port, rt.pid, cycle(batchRequests));
     const runtimeMemory = memoryOf(rt.pid);
+    // Diagnostic, not a target: the rows above cycle through a few thousand IDs, whose shards and index buckets
+    // stay cached. Over a large share of the register, lookups reach the disk wherever the page cache cannot hold
+    // the dist; this row shows what that costs on the machine at hand.
+    let entityWide: ServeFigures['diagnostics']['entityWide'] = null;
+    if (o.wideEntities.length) {
+      const before = pageCacheBytes();
+      const wide = await load(`entity over ${o.wideEntities.length} IDs`, rt.port, rt.pid, get(o.wideEntities.map((e) => `/api/v1/entities/${e.id}?include=${ENTITY_INCLUDE}`)));
+      entityWide = { ids: o.wideEntities.length, load: wide, pageCacheBytes: [before, pageCacheBytes()] };
+    }
     await stopChild(rt.child);
 
     // Not the targets' runtime: the same loads on `serve --workers N`, worker processes beside a primary that
@@ -211,7 +236,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
-      diagnostics: { entityReadOnly },
+      diagnostics: { entityReadOnly, entityWide },
       clustered,
       runtimeMemory,
       runtimeMemoryIdle,

@@ -151,7 +151,41 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       }
       return best!;
     };
-    const entity = await load('entity', rt.port, rt.pid, get(entityPaths));
+    // Baselines answer the same bytes on the same loopback with the same generator, measured right before and
+    // after the entity row they are compared with: this machine's speed drifts by tens of percent over minutes,
+    // and rows measured minutes apart made the ratios drift with it.
+    const staticDir = join(o.work, 'static');
+    await mkdir(staticDir, { recursive: true });
+    await writeFile(join(staticDir, 'entity.json'), typical);
+    const servePort = await freePort();
+    const serveChild = await startChild({
+      command: process.execPath,
+      // -L: no per-request log line (a deployment would not print one to a pipe); -n: no clipboard.
+      args: [join(o.root, 'node_modules/serve/build/main.js'), '-l', `tcp://127.0.0.1:${servePort}`, '--no-port-switching', '-L', '-n', staticDir],
+      cwd: o.root,
+      logFile,
+      ready: /Accepting connections/,
+    });
+    let bareChild: StartedChild | null = null;
+    let serve: LoadResult;
+    let bare: LoadResult;
+    let entity: LoadResult;
+    try {
+      bareChild = await startChild({
+        command: process.execPath,
+        args: ['bin/run-ts.mjs', 'bench/lib/bare-server.ts', join(staticDir, 'entity.json')],
+        cwd: o.root,
+        logFile,
+        ready: /listening (\d+)/,
+      });
+      await waitFor200(servePort, '/entity.json', {}, 10_000);
+      bare = await load('bare node:http', Number(bareChild.ready), bareChild.pid, get(['/entity.json']));
+      entity = await load('entity', rt.port, rt.pid, get(entityPaths));
+      serve = await load('serve (static file)', servePort, serveChild.pid, get(['/entity.json']));
+    } finally {
+      await stopChild(serveChild.child);
+      if (bareChild) await stopChild(bareChild.child);
+    }
     const resolve = await load('resolve', rt.port, rt.pid, get(resolvePaths));
     const search = await load('search', rt.port, rt.pid, get(searchPaths));
     const batch = await load('batch', rt.port, rt.pid, cycle(batchRequests));
@@ -198,39 +232,6 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       await stopChild(ro.child);
     }
 
-    // Baselines answer the same bytes on the same loopback with the same generator.
-    const staticDir = join(o.work, 'static');
-    await mkdir(staticDir, { recursive: true });
-    await writeFile(join(staticDir, 'entity.json'), typical);
-    const servePort = await freePort();
-    const serveChild = await startChild({
-      command: process.execPath,
-      // -L: no per-request log line (a deployment would not print one to a pipe); -n: no clipboard.
-      args: [join(o.root, 'node_modules/serve/build/main.js'), '-l', `tcp://127.0.0.1:${servePort}`, '--no-port-switching', '-L', '-n', staticDir],
-      cwd: o.root,
-      logFile,
-      ready: /Accepting connections/,
-    });
-    let serve: LoadResult;
-    try {
-      await waitFor200(servePort, '/entity.json', {}, 10_000);
-      serve = await load('serve (static file)', servePort, serveChild.pid, get(['/entity.json']));
-    } finally {
-      await stopChild(serveChild.child);
-    }
-    const bareChild = await startChild({
-      command: process.execPath,
-      args: ['bin/run-ts.mjs', 'bench/lib/bare-server.ts', join(staticDir, 'entity.json')],
-      cwd: o.root,
-      logFile,
-      ready: /listening (\d+)/,
-    });
-    let bare: LoadResult;
-    try {
-      bare = await load('bare node:http', Number(bareChild.ready), bareChild.pid, get(['/entity.json']));
-    } finally {
-      await stopChild(bareChild.child);
-    }
     return {
       coldStartMs,
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],

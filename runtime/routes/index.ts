@@ -1,6 +1,6 @@
 // The route table: every path the API answers, in one list (compared against the OpenAPI paths by a test).
 import type { RouteDef } from '../route.ts';
-import { batchRoutes } from './batch.ts';
+import { batchRoutes, type BatchOptions } from './batch.ts';
 import { changesRoutes } from './changes.ts';
 import { entityRoutes } from './entities.ts';
 import { metadataRoutes } from './metadata.ts';
@@ -8,6 +8,6 @@ import { noticeRoutes } from './notices.ts';
 import { resolveRoutes } from './resolve.ts';
 import { searchRoutes } from './search.ts';
 
-export function allRoutes(maxBodyBytes: number): RouteDef[] {
-  return [...metadataRoutes, ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes];
+export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}): RouteDef[] {
+  return [...metadataRoutes, ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes];
 }

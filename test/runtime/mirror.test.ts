@@ -3,6 +3,8 @@
 // bodies to the runtime reading the local disk, and never needs anything private from the host.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
@@ -12,6 +14,7 @@ import { client } from '../helpers/api-client.ts';
 import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 
 let world: World;
+let upload: string;
 let mirror: ServedDir;
 let local: Runtime;
 let remote: Runtime;
@@ -19,7 +22,7 @@ let key: string;
 
 beforeAll(async () => {
   world = await makeHandWorld();
-  const upload = mkdtempSync(join(tmpdir(), 'ir-mirror-'));
+  upload = mkdtempSync(join(tmpdir(), 'ir-mirror-'));
   cpSync(join(world.dist, 'index.json'), join(upload, 'index.json'));
   for (const stamp of readdirSync(world.dist).filter((n) => /^\d{8}T\d{6}Z$/.test(n))) {
     mkdirSync(join(upload, stamp), { recursive: true });
@@ -63,6 +66,35 @@ describe('serving a mirror over HTTP', () => {
     const r = await b('/notices');
     expect(r.json.total).toBe(3);
     expect(mirror.log.some((q) => q.url.includes('private'))).toBe(false);
+  });
+
+  it('overlaps batches that wait on the host, rather than composing them a couple at a time as over a local disk', async () => {
+    // A slow host: every pack read answers after 60 ms. Six batches of one uncached entity each, sent together.
+    const serveHandler = createRequire(import.meta.url)('serve-handler') as (req: IncomingMessage, res: ServerResponse, config: object) => Promise<void>;
+    let inFlight = 0;
+    let most = 0;
+    mirror.hook = (req, res) => {
+      if (!/\.(pack|jsonl)$/.test((req.url ?? '').split('?')[0])) return false;
+      most = Math.max(most, ++inFlight);
+      setTimeout(() => {
+        inFlight--;
+        void serveHandler(req, res, { public: upload, directoryListing: false, cleanUrls: false, etag: true });
+      }, 60);
+      return true;
+    };
+    const fresh = await startRuntime({ dist: mirror.baseUrl, privateDist: world.dist, keys: join(world.root, 'keys.json'), state: join(world.root, 'state-slow'), port: 0 });
+    try {
+      const b = client(fresh.url + '/api/v1', key);
+      await b('/meta'); // the release and its directories are loaded before the batches race
+      const ids = [ID.arsenal, ID.chelsea, ID.palmer, ID.match, ID.league, ID.season];
+      const answers = await Promise.all(ids.map((id) => b('/batch', { body: { requests: [{ type: 'entity', id }] } })));
+      for (const [i, r] of answers.entries()) expect(r.json.results[0], ids[i]).toMatchObject({ status: 200, body: { reep_id: ids[i] } });
+      // Two batches at a time would never have more than two pack reads waiting at once.
+      expect(most).toBeGreaterThan(2);
+    } finally {
+      mirror.hook = null;
+      await fresh.close();
+    }
   });
 
   it('reads buckets with Range requests, not whole packs', () => {

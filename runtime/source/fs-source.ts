@@ -33,6 +33,12 @@ export interface FsShardSource extends ShardSource {
   stats(): FsSourceStats;
 }
 
+/** A kept handle: its opening, and the open file once that settled (what readRangeNow needs without waiting). */
+interface Handle {
+  opening: Promise<OpenFile>;
+  file: OpenFile | null;
+}
+
 interface OpenFile {
   fh: FileHandle;
   size: number;
@@ -51,9 +57,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
   const label = `fs:${root}`;
   const tag = 'fs-source';
   // Insertion order = recency: a hit re-inserts the entry.
-  const handles = new Map<string, Promise<OpenFile>>();
-  // The same handles once open, for reads that need not wait (readRangeNow); an entry leaves when its handle is evicted.
-  const openNow = new Map<string, OpenFile>();
+  const handles = new Map<string, Handle>();
   const wholeReads = new Map<string, Promise<Uint8Array | null>>();
   let opens = 0;
   let openFiles = 0;
@@ -100,22 +104,24 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
 
   const evictOldest = (): void => {
     while (handles.size > maxOpenFiles) {
-      const [path, p] = handles.entries().next().value as [string, Promise<OpenFile>];
+      const [path, h] = handles.entries().next().value as [string, Handle];
       handles.delete(path);
-      openNow.delete(path);
-      retire(p);
+      retire(h.opening);
     }
+  };
+
+  const touch = (path: string, h: Handle): void => {
+    handles.delete(path);
+    handles.set(path, h);
   };
 
   const acquire = async (path: string, abs: string): Promise<OpenFile> => {
     for (;;) {
-      let p = handles.get(path);
-      if (p) {
-        handles.delete(path);
-        handles.set(path, p);
-      } else {
+      let h = handles.get(path);
+      if (h) touch(path, h);
+      else {
         opens++;
-        p = (async () => {
+        const opening = (async () => {
           const fh = await open(abs, 'r');
           openFiles++;
           try {
@@ -128,12 +134,10 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
             throw err;
           }
         })();
-        const mine = p;
+        const mine: Handle = (h = { opening, file: null });
         handles.set(path, mine);
-        mine.then(
-          (f) => {
-            if (handles.get(path) === mine) openNow.set(path, f);
-          },
+        opening.then(
+          (f) => void (mine.file = f),
           () => {
             if (handles.get(path) === mine) handles.delete(path);
           },
@@ -142,7 +146,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       }
       let f: OpenFile;
       try {
-        f = await p;
+        f = await h.opening;
       } catch (err) {
         if (isNotFound(err)) throw new Error(`[${tag}] ${path}: not found`);
         throw new Error(`[${tag}] ${path}: ${(err as Error).message}`);
@@ -197,13 +201,10 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       const f = await acquire(path, abs);
       try {
         if (offset + length > f.size) throw shorter(path, offset, length, f.size);
-        // Short reads come from Node's shared buffer pool: a fresh ArrayBuffer per shard (100 per batch) was
-        // allocation and external-memory accounting that drove extra garbage collections. Only bytes the caller
-        // drops after one answer may share a slab (see ShardSource.readRange), so a cached bucket never pins one.
-        const out = transient ? Buffer.allocUnsafe(length) : new Uint8Array(length);
-        let done = 0;
-        while (done < length) {
-          const bytesRead = reads.sync() ? timedReadSync(f, out, done, length - done, offset + done) : await readAt(f.fh.fd, out, done, length - done, offset + done);
+        if (reads.sync()) return readNow(f, path, offset, length, transient);
+        const out = bytesFor(length, transient);
+        for (let done = 0; done < length; ) {
+          const bytesRead = await readAt(f.fh.fd, out, done, length - done, offset + done);
           if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
           done += bytesRead;
         }
@@ -215,27 +216,19 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
 
     readRangeNow(path, offset, length, transient = false) {
       assertOpen();
-      const f = openNow.get(path);
+      const h = handles.get(path);
+      const f = h?.file;
       // Only a file already open (so its path was checked when it was opened) and only while reads are copies.
-      if (f === undefined || f.closed || !reads.sync()) return NOT_AT_HAND;
+      if (!f || f.closed || !reads.sync()) return NOT_AT_HAND;
       checkRange(tag, path, offset, length);
       if (offset + length > f.size) throw shorter(path, offset, length, f.size);
-      const p = handles.get(path)!; // recency, as acquire() keeps it
-      handles.delete(path);
-      handles.set(path, p);
-      const out = transient ? Buffer.allocUnsafe(length) : new Uint8Array(length);
+      touch(path, h!);
       f.users++;
       try {
-        let done = 0;
-        while (done < length) {
-          const bytesRead = timedReadSync(f, out, done, length - done, offset + done);
-          if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
-          done += bytesRead;
-        }
+        return readNow(f, path, offset, length, transient);
       } finally {
         release(f);
       }
-      return out;
     },
 
     async close() {
@@ -243,24 +236,36 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       closed = true;
       const all = [...handles.values()];
       handles.clear();
-      openNow.clear();
-      await Promise.all(all.map(retire));
+      await Promise.all(all.map((h) => retire(h.opening)));
     },
 
     stats: () => ({ opens, openFiles, maxOpenFiles }),
   };
 
-  function timedReadSync(f: OpenFile, into: Uint8Array, at: number, length: number, position: number): number {
-    const t0 = performance.now();
-    const n = readSync(f.fh.fd, into, at, length, position);
-    reads.took(performance.now() - t0);
-    return n;
+  /** The range read on the event loop, each read timed for the read policy. */
+  function readNow(f: OpenFile, path: string, offset: number, length: number, transient: boolean): Uint8Array {
+    const out = bytesFor(length, transient);
+    for (let done = 0; done < length; ) {
+      const t0 = performance.now();
+      const bytesRead = readSync(f.fh.fd, out, done, length - done, offset + done);
+      reads.took(performance.now() - t0);
+      if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
+      done += bytesRead;
+    }
+    return out;
   }
 
   function shorter(path: string, offset: number, length: number, size: number): Error {
     return new Error(`[${tag}] ${path}: range ${offset}+${length} is past the end of the file (${size} bytes)`);
   }
 }
+
+/**
+ * Where a range is read into. Short reads come from Node's shared buffer pool: a fresh ArrayBuffer per shard (100
+ * per batch) was allocation and external-memory accounting that drove extra garbage collections. Only bytes the
+ * caller drops after one answer may share a slab (see ShardSource.readRange), so a cached bucket never pins one.
+ */
+const bytesFor = (length: number, transient: boolean): Uint8Array => (transient ? Buffer.allocUnsafe(length) : new Uint8Array(length));
 
 /** A positioned read on the thread pool (the callback form: no FileHandle promise machinery per read). */
 function readAt(fd: number, into: Uint8Array, at: number, length: number, position: number): Promise<number> {

@@ -57,18 +57,20 @@ export class Release {
     return openBucketFamily(this.source, { ...f, directory: prefix + f.directory, pack: prefix + f.pack }, { cache: this.cache });
   }
 
-  /** Looks up a register ID, following a merge to the final survivor. */
+  /**
+   * Looks up a register ID, following a merge to the final survivor. Each step is taken at once when its bytes are
+   * at hand (see entityNow) and waits for a read only when they are not.
+   */
   async entity(id: string): Promise<EntityLookup> {
-    const now = this.entityNow(id);
-    if (now !== NOT_AT_HAND) return now;
-    const v = await this.entities.get<EntityIndexValue>(id);
+    let v = this.entities.getNow<EntityIndexValue>(id);
+    if (v === NOT_AT_HAND) v = await this.entities.get<EntityIndexValue>(id);
     if (!v) return null;
     if (v[0] === ENTRY_REDIRECT) {
       const target = await this.entity(v[1]);
       return target?.kind === 'live' ? { ...target, requestedId: id } : target;
     }
-    if (v[0] === ENTRY_TOMBSTONE) return { kind: 'gone', body: await this.readShard(v[1], v[2], v[3], v[4], id) };
-    return liveOf(id, v, await this.readShard(v[1], v[2], v[3], v[12], id));
+    if (v[0] === ENTRY_TOMBSTONE) return { kind: 'gone', body: await this.shard(v[1], v[2], v[3], v[4], id) };
+    return liveOf(id, v, await this.shard(v[1], v[2], v[3], v[12], id));
   }
 
   /**
@@ -91,14 +93,17 @@ export class Release {
     return shard === NOT_AT_HAND ? shard : liveOf(id, v, shard);
   }
 
-  private async readShard(pack: number, offset: number, length: number, checksum: number, id: string): Promise<Uint8Array> {
+  /** A verified shard, read at once when it can be (readShardNow), else through the source's promise. */
+  private shard(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | Promise<Uint8Array> {
+    const now = this.readShardNow(pack, offset, length, checksum, id);
+    if (now !== NOT_AT_HAND) return now;
     const path = this.shardPath(pack);
-    return verifiedShard(path === null ? null : await this.source.readRange(path, offset, length, true), checksum, id);
+    return path === null ? verifiedShard(null, checksum, id) : this.source.readRange(path, offset, length, true).then((bytes) => verifiedShard(bytes, checksum, id));
   }
 
   private readShardNow(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | typeof NOT_AT_HAND {
     const path = this.shardPath(pack);
-    if (path === null || !this.source.readRangeNow) return NOT_AT_HAND; // a bad pack number is refused by readShard
+    if (path === null || !this.source.readRangeNow) return NOT_AT_HAND; // a bad pack number is refused by shard()
     const bytes = this.source.readRangeNow(path, offset, length, true);
     return bytes === NOT_AT_HAND ? bytes : verifiedShard(bytes, checksum, id);
   }

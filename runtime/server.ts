@@ -9,7 +9,7 @@ import { openKeyStore } from './keys/key-store.ts';
 import { listen, type RunningServer } from './node-adapter.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
 import { allRoutes } from './routes/index.ts';
-import { LOCAL_BATCHES_AT_ONCE, REMOTE_BATCHES_AT_ONCE } from './routes/batch.ts';
+import { batchOptionsFor } from './routes/batch.ts';
 import { createFsSource } from './source/fs-source.ts';
 import { createHttpSource } from './source/http-source.ts';
 import { openStateStore } from './state/open-state-store.ts';
@@ -57,8 +57,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     keys: opts.keyStore,
     store: opts.store,
     clock,
-    // A source that can read without waiting is local: its batches are CPU work, composed a couple at a time.
-    routes: allRoutes(maxBodyBytes, { atOnce: opts.source.readRangeNow ? LOCAL_BATCHES_AT_ONCE : REMOTE_BATCHES_AT_ONCE }),
+    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source)),
     maxBodyBytes,
     // Notices are read from the local private part only; a mirror never hosts them.
     readNotices: async (stamp, provider) => {

@@ -6,7 +6,7 @@ import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
 import { concat } from '../../common/bytes.ts';
 import { entityParts } from '../compose-entity.ts';
 import { GoneError, liveEntity, liveEntityNow } from './entities.ts';
-import { NOT_AT_HAND } from '../interfaces.ts';
+import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
 import type { Reply, RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
@@ -20,10 +20,8 @@ const COMMA = new Uint8Array([44]);
 
 /** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
 type EntityPlan = { entity: string; release: Release; include: Set<Include>; lang: string | null };
-type Planned =
-  | EntityPlan
-  | { run: () => Promise<Reply> }
-  | { error: ApiError };
+type OtherPlan = { run: () => Promise<Reply> } | { error: ApiError };
+type Planned = EntityPlan | OtherPlan;
 
 /** Reads the request body as JSON, with the size cap already enforced by the adapter (and again here). */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
@@ -94,8 +92,7 @@ const settled = (p: EntityPlan): Looked | null => {
     return { failed };
   }
 };
-const lookUp = (p: Planned): Promise<Looked> | null =>
-  'entity' in p ? liveEntity(p.release, p.entity).then((entity) => ({ entity }), (failed: unknown) => ({ failed })) : null;
+const lookUp = (p: EntityPlan): Promise<Looked> => liveEntity(p.release, p.entity).then((entity) => ({ entity }), (failed: unknown) => ({ failed }));
 
 /** Pushes one item's `{status, body}` onto `out` as byte slices: entity bodies pass through as the compiler wrote them. */
 function entityItem(p: EntityPlan, looked: Looked, out: Uint8Array[]): void {
@@ -106,13 +103,13 @@ function entityItem(p: EntityPlan, looked: Looked, out: Uint8Array[]): void {
 }
 
 /** The same for an item that is not an entity lookup: its 400, or its own run. */
-async function otherItem(p: Planned, out: Uint8Array[]): Promise<void> {
+async function otherItem(p: OtherPlan, out: Uint8Array[]): Promise<void> {
   if ('error' in p) {
     out.push(statusHead(p.error.status), enc.encode(p.error.bodyText()), CLOSE);
     return;
   }
   try {
-    const r = await (p as { run: () => Promise<Reply> }).run();
+    const r = await p.run();
     out.push(statusHead(r.status), asBytes(r.body), CLOSE);
   } catch (failed) {
     failedItem(failed, out);
@@ -133,7 +130,7 @@ function failedItem(e: unknown, out: Uint8Array[]): void {
  */
 async function compose(planned: Planned[]): Promise<Reply> {
   const parts: Uint8Array[] = [enc.encode('{"results":[')];
-  const ahead: (Promise<Looked> | null)[] = [];
+  const ahead: (Promise<Looked> | undefined)[] = [];
   for (let i = 0; i < planned.length; i++) {
     if (i) parts.push(COMMA);
     const p = planned[i];
@@ -143,9 +140,12 @@ async function compose(planned: Planned[]): Promise<Reply> {
     }
     let looked = ahead[i] ? null : settled(p);
     if (looked === null) {
-      for (let j = i; j < Math.min(planned.length, i + LOOKAHEAD); j++) ahead[j] ??= lookUp(planned[j]);
+      for (let j = i; j < Math.min(planned.length, i + LOOKAHEAD); j++) {
+        const q = planned[j];
+        if ('entity' in q) ahead[j] ??= lookUp(q);
+      }
       looked = await ahead[i]!;
-      ahead[i] = null;
+      ahead[i] = undefined;
     }
     entityItem(p, looked, parts);
   }
@@ -173,6 +173,9 @@ export interface BatchOptions {
   /** Batches composed at once (default LOCAL_BATCHES_AT_ONCE). */
   atOnce?: number;
 }
+
+/** The batch options for an app reading `source`: one that can read without waiting is local (its batches are CPU work). */
+export const batchOptionsFor = (source: ShardSource): BatchOptions => ({ atOnce: source.readRangeNow ? LOCAL_BATCHES_AT_ONCE : REMOTE_BATCHES_AT_ONCE });
 
 export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): RouteDef[] {
   const gate = createTurnGate(opts.atOnce ?? LOCAL_BATCHES_AT_ONCE);

@@ -34,18 +34,16 @@ export async function sampleKeys(releaseDir: string, count: number, seed: number
   const random = prng(seed);
   const out: Samples = { entities: [], bridges: [] };
   await sampleTable(releaseDir, 'csv/entities.csv.gz', count, random, (f, c) => out.entities.push({ id: f[c.reep_id], label: f[c.label] }), ['reep_id', 'label']);
-  if (opts.bridges === false) {
-    shuffle(out.entities, random);
-    return out;
+  if (opts.bridges !== false) {
+    await sampleTable(
+      releaseDir,
+      'csv/bridges.csv.gz',
+      count,
+      random,
+      (f, c) => out.bridges.push({ provider: f[c.provider], namespace: f[c.namespace], externalId: f[c.external_id] }),
+      ['provider', 'namespace', 'external_id'],
+    );
   }
-  await sampleTable(
-    releaseDir,
-    'csv/bridges.csv.gz',
-    count,
-    random,
-    (f, c) => out.bridges.push({ provider: f[c.provider], namespace: f[c.namespace], externalId: f[c.external_id] }),
-    ['provider', 'namespace', 'external_id'],
-  );
   // Shuffle: rows were collected in file order, i.e. grouped by type.
   shuffle(out.entities, random);
   shuffle(out.bridges, random);

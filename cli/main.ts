@@ -24,9 +24,14 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<unknown
 };
 
 const [name, ...argv] = process.argv.slice(2);
-if (!name || name === '--help' || name === '-h' || !commands[name]) {
+const asksHelp = (a: string | undefined) => a === '--help' || a === '-h';
+if (!name || asksHelp(name) || !commands[name]) {
   process.stderr.write(USAGE + '\n');
-  process.exit(name && name !== '--help' && name !== '-h' ? 2 : 0);
+  process.exit(name && !asksHelp(name) ? 2 : 0);
+}
+if (argv.some(asksHelp)) {
+  process.stderr.write(USAGE + '\n');
+  process.exit(0);
 }
 try {
   await (await commands[name]())(argv);
@@ -34,6 +39,12 @@ try {
   if (e instanceof RegisterError) {
     process.stderr.write(e.message + '\n');
     process.exit(1);
+  }
+  // node:util parseArgs refuses an unknown or malformed option with a coded TypeError: a usage mistake, not a crash.
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
+    process.stderr.write(`register ${name}: ${(e as Error).message}\n\n${USAGE}\n`);
+    process.exit(2);
   }
   throw e;
 }

@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** Bucket cache across families and releases, in bytes (default DEFAULT_BUCKET_CACHE_BYTES). */
   cacheBytes?: number;
+  /** Entity shard cache across releases, in bytes (default DEFAULT_SHARD_CACHE_BYTES; 0 keeps none). */
+  shardCacheBytes?: number;
   maxBodyBytes?: number;
   /** Overrides for tests: a state store or key store built elsewhere. */
   store?: StateStore;
@@ -50,7 +52,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
   const clock = opts.clock ?? systemClock;
   const dist = opts.dist ?? 'dist';
   const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
-  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes });
+  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes });
   const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
   const app = createApp({
     catalog,

@@ -5,6 +5,7 @@ import type { Namespace } from '../../common/ids.ts';
 import type { Clock, ShardSource } from '../interfaces.ts';
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
+import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
 
 /** Options of a ReleaseCatalog. */
 export interface CatalogOptions {
@@ -14,6 +15,8 @@ export interface CatalogOptions {
   refreshMs?: number;
   /** Bytes of verified bucket bytes kept across all families and releases (default DEFAULT_BUCKET_CACHE_BYTES). */
   cacheBytes?: number;
+  /** Bytes of verified entity shards kept across all releases (default DEFAULT_SHARD_CACHE_BYTES; 0 keeps none). */
+  shardCacheBytes?: number;
 }
 
 export class ReleaseCatalog {
@@ -23,9 +26,11 @@ export class ReleaseCatalog {
   private refreshing: Promise<void> | null = null;
   private readonly releases = new Map<string, Promise<Release>>();
   readonly cache: BucketCache;
+  readonly shards: ShardCache;
 
   constructor(private readonly opts: CatalogOptions) {
     this.cache = createBucketCache(opts.cacheBytes ?? DEFAULT_BUCKET_CACHE_BYTES);
+    this.shards = new ShardCache(opts.shardCacheBytes ?? DEFAULT_SHARD_CACHE_BYTES);
   }
 
   /** The current index (null when nothing is compiled). */
@@ -67,7 +72,7 @@ export class ReleaseCatalog {
   release(stamp: string): Promise<Release> {
     let r = this.releases.get(stamp);
     if (!r) {
-      r = loadRelease(this.opts.source, stamp, this.cache);
+      r = loadRelease(this.opts.source, stamp, this.cache, this.shards);
       r.catch(() => this.releases.delete(stamp));
       this.releases.set(stamp, r);
     }

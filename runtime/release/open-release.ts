@@ -7,6 +7,7 @@ import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR
 import { ApiError } from '../api-error.ts';
 import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
 import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
+import { shardCacheKey, shardPackNumber, type ShardCache } from './shard-cache.ts';
 
 /** A live entity's shard and where its sections start. */
 export interface LiveEntity {
@@ -43,6 +44,8 @@ export class Release {
     private readonly cache: BucketCache,
     /** sha256 of every public file (public/manifest.json), to check documents before they are served. */
     private readonly sha256Of: Record<string, string>,
+    /** Verified shards kept across requests (shared by the catalog's releases), or null for none. */
+    private readonly shards: ShardCache | null = null,
   ) {
     this.stamp = doc.stamp;
     this.providers = new Set(doc.providers.map((p) => p.name));
@@ -98,22 +101,38 @@ export class Release {
     const now = this.readShardNow(pack, offset, length, checksum, id);
     if (now !== NOT_AT_HAND) return now;
     const path = this.shardPath(pack);
-    return path === null ? verifiedShard(null, checksum, id) : this.source.readRange(path, offset, length, true).then((bytes) => verifiedShard(bytes, checksum, id));
+    if (path === null) return verifiedShard(null, checksum, id);
+    return this.source.readRange(path, offset, length, true).then((bytes) => this.retained(pack, offset, verifiedShard(bytes, checksum, id)));
   }
 
+  /** The shard from the cache, or read and verified without waiting, or NOT_AT_HAND when it needs a wait. */
   private readShardNow(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | typeof NOT_AT_HAND {
     const path = this.shardPath(pack);
-    if (path === null || !this.source.readRangeNow) return NOT_AT_HAND; // a bad pack number is refused by shard()
+    if (path === null) return NOT_AT_HAND; // a bad pack number is refused by shard()
+    const cached = this.shards?.get(shardCacheKey(this.shardPackNumbers[pack], offset), length);
+    if (cached) return cached;
+    if (!this.source.readRangeNow) return NOT_AT_HAND;
     const bytes = this.source.readRangeNow(path, offset, length, true);
-    return bytes === NOT_AT_HAND ? bytes : verifiedShard(bytes, checksum, id);
+    return bytes === NOT_AT_HAND ? bytes : this.retained(pack, offset, verifiedShard(bytes, checksum, id));
   }
 
-  /** Shard pack paths from the source root, made once per pack rather than per read. */
+  /** Keeps a verified shard in the cache (a copy) and hands the bytes on. */
+  private retained(pack: number, offset: number, bytes: Uint8Array): Uint8Array {
+    this.shards?.put(shardCacheKey(this.shardPackNumbers[pack], offset), bytes);
+    return bytes;
+  }
+
+  /** Shard pack paths from the source root and their cache numbers, made once per pack rather than per read. */
   private readonly shardPaths: string[] = [];
+  private readonly shardPackNumbers: number[] = [];
   private shardPath(pack: number): string | null {
     const name = this.doc.shard_packs[pack];
     if (name === undefined) return null;
-    return (this.shardPaths[pack] ??= `${this.stamp}/${PUBLIC_DIR}/${name}`);
+    if (this.shardPaths[pack] === undefined) {
+      this.shardPaths[pack] = `${this.stamp}/${PUBLIC_DIR}/${name}`;
+      this.shardPackNumbers[pack] = shardPackNumber(this.shardPaths[pack]);
+    }
+    return this.shardPaths[pack];
   }
 
   resolve(provider: string, namespace: string, externalId: string): Promise<ResolveValue | undefined> {
@@ -165,7 +184,7 @@ function verifiedShard(bytes: Uint8Array | null, checksum: number, id: string): 
   return bytes;
 }
 
-export async function loadRelease(source: ShardSource, stamp: string, cache: BucketCache): Promise<Release> {
+export async function loadRelease(source: ShardSource, stamp: string, cache: BucketCache, shards: ShardCache | null = null): Promise<Release> {
   const manifestBytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`);
   if (!manifestBytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${MANIFEST_FILE}`);
   const files = (JSON.parse(new TextDecoder().decode(manifestBytes)) as { files: Record<string, { sha256: string }> }).files;
@@ -178,7 +197,7 @@ export async function loadRelease(source: ShardSource, stamp: string, cache: Buc
   const doc = JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc;
   // Another format's shards may be stored differently (format 2 stores bridges compactly): never guess at them.
   if (doc.format !== DIST_FORMAT) throw new Error(`release ${stamp} is in format ${JSON.stringify(doc.format)}, this runtime reads ${DIST_FORMAT}; recompile it`);
-  return new Release(doc, source, cache, sha256Of);
+  return new Release(doc, source, cache, sha256Of, shards);
 }
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

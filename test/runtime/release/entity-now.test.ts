@@ -6,6 +6,7 @@ import { NOT_AT_HAND } from '../../../runtime/interfaces.ts';
 import { loadRelease, type Release } from '../../../runtime/release/open-release.ts';
 import { createBucketCache } from '../../../runtime/release/bucket-family-reader.ts';
 import { createFsSource } from '../../../runtime/source/fs-source.ts';
+import { ShardCache } from '../../../runtime/release/shard-cache.ts';
 import { compileAll } from '../../../compiler/compile.ts';
 import { ID, makeHandWorld, STAMPS, type World } from '../../fixtures/hand-world.ts';
 
@@ -46,5 +47,15 @@ describe('Release.entityNow', () => {
     const release = await open(STAMPS[0], 'pool');
     await release.entity(ID.arsenal);
     expect(release.entityNow(ID.arsenal)).toBe(NOT_AT_HAND);
+  });
+
+  it('has a shard at hand from the shard cache once it was read, even from the thread pool, with the same bytes', async () => {
+    const shards = new ShardCache(1 << 20);
+    const release = await loadRelease(createFsSource({ root: world.dist, reads: 'pool' }), STAMPS[0], createBucketCache(1 << 20), shards);
+    const awaited = await release.entity(ID.arsenal);
+    expect(shards.size).toBe(1);
+    const now = release.entityNow(ID.arsenal);
+    expect(now).not.toBe(NOT_AT_HAND);
+    expect(plain(now)).toEqual(plain(awaited));
   });
 });

@@ -1,0 +1,110 @@
+// Verified entity shards kept in one fixed ring of bytes, so a popular ID costs neither a read nor a checksum.
+//
+// Why a ring and not an LruCache of small arrays: a batch of 100 entities read through the page cache spent about a
+// third of its CPU on the positioned read and the checksum of each shard (measured in-process on the full-size
+// dist: ~0.85 ms per batch without a cache, ~0.55 ms with every shard retained). Retaining each shard as its own
+// ArrayBuffer would put one allocation, with its external-memory accounting, on every miss, and a pooled slice
+// would pin its whole 8 KiB slab. Here a miss copies the shard into the ring and a hit copies it out into a pooled
+// buffer: no allocation that the garbage collector has to track beyond the two index arrays.
+//
+// Bytes are copied out, never lent: a caller may hold a shard across an await (a batch composing its items) while
+// later misses overwrite that part of the ring.
+
+/** A shard's cache key: the pack's number (shardPackNumber) and the shard's offset in it. */
+export const shardCacheKey = (pack: number, offset: number): number => pack * 2 ** 32 + offset;
+
+const packNumbers = new Map<string, number>();
+/** A process-wide number for a pack path (the path names the stamp, and pack names are content hashes). */
+export function shardPackNumber(path: string): number {
+  let n = packNumbers.get(path);
+  if (n === undefined) packNumbers.set(path, (n = packNumbers.size));
+  return n;
+}
+
+/**
+ * Default ring size. Measured on the full-size dist (bench/results.md): the benchmark's 4,000 sampled entities
+ * (~3.5 MiB of shards) all stay retained, and the runtime's RSS after the load stays well under its 300 MiB target.
+ */
+export const DEFAULT_SHARD_CACHE_BYTES = 16 * 1024 * 1024;
+
+export class ShardCache {
+  private ring: Buffer | null = null;
+  /** Bytes written so far, as if the ring never wrapped; a shard at `at` is intact while `at >= head - capacity`. */
+  private head = 0;
+  /** key → virtual position; the shard's length is stored at that position's entry in `lengths`. */
+  private readonly where = new Map<number, number>();
+  private readonly lengths = new Map<number, number>();
+  // Insertion order, so keys whose bytes the ring has overwritten leave the maps (they are bounded by what fits).
+  private queueKeys: number[] = [];
+  private queueAt: number[] = [];
+  private queueStart = 0;
+
+  /** Shards longer than this are not retained: one must not flush a large share of the ring. */
+  readonly largest: number;
+
+  constructor(readonly capacity: number) {
+    if (!(capacity >= 0) || !Number.isSafeInteger(capacity)) throw new RangeError(`ShardCache: capacity must be a whole number >= 0, got ${capacity}`);
+    this.largest = Math.floor(capacity / 64);
+  }
+
+  /** Number of shards retained. */
+  get size(): number {
+    return this.where.size;
+  }
+
+  /** A copy of the shard under `key` if it is retained with exactly `length` bytes, else undefined. */
+  get(key: number, length: number): Uint8Array | undefined {
+    const at = this.where.get(key);
+    if (at === undefined) return undefined;
+    if (at < this.head - this.capacity || this.lengths.get(key) !== length) return undefined;
+    const ring = this.ring!;
+    const start = at % this.capacity;
+    const out = Buffer.allocUnsafe(length);
+    ring.copy(out, 0, start, start + length);
+    // Second chance: a shard in the older half of the ring is written again at the head, so a popular shard stays
+    // while one read once is overwritten (close to least-recently-used, at the cost of one copy now and then).
+    if (at < this.head - this.capacity / 2) this.put(key, out);
+    return out;
+  }
+
+  /** Retains a verified shard (a copy of `bytes`). */
+  put(key: number, bytes: Uint8Array): void {
+    const length = bytes.byteLength;
+    if (length === 0 || length > this.largest) return;
+    this.ring ??= Buffer.allocUnsafeSlow(this.capacity);
+    let start = this.head % this.capacity;
+    // A shard never straddles the end: skip the tail, which counts as written (what was there is dropped below).
+    if (start + length > this.capacity) {
+      this.head += this.capacity - start;
+      start = 0;
+    }
+    this.head += length;
+    this.forgetOverwritten();
+    this.ring.set(bytes, start);
+    const at = this.head - length;
+    this.where.set(key, at);
+    this.lengths.set(key, length);
+    this.queueKeys.push(key);
+    this.queueAt.push(at);
+  }
+
+  /** Drops the keys whose bytes lie where the ring has been written since. */
+  private forgetOverwritten(): void {
+    const oldestIntact = this.head - this.capacity;
+    let i = this.queueStart;
+    for (; i < this.queueKeys.length && this.queueAt[i] < oldestIntact; i++) {
+      const key = this.queueKeys[i];
+      // A key written again later has a newer position; only its stale queue entry goes.
+      if (this.where.get(key) === this.queueAt[i]) {
+        this.where.delete(key);
+        this.lengths.delete(key);
+      }
+    }
+    this.queueStart = i;
+    if (i > 4096 && i * 2 > this.queueKeys.length) {
+      this.queueKeys = this.queueKeys.slice(i);
+      this.queueAt = this.queueAt.slice(i);
+      this.queueStart = 0;
+    }
+  }
+}

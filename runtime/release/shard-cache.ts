@@ -4,8 +4,8 @@
 // third of its CPU on the positioned read and the checksum of each shard (measured in-process on the full-size
 // dist: ~0.85 ms per batch without a cache, ~0.55 ms with every shard retained). Retaining each shard as its own
 // ArrayBuffer would put one allocation, with its external-memory accounting, on every miss, and a pooled slice
-// would pin its whole 8 KiB slab. Here a miss copies the shard into the ring and a hit copies it out into a pooled
-// buffer: no allocation that the garbage collector has to track beyond the two index arrays.
+// would pin its whole 8 KiB slab. Here a miss copies the shard into the ring and a hit copies it out into a shared
+// chunk: no allocation per shard that the garbage collector has to account for.
 //
 // Bytes are copied out, never lent: a caller may hold a shard across an await (a batch composing its items) while
 // later misses overwrite that part of the ring.
@@ -25,10 +25,12 @@ export function shardPackNumber(path: string): number {
  * Default ring size. Measured on the full-size dist (bench/results.md): the benchmark's 4,000 sampled entities
  * (~3.5 MiB of shards) all stay retained, and the runtime's RSS after the load stays well under its 300 MiB target.
  */
+const COPY_OUT_CHUNK = 64 * 1024;
+
 export const DEFAULT_SHARD_CACHE_BYTES = 16 * 1024 * 1024;
 
 export class ShardCache {
-  private ring: Buffer | null = null;
+  private ring: Uint8Array | null = null;
   /** Bytes written so far, as if the ring never wrapped; a shard at `at` is intact while `at >= head - capacity`. */
   private head = 0;
   /** key → virtual position; the shard's length is stored at that position's entry in `lengths`. */
@@ -57,21 +59,38 @@ export class ShardCache {
     const at = this.where.get(key);
     if (at === undefined) return undefined;
     if (at < this.head - this.capacity || this.lengths.get(key) !== length) return undefined;
-    const ring = this.ring!;
     const start = at % this.capacity;
-    const out = Buffer.allocUnsafe(length);
-    ring.copy(out, 0, start, start + length);
+    const out = this.copyOut(length);
+    out.set(this.ring!.subarray(start, start + length));
     // Second chance: a shard in the older half of the ring is written again at the head, so a popular shard stays
     // while one read once is overwritten (close to least-recently-used, at the cost of one copy now and then).
     if (at < this.head - this.capacity / 2) this.put(key, out);
     return out;
   }
 
+  /**
+   * Room for one shard handed out: a plain Uint8Array view of a shared 64 KiB chunk, taken in turn (a chunk is
+   * freed once no answer holds a view of it). Not Node's Buffer pool: slicing a Buffer goes through its species
+   * constructor, and the composer slices every shard into sections (measured ~15% of a cached batch item).
+   */
+  private copyOut(length: number): Uint8Array {
+    if (this.outAt + length > this.out.length) {
+      this.out = new Uint8Array(Math.max(COPY_OUT_CHUNK, length));
+      this.outAt = 0;
+    }
+    const view = this.out.subarray(this.outAt, this.outAt + length);
+    // Aligned to 8, as Node's pool does, so views never share a word.
+    this.outAt += (length + 7) & ~7;
+    return view;
+  }
+  private out = new Uint8Array(0);
+  private outAt = 0;
+
   /** Retains a verified shard (a copy of `bytes`). */
   put(key: number, bytes: Uint8Array): void {
     const length = bytes.byteLength;
     if (length === 0 || length > this.largest) return;
-    this.ring ??= Buffer.allocUnsafeSlow(this.capacity);
+    this.ring ??= new Uint8Array(this.capacity);
     let start = this.head % this.capacity;
     // A shard never straddles the end: skip the tail, which counts as written (what was there is dropped below).
     if (start + length > this.capacity) {

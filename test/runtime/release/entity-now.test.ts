@@ -18,7 +18,14 @@ beforeAll(async () => {
 afterAll(() => rmSync(world.root, { recursive: true, force: true }));
 
 const open = async (stamp: string, reads: 'sync' | 'pool'): Promise<Release> => loadRelease(createFsSource({ root: world.dist, reads }), stamp, createBucketCache(1 << 20));
-const plain = (x: unknown) => JSON.parse(JSON.stringify(x, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString() : v)));
+// Bytes compare as text whether they are a Buffer or a plain Uint8Array (the replacer sees a value before toJSON).
+const plain = (x: unknown) =>
+  JSON.parse(
+    JSON.stringify(x, function (this: Record<string, unknown>, k, v) {
+      const raw = this[k];
+      return raw instanceof Uint8Array ? Buffer.from(raw).toString() : v;
+    }),
+  );
 
 describe('Release.entityNow', () => {
   it('answers what entity() answers once the reads were made, for every kind of ID', async () => {

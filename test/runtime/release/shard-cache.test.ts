@@ -50,6 +50,11 @@ describe('ShardCache', () => {
     const first = cache.get(key, 4)!;
     first.fill(9);
     expect([...cache.get(key, 4)!]).toEqual([1, 2, 3, 4]);
+    // Copies held at the same time share no bytes, however many are handed out.
+    cache.put(8, Uint8Array.from([5, 6, 7]));
+    const held = Array.from({ length: 30_000 }, (_, i) => cache.get(i % 2 ? key : 8, i % 2 ? 4 : 3)!);
+    held.forEach((h, i) => h.fill(i & 0xff));
+    held.forEach((h, i) => expect(h.every((b) => b === (i & 0xff))).toBe(true));
   });
 
   it('refuses a lookup whose length differs from the retained shard', () => {

@@ -186,6 +186,8 @@ function render(r: BenchResult): string[] {
     row('diagnostic: entity as above, runtime `--read-only` (quota in memory, no journal)', sv.diagnostics.entityReadOnly);
     const wide = sv.diagnostics.entityWide;
     if (wide) row(`diagnostic: entity as above over ${fmt(wide.ids)} random IDs instead of the sample's ${fmt(r.options.samples)}`, wide.load);
+    const yg = sv.diagnostics.batchYoungGen;
+    if (yg) row(`diagnostic: batch as above, runtime started with \`NODE_OPTIONS=${yg.flag}\``, yg.load);
     const cl = sv.clustered;
     if (cl) {
       const tag = `\`--workers ${cl.workers}\``;
@@ -197,11 +199,12 @@ function render(r: BenchResult): string[] {
     o.push('');
     if (wide) {
       o.push(
-        `The wide row's working set is ~${fmt(Math.round((wide.ids * sv.typicalEntityBytes) / 2 ** 20))} MiB of shards plus the index buckets they fall in, against the runtime's ${mib(DEFAULT_BUCKET_CACHE_BYTES)} bucket cache; a lookup whose bucket or shard is not cached reads it, a copy where the kernel's page cache holds the dist and a disk read where it does not. Page cache (Cached) before / after the row: ${mib(wide.pageCacheBytes[0])} / ${mib(wide.pageCacheBytes[1])}.`,
+        `The wide row's working set is ~${fmt(Math.round((wide.ids * sv.typicalEntityBytes) / 2 ** 20))} MiB of shards plus the index buckets they fall in, against the runtime's ${mib(DEFAULT_BUCKET_CACHE_BYTES)} bucket cache; a lookup whose bucket or shard is not cached reads it, a copy where the kernel's page cache holds the dist and a disk read where it does not. Page cache (Cached) before / after the row: ${mib(wide.pageCacheBytes[0])} / ${mib(wide.pageCacheBytes[1])}.${wide.disk ? ` Its baseline, measured just before it: ${fmt(wide.disk.reads)} random 4 KiB reads over the served shard packs, one at a time, took p50 ${wide.disk.p50Ms} ms, p90 ${wide.disk.p90Ms} ms, p99 ${wide.disk.p99Ms} ms.` : ''}`,
         '',
       );
     }
     o.push(`Cold start: ${sv.coldStartMs.join(' ms, ')} ms (median ${sv.coldStartMedianMs} ms; dist files already in the page cache). Runtime memory: VmRSS ${sv.runtimeMemoryIdle ? mib(sv.runtimeMemoryIdle.rssBytes) : 'n/a'} idle after start-up; after the load VmRSS ${sv.runtimeMemory ? `${mib(sv.runtimeMemory.rssBytes)}, VmHWM ${mib(sv.runtimeMemory.hwmBytes)}` : 'n/a'}.`, '');
+    if (yg) o.push(`The \`${yg.flag}\` runtime after its batch load: VmRSS ${yg.memory ? `${mib(yg.memory.rssBytes)}, VmHWM ${mib(yg.memory.hwmBytes)}` : 'n/a'}.`, '');
     if (cl) {
       o.push(`With \`--workers ${cl.workers}\` (server CPU above summed over the primary and its workers): cold start ${cl.coldStartMs} ms; after its load VmRSS ${cl.memory ? `${mib(cl.memory.rssBytes)} summed over ${cl.memory.processes} processes (peaks summed ${mib(cl.memory.hwmBytes)})` : 'n/a'}.`, '');
     }

@@ -1,6 +1,6 @@
 // The serving half: cold start of the runtime on the compiled dist, load on four endpoints over real keys, its RSS
 // after the load, then the same load shape against `serve` (a static file host) and a bare node:http server.
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runLoad, type LoadRequest, type LoadResult, type TransportKind } from './load-generator.ts';
@@ -21,7 +21,12 @@ export interface ServeFigures {
    * The entity load on a read-only runtime; and the entity load over `wideIds` IDs (null when none were sampled),
    * with the kernel's page cache (Cached in /proc/meminfo) before and after it.
    */
-  diagnostics: { entityReadOnly: LoadResult; entityWide: { ids: number; load: LoadResult; pageCacheBytes: [number, number] } | null };
+  diagnostics: {
+    entityReadOnly: LoadResult;
+    entityWide: { ids: number; load: LoadResult; pageCacheBytes: [number, number]; disk: DiskReads | null } | null;
+    /** The batch load on one process started with a larger young generation (see YOUNG_GEN_FLAG), and its memory after. */
+    batchYoungGen?: { flag: string; load: LoadResult; memory: ReturnType<typeof memoryOf> };
+  };
   /** The four loads again on `serve --workers N` (N > 1), with its memory (summed over its processes) and cold start. */
   clustered: {
     workers: number;
@@ -59,6 +64,44 @@ export interface ServeOptions {
   log: (s: string) => void;
 }
 
+/** The young-generation size the batch diagnostic row starts its runtime with. */
+export const YOUNG_GEN_FLAG = '--max-semi-space-size=32';
+
+/** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */
+export interface DiskReads {
+  reads: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+}
+
+function randomReads(dir: string, reads = 1000): DiskReads | null {
+  let fds: number[] = [];
+  try {
+    fds = readdirSync(dir).sort().map((n) => openSync(join(dir, n), 'r'));
+    const sizes = fds.map((fd) => fstatSync(fd).size);
+    const random = prng(7);
+    const buf = Buffer.allocUnsafe(4096);
+    const took: number[] = [];
+    for (let i = 0; i < reads; i++) {
+      const k = Math.floor(random() * fds.length);
+      if (sizes[k] <= 4096) continue;
+      const at = Math.floor((random() * (sizes[k] - 4096)) / 4096) * 4096;
+      const t0 = performance.now();
+      readSync(fds[k], buf, 0, 4096, at);
+      took.push(performance.now() - t0);
+    }
+    if (!took.length) return null;
+    took.sort((a, b) => a - b);
+    const at = (q: number) => Math.round(took[Math.min(took.length - 1, Math.floor(q * took.length))] * 100) / 100;
+    return { reads: took.length, p50Ms: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99) };
+  } catch {
+    return null;
+  } finally {
+    for (const fd of fds) closeSync(fd);
+  }
+}
+
 /** The kernel's page cache (Cached in /proc/meminfo), 0 where there is no /proc. */
 function pageCacheBytes(): number {
   try {
@@ -83,13 +126,14 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
   const auth = { authorization: `Bearer ${key}` };
 
   /** `register serve` with `extra` arguments on a free port, once it answers /meta; `startMs` is spawn → that 200. */
-  const startServe = async (extra: string[]): Promise<StartedChild & { port: number; startMs: number }> => {
+  const startServe = async (extra: string[], env?: NodeJS.ProcessEnv): Promise<StartedChild & { port: number; startMs: number }> => {
     const port = await freePort();
     const t0 = performance.now();
     const child = await startChild({
       command: process.execPath,
       args: ['bin/register.mjs', 'serve', '--dist', o.dist, '--keys', keys, '--port', String(port), '--host', '127.0.0.1', ...extra],
       cwd: o.root,
+      env,
       logFile,
     });
     try {
@@ -195,11 +239,30 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     // the dist; this row shows what that costs on the machine at hand.
     let entityWide: ServeFigures['diagnostics']['entityWide'] = null;
     if (o.wideEntities.length) {
+      // Its baseline: what a read that misses the page cache costs on this disk right now (it has varied ~10x
+      // between runs of the same day on this VM, and the wide row with it).
+      const served = (JSON.parse(readFileSync(join(o.dist, 'index.json'), 'utf8')) as { v1: string }).v1;
+      const disk = randomReads(join(o.dist, served, 'public', 'shards'));
+      if (disk) o.log(`disk: ${disk.reads} random 4 KiB reads over the shard packs, one at a time: p50 ${disk.p50Ms} ms, p90 ${disk.p90Ms} ms, p99 ${disk.p99Ms} ms`);
       const before = pageCacheBytes();
       const wide = await load(`entity over ${o.wideEntities.length} IDs`, rt.port, rt.pid, get(o.wideEntities.map((e) => `/api/v1/entities/${e.id}?include=${ENTITY_INCLUDE}`)));
-      entityWide = { ids: o.wideEntities.length, load: wide, pageCacheBytes: [before, pageCacheBytes()] };
+      entityWide = { ids: o.wideEntities.length, load: wide, pageCacheBytes: [before, pageCacheBytes()], disk };
     }
     await stopChild(rt.child);
+
+    // Diagnostic, not a target: the batch load again on one process whose V8 young generation is larger (a flag
+    // V8 takes only at process start, so an operator's choice: NODE_OPTIONS). A batch answer is ~90 KB of
+    // short-lived bytes, and what the default young generation promotes is marked again by major collections.
+    let batchYoungGen: ServeFigures['diagnostics']['batchYoungGen'];
+    {
+      const yg = await startServe(['--state', state], { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${YOUNG_GEN_FLAG}`.trim() });
+      try {
+        const l = await load(`batch, runtime started with ${YOUNG_GEN_FLAG}`, yg.port, yg.pid, cycle(batchRequests));
+        batchYoungGen = { flag: YOUNG_GEN_FLAG, load: l, memory: memoryOf(yg.pid) };
+      } finally {
+        await stopChild(yg.child);
+      }
+    }
 
     // Not the targets' runtime: the same loads on `serve --workers N`, worker processes beside a primary that
     // holds the state store. What more cores buy for each kind of request, and what they cost in memory.
@@ -237,7 +300,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
-      diagnostics: { entityReadOnly, entityWide },
+      diagnostics: { entityReadOnly, entityWide, batchYoungGen },
       clustered,
       runtimeMemory,
       runtimeMemoryIdle,

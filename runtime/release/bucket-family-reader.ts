@@ -17,6 +17,7 @@ import {
 import { bucketOf } from '../../common/hash.ts';
 import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
 import { LruCache } from './lru-cache.ts';
+import { packNumber } from './pack-numbers.ts';
 
 /** One retained bucket: its verified bytes and, once it is looked into a second time, its entry index. */
 export interface CachedBucket {
@@ -34,15 +35,8 @@ export type BucketCache = LruCache<number, CachedBucket>;
 
 /** Buckets a family may have for bucketCacheKey (the compiler writes at most 2^24). */
 const MAX_BUCKETS = 2 ** 24;
-/** A number per pack path, for the life of the process: lookups build a small integer key, not a string per call. */
-const packNumbers = new Map<string, number>();
-
 /** The cache key of one bucket of a pack. */
-export function bucketCacheKey(pack: string, bucket: number): number {
-  let n = packNumbers.get(pack);
-  if (n === undefined) packNumbers.set(pack, (n = packNumbers.size));
-  return n * MAX_BUCKETS + bucket;
-}
+export const bucketCacheKey = (pack: string, bucket: number): number => packNumber(pack) * MAX_BUCKETS + bucket;
 
 /**
  * The runtime's shared bucket cache (runtime/release/catalog.ts). At full size the entity index (100 MiB) and

@@ -7,7 +7,8 @@ import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR
 import { ApiError } from '../api-error.ts';
 import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
 import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
-import { shardCacheKey, shardPackNumber, type ShardCache } from './shard-cache.ts';
+import { shardCacheKey, type ShardCache } from './shard-cache.ts';
+import { packNumber } from './pack-numbers.ts';
 
 /** A live entity's shard and where its sections start. */
 export interface LiveEntity {
@@ -100,39 +101,38 @@ export class Release {
   private shard(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | Promise<Uint8Array> {
     const now = this.readShardNow(pack, offset, length, checksum, id);
     if (now !== NOT_AT_HAND) return now;
-    const path = this.shardPath(pack);
-    if (path === null) return verifiedShard(null, checksum, id);
-    return this.source.readRange(path, offset, length, true).then((bytes) => this.retained(pack, offset, verifiedShard(bytes, checksum, id)));
+    const p = this.shardPack(pack);
+    if (p === null) return verifiedShard(null, checksum, id);
+    return this.source.readRange(p.path, offset, length, true).then((bytes) => this.retained(p, offset, verifiedShard(bytes, checksum, id)));
   }
 
   /** The shard from the cache, or read and verified without waiting, or NOT_AT_HAND when it needs a wait. */
   private readShardNow(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | typeof NOT_AT_HAND {
-    const path = this.shardPath(pack);
-    if (path === null) return NOT_AT_HAND; // a bad pack number is refused by shard()
-    const cached = this.shards?.get(shardCacheKey(this.shardPackNumbers[pack], offset), length);
+    const p = this.shardPack(pack);
+    if (p === null) return NOT_AT_HAND; // a bad pack number is refused by shard()
+    const cached = this.shards?.get(shardCacheKey(p.number, offset), length);
     if (cached) return cached;
     if (!this.source.readRangeNow) return NOT_AT_HAND;
-    const bytes = this.source.readRangeNow(path, offset, length, true);
-    return bytes === NOT_AT_HAND ? bytes : this.retained(pack, offset, verifiedShard(bytes, checksum, id));
+    const bytes = this.source.readRangeNow(p.path, offset, length, true);
+    return bytes === NOT_AT_HAND ? bytes : this.retained(p, offset, verifiedShard(bytes, checksum, id));
   }
 
   /** Keeps a verified shard in the cache (a copy) and hands the bytes on. */
-  private retained(pack: number, offset: number, bytes: Uint8Array): Uint8Array {
-    this.shards?.put(shardCacheKey(this.shardPackNumbers[pack], offset), bytes);
+  private retained(p: ShardPack, offset: number, bytes: Uint8Array): Uint8Array {
+    this.shards?.put(shardCacheKey(p.number, offset), bytes);
     return bytes;
   }
 
-  /** Shard pack paths from the source root and their cache numbers, made once per pack rather than per read. */
-  private readonly shardPaths: string[] = [];
-  private readonly shardPackNumbers: number[] = [];
-  private shardPath(pack: number): string | null {
+  /** Each shard pack's path from the source root and its cache number, made once per pack rather than per read. */
+  private readonly shardPacks: ShardPack[] = [];
+  private shardPack(pack: number): ShardPack | null {
     const name = this.doc.shard_packs[pack];
     if (name === undefined) return null;
-    if (this.shardPaths[pack] === undefined) {
-      this.shardPaths[pack] = `${this.stamp}/${PUBLIC_DIR}/${name}`;
-      this.shardPackNumbers[pack] = shardPackNumber(this.shardPaths[pack]);
+    if (this.shardPacks[pack] === undefined) {
+      const path = `${this.stamp}/${PUBLIC_DIR}/${name}`;
+      this.shardPacks[pack] = { path, number: packNumber(path) };
     }
-    return this.shardPaths[pack];
+    return this.shardPacks[pack];
   }
 
   resolve(provider: string, namespace: string, externalId: string): Promise<ResolveValue | undefined> {
@@ -171,6 +171,11 @@ export class Release {
     }
     return p;
   }
+}
+
+interface ShardPack {
+  path: string;
+  number: number;
 }
 
 /** A live index entry (ENTRY_LIVE) and its verified shard. */

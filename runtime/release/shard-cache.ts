@@ -10,16 +10,8 @@
 // Bytes are copied out, never lent: a caller may hold a shard across an await (a batch composing its items) while
 // later misses overwrite that part of the ring.
 
-/** A shard's cache key: the pack's number (shardPackNumber) and the shard's offset in it. */
+/** A shard's cache key: its pack's number (pack-numbers.ts) and the shard's offset in it. */
 export const shardCacheKey = (pack: number, offset: number): number => pack * 2 ** 32 + offset;
-
-const packNumbers = new Map<string, number>();
-/** A process-wide number for a pack path (the path names the stamp, and pack names are content hashes). */
-export function shardPackNumber(path: string): number {
-  let n = packNumbers.get(path);
-  if (n === undefined) packNumbers.set(path, (n = packNumbers.size));
-  return n;
-}
 
 /**
  * Default ring size. Measured on the full-size dist (bench/results.md): the benchmark's 4,000 sampled entities

@@ -9,8 +9,8 @@ export interface ShardSource {
   readFile(path: string): Promise<Uint8Array | null>;
   /**
    * `length` bytes at `offset` of `path`; throws if the file is shorter or missing. `transient`: the caller keeps
-   * the bytes only while it answers one request (a shard, not a cached bucket), so they may be a view of a shared
-   * buffer pool.
+   * the bytes only while it answers one request, or keeps its own copy (a shard, not a cached bucket), so they may
+   * be a view of a shared buffer pool and a source need not retain them.
    */
   readRange(path: string, offset: number, length: number, transient?: boolean): Promise<Uint8Array>;
   /**

@@ -74,6 +74,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   // Pointer files and 404s are shared while in flight but never kept: both may change at any moment.
   const weightOf = (path: string) => (bytes: Uint8Array) =>
     bytes === MISSING || isMutablePath(path) ? Infinity : bytes.byteLength;
+  const NOT_RETAINED = () => Infinity;
 
   async function request(url: URL, init: { method?: string; range?: string }): Promise<Response> {
     if (active >= maxConcurrent) await new Promise<void>((resolve) => waiting.push(resolve));
@@ -209,7 +210,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
       return bytes === MISSING ? null : bytes;
     },
 
-    async readRange(path, offset, length) {
+    async readRange(path, offset, length, transient = false) {
       assertOpen();
       checkSourcePath(tag, path);
       checkRange(tag, path, offset, length);
@@ -221,7 +222,9 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
           return whole.subarray(offset, offset + length);
         }
       }
-      return cache.getOrLoad(`r ${path} ${offset} ${length}`, weightOf(path), () => loadRange(path, offset, length));
+      // A transient range (a shard) is kept, verified, by its caller (runtime/release/shard-cache.ts): shared while
+      // in flight, but not retained here a second time.
+      return cache.getOrLoad(`r ${path} ${offset} ${length}`, transient ? NOT_RETAINED : weightOf(path), () => loadRange(path, offset, length));
     },
 
     async close() {

@@ -54,6 +54,17 @@ describe('http source', () => {
     expectBytes(new Uint8Array(await res.arrayBuffer()), data.subarray(10, 20));
   });
 
+  it('shares a transient range while in flight but leaves keeping it to the caller', async () => {
+    const source = createHttpSource({ baseUrl: served.baseUrl });
+    const together = await Promise.all(Array.from({ length: 4 }, () => source.readRange('r/data.bin', 200, 64, true)));
+    for (const r of together) expectBytes(r, data.subarray(200, 264));
+    expect(served.log).toHaveLength(1);
+    expect(source.stats().cachedBytes).toBe(0);
+    expectBytes(await source.readRange('r/data.bin', 200, 64, true), data.subarray(200, 264));
+    expect(served.log).toHaveLength(2);
+    await source.close();
+  });
+
   it('sends one Range request per read, uncompressed', async () => {
     const source = createHttpSource({ baseUrl: served.baseUrl });
     expectBytes(await source.readRange('r/data.bin', 100, 50), data.subarray(100, 150));

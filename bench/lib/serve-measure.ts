@@ -177,12 +177,13 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
 
     const base = { host: '127.0.0.1', headers: auth, concurrency: o.concurrency, durationMs: o.durationS * 1000, warmupMs: warmupMs(o.durationS), transport: o.transport };
     // Request objects are built once: the generator caches each one's bytes, and the load cycles through the list.
-    const cycle = (list: LoadRequest[]) => (i: number): LoadRequest => list[i % list.length];
-    const get = (paths: string[]) => cycle(paths.map((path) => ({ method: 'GET', path })));
-    const gets = (paths: string[]): LoadRequest[] => paths.map((path) => ({ method: 'GET', path }));
-    const load = async (name: string, port: number, pid: number, next: (i: number) => LoadRequest, warmOver?: LoadRequest[]) => {
-      if (warmOver) {
-        const w = await warmPass(port, warmOver, auth);
+    const get = (paths: string[]): LoadRequest[] => paths.map((path) => ({ method: 'GET', path }));
+    const [entityRequests, resolveRequests, searchRequests] = [get(entityPaths), get(resolvePaths), get(searchPaths)];
+    /** One row: `list` cycled for the measured time, after one pass over it when `warm` (the runtime's rows). */
+    const load = async (name: string, port: number, pid: number, list: LoadRequest[], warm = false) => {
+      const next = (i: number): LoadRequest => list[i % list.length];
+      if (warm) {
+        const w = await warmPass(port, list, auth);
         o.log(`load: ${name}: warm pass over its ${w.requests} distinct requests in ${(w.ms / 1000).toFixed(1)} s${w.complete ? '' : ' (stopped at its time limit)'}`);
       }
       let best: LoadResult | null = null;
@@ -229,15 +230,15 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       });
       await waitFor200(servePort, '/entity.json', {}, 10_000);
       bare = await load('bare node:http', Number(bareChild.ready), bareChild.pid, get(['/entity.json']));
-      entity = await load('entity', rt.port, rt.pid, get(entityPaths), gets(entityPaths));
+      entity = await load('entity', rt.port, rt.pid, entityRequests, true);
       serve = await load('serve (static file)', servePort, serveChild.pid, get(['/entity.json']));
     } finally {
       await stopChild(serveChild.child);
       if (bareChild) await stopChild(bareChild.child);
     }
-    const resolve = await load('resolve', rt.port, rt.pid, get(resolvePaths), gets(resolvePaths));
-    const search = await load('search', rt.port, rt.pid, get(searchPaths), gets(searchPaths));
-    const batch = await load('batch', rt.port, rt.pid, cycle(batchRequests), batchRequests);
+    const resolve = await load('resolve', rt.port, rt.pid, resolveRequests, true);
+    const search = await load('search', rt.port, rt.pid, searchRequests, true);
+    const batch = await load('batch', rt.port, rt.pid, batchRequests, true);
     const runtimeMemory = memoryOf(rt.pid);
     // Diagnostic, not a target: the rows above cycle through a few thousand IDs, whose shards and index buckets
     // stay cached. Over a large share of the register, lookups reach the disk wherever the page cache cannot hold
@@ -262,7 +263,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     {
       const yg = await startServe(['--state', state], { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${YOUNG_GEN_FLAG}`.trim() });
       try {
-        const l = await load(`batch, runtime started with ${YOUNG_GEN_FLAG}`, yg.port, yg.pid, cycle(batchRequests), batchRequests);
+        const l = await load(`batch, runtime started with ${YOUNG_GEN_FLAG}`, yg.port, yg.pid, batchRequests, true);
         batchYoungGen = { flag: YOUNG_GEN_FLAG, load: l, memory: memoryOf(yg.pid) };
       } finally {
         await stopChild(yg.child);
@@ -279,10 +280,10 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
         clustered = {
           workers: o.workers,
           coldStartMs: c.startMs,
-          entity: await load(`entity, ${tag}`, c.port, c.pid, get(entityPaths), gets(entityPaths)),
-          resolve: await load(`resolve, ${tag}`, c.port, c.pid, get(resolvePaths), gets(resolvePaths)),
-          search: await load(`search, ${tag}`, c.port, c.pid, get(searchPaths), gets(searchPaths)),
-          batch: await load(`batch, ${tag}`, c.port, c.pid, cycle(batchRequests), batchRequests),
+          entity: await load(`entity, ${tag}`, c.port, c.pid, entityRequests, true),
+          resolve: await load(`resolve, ${tag}`, c.port, c.pid, resolveRequests, true),
+          search: await load(`search, ${tag}`, c.port, c.pid, searchRequests, true),
+          batch: await load(`batch, ${tag}`, c.port, c.pid, batchRequests, true),
           memory: memoryOf(c.pid),
         };
       } finally {
@@ -295,7 +296,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const ro = await startServe(['--read-only']);
     let entityReadOnly: LoadResult;
     try {
-      entityReadOnly = await load('entity, --read-only runtime (in-memory quota)', ro.port, ro.pid, get(entityPaths), gets(entityPaths));
+      entityReadOnly = await load('entity, --read-only runtime (in-memory quota)', ro.port, ro.pid, entityRequests, true);
     } finally {
       await stopChild(ro.child);
     }
@@ -344,7 +345,6 @@ async function waitFor200(port: number, path: string, headers: Record<string, st
   throw new Error(`no 200 from 127.0.0.1:${port}${path} within ${timeoutMs} ms (last: ${last})`);
 }
 
-/** The median-size body over `paths` (sequential GETs, 200s only). */
 /**
  * One pass over a row's distinct requests before it is timed, 16 at a time, within a time limit. The target rows
  * measure a popular subset in steady state; a 2-second warm-up alone left a cold index bucket or shard behind most
@@ -365,6 +365,7 @@ async function warmPass(port: number, list: LoadRequest[], headers: Record<strin
   return { requests: list.length, ms: Math.round(performance.now() - t0), complete: next >= list.length };
 }
 
+/** The median-size body over `paths` (sequential GETs, 200s only). */
 async function typicalBody(port: number, paths: string[], headers: Record<string, string>): Promise<Buffer> {
   const bodies: Buffer[] = [];
   for (const p of paths) {

@@ -168,9 +168,10 @@ export async function main(argv: string[]): Promise<BenchResult> {
   let serve: BenchResult['serve'] = null;
   if (!skipServe) {
     log(`serve: sampling ${samples} entity IDs and ${samples} bridge keys from ${NEXT_STAMP} (the served release)`);
-    const keys = await sampleKeys(releases.next, samples, Number.parseInt(seed, 10) || 1);
-    const wide = wideSamples ? (await sampleKeys(releases.next, wideSamples, (Number.parseInt(seed, 10) || 1) + 1, { bridges: false })).entities : [];
-    const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, wideEntities: wide, seed: Number.parseInt(seed, 10) || 1, durationS, concurrency, transport, workers, quietWaitMs, log });
+    const sampleSeed = Number.parseInt(seed, 10) || 1;
+    const keys = await sampleKeys(releases.next, samples, sampleSeed);
+    const wide = wideSamples ? (await sampleKeys(releases.next, wideSamples, sampleSeed + 1, { bridges: false })).entities : [];
+    const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, wideEntities: wide, seed: sampleSeed, durationS, concurrency, transport, workers, quietWaitMs, log });
     serve = { ...s, entityVsServe: round(s.runtime.entity.rps / s.serve.rps, 2), entityVsBare: round(s.runtime.entity.rps / s.bare.rps, 2) };
   }
 

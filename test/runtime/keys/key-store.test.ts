@@ -1,6 +1,6 @@
 // Bearer parsing and checks of the key store, and its pick-up of keys-file edits without a restart.
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -139,6 +139,22 @@ describe('key store: reloading', () => {
     const took = await waitFor(() => !s.authenticate(`Bearer ${key}`, NOW).ok);
     expect(took).toBeLessThan(1000);
     expect(s.authenticate(`Bearer ${key}`, NOW)).toEqual({ ok: false, code: 'revoked_key' });
+  });
+
+  it("refuses a token it accepted before once the key's secret is replaced, and accepts the new one", async () => {
+    // Accepted tokens skip the hash on repeat calls; a reload must take that shortcut away with the old keys.
+    const file = freshFile();
+    const { record, key } = await addKey({ file, name: 'Acme', now: NOW });
+    const s = open(file);
+    expect(s.authenticate(`Bearer ${key}`, NOW).ok).toBe(true);
+    expect(s.authenticate(`Bearer ${key}`, NOW).ok).toBe(true);
+    const secret = 'S'.repeat(32);
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { keys: { id: string; hash: string }[] };
+    data.keys.find((k) => k.id === record.id)!.hash = hashSecret(secret);
+    writeFileSync(file, JSON.stringify(data));
+    const rotated = `rk_${record.id}_${secret}`;
+    await waitFor(() => s.authenticate(`Bearer ${rotated}`, NOW).ok);
+    expect(s.authenticate(`Bearer ${key}`, NOW)).toEqual({ ok: false, code: 'invalid_key' });
   });
 
   it('sees a key added after it opened', async () => {

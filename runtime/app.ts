@@ -8,6 +8,7 @@ import type { ReleaseCatalog } from './release/catalog.ts';
 import type { RequestContext, Reply, RouteDef, Services } from './route.ts';
 import { admit } from './state/admit.ts';
 import { quotaPeriod } from './state/quota-period.ts';
+import { requestTarget } from './request-target.ts';
 import { GoneError } from './routes/entities.ts';
 
 /** Options of createApp. */
@@ -74,8 +75,8 @@ export function createApp(opts: AppOptions): App {
     let costing = false;
     let credits: number | null = null;
     try {
-      const url = new URL(request.url);
-      const rawSegments = url.pathname.split('/');
+      const { pathname, query } = requestTarget(request.url);
+      const rawSegments = pathname.split('/');
       // ['', 'api', 'v1', ...rest]
       const ns = (NAMESPACES as readonly string[]).includes(rawSegments[2]) && rawSegments[1] === 'api' ? (rawSegments[2] as Namespace) : null;
       // Every answer names the stamp it was made from once a release is loaded, errors included.
@@ -106,7 +107,7 @@ export function createApp(opts: AppOptions): App {
       for (const [name, v] of Object.entries(params)) {
         if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over 512 characters.`);
       }
-      const ctx: RequestContext = { request, url, method: request.method, ns, params, query: url.searchParams, release: release!, key, now, services };
+      const ctx: RequestContext = { request, method: request.method, ns, params, query, release: release!, key, now, services };
       const prepared = await def.prepare(ctx);
       if (costing && key) {
         const { wait, charge } = await admit(opts.store, key.id, now, key.rate, quotaPeriod(now), prepared.cost, key.quota);

@@ -3,7 +3,7 @@
 // bridges section is stored without its repeated per-bridge fields (common/shard-format.ts) and expanded here, by
 // byte splicing, wherever it is emitted.
 import type { Include } from '../common/ids.ts';
-import { concat } from '../common/bytes.ts';
+import { concatToSend } from '../common/bytes.ts';
 import { expandBridgesInto } from '../common/shard-format.ts';
 import { ApiError } from './api-error.ts';
 import type { LiveEntity } from './release/open-release.ts';
@@ -54,7 +54,7 @@ function filterAliases(sectionBytes: Uint8Array, lang: string): Uint8Array {
  * Pushes an Entity body with the requested expansions onto `out` as byte slices (join them once to send): a batch
  * of 100 entities is copied once, into its response, not once per item and again per batch.
  */
-export function entityParts(e: LiveEntity, include: Set<Include>, lang: string | null, out: Uint8Array[] = []): Uint8Array[] {
+export function entityParts(e: LiveEntity, include: ReadonlySet<Include>, lang: string | null, out: Uint8Array[] = []): Uint8Array[] {
   out.push(e.shard.subarray(0, e.cuts[0]));
   for (const inc of INCLUDE_ORDER) {
     if (!include.has(inc)) continue;
@@ -68,7 +68,7 @@ export function entityParts(e: LiveEntity, include: Set<Include>, lang: string |
   return out;
 }
 
-export const entityBody = (e: LiveEntity, include: Set<Include>, lang: string | null): Uint8Array => concat(entityParts(e, include, lang));
+export const entityBody = (e: LiveEntity, include: ReadonlySet<Include>, lang: string | null): Uint8Array => concatToSend(entityParts(e, include, lang));
 
 const head = (e: LiveEntity) => enc.encode(`{"reep_id":${JSON.stringify(e.id)}`);
 
@@ -77,13 +77,13 @@ export function bridgesBody(e: LiveEntity): Uint8Array {
   const parts: Uint8Array[] = [head(e), enc.encode(',"bridges":')];
   pushBridges(parts, e, sectionValue(e, 2, 'bridges')!);
   parts.push(enc.encode(`,"count":${e.bridgeCount}`), redirectTail(e) ?? new Uint8Array(), CLOSE);
-  return concat(parts);
+  return concatToSend(parts);
 }
 
 /** GET /entities/{id}/overlay body: the overlay object (empty when the entity has none) and how many layers it has. */
 export function overlayBody(e: LiveEntity): Uint8Array {
   const value = sectionValue(e, 4, 'overlay');
-  return concat([head(e), enc.encode(',"overlay":'), value ?? enc.encode('{}'), enc.encode(`,"count":${value ? 1 : 0}`), redirectTail(e) ?? new Uint8Array(), CLOSE]);
+  return concatToSend([head(e), enc.encode(',"overlay":'), value ?? enc.encode('{}'), enc.encode(`,"count":${value ? 1 : 0}`), redirectTail(e) ?? new Uint8Array(), CLOSE]);
 }
 
 /** GET /entities/{id}/relationships body, optionally restricted to one family and capped at `limit` families. */
@@ -97,5 +97,5 @@ export function relationshipsBody(e: LiveEntity, family: string | null, limit: n
       value = enc.encode(JSON.stringify(list.slice(0, limit)));
     }
   }
-  return concat([head(e), enc.encode(',"relationships":'), value, redirectTail(e) ?? new Uint8Array(), CLOSE]);
+  return concatToSend([head(e), enc.encode(',"relationships":'), value, redirectTail(e) ?? new Uint8Array(), CLOSE]);
 }

@@ -2,10 +2,23 @@
 import { INCLUDES, isEntityType, REGISTER_ID, type Include, type EntityType } from '../common/ids.ts';
 import { ApiError } from './api-error.ts';
 
-/** Parses `include` (comma-separated string or array); order and repetition do not matter. */
-export function parseInclude(raw: string | string[] | null | undefined): Set<Include> {
+// Parsed `include` strings: clients send the same few on every call. Bounded, since spacing and repeats make
+// endless spellings of the same set.
+const parsedIncludes = new Map<string, ReadonlySet<Include>>();
+const MAX_PARSED_INCLUDES = 64;
+const NO_INCLUDES: ReadonlySet<Include> = new Set();
+
+/**
+ * Parses `include` (comma-separated string or array); order and repetition do not matter. The set may be shared
+ * with other calls: read it, do not change it. 400 unknown_include for a name the contract does not know.
+ */
+export function parseInclude(raw: string | string[] | null | undefined): ReadonlySet<Include> {
+  if (raw === null || raw === undefined) return NO_INCLUDES;
+  if (typeof raw === 'string') {
+    const known = parsedIncludes.get(raw);
+    if (known) return known;
+  }
   const set = new Set<Include>();
-  if (raw === null || raw === undefined) return set;
   const parts = Array.isArray(raw) ? raw.flatMap((x) => (typeof x === 'string' ? x.split(',') : [x as never])) : raw.split(',');
   for (const p of parts) {
     if (typeof p !== 'string') throw new ApiError(400, 'unknown_include', 'include must be a string or an array of strings.');
@@ -15,6 +28,10 @@ export function parseInclude(raw: string | string[] | null | undefined): Set<Inc
       throw new ApiError(400, 'unknown_include', `Unknown include ${JSON.stringify(name.slice(0, 64))}; allowed: ${INCLUDES.join(', ')}.`);
     }
     set.add(name as Include);
+  }
+  if (typeof raw === 'string') {
+    if (parsedIncludes.size >= MAX_PARSED_INCLUDES) parsedIncludes.clear();
+    parsedIncludes.set(raw, set);
   }
   return set;
 }

@@ -3,7 +3,7 @@
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
-import { concat } from '../../common/bytes.ts';
+import { concatToSend } from '../../common/bytes.ts';
 import { entityParts } from '../compose-entity.ts';
 import { GoneError, liveEntity, liveEntityNow } from './entities.ts';
 import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
@@ -19,7 +19,7 @@ const dec = new TextDecoder();
 const COMMA = new Uint8Array([44]);
 
 /** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
-type EntityPlan = { entity: string; release: Release; include: Set<Include>; lang: string | null };
+type EntityPlan = { entity: string; release: Release; include: ReadonlySet<Include>; lang: string | null };
 type OtherPlan = { run: () => Promise<Reply> } | { error: ApiError };
 type Planned = EntityPlan | OtherPlan;
 
@@ -36,7 +36,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   }
 }
 
-function plan(release: Release, raw: unknown, include: Set<Include>, lang: string | null): Planned {
+function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lang: string | null): Planned {
   try {
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ApiError(400, 'invalid_body', 'Each item must be an object.');
     const item = raw as Record<string, unknown>;
@@ -56,7 +56,11 @@ function plan(release: Release, raw: unknown, include: Set<Include>, lang: strin
       }
       checkResolveArgs(release, item.provider, externalId);
       const args = { provider: item.provider, externalId, namespace: (item.namespace as string) ?? '', type: parseEntityType(item.entity_type as string | undefined), include, lang };
-      return { run: () => resolveItem(release, args) };
+      return {
+        run() {
+          return resolveItem(release, args);
+        },
+      };
     }
     throw new ApiError(400, 'invalid_body', 'Item type must be entity or resolve.');
   } catch (e) {
@@ -150,7 +154,7 @@ async function compose(planned: Planned[]): Promise<Reply> {
     entityItem(p, looked, parts);
   }
   parts.push(enc.encode(`],"count":${planned.length}}`));
-  return { status: 200, body: concat(parts) };
+  return { status: 200, body: concatToSend(parts) };
 }
 
 /**
@@ -209,7 +213,9 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
         const cost = planned.filter((p) => !('error' in p)).length;
         return {
           cost,
-          run: () => gate.run(() => compose(planned)),
+          run() {
+            return gate.run(() => compose(planned));
+          },
         };
       },
     },

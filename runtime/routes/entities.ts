@@ -32,7 +32,7 @@ export class GoneError extends ApiError {
 }
 
 /** One entity lookup as /entities/{id} answers it; the batch runs the same function per item. */
-export async function entityItem(release: Release, id: string, include: Set<Include>, lang: string | null): Promise<Reply> {
+export async function entityItem(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): Promise<Reply> {
   const e = await liveEntity(release, id);
   return { status: 200, body: entityBody(e, include, lang) };
 }
@@ -70,7 +70,12 @@ export const entityRoutes: RouteDef[] = [
       const id = idParam(c);
       const include = parseInclude(oneParam(c.query, 'include'));
       const lang = oneParam(c.query, 'lang');
-      return { cost: 1, run: () => entityItem(c.release, id, include, lang) };
+      return {
+        cost: 1,
+        run() {
+          return entityItem(c.release, id, include, lang);
+        },
+      };
     },
   },
   view('bridges', [], () => (e) => bridgesBody(e)),

@@ -1,7 +1,7 @@
 // GET /resolve/{provider}/{external_id}: provider ID → entities. `resolveItem` is shared with batch.
 import { ENTITY_TYPES, type EntityType, type Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
-import { concat } from '../../common/bytes.ts';
+import { concat, concatToSend } from '../../common/bytes.ts';
 import { entityParts } from '../compose-entity.ts';
 import { allowOnly, oneParam, parseEntityType, parseInclude } from '../params.ts';
 import type { Release } from '../release/open-release.ts';
@@ -17,7 +17,7 @@ export interface ResolveArgs {
   externalId: string;
   namespace: string;
   type: EntityType | null;
-  include: Set<Include>;
+  include: ReadonlySet<Include>;
   lang: string | null;
 }
 
@@ -52,7 +52,7 @@ export async function resolveItem(release: Release, a: ResolveArgs): Promise<Rep
     throw err;
   }
   parts.push(enc.encode(`],"count":${count}}`));
-  return { status: 200, body: concat(parts) };
+  return { status: 200, body: concatToSend(parts) };
 }
 
 export const resolveRoutes: RouteDef[] = [
@@ -72,7 +72,12 @@ export const resolveRoutes: RouteDef[] = [
         lang: oneParam(c.query, 'lang'),
       };
       checkResolveArgs(c.release, args.provider, args.externalId);
-      return { cost: 1, run: () => resolveItem(c.release, args) };
+      return {
+        cost: 1,
+        run() {
+          return resolveItem(c.release, args);
+        },
+      };
     },
   },
 ];

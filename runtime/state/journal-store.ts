@@ -182,20 +182,22 @@ class JournalStore implements InspectableStateStore {
     this.assertOpen();
     // Reserve synchronously, before anything awaits: this is what makes check-and-charge atomic in-process.
     this.reserved.set(slot, reserved + cost);
-    const unreserve = (): void => {
-      const left = (this.reserved.get(slot) ?? 0) - cost;
-      if (left > 0) this.reserved.set(slot, left);
-      else this.reserved.delete(slot);
-    };
     await this.append(
       ['c', keyId, period, cost],
       () => {
-        unreserve();
+        this.unreserve(slot, cost);
         this.core.addUsed(keyId, period, cost);
       },
-      unreserve,
+      () => this.unreserve(slot, cost),
     );
     return { ok: true, remaining: Math.max(0, quota - used - cost) };
+  }
+
+  /** Takes a charge's reservation back: once it is durable (and counted in `core`) or refused. */
+  private unreserve(slot: string, cost: number): void {
+    const left = (this.reserved.get(slot) ?? 0) - cost;
+    if (left > 0) this.reserved.set(slot, left);
+    else this.reserved.delete(slot);
   }
 
   async remaining(keyId: string, period: string, quota: number): Promise<number> {

@@ -90,7 +90,7 @@ type JournalRecord =
   | ['a', string, number, string[], string, string | null, string | null];
 
 interface Pending {
-  bytes: Buffer;
+  record: JournalRecord;
   /** Answer only after fsync (else after write). */
   sync: boolean;
   commit: () => void;
@@ -378,9 +378,8 @@ class JournalStore implements InspectableStateStore {
   }
 
   private append(record: JournalRecord, commit: () => void, fail: () => void, sync = false): Promise<void> {
-    const bytes = frameRecord(record);
     return new Promise((resolve, reject) => {
-      this.queue.push({ bytes, commit, fail, resolve, reject, sync: sync || this.syncAll });
+      this.queue.push({ record, commit, fail, resolve, reject, sync: sync || this.syncAll });
       // Waiting for the next turn of the event loop lets callers of the same turn share the first write too.
       this.draining ??= new Promise<void>((r) => setImmediate(r)).then(() => this.drain());
     });
@@ -420,7 +419,7 @@ class JournalStore implements InspectableStateStore {
       await this.io.sync(fh);
       this.dirty = false;
     }
-    const data = batch.length === 1 ? batch[0].bytes : Buffer.concat(batch.map((p) => p.bytes));
+    const data = frameGroup(batch);
     const needSync = batch.some((p) => p.sync);
     if (data.length) {
       // Until the write (or, for records that wait for it, the fsync) returns, the bytes past `size` are not
@@ -566,6 +565,29 @@ class JournalStore implements InspectableStateStore {
     this.compactAt = this.journalBytes() + this.compactBytes;
     this.log(`[state] ${this.dir}: compaction failed (${describe(e)}); keeping the journals, retrying later`);
   }
+}
+
+/**
+ * The bytes of one group. Charges are sums, so a group's charges to one key in one period are written as one
+ * record, which replay adds up to the same count: under load a group holds dozens of lookups by a few keys, and
+ * framing each one was a twentieth of an entity lookup's CPU. Notice records keep their order and are never merged.
+ */
+function frameGroup(batch: Pending[]): Buffer {
+  const frames: Buffer[] = [];
+  let sums: Map<string, ['c', string, string, number]> | null = null;
+  for (const { record } of batch) {
+    if (record[0] !== 'c') {
+      frames.push(frameRecord(record));
+      continue;
+    }
+    sums ??= new Map();
+    const slot = `${record[2]}\u0000${record[1]}`;
+    const sum = sums.get(slot);
+    if (sum) sum[3] += record[3];
+    else sums.set(slot, ['c', record[1], record[2], record[3]]);
+  }
+  if (sums) for (const sum of sums.values()) frames.push(frameRecord(sum));
+  return frames.length === 1 ? frames[0] : Buffer.concat(frames);
 }
 
 function applyRecord(core: StateCore, r: unknown): boolean {

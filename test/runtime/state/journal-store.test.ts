@@ -375,6 +375,28 @@ describe('journal store: group commit', () => {
     await s.close();
   });
 
+  it("writes a group's charges as one record per key and period, in order with the notice records, and replays the same counts", async () => {
+    const dir = freshDir();
+    const s = await open(dir);
+    await Promise.all([
+      ...Array.from({ length: 30 }, (_, i) => s.charge(i % 3 === 0 ? 'k2' : 'k1', P, 2, 5000)),
+      s.charge('k1', '2026-12', 5, 5000),
+      s.markSeen('acme', 1, ['f1'], '2026-11-01T00:00:00Z'),
+      s.acknowledge('acme', 1, ['f1'], '2026-11-02T00:00:00Z', null, null),
+    ]);
+    await s.close();
+    const lines = readFileSync(join(dir, journals(dir)[0]), 'utf8').trim().split('\n').map((l) => JSON.parse(l.slice(9)));
+    expect(lines.filter((r) => r[0] === 'c')).toEqual(expect.arrayContaining([['c', 'k1', P, 40], ['c', 'k2', P, 20], ['c', 'k1', '2026-12', 5]]));
+    expect(lines.filter((r) => r[0] === 'c')).toHaveLength(3);
+    expect(lines.filter((r) => r[0] !== 'c').map((r) => r[0])).toEqual(['s', 'a']);
+    const again = await open(dir);
+    expect(await again.remaining('k1', P, 5000)).toBe(4960);
+    expect(await again.remaining('k2', P, 5000)).toBe(4980);
+    expect(await again.remaining('k1', '2026-12', 5000)).toBe(4995);
+    expect((await again.notices('acme', 1, ['f1'])).get('f1')?.acknowledged_at).toBe('2026-11-02T00:00:00Z');
+    await again.close();
+  });
+
   it('writes one record per fsync when group commit is off', async () => {
     const { io, counts } = counting();
     const s = await open(freshDir(), { io, groupCommit: false, fsync: 'all' });

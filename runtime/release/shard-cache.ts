@@ -17,17 +17,23 @@ export const shardCacheKey = (pack: number, offset: number): number => pack * 2 
  * Default ring size. Measured on the full-size dist (bench/results.md): the benchmark's 4,000 sampled entities
  * (~3.5 MiB of shards) all stay retained, and the runtime's RSS after the load stays well under its 300 MiB target.
  */
-const COPY_OUT_CHUNK = 64 * 1024;
-
 export const DEFAULT_SHARD_CACHE_BYTES = 16 * 1024 * 1024;
+
+/** Size of the shared chunks that hits are copied out into (see copyOut). */
+const COPY_OUT_CHUNK = 64 * 1024;
+/** Each entry in the ring starts with its shard's length. */
+const LENGTH_BYTES = 4;
 
 export class ShardCache {
   private ring: Uint8Array | null = null;
   /** Bytes written so far, as if the ring never wrapped; a shard at `at` is intact while `at >= head - capacity`. */
   private head = 0;
-  /** key → virtual position; the shard's length is stored at that position's entry in `lengths`. */
+  /**
+   * key → virtual position of its entry: the shard's length (u32, little-endian), then its bytes. The length lives
+   * in the ring beside the bytes, not in a second map: one hash lookup per hit, and the length is read from the
+   * cache line the copy reads next anyway.
+   */
   private readonly where = new Map<number, number>();
-  private readonly lengths = new Map<number, number>();
   // Insertion order, so keys whose bytes the ring has overwritten leave the maps (they are bounded by what fits).
   private queueKeys: number[] = [];
   private queueAt: number[] = [];
@@ -50,10 +56,12 @@ export class ShardCache {
   get(key: number, length: number): Uint8Array | undefined {
     const at = this.where.get(key);
     if (at === undefined) return undefined;
-    if (at < this.head - this.capacity || this.lengths.get(key) !== length) return undefined;
+    if (at < this.head - this.capacity) return undefined;
+    const ring = this.ring!;
     const start = at % this.capacity;
+    if ((ring[start] | (ring[start + 1] << 8) | (ring[start + 2] << 16) | (ring[start + 3] << 24)) >>> 0 !== length) return undefined;
     const out = this.copyOut(length);
-    out.set(this.ring!.subarray(start, start + length));
+    out.set(ring.subarray(start + LENGTH_BYTES, start + LENGTH_BYTES + length));
     // Second chance: a shard in the older half of the ring is written again at the head, so a popular shard stays
     // while one read once is overwritten (close to least-recently-used, at the cost of one copy now and then).
     if (at < this.head - this.capacity / 2) this.put(key, out);
@@ -82,19 +90,23 @@ export class ShardCache {
   put(key: number, bytes: Uint8Array): void {
     const length = bytes.byteLength;
     if (length === 0 || length > this.largest) return;
-    this.ring ??= new Uint8Array(this.capacity);
+    const ring = (this.ring ??= new Uint8Array(this.capacity));
+    const size = LENGTH_BYTES + length;
     let start = this.head % this.capacity;
-    // A shard never straddles the end: skip the tail, which counts as written (what was there is dropped below).
-    if (start + length > this.capacity) {
+    // An entry never straddles the end: skip the tail, which counts as written (what was there is dropped below).
+    if (start + size > this.capacity) {
       this.head += this.capacity - start;
       start = 0;
     }
-    this.head += length;
+    this.head += size;
     this.forgetOverwritten();
-    this.ring.set(bytes, start);
-    const at = this.head - length;
+    ring[start] = length & 0xff;
+    ring[start + 1] = (length >>> 8) & 0xff;
+    ring[start + 2] = (length >>> 16) & 0xff;
+    ring[start + 3] = length >>> 24;
+    ring.set(bytes, start + LENGTH_BYTES);
+    const at = this.head - size;
     this.where.set(key, at);
-    this.lengths.set(key, length);
     this.queueKeys.push(key);
     this.queueAt.push(at);
   }
@@ -106,10 +118,7 @@ export class ShardCache {
     for (; i < this.queueKeys.length && this.queueAt[i] < oldestIntact; i++) {
       const key = this.queueKeys[i];
       // A key written again later has a newer position; only its stale queue entry goes.
-      if (this.where.get(key) === this.queueAt[i]) {
-        this.where.delete(key);
-        this.lengths.delete(key);
-      }
+      if (this.where.get(key) === this.queueAt[i]) this.where.delete(key);
     }
     this.queueStart = i;
     if (i > 4096 && i * 2 > this.queueKeys.length) {

@@ -3,7 +3,7 @@
 // body from an ApiError. Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError } from './api-error.ts';
-import { systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
+import { NOT_AT_HAND, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { RequestContext, Reply, RouteDef, Services } from './route.ts';
 import { admit } from './state/admit.ts';
@@ -80,7 +80,8 @@ export function createApp(opts: AppOptions): App {
       // ['', 'api', 'v1', ...rest]
       const ns = (NAMESPACES as readonly string[]).includes(rawSegments[2]) && rawSegments[1] === 'api' ? (rawSegments[2] as Namespace) : null;
       // Every answer names the stamp it was made from once a release is loaded, errors included.
-      const release = await opts.catalog.forNamespace(ns ?? 'v1').catch(() => null);
+      const atHand = opts.catalog.forNamespaceNow(ns ?? 'v1');
+      const release = atHand !== NOT_AT_HAND ? atHand : await opts.catalog.forNamespace(ns ?? 'v1').catch(() => null);
       if (release) headers['x-register-release-stamp'] = release.stamp;
       if (ns === null) throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
       const rest = rawSegments.slice(3);

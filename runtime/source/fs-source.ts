@@ -2,6 +2,7 @@
 import { read, readSync } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
+import { transientBytes } from '../../common/bytes.ts';
 import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
 import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
 
@@ -260,12 +261,8 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
   }
 }
 
-/**
- * Where a range is read into. Short reads come from Node's shared buffer pool: a fresh ArrayBuffer per shard (100
- * per batch) was allocation and external-memory accounting that drove extra garbage collections. Only bytes the
- * caller drops after one answer may share a slab (see ShardSource.readRange), so a cached bucket never pins one.
- */
-const bytesFor = (length: number, transient: boolean): Uint8Array => (transient ? Buffer.allocUnsafe(length) : new Uint8Array(length));
+/** Where a range is read into: pooled only for a `transient` caller (see ShardSource.readRange), so a cached bucket never pins a slab. */
+const bytesFor = (length: number, transient: boolean): Uint8Array => (transient ? transientBytes(length) : new Uint8Array(length));
 
 /** A positioned read on the thread pool (the callback form: no FileHandle promise machinery per read). */
 function readAt(fd: number, into: Uint8Array, at: number, length: number, position: number): Promise<number> {

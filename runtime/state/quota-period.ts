@@ -19,9 +19,8 @@ let lastPeriodEnd = 0;
 
 /** Milliseconds since the epoch at which the period containing `nowMs` ends (the next reset). */
 export function quotaPeriodEnd(nowMs: number): number {
-  const d = new Date(nowMs);
-  if (Number.isNaN(d.getTime())) throw new RangeError(`[state] quotaPeriodEnd: not a time: ${nowMs}`);
-  return monthStart(d.getUTCFullYear(), d.getUTCMonth() + 1);
+  quotaPeriod(nowMs);
+  return lastPeriodEnd;
 }
 
 /** 00:00 UTC on the 1st of month `month` (0-based, may overflow into the next year) of `year`; unlike Date.UTC, years 0–99 mean themselves. */

@@ -65,6 +65,8 @@ const SNAPSHOT_TMP = 'snapshot.json.tmp';
 const SNAPSHOT_VERSION = 1;
 const JOURNAL_NAME = /^journal-(\d{8})\.log$/;
 const journalName = (gen: number): string => `journal-${String(gen).padStart(8, '0')}.log`;
+/** One key's charges in one period: the unit of a reservation and of a summed journal record. */
+const chargeSlot = (keyId: string, period: string): string => `${period}\u0000${keyId}`;
 
 const defaultIo: JournalIo = {
   append(fh, data, position) {
@@ -175,7 +177,7 @@ class JournalStore implements InspectableStateStore {
 
   async charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> {
     checkCharge(cost, quota);
-    const slot = `${period}\u0000${keyId}`;
+    const slot = chargeSlot(keyId, period);
     const reserved = this.reserved.get(slot) ?? 0;
     const used = this.core.used(keyId, period) + reserved;
     if (cost === 0 || used + cost > quota) return { ok: used + cost <= quota, remaining: Math.max(0, quota - used) };
@@ -201,7 +203,7 @@ class JournalStore implements InspectableStateStore {
   }
 
   async remaining(keyId: string, period: string, quota: number): Promise<number> {
-    return Math.max(0, quota - this.core.used(keyId, period) - (this.reserved.get(`${period}\u0000${keyId}`) ?? 0));
+    return Math.max(0, quota - this.core.used(keyId, period) - (this.reserved.get(chargeSlot(keyId, period)) ?? 0));
   }
 
   async hit(keyId: string, nowMs: number, rate: number): Promise<number> {
@@ -581,7 +583,7 @@ function frameGroup(batch: Pending[]): Buffer {
       continue;
     }
     sums ??= new Map();
-    const slot = `${record[2]}\u0000${record[1]}`;
+    const slot = chargeSlot(record[1], record[2]);
     const sum = sums.get(slot);
     if (sum) sum[3] += record[3];
     else sums.set(slot, ['c', record[1], record[2], record[3]]);

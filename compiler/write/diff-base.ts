@@ -5,7 +5,7 @@
 // slower than a first compile), and reads the predecessor's shard only for an ID whose fingerprint differs.
 // Fingerprints keep it at ~35 bytes an ID (full bridge lists took 0.39 GiB at full size). It is compile-internal:
 // never served, hashed into the private manifest like everything else.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { RegisterError } from '../../common/errors.ts';
@@ -48,7 +48,8 @@ export const partitionFile = (p: number): string => `p${String(p).padStart(4, '0
  * namespace, external ID) rows, sorted and deduplicated, as JSON).
  */
 export const fingerprint = (status: string, label: string, bridgesJson: string): string =>
-  createHash('sha256').update(JSON.stringify([status, label])).update(bridgesJson).digest('hex').slice(0, 16);
+  // One-shot: a Hash object per entity cost ~5% of stage 2. The bytes hashed are the same as two updates'.
+  hash('sha256', JSON.stringify([status, label]) + bridgesJson, 'hex').slice(0, 16);
 
 /** A live ID's line: `<id>\t1\t<fingerprint>`. */
 export const liveLine = (id: string, fp: string): string => `${id}\t1\t${fp}`;

@@ -79,6 +79,26 @@ export class ContentFileWriter {
   }
 
   /**
+   * Appends `text` as UTF-8, encoded straight into the write buffer, and returns a view of its bytes that is valid
+   * only until the next write (to checksum them, say). Saves a buffer per call for millions of small documents.
+   */
+  writeUtf8(text: string): Uint8Array {
+    if (this.fd === null) throw new Error(`ContentFileWriter: write after finish/abort (${this.tmpPath})`);
+    const most = text.length * 3; // UTF-8 bytes per UTF-16 unit, at most
+    if (most > this.buf.length - this.used) {
+      this.flush();
+      if (most > this.buf.length) {
+        const bytes = Buffer.from(text, 'utf8');
+        this.writeOut(bytes);
+        return bytes;
+      }
+    }
+    const at = this.used;
+    this.used += this.buf.write(text, at, 'utf8');
+    return this.buf.subarray(at, this.used);
+  }
+
+  /**
    * Flushes, fsyncs and closes the temp file, then renames it to `<root>/<prefix>-<hash16>.<ext>`.
    * If that name already exists it holds the same bytes (same hash), so replacing it is harmless.
    */

@@ -22,6 +22,8 @@ export interface ShardPackWriterOptions {
   ledger?: Map<string, ContentFile>;
 }
 
+const NEWLINE = new Uint8Array([0x0a]);
+
 export class ShardPackWriter {
   private readonly packBytes: number;
   private current: ContentFileWriter | null = null;
@@ -31,12 +33,17 @@ export class ShardPackWriter {
     this.packBytes = opts.packBytes ?? 256 * 1024 * 1024;
   }
 
-  /** Appends one JSON document; returns its pack number, byte offset and byte length (without the newline). */
+  /**
+   * Appends one JSON document; returns its pack number, byte offset and byte length (without the newline). A
+   * length equal to `json.length` means the document is all ASCII, so its string offsets are byte offsets.
+   */
   add(json: string): ShardLocation {
     const w = (this.current ??= new ContentFileWriter({ root: this.opts.root, bufferBytes: 4 * 1024 * 1024, ledger: this.opts.ledger }));
-    const bytes = Buffer.from(json + '\n', 'utf8');
-    const loc = { pack: this.finished.length, offset: w.bytes, length: bytes.length - 1, checksum: checksum32(bytes, 0, bytes.length - 1) };
-    w.write(bytes);
+    const offset = w.bytes;
+    const bytes = w.writeUtf8(json);
+    // Checksummed before the next write can reuse the buffer under the view.
+    const loc = { pack: this.finished.length, offset, length: bytes.length, checksum: checksum32(bytes, 0, bytes.length) };
+    w.write(NEWLINE);
     if (w.bytes >= this.packBytes) this.roll();
     return loc;
   }

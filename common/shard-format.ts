@@ -12,6 +12,7 @@
 //
 // A section without markers (shards compiled before the stored form) passes through the expander unchanged.
 import { concat } from './bytes.ts';
+import { ownCopy } from './own-copy.ts';
 import { ENTITY_TYPES, isEntityType, PROVIDER_ROLES, type EntityType, type ProviderRole } from './ids.ts';
 
 /** One bridge as the compiler holds it: provider, namespace, external ID, and the provider's role. */
@@ -45,9 +46,21 @@ export function storedBridgesSection(entityType: EntityType, bridges: readonly B
     const marker = MARKER_OF.get(role);
     if (marker === undefined) throw new Error(`[shard-format] unknown provider role ${JSON.stringify(role)}`);
     if (i > 0) out += ',';
-    out += `{"provider":${JSON.stringify(provider)},"namespace":${JSON.stringify(namespace)},"external_id":${JSON.stringify(externalId)}${marker}}`;
+    out += `{"provider":${quoted(provider)},"namespace":${quoted(namespace)},"external_id":${JSON.stringify(externalId)}${marker}}`;
   }
   return out + ']';
+}
+
+// Providers and namespaces are a few dozen strings repeated over ~10M bridges: each is quoted once.
+const QUOTED = new Map<string, string>();
+function quoted(s: string): string {
+  let q = QUOTED.get(s);
+  if (q === undefined) {
+    q = JSON.stringify(s);
+    // Bounded, should a release hold unusually many; the key copied so it pins no chunk of input text.
+    if (QUOTED.size < 4096) QUOTED.set(ownCopy(s), q);
+  }
+  return q;
 }
 
 const enc = new TextEncoder();

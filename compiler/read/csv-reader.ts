@@ -24,12 +24,6 @@ class CsvSyntaxError extends Error {
   }
 }
 
-/**
- * A string of its own for a field kept beyond its chunk: fields are slices of a decoded chunk (or of a whole spill
- * file), and V8 keeps the parent text alive as long as any slice of it lives.
- */
-export const ownCopy = (s: string): string => (' ' + s).slice(1);
-
 const stripCr = (s: string): string => (s.length > 0 && s.charCodeAt(s.length - 1) === 13 ? s.slice(0, -1) : s);
 
 /**

@@ -14,7 +14,8 @@ import { PriorShards } from '../read/prior-shards.ts';
 import { mkdirSync } from 'node:fs';
 import { storedBridgesSection } from '../../common/shard-format.ts';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
-import { ownCopy, parseRecords } from '../read/csv-reader.ts';
+import { parseRecords } from '../read/csv-reader.ts';
+import { ownCopy } from '../../common/own-copy.ts';
 import { join } from 'node:path';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
@@ -55,10 +56,11 @@ interface Acc {
   type: number;
   status: string;
   label: string;
-  attrs: Map<string, string[]>;
+  /** Lists and maps below start as the shared NONE / null and are made on a first row: most IDs have none. */
+  attrs: Map<string, string[]> | null;
   aliases: [string, string, string, string][];
   bridges: [string, string, string][];
-  rels: Map<string, { out: number; in: number }>;
+  rels: Map<string, { out: number; in: number }> | null;
   link: [string, string, string, string] | null;
   oaliases: [string, string, string, string][];
   xids: [string, string, string, string, string][];
@@ -267,8 +269,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       let a = accs.get(id);
       if (!a) {
         a = {
-          id, type: -1, status: '', label: '', attrs: new Map(), aliases: [], bridges: [], rels: new Map(), link: null,
-          oaliases: [], xids: [], prior: null, priorRetired: false, priorBridges: [], priorBridgesJson: null, priorFingerprint: null, live: false,
+          id, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null,
+          oaliases: NONE, xids: NONE, prior: null, priorRetired: false, priorBridges: NONE, priorBridgesJson: null, priorFingerprint: null, live: false,
         };
         accs.set(id, a);
       }
@@ -309,7 +311,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         }
         case TAG.alias: {
           const c = A!.c;
-          a.aliases.push([f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
+          own(a, 'aliases').push([f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
           break;
         }
         case TAG.bridge: {
@@ -320,8 +322,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         case TAG.relFrom:
         case TAG.relTo: {
           const kind = f[Ro!.c.kind];
-          let fam = a.rels.get(kind);
-          if (!fam) a.rels.set(kind, (fam = { out: 0, in: 0 }));
+          const rels = (a.rels ??= new Map());
+          let fam = rels.get(kind);
+          if (!fam) rels.set(kind, (fam = { out: 0, in: 0 }));
           if (tag === TAG.relFrom) fam.out++;
           else fam.in++;
           break;
@@ -333,12 +336,12 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         }
         case TAG.overlayAlias: {
           const c = OA!.c;
-          a.oaliases.push([f[c.name], opt(f, c.language), opt(f, c.confidence), opt(f, c.qid)]);
+          own(a, 'oaliases').push([f[c.name], opt(f, c.language), opt(f, c.confidence), opt(f, c.qid)]);
           break;
         }
         case TAG.xid: {
           const c = X!.c;
-          a.xids.push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
+          own(a, 'xids').push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
           break;
         }
         case TAG.priorEntity:
@@ -346,7 +349,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           break;
         case TAG.priorBridge: {
           const c = b!.c;
-          a.priorBridges.push([f[c.provider], f[c.namespace], f[c.external_id]]);
+          own(a, 'priorBridges').push([f[c.provider], f[c.namespace], f[c.external_id]]);
           break;
         }
         default:
@@ -447,26 +450,30 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     // only every few dozen partitions), and a slice would keep the partition's whole text alive with them.
     const id = ownCopy(a.id);
     counts.entities++;
-    counts[`entities_${type}`] = (counts[`entities_${type}`] ?? 0) + 1;
+    const typeKey = TYPE_COUNT_KEYS[typeIndex];
+    counts[typeKey] = (counts[typeKey] ?? 0) + 1;
 
     // Core and sections, each written once here so the runtime only slices and concatenates.
     const core = `{"reep_id":${q(a.id)},"entity_type":${q(type)},"name_en":${q(a.label)},"lifecycle_state":${q(a.status)},"canonical_reep_id":${q(a.id)}`;
 
-    const aliases = a.aliases
-      .map(([name, kind, rank, language]) => ({ name, language: language || null, type: kind || null, rank: parseRank(rank) }))
-      .sort((x, y) => rankKey(x.rank) - rankKey(y.rank) || cmp(x.name, y.name) || cmp(x.type ?? '', y.type ?? '') || cmp(x.language ?? '', y.language ?? ''));
-    const same = (x: (typeof aliases)[number], y: (typeof aliases)[number]) => x.name === y.name && x.language === y.language && x.type === y.type && x.rank === y.rank;
-    const uniqueAliases = aliases.filter((x, i) => i === 0 || !same(x, aliases[i - 1]));
-    const names: string[] = [];
-    for (const x of uniqueAliases) if (!names.includes(x.name)) names.push(x.name);
-    counts.aliases += uniqueAliases.length;
-    const aliasSection = `,"aliases":${JSON.stringify(uniqueAliases)},"names":${JSON.stringify(names)}`;
+    const uniqueAliases = a.aliases.length ? aliasesOf(a.aliases) : [];
+    let aliasSection = ',"aliases":[],"names":[]';
+    if (uniqueAliases.length) {
+      const names: string[] = [];
+      for (const x of uniqueAliases) if (!names.includes(x.name)) names.push(x.name);
+      counts.aliases += uniqueAliases.length;
+      aliasSection = `,"aliases":${JSON.stringify(uniqueAliases)},"names":${JSON.stringify(names)}`;
+    }
 
-    const attrObj: Record<string, string[]> = {};
-    for (const k of [...a.attrs.keys()].sort()) attrObj[k] = a.attrs.get(k)!;
-    let attrSection = `,"attributes":${JSON.stringify(attrObj)}`;
+    const attrs = a.attrs;
+    let attrSection = ',"attributes":{}';
+    if (attrs) {
+      const attrObj: Record<string, string[]> = {};
+      for (const k of [...attrs.keys()].sort()) attrObj[k] = attrs.get(k)!;
+      attrSection = `,"attributes":${JSON.stringify(attrObj)}`;
+    }
     if (type === 'match') {
-      const one = (k: string) => a.attrs.get(k)?.[0] ?? null;
+      const one = (k: string) => attrs?.get(k)?.[0] ?? null;
       const sc: Record<string, number | string | null> = {};
       for (const k of ['home_score', 'away_score', 'result_form', 'shootout_home', 'shootout_away', 'score_basis', 'home_id', 'away_id', 'played_on']) {
         const v = one(k);
@@ -486,17 +493,18 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       r.types.set(type, (r.types.get(type) ?? 0) + 1);
     }
 
+    const relMap = a.rels ?? NO_RELS;
     const rels = NO_RELATIONSHIPS.has(type)
       ? []
-      : [...a.rels.keys()].sort().map((family) => {
-          const f = a.rels.get(family)!;
+      : [...relMap.keys()].sort().map((family) => {
+          const f = relMap.get(family)!;
           const count = f.out + f.in;
           const roles: Record<string, number> = {};
           if (f.in) roles.incoming = f.in;
           if (f.out) roles.outgoing = f.out;
           return { family, count, roles, source_providers: [] as string[], expansion: count > HIGH_CARDINALITY ? 'summary_only_high_cardinality' : 'summary_only' };
         });
-    counts.relationships += [...a.rels.values()].reduce((n, f) => n + f.out, 0);
+    for (const f of relMap.values()) counts.relationships += f.out;
     const relSection = `,"relationships":${JSON.stringify(rels)}`;
 
     const overlay = buildOverlay(a);
@@ -511,12 +519,13 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     const overlaySection = overlay ? `,"overlay":${JSON.stringify({ kb: overlay })}` : '';
 
     const shard = core + aliasSection + attrSection + bridgeSection + relSection + overlaySection + '}';
-    // Cuts are byte offsets, so sections are measured in UTF-8 bytes, not string length.
-    const cuts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection].map(byteLen);
+    const loc = sink.shards.add(shard);
+    // Cuts are byte offsets: string lengths when the shard is all ASCII (as many bytes as characters), else each
+    // section measured in UTF-8 bytes.
+    const measure = loc.length === shard.length ? strLen : byteLen;
     let at = 0;
     const off: number[] = [];
-    for (const n of cuts) off.push((at += n));
-    const loc = sink.shards.add(shard);
+    for (const part of [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection]) off.push((at += measure(part)));
     sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
 
     const doc = built.docs.ids.push(id) - 1;
@@ -609,9 +618,31 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   }
 }
 
+/** No rows (yet): shared and frozen, so a push to it, instead of to the list `own` makes, throws. */
+const NONE: never[] = Object.freeze([]) as unknown as never[];
+const NO_RELS: ReadonlyMap<string, { out: number; in: number }> = new Map();
+const TYPE_COUNT_KEYS = ENTITY_TYPES.map((t) => `entities_${t}`);
+
+/** The Acc's own list under `key`, made on its first row. */
+function own<K extends 'aliases' | 'oaliases' | 'xids' | 'priorBridges'>(a: Acc, key: K): Acc[K] {
+  let list = a[key];
+  if (list === NONE) a[key] = list = [] as unknown as Acc[K];
+  return list;
+}
+
+/** An entity's aliases as its shard lists them: by rank (unranked last), name, type and language, repeats dropped. */
+function aliasesOf(rows: [string, string, string, string][]) {
+  const aliases = rows
+    .map(([name, kind, rank, language]) => ({ name, language: language || null, type: kind || null, rank: parseRank(rank) }))
+    .sort((x, y) => rankKey(x.rank) - rankKey(y.rank) || cmp(x.name, y.name) || cmp(x.type ?? '', y.type ?? '') || cmp(x.language ?? '', y.language ?? ''));
+  const same = (x: (typeof aliases)[number], y: (typeof aliases)[number]) => x.name === y.name && x.language === y.language && x.type === y.type && x.rank === y.rank;
+  return aliases.filter((x, i) => i === 0 || !same(x, aliases[i - 1]));
+}
+
 function addAttr(a: Acc, name: string, value: string): void {
-  const list = a.attrs.get(name);
-  if (!list) a.attrs.set(name, [value]);
+  const attrs = (a.attrs ??= new Map());
+  const list = attrs.get(name);
+  if (!list) attrs.set(name, [value]);
   else if (!list.includes(value)) list.push(value);
 }
 
@@ -631,3 +662,4 @@ const rankKey = (r: number | null) => (r === null ? Number.MAX_SAFE_INTEGER : r)
 const toInt = (s: string): number | null => (/^-?\d+$/.test(s.trim()) ? parseInt(s, 10) : null);
 const clamp01 = (n: number) => Math.min(1, Math.max(0, n));
 const byteLen = (s: string): number => Buffer.byteLength(s, 'utf8');
+const strLen = (s: string): number => s.length;

@@ -2,7 +2,8 @@
 // Redirects and the set of live IDs stay in memory (a few bytes per ID); every other row goes to its partition.
 // The bridges table (half of all rows) and the predecessor's tables are read by worker threads meanwhile.
 import { join } from 'node:path';
-import { columnIndex, ownCopy, readCsv } from '../read/csv-reader.ts';
+import { columnIndex, readCsv } from '../read/csv-reader.ts';
+import { ownCopy } from '../../common/own-copy.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { bucketOf } from '../../common/hash.ts';

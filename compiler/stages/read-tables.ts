@@ -76,6 +76,8 @@ export const TYPE_TABLES: [TableName, EntityType][] = [
   ['competitions', 'competition'], ['seasons', 'season'], ['stages', 'stage'], ['matches', 'match'],
 ];
 const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
+/** Resolve records are tagged with their entity's type index, as text once rather than per bridge. */
+const TYPE_TAGS = ENTITY_TYPES.map((_, i) => String(i));
 
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
 
@@ -173,7 +175,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
 
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
 async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Promise<void> {
-  const put = (id: string, tag: string, raw: string) => r.spill.addLine(partitionOf(id, r.partitions), `${tag},${raw}`);
+  const put = (id: string, tag: string, raw: string) => r.spill.addTaggedLine(partitionOf(id, r.partitions), tag, raw);
   await spilled(r, rel, false, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     checkId(id, label, row);
@@ -270,7 +272,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     spill: new GroupSpill({ dir: join(job.scratchDir, 'partitions'), groups: job.partitions }),
     layouts: new Map(),
   };
-  const put = (id: string, tag: string, raw: string) => r.spill.addLine(partitionOf(id, r.partitions), `${tag},${raw}`);
+  const put = (id: string, tag: string, raw: string) => r.spill.addTaggedLine(partitionOf(id, r.partitions), tag, raw);
   const providers = new Set<string>();
   let resolve: GroupSpill | null = null;
   const rel = job.release;
@@ -309,7 +311,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
         put(id, TAG.bridge, raw);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        resolve!.addLine(bucketOf(key, RESOLVE_GROUPS), `${live.get(final)!},${raw}`);
+        resolve!.addTaggedLine(bucketOf(key, RESOLVE_GROUPS), TYPE_TAGS[live.get(final)!], raw);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
       } else {

@@ -1,0 +1,84 @@
+// The compiler's two byte-buffered writers, over real files: GroupSpill (records grouped onto disk, read back in
+// order) and ShardPackWriter (documents encoded straight into the pack's buffer, located by offset and length).
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GroupSpill } from '../../compiler/write/group-spill.ts';
+import { ShardPackWriter } from '../../compiler/write/shard-pack-writer.ts';
+import { checksum32 } from '../../common/checksum.ts';
+
+// Lines as the compile writes them (no raw newline), from ASCII to astral, some longer than a small buffer.
+const text = fc.oneof(
+  fc.string({ unit: fc.constantFrom(...'abc,"xyz019 -'.split('')), maxLength: 60 }),
+  fc.string({ unit: 'grapheme', maxLength: 40 }).map((s) => s.replace(/[\r\n]/g, ' ')),
+  fc.integer({ min: 1000, max: 9000 }).map((n) => 'é'.repeat(n)),
+);
+
+describe('GroupSpill', () => {
+  it('reads back each group its records in the order they were added, tagged or not, whatever their size', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 7 }), fc.constantFrom('', 'B', 'OA', '3'), text), { maxLength: 120 }), (records) => {
+        const dir = mkdtempSync(join(tmpdir(), 'spill-'));
+        try {
+          // A 4 KiB buffer: records often flush it, and some are larger than it.
+          const spill = new GroupSpill({ dir, groups: 8, flushBytes: 4096 });
+          const want: string[][] = Array.from({ length: 8 }, () => []);
+          for (const [g, tag, line] of records) {
+            if (tag) spill.addTaggedLine(g, tag, line);
+            else spill.addLine(g, line);
+            want[g].push(tag ? `${tag},${line}` : line);
+          }
+          spill.seal();
+          // Read as another thread would, from the handle alone.
+          const again = GroupSpill.open(spill.handle());
+          for (let g = 0; g < 8; g++) {
+            expect(again.count(g)).toBe(want[g].length);
+            expect(again.readText(g)).toBe(want[g].map((l) => l + '\n').join(''));
+          }
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('keeps JSON records and text records apart by method', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spill-'));
+    try {
+      const spill = new GroupSpill({ dir, groups: 2 });
+      spill.add(1, ['a\nb', 1, null]);
+      spill.add(1, [{ x: 'ü' }]);
+      spill.seal();
+      expect(spill.read(1)).toEqual([['a\nb', 1, null], [{ x: 'ü' }]]);
+      expect(spill.read(0)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('ShardPackWriter', () => {
+  it('locates every document by offset, byte length and checksum, across buffer and pack boundaries', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'packs-'));
+    try {
+      // Packs roll at 64 KiB; documents run from empty to larger than the writer's 4 MiB buffer.
+      const docs = ['', '{}', '{"name":"Łódź"}', '{"x":"😀"}', 'a'.repeat(70_000), '{"big":"' + 'ü'.repeat(1_500_000) + '"}', ...Array.from({ length: 300 }, (_, i) => `{"i":${i},"s":"${'é'.repeat(i)}"}`)];
+      const w = new ShardPackWriter({ root, packBytes: 64 * 1024 });
+      const locs = docs.map((d) => w.add(d));
+      const packs = await w.finish();
+      expect(packs.length).toBeGreaterThan(2);
+      docs.forEach((d, i) => {
+        const bytes = readFileSync(join(root, packs[locs[i].pack])).subarray(locs[i].offset, locs[i].offset + locs[i].length + 1);
+        expect(bytes.subarray(0, -1).toString('utf8')).toBe(d);
+        expect(bytes[bytes.length - 1]).toBe(0x0a);
+        expect(locs[i].length).toBe(Buffer.byteLength(d));
+        expect(locs[i].checksum).toBe(checksum32(bytes, 0, bytes.length - 1));
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

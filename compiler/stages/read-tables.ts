@@ -197,8 +197,9 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
   for (const id of out.priorRedirects.keys()) put(id, TAG.priorRetired, id);
 
   const known = (id: string, label: string, row: number): boolean => {
-    checkId(id, label, row);
+    // A live ID was checked when the entities table was read; only another one needs the pattern test.
     if (out.live.has(id)) return true;
+    checkId(id, label, row);
     noteSlack(r, label, 'unknown register ID', `row ${row}: ${id}`);
     return false;
   };
@@ -226,8 +227,8 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
     (f, c, row, label, raw) => {
       const from = f[c.from_id];
       const to = f[c.to_id];
-      checkId(from, label, row);
-      checkId(to, label, row);
+      if (!out.live.has(from)) checkId(from, label, row);
+      if (!out.live.has(to)) checkId(to, label, row);
       if (!out.live.has(from) || !out.live.has(to)) {
         noteSlack(r, label, 'unknown register ID', `row ${row}: ${out.live.has(from) ? to : from}`);
         return;
@@ -301,7 +302,8 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: RESOLVE_GROUPS });
     await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label, raw) => {
       const id = f[c.reep_id];
-      checkId(id, label, row);
+      // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
+      if (!live.has(id)) checkId(id, label, row);
       const provider = f[c.provider];
       if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
       if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);

@@ -78,11 +78,75 @@ export function smallestOrdinals(lists: number[][], cap: number): number[] {
   return out;
 }
 
+/**
+ * Doc indexes in ordinal order: bridge count descending, then register ID ascending. Register IDs are `r`, a
+ * letter and 14 hex digits, so each is two integers that order as the string does, and an LSD radix sort over
+ * 16-bit digits of (ID low, ID high, bridge count) does in ~0.4 s what a comparator sort did in ~5 s at 2M docs.
+ * Any other ID (none reaches here from a checked release) falls back to the comparator sort.
+ */
+export function ordinalOrder(ids: readonly string[], bridges: readonly number[]): Int32Array {
+  const n = ids.length;
+  const hi = new Uint32Array(n); // letter (5 bits) and the first 6 hex digits
+  const lo = new Uint32Array(n); // the last 8 hex digits
+  for (let i = 0; i < n; i++) {
+    const id = ids[i];
+    const letter = id.charCodeAt(1) - 97;
+    if (id.length !== 16 || id.charCodeAt(0) !== 114 || !(letter >= 0 && letter < 26) || !(bridges[i] >= 0 && bridges[i] <= 0xffffffff)) return comparatorOrder(ids, bridges);
+    let h = letter;
+    let l = 0;
+    for (let j = 2; j < 16; j++) {
+      const c = id.charCodeAt(j);
+      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
+      if (d < 0) return comparatorOrder(ids, bridges);
+      if (j < 8) h = h * 16 + d;
+      else l = l * 16 + d;
+    }
+    hi[i] = h;
+    lo[i] = l;
+  }
+  let order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  let spare = new Int32Array(n);
+  const digit = new Uint16Array(n);
+  const counts = new Int32Array(0x10001);
+  // Least significant digit first; each pass is stable, so earlier passes break the later ones' ties. A digit
+  // that is the same for every doc (the high half of nearly every bridge count) needs no pass.
+  for (let pass = 0; pass < 6; pass++) {
+    let same = true;
+    for (let i = 0; i < n; i++) {
+      const d =
+        pass === 0 ? lo[i] & 0xffff
+        : pass === 1 ? lo[i] >>> 16
+        : pass === 2 ? hi[i] & 0xffff
+        : pass === 3 ? hi[i] >>> 16
+        : pass === 4 ? 0xffff - (bridges[i] & 0xffff) // descending
+        : 0xffff - Math.floor(bridges[i] / 0x10000);
+      digit[i] = d;
+      if (d !== digit[0]) same = false;
+    }
+    if (same) continue;
+    counts.fill(0);
+    for (let i = 0; i < n; i++) counts[digit[i] + 1]++;
+    for (let d = 0; d < 0x10000; d++) counts[d + 1] += counts[d];
+    for (let k = 0; k < n; k++) {
+      const i = order[k];
+      spare[counts[digit[i]]++] = i;
+    }
+    [order, spare] = [spare, order];
+  }
+  return order;
+}
+
+function comparatorOrder(ids: readonly string[], bridges: readonly number[]): Int32Array {
+  const order = Array.from(ids, (_, i) => i);
+  order.sort((a, b) => bridges[b] - bridges[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+  return Int32Array.from(order);
+}
+
 export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Promise<{ search: BucketFamily; docs: BucketFamily; tokens: number }> {
   ctx.progress.begin('build search index');
   const { ids, types, labels, bridges } = built.docs;
-  const order = ids.map((_, i) => i);
-  order.sort((a, b) => bridges[b] - bridges[a] || (ids[a] < ids[b] ? -1 : ids[a] > ids[b] ? 1 : 0));
+  const order = ordinalOrder(ids, bridges);
   const ordinalOfDoc = new Int32Array(ids.length);
   const docsWriter = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET, ledger: ctx.written });
   for (let o = 0; o < order.length; o++) {

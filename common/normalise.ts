@@ -89,27 +89,22 @@ function foldOf(c: number): string | typeof SEPARATOR | typeof COMPLEX {
 /** tokenize for text of ASCII and the ranges above; null when another character is in it. */
 function latinTokens(text: string): string[] | null {
   const out: string[] = [];
-  let last = '';
-  let word = '';
-  const end = () => {
-    // The folded token's length is what counts against the limit, as in the encoder.
-    if (word.length > 0 && word.length <= MAX_TOKEN && word !== last) out.push((last = word));
-    word = '';
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) {
-      if ((c >= 97 && c <= 122) || (c >= 48 && c <= 57)) word += text[i];
-      else if (c >= 65 && c <= 90) word += String.fromCharCode(c + 32);
-      else end();
+  let word = ''; // the token so far, folded
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    let f: string | typeof SEPARATOR | typeof COMPLEX;
+    if (c < 0x80) f = (c >= 97 && c <= 122) || (c >= 48 && c <= 57) ? text[i] : c >= 65 && c <= 90 ? String.fromCharCode(c + 32) : SEPARATOR;
+    else f = foldOf(c);
+    if (f === COMPLEX) return null;
+    if (f !== SEPARATOR) {
+      word += f;
       continue;
     }
-    const f = foldOf(c);
-    if (f === COMPLEX) return null;
-    if (f === SEPARATOR) end();
-    else word += f;
+    // The folded token's length is what counts against the limit, as in the encoder; so does dropping a token equal
+    // to the one before it.
+    if (word.length > 0 && word.length <= MAX_TOKEN && word !== out[out.length - 1]) out.push(word);
+    word = '';
   }
-  end();
   return out;
 }
 

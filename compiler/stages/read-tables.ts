@@ -227,10 +227,12 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
     (f, c, row, label, raw) => {
       const from = f[c.from_id];
       const to = f[c.to_id];
-      if (!out.live.has(from)) checkId(from, label, row);
-      if (!out.live.has(to)) checkId(to, label, row);
-      if (!out.live.has(from) || !out.live.has(to)) {
-        noteSlack(r, label, 'unknown register ID', `row ${row}: ${out.live.has(from) ? to : from}`);
+      const fromLive = out.live.has(from);
+      const toLive = out.live.has(to);
+      if (!fromLive) checkId(from, label, row);
+      if (!toLive) checkId(to, label, row);
+      if (!fromLive || !toLive) {
+        noteSlack(r, label, 'unknown register ID', `row ${row}: ${fromLive ? to : from}`);
         return;
       }
       put(from, TAG.relFrom, raw);
@@ -303,17 +305,18 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label, raw) => {
       const id = f[c.reep_id];
       // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
-      if (!live.has(id)) checkId(id, label, row);
+      const type = live.get(id);
+      if (type === undefined) checkId(id, label, row);
       const provider = f[c.provider];
       if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
       if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
-      const final = live.has(id) ? id : redirects.get(id)?.to;
+      const final = type !== undefined ? id : redirects.get(id)?.to;
       if (final) {
         if (!providers.has(provider)) providers.add(ownCopy(provider));
         put(id, TAG.bridge, raw);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        resolve!.addTaggedLine(bucketOf(key, RESOLVE_GROUPS), TYPE_TAGS[live.get(final)!], raw);
+        resolve!.addTaggedLine(bucketOf(key, RESOLVE_GROUPS), TYPE_TAGS[type ?? live.get(final)!], raw);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
       } else {

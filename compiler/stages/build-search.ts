@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
 import { MAX_CANDIDATES_PER_TOKEN, MIN_PREFIX } from '../../common/normalise.ts';
+import { REGISTER_ID } from '../../common/ids.ts';
 import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
 import type { CompileContext } from '../context.ts';
 import { SEARCH_GROUPS, type EntitiesBuilt } from './build-entities.ts';
@@ -79,9 +80,9 @@ export function smallestOrdinals(lists: number[][], cap: number): number[] {
 }
 
 /**
- * Doc indexes in ordinal order: bridge count descending, then register ID ascending. Register IDs are `r`, a
- * letter and 14 hex digits, so each is two integers that order as the string does, and an LSD radix sort over
- * 16-bit digits of (ID low, ID high, bridge count) does in ~0.4 s what a comparator sort did in ~5 s at 2M docs.
+ * Doc indexes in ordinal order: bridge count descending, then register ID ascending. A register ID (REGISTER_ID:
+ * `r`, a letter and 14 hex digits) is two integers that order as the string does, and an LSD radix sort over
+ * 16-bit digits of (ID low, ID high, bridge count) does in ~0.7 s what a comparator sort did in ~5 s at 2M docs.
  * Any other ID (none reaches here from a checked release) falls back to the comparator sort.
  */
 export function ordinalOrder(ids: readonly string[], bridges: readonly number[]): Int32Array {
@@ -90,19 +91,9 @@ export function ordinalOrder(ids: readonly string[], bridges: readonly number[])
   const lo = new Uint32Array(n); // the last 8 hex digits
   for (let i = 0; i < n; i++) {
     const id = ids[i];
-    const letter = id.charCodeAt(1) - 97;
-    if (id.length !== 16 || id.charCodeAt(0) !== 114 || !(letter >= 0 && letter < 26) || !(bridges[i] >= 0 && bridges[i] <= 0xffffffff)) return comparatorOrder(ids, bridges);
-    let h = letter;
-    let l = 0;
-    for (let j = 2; j < 16; j++) {
-      const c = id.charCodeAt(j);
-      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1;
-      if (d < 0) return comparatorOrder(ids, bridges);
-      if (j < 8) h = h * 16 + d;
-      else l = l * 16 + d;
-    }
-    hi[i] = h;
-    lo[i] = l;
+    if (!REGISTER_ID.test(id) || !(bridges[i] >= 0 && bridges[i] <= 0xffffffff)) return comparatorOrder(ids, bridges);
+    hi[i] = (id.charCodeAt(1) - 97) * 0x1000000 + parseInt(id.slice(2, 8), 16);
+    lo[i] = parseInt(id.slice(8), 16);
   }
   let order = new Int32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;

@@ -3,7 +3,7 @@
 // a worker thread alongside stage 2.
 import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
-import { HashedFamilyWriter } from '../write/bucket-family-writer.ts';
+import { chooseBuckets, GroupedHashedFamilyWriter, HASH_GROUPS } from '../write/bucket-family-writer.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../context.ts';
 import type { RedirectInfo, SpillLayout, TablesRead } from './read-tables.ts';
 import { parseRecords } from '../read/csv-reader.ts';
@@ -16,6 +16,8 @@ import { runInWorker } from '../worker/run-in-worker.ts';
 export interface ResolveJob {
   resolve: GroupSpillHandle;
   layout: SpillLayout;
+  /** Estimated bytes of the entries (TablesRead.resolveBytes): the bucket count is chosen from it up front. */
+  entryBytes: number;
   redirects: [string, RedirectInfo][];
   publicDir: string;
   scratchDir: string;
@@ -35,6 +37,7 @@ export function startResolve(ctx: CompileContext, read: TablesRead, signal?: Abo
   const job: ResolveJob = {
     resolve: read.resolve.handle(),
     layout: read.resolveLayout,
+    entryBytes: read.resolveBytes,
     redirects: [...read.redirects],
     publicDir: ctx.publicDir,
     scratchDir: join(ctx.scratchDir, 'resolve-writer'),
@@ -48,34 +51,55 @@ export function startResolve(ctx: CompileContext, read: TablesRead, signal?: Abo
 
 export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
   const ledger = new Map<string, ContentFile>();
-  const writer = new HashedFamilyWriter({ root: job.publicDir, name: 'resolve/keys', tmpDir: job.scratchDir, targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger });
   const spill = GroupSpill.open(job.resolve);
+  // The spill's groups are the writer's hash groups, so each group is written as soon as it is gathered.
+  if (spill.groups !== HASH_GROUPS) throw new Error(`resolve spill has ${spill.groups} groups, the writer takes ${HASH_GROUPS}`);
+  const writer = new GroupedHashedFamilyWriter({
+    root: job.publicDir,
+    name: 'resolve/keys',
+    tmpDir: job.scratchDir,
+    buckets: chooseBuckets(job.entryBytes, POINT_LOOKUP_BUCKET_BYTES),
+    ledger,
+  });
   const redirects = new Map(job.redirects);
   const { c } = job.layout;
   let ambiguous = 0;
-  for (let g = 0; g < spill.groups; g++) {
-    const byKey = new Map<string, [string, number][]>();
-    // Lines are `<type index>,<bridges record as read>`; the key is rebuilt rather than stored twice.
-    parseRecords(spill.readText(g), true, (f) => {
-      const key = resolveKey(f[c.provider], f[c.namespace], f[c.external_id]);
-      const item: [string, number] = [f[c.reep_id], +f[0]];
-      const list = byKey.get(key);
-      if (list) list.push(item);
-      else byKey.set(key, [item]);
-    });
-    spill.release(g);
-    for (const [key, list] of byKey) {
-      // One candidate per final entity: a merged ID and its survivor under one key are the same entity.
-      const byFinal = new Map<string, [string, number]>();
-      for (const item of list) {
-        const final = redirects.get(item[0])?.to ?? item[0];
-        const prev = byFinal.get(final);
-        if (!prev || item[0] === final || (prev[0] !== final && item[0] < prev[0])) byFinal.set(final, item);
+  try {
+    for (let g = 0; g < spill.groups; g++) {
+      const byKey = new Map<string, [string, number][]>();
+      // Lines are `<type index>,<bridges record as read>`; the key is rebuilt rather than stored twice.
+      parseRecords(spill.readText(g), true, (f) => {
+        const key = resolveKey(f[c.provider], f[c.namespace], f[c.external_id]);
+        const item: [string, number] = [f[c.reep_id], +f[0]];
+        const list = byKey.get(key);
+        if (list) list.push(item);
+        else byKey.set(key, [item]);
+      });
+      spill.release(g);
+      const keys: string[] = [];
+      const values: [string, number][][] = [];
+      for (const [key, list] of byKey) {
+        keys.push(key);
+        if (list.length === 1) {
+          values.push(list);
+          continue;
+        }
+        // One candidate per final entity: a merged ID and its survivor under one key are the same entity.
+        const byFinal = new Map<string, [string, number]>();
+        for (const item of list) {
+          const final = redirects.get(item[0])?.to ?? item[0];
+          const prev = byFinal.get(final);
+          if (!prev || item[0] === final || (prev[0] !== final && item[0] < prev[0])) byFinal.set(final, item);
+        }
+        const value = [...byFinal.values()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+        if (value.length > 1) ambiguous++;
+        values.push(value);
       }
-      const value = [...byFinal.values()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-      if (value.length > 1) ambiguous++;
-      writer.add(key, value);
+      writer.writeGroup(g, keys, values);
     }
+  } catch (err) {
+    await writer.abort();
+    throw err;
   }
   spill.dispose();
   const family = await writer.finish();

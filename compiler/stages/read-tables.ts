@@ -12,9 +12,10 @@ import { resolveKey } from '../../common/dist-layout.ts';
 import { mergeSlack, noteSlack, Progress, type CompileContext } from '../context.ts';
 import type { ReleaseInput, TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
+import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
 
-/** Groups of the resolve spill (by the top bits of the key hash). */
-export const RESOLVE_GROUPS = 256;
+/** Groups of the resolve spill: the resolve writer's hash groups (bucketOf(key, RESOLVE_GROUPS)). */
+export const RESOLVE_GROUPS = HASH_GROUPS;
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -35,6 +36,8 @@ export interface TablesRead {
   layouts: Map<string, SpillLayout>;
   /** Columns of the bridges records in `resolve` (the same table as tag B). */
   resolveLayout: SpillLayout;
+  /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from (see resolveEntryBytes). */
+  resolveBytes: number;
   /** Live entity IDs of the current release → index of their type in ENTITY_TYPES. */
   live: Map<string, number>;
   redirects: Map<string, RedirectInfo>;
@@ -103,6 +106,7 @@ export interface SideReadJob {
 export interface SideReadResult {
   spill: GroupSpillHandle;
   resolve: GroupSpillHandle | null;
+  resolveBytes: number;
   layouts: [string, SpillLayout][];
   providers: string[];
   slack: [string, { count: number; example: string }][];
@@ -142,6 +146,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     resolve: r.spill, // replaced by the bridges reader's spill below
     layouts: r.layouts,
     resolveLayout: { header: [], c: {}, idAt: 0, attrs: [] },
+    resolveBytes: 0,
     live: new Map(),
     redirects,
     priorRedirects,
@@ -165,6 +170,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   for (const res of results) {
     out.spills.push(GroupSpill.open(res.spill));
     if (res.resolve) out.resolve = GroupSpill.open(res.resolve);
+    out.resolveBytes += res.resolveBytes;
     for (const [tag, l] of res.layouts) out.layouts.set(tag, l);
     for (const p of res.providers) out.providers.add(p);
     mergeSlack(ctx, res.slack);
@@ -278,6 +284,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   const put = (id: string, tag: string, raw: string) => r.spill.addTaggedLine(partitionOf(id, r.partitions), tag, raw);
   const providers = new Set<string>();
   let resolve: GroupSpill | null = null;
+  let resolveBytes = 0;
   const rel = job.release;
 
   if (job.kind === 'prior') {
@@ -317,6 +324,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
         resolve!.addTaggedLine(bucketOf(key, RESOLVE_GROUPS), TYPE_TAGS[type ?? live.get(final)!], raw);
+        resolveBytes += resolveEntryBytes(key, id);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
       } else {
@@ -326,8 +334,16 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     resolve.seal();
   }
   r.spill.seal();
-  return { spill: r.spill.handle(), resolve: resolve?.handle() ?? null, layouts: [...r.layouts], providers: [...providers], slack: [...r.slack] };
+  return { spill: r.spill.handle(), resolve: resolve?.handle() ?? null, resolveBytes, layouts: [...r.layouts], providers: [...providers], slack: [...r.slack] };
 }
+
+/**
+ * A resolve entry's bytes in its bucket, as one bridge row would make it: the key (a string header and the key)
+ * and the value `[[id, type]]` (two array headers, the ID's string header and bytes, a fixint type). Characters
+ * stand in for UTF-8 bytes, and a key named by several rows counts once per row: an estimate, but one that depends
+ * on the input alone, which is all the bucket count needs to be deterministic.
+ */
+export const resolveEntryBytes = (key: string, id: string): number => (key.length < 32 ? 1 : 2) + key.length + 4 + id.length;
 
 function checkId(id: string, label: string, row: number): void {
   if (!REGISTER_ID.test(id)) throw new RegisterError('compile', `bad register ID ${JSON.stringify(id)}`, label, row);

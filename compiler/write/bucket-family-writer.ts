@@ -8,6 +8,7 @@ import { checksum32 } from '../../common/checksum.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import { ContentFileWriter, writeContentFile, type ContentFile } from './content-file.ts';
+import { MsgpackOut, strHeaderBytes, writeArrayHeader, writeStrHeader } from './msgpack-out.ts';
 
 /** Options of a HashedFamilyWriter. */
 export interface HashedFamilyOptions {
@@ -42,6 +43,8 @@ export interface OrdinalFamilyOptions {
 /** Entries are spilled in 256 groups by the top 8 bits of the key hash; with >= 256 buckets, a group is a bucket range. */
 const GROUP_BITS = 8;
 const GROUPS = 1 << GROUP_BITS;
+/** Hash groups of a GroupedHashedFamilyWriter: group = bucketOf(key, HASH_GROUPS). */
+export const HASH_GROUPS = GROUPS;
 const MIN_BUCKETS = GROUPS;
 /** Caps the directory at 128 MiB; far beyond any pack that fits u32 offsets at sane bucket sizes. */
 const MAX_BUCKETS = 1 << 24;
@@ -304,6 +307,144 @@ export class HashedFamilyWriter {
   }
 }
 
+/** Options of a GroupedHashedFamilyWriter. */
+export interface GroupedHashedFamilyOptions {
+  /** The public root; the family's paths are relative to it. */
+  root: string;
+  /** Family name, used as file prefix (see HashedFamilyOptions.name). */
+  name: string;
+  /** Directory for the pack's temp file (created if missing). */
+  tmpDir: string;
+  /**
+   * Number of buckets: a power of two from 256 to 2^24, fixed before any entry is seen (chooseBuckets over an
+   * estimate of the entries' bytes), since it decides which bucket each key lands in.
+   */
+  buckets: number;
+  /** See ContentFileOptions.ledger. */
+  ledger?: Map<string, ContentFile>;
+}
+
+/**
+ * Builds a hashed family from entries handed over one hash group at a time, in ascending group order, where group
+ * `g` holds exactly the keys with `bucketOf(key, HASH_GROUPS) === g`. A group is a contiguous run of buckets, so
+ * each group is sorted and written to the pack as it comes: no spill file and no second pass over the entries,
+ * which HashedFamilyWriter needs for entries in any order. For the same bucket count the bytes are the same.
+ */
+export class GroupedHashedFamilyWriter {
+  private readonly opts: GroupedHashedFamilyOptions;
+  private readonly bits: number;
+  private readonly perGroup: number;
+  private readonly dir: Buffer;
+  private readonly pack: ContentFileWriter;
+  private readonly out = new MsgpackOut(1024 * 1024);
+  /** The lowest group that may still be written. */
+  private next = 0;
+  private count = 0;
+  private done = false;
+
+  constructor(opts: GroupedHashedFamilyOptions) {
+    const b = opts.buckets;
+    if (!Number.isInteger(b) || b < MIN_BUCKETS || b > MAX_BUCKETS || (b & (b - 1)) !== 0) {
+      throw new RegisterError('compile', `bucket count must be a power of two from ${MIN_BUCKETS} to ${MAX_BUCKETS}, got ${b}`, opts.name);
+    }
+    this.opts = opts;
+    this.bits = 31 - Math.clz32(b);
+    this.perGroup = b / GROUPS;
+    this.dir = Buffer.alloc(b * DIRECTORY_ENTRY_BYTES);
+    this.pack = new ContentFileWriter({ root: opts.root, tmpDir: opts.tmpDir, bufferBytes: 4 * 1024 * 1024, ledger: opts.ledger });
+  }
+
+  /** Entries written so far. */
+  get entries(): number {
+    return this.count;
+  }
+
+  /**
+   * Writes group `g`: `keys[i]` maps to `values[i]`. Keys must be unique and all belong to `g`; groups come in
+   * ascending order (a group may be skipped: its buckets stay empty).
+   */
+  writeGroup(g: number, keys: string[], values: unknown[]): void {
+    const name = this.opts.name;
+    if (this.done) throw new RegisterError('compile', 'writeGroup after finish', name);
+    if (!Number.isInteger(g) || g < this.next || g >= GROUPS) {
+      throw new RegisterError('compile', `group ${g} out of order (next may be ${this.next} to ${GROUPS - 1})`, name);
+    }
+    if (keys.length !== values.length) throw new RegisterError('compile', `${keys.length} keys but ${values.length} values`, name);
+    this.next = g + 1;
+    const n = keys.length;
+    if (n === 0) return;
+    const { bits, perGroup } = this;
+    const first = g * perGroup;
+    // Bucket-local counting sort, then each bucket's keys in JS string order (as HashedFamilyWriter does).
+    const local = new Int32Array(n);
+    const bucketStart = new Int32Array(perGroup + 1);
+    for (let i = 0; i < n; i++) {
+      const key = keys[i];
+      if (typeof key !== 'string') throw new RegisterError('compile', `key must be a string, got ${typeof key}`, name);
+      const hash = fnv1a32(key);
+      if (hash >>> (32 - GROUP_BITS) !== g) throw new RegisterError('compile', `key ${showKey(key)} does not belong to group ${g}`, name);
+      const b = (hash >>> (32 - bits)) - first;
+      local[i] = b;
+      bucketStart[b + 1]++;
+    }
+    for (let b = 0; b < perGroup; b++) bucketStart[b + 1] += bucketStart[b];
+    const order = new Array<number>(n);
+    const fill = bucketStart.slice(0, perGroup);
+    for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
+    const byKey = (x: number, y: number): number => (keys[x] < keys[y] ? -1 : keys[x] > keys[y] ? 1 : 0);
+
+    const out = this.out;
+    out.pos = 0;
+    const base = this.pack.bytes;
+    for (let b = 0; b < perGroup; b++) {
+      const lo = bucketStart[b];
+      const hi = bucketStart[b + 1];
+      if (hi === lo) continue;
+      const start = out.pos;
+      const run = hi - lo > 1 ? order.slice(lo, hi).sort(byKey) : [order[lo]];
+      out.arrayHeader(run.length * 2);
+      for (let k = 0; k < run.length; k++) {
+        const key = keys[run[k]];
+        if (k > 0 && key === keys[run[k - 1]]) throw new RegisterError('compile', `duplicate key ${showKey(key)}`, name);
+        // Only a non-ASCII key can hold a lone surrogate, which UTF-8 cannot carry (see HashedFamilyWriter.add).
+        if (out.string(key) !== key.length && LONE_SURROGATE.test(key)) {
+          throw new RegisterError('compile', `key ${showKey(key)} holds a lone surrogate`, name);
+        }
+        out.value(values[run[k]]);
+      }
+      const e = (first + b) * DIRECTORY_ENTRY_BYTES;
+      this.dir.writeUInt32LE(base + start, e);
+      this.dir.writeUInt32LE(out.pos - start, e + 4);
+      this.dir.writeUInt32LE(checksum32(out.buf, start, out.pos), e + 8);
+    }
+    if (base + out.pos > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, name);
+    this.pack.write(out.bytes());
+    this.count += n;
+  }
+
+  /** Writes the directory and names both files. */
+  async finish(): Promise<BucketFamily> {
+    const { root, tmpDir, ledger, name, buckets } = this.opts;
+    if (this.done) throw new RegisterError('compile', 'finish called twice', name);
+    this.done = true;
+    try {
+      const directory = await writeContentFile({ root, tmpDir, ledger }, `${name}-dir`, 'bin', this.dir);
+      const packFile = await this.pack.finish(name, 'pack');
+      return { buckets, addressing: 'fnv1a32-top-bits', directory: directory.path, pack: packFile.path, entries: this.count };
+    } catch (err) {
+      await this.pack.abort();
+      throw err;
+    }
+  }
+
+  /** Drops the temp file (after an error elsewhere). */
+  async abort(): Promise<void> {
+    if (this.done) return;
+    this.done = true;
+    await this.pack.abort();
+  }
+}
+
 /**
  * Builds an ordinal family from values pushed in ordinal order: bucket = floor(ordinal / perBucket), each bucket
  * the msgpack array of its values. Streams straight to the pack; memory holds one bucket.
@@ -414,42 +555,6 @@ export function chooseBuckets(payloadBytes: number, targetBucketBytes: number): 
   return Math.min(MAX_BUCKETS, Math.max(MIN_BUCKETS, b));
 }
 
-// msgpack headers, smallest form, as msgpackr writes them.
-function writeArrayHeader(out: Buffer, pos: number, n: number): number {
-  if (n < 16) {
-    out[pos] = 0x90 | n;
-    return pos + 1;
-  }
-  if (n < 0x10000) {
-    out[pos] = 0xdc;
-    out.writeUInt16BE(n, pos + 1);
-    return pos + 3;
-  }
-  out[pos] = 0xdd;
-  out.writeUInt32BE(n, pos + 1);
-  return pos + 5;
-}
-
-function writeStrHeader(out: Buffer, pos: number, n: number): number {
-  if (n < 32) {
-    out[pos] = 0xa0 | n;
-    return pos + 1;
-  }
-  if (n < 0x100) {
-    out[pos] = 0xd9;
-    out[pos + 1] = n;
-    return pos + 2;
-  }
-  if (n < 0x10000) {
-    out[pos] = 0xda;
-    out.writeUInt16BE(n, pos + 1);
-    return pos + 3;
-  }
-  out[pos] = 0xdb;
-  out.writeUInt32BE(n, pos + 1);
-  return pos + 5;
-}
-
 /** Writes `s` as UTF-8 at `at` (room for 3 bytes per code unit is assumed); returns the byte count. */
 function writeUtf8(buf: Buffer, s: string, at: number): number {
   // Keys are mostly short ASCII IDs and tokens, where a loop beats the native call; anything else goes native.
@@ -466,4 +571,3 @@ function writeUtf8(buf: Buffer, s: string, at: number): number {
   return buf.write(s, at);
 }
 
-const strHeaderBytes = (n: number): number => (n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);

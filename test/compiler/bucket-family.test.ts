@@ -1,4 +1,4 @@
-// Bucketed families end to end: HashedFamilyWriter / OrdinalFamilyWriter → files → openBucketFamily over the fs
+// Bucketed families end to end: HashedFamilyWriter / GroupedHashedFamilyWriter / OrdinalFamilyWriter → files → openBucketFamily over the fs
 // and http sources; byte-identical output whatever the insertion order; spill path; content-addressed names.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMsgpack, DIRECTORY_ENTRY_BYTES, encodeMsgpack, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { bucketOf } from '../../common/hash.ts';
-import { chooseBuckets, HashedFamilyWriter, OrdinalFamilyWriter } from '../../compiler/write/bucket-family-writer.ts';
+import { chooseBuckets, GroupedHashedFamilyWriter, HASH_GROUPS, HashedFamilyWriter, OrdinalFamilyWriter } from '../../compiler/write/bucket-family-writer.ts';
 import { ContentFileWriter, writeContentFile } from '../../compiler/write/content-file.ts';
 import type { ShardSource } from '../../runtime/interfaces.ts';
 import { createBucketCache, openBucketFamily } from '../../runtime/release/bucket-family-reader.ts';
@@ -211,6 +211,77 @@ describe('bucketed families', () => {
     await Promise.all(keys.map((k) => reader.get(k)));
     expect(calls.readRange).toBe(distinct);
     await inner.close();
+  });
+
+  /** `list` split into its hash groups, each as [keys, values], in group order. */
+  function byGroup(list: [string, unknown][]): [string[], unknown[]][] {
+    const groups = Array.from({ length: HASH_GROUPS }, (): [string[], unknown[]] => [[], []]);
+    for (const [k, v] of list) {
+      const [keys, values] = groups[bucketOf(k, HASH_GROUPS)];
+      keys.push(k);
+      values.push(v);
+    }
+    return groups;
+  }
+  const grouped = (name: string, buckets: number) =>
+    new GroupedHashedFamilyWriter({ root: join(base, 'public'), name, tmpDir: tmp(), buckets });
+
+  it('writes group by group the same bytes HashedFamilyWriter writes for the same bucket count', async () => {
+    for (const target of [256, 8192, 1 << 20]) {
+      const { family: want } = await writeHashed('resolve/grouped', entries, { targetBucketBytes: target });
+      const w = grouped('resolve/grouped', want.buckets);
+      // Within a group the order is free; groups skipped when empty.
+      byGroup(shuffled(entries, target)).forEach(([keys, values], g) => keys.length && w.writeGroup(g, keys, values));
+      expect(w.entries).toBe(entries.length);
+      const got = await w.finish();
+      expect(got, `${want.buckets} buckets`).toEqual(want);
+    }
+    expect(readdirSync(tmp())).toEqual([]);
+  });
+
+  it('reads a group-written family back', async () => {
+    const w = grouped('resolve/back', 1024);
+    byGroup(entries).forEach(([keys, values], g) => w.writeGroup(g, keys, values));
+    const family = await w.finish();
+    expect(family).toMatchObject({ buckets: 1024, entries: entries.length });
+    const source = sources[0][1]();
+    const reader = openBucketFamily(source, family);
+    for (const [k, v] of entries) expect(await reader.get(k), JSON.stringify(k.slice(0, 40))).toEqual(roundTrip(v));
+    expect(await reader.get('rp-missing')).toBeUndefined();
+    await source.close();
+  });
+
+  it('refuses a bad bucket count, groups out of order, keys of another group and duplicates, and cleans up', async () => {
+    for (const b of [0, 128, 300, 1 << 25, 1.5]) expect(() => grouped('bad/count', b)).toThrow(/power of two from 256/);
+    const groups = byGroup(entries);
+    const g = groups.findIndex(([keys]) => keys.length > 1);
+    const [keys, values] = groups[g];
+
+    let w = grouped('bad/order', 256);
+    w.writeGroup(g, keys, values);
+    expect(() => w.writeGroup(g, keys, values)).toThrow(`[compile] bad/order: group ${g} out of order`);
+    expect(() => w.writeGroup(HASH_GROUPS, [], [])).toThrow(/out of order/);
+    await w.abort();
+
+    w = grouped('bad/group', 256);
+    const stranger = entries.find(([k]) => bucketOf(k, HASH_GROUPS) !== g)![0];
+    expect(() => w.writeGroup(g, [...keys, stranger], [...values, 1])).toThrow(`does not belong to group ${g}`);
+    await w.abort();
+
+    w = grouped('bad/dup', 256);
+    expect(() => w.writeGroup(g, [...keys, keys[1]], [...values, 'again'])).toThrow(`[compile] bad/dup: duplicate key ${JSON.stringify(keys[1])}`);
+    expect(() => w.writeGroup(g + 1, ['x'], [])).toThrow('1 keys but 0 values');
+    await w.abort();
+
+    w = grouped('bad/surrogate', 256);
+    const lone = 'a\uD800b';
+    expect(() => w.writeGroup(bucketOf(lone, HASH_GROUPS), [lone], [1])).toThrow(/lone surrogate/);
+    await w.abort();
+    await expect(w.finish()).rejects.toThrow(/finish called twice/);
+
+    expect(readdirSync(tmp())).toEqual([]);
+    for (const dir of ['order', 'group', 'dup', 'surrogate']) expect(existsSync(join(base, 'public', 'bad', dir))).toBe(false);
+    expect(existsSync(join(base, 'public', 'bad'))).toBe(false);
   });
 
   it('reports a directory of the wrong size', async () => {

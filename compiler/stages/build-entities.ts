@@ -22,7 +22,6 @@ import { join } from 'node:path';
 export const HIGH_CARDINALITY = 1000;
 /** Entity types whose relationship summary is empty by design (only structural relationships are summarised). */
 const NO_RELATIONSHIPS = new Set<EntityType>(['player', 'coach', 'referee']);
-const MATCH_INTS = ['home_score', 'away_score', 'shootout_home', 'shootout_away'];
 /** Search sources: how strongly a name backs its entity. */
 export const SRC_LABEL = 3;
 export const SRC_ALIAS = 2;
@@ -466,21 +465,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     }
 
     const attrs = a.attrs;
-    let attrSection = ',"attributes":{}';
-    if (attrs) {
-      const attrObj: Record<string, string[]> = {};
-      for (const k of [...attrs.keys()].sort()) attrObj[k] = attrs.get(k)!;
-      attrSection = `,"attributes":${JSON.stringify(attrObj)}`;
-    }
-    if (type === 'match') {
-      const one = (k: string) => attrs?.get(k)?.[0] ?? null;
-      const sc: Record<string, number | string | null> = {};
-      for (const k of ['home_score', 'away_score', 'result_form', 'shootout_home', 'shootout_away', 'score_basis', 'home_id', 'away_id', 'played_on']) {
-        const v = one(k);
-        sc[k] = v === null ? null : MATCH_INTS.includes(k) ? toInt(v) : v;
-      }
-      attrSection += `,"scoreline":${JSON.stringify(sc)}`;
-    }
+    let attrSection = attrs ? attributesSection(attrs) : ',"attributes":{}';
+    if (type === 'match') attrSection += scorelineSection(attrs);
 
     // Stored without the entity_type and role every bridge repeats (~47 bytes each, 18% of the shards at full
     // size); the runtime splices them back at each marker byte (common/shard-format.ts).
@@ -622,6 +608,44 @@ function own<K extends 'aliases' | 'oaliases' | 'xids' | 'priorBridges'>(a: Acc,
 // Per-entity helpers live out here: tsx (esbuild keepNames) wraps every named closure in a naming call each time
 // one is made, which cost ~1% of stage 2 when they were made per entity.
 
+/**
+ * `,"attributes":{...}` with the names sorted, written out rather than built as an object for JSON.stringify: most
+ * entities are matches with about ten attributes, and the object's keys (and `__proto__` or a numeric column name,
+ * which an object would drop or reorder) cost more than the text. The quoted names are kept, one per column.
+ */
+function attributesSection(attrs: Map<string, string[]>): string {
+  const names = [...attrs.keys()].sort();
+  let out = ',"attributes":{';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i];
+    let key = QUOTED_NAMES.get(name);
+    if (key === undefined) QUOTED_NAMES.set(ownCopy(name), (key = `${q(name)}:`));
+    const values = attrs.get(name)!;
+    out += (i === 0 ? key : `,${key}`) + (values.length === 1 ? `[${q(values[0])}]` : JSON.stringify(values));
+  }
+  return out + '}';
+}
+const QUOTED_NAMES = new Map<string, string>();
+
+/** A match's `,"scoreline":{...}`: its first value of each field, the scores as integers (null when not one). */
+function scorelineSection(attrs: Map<string, string[]> | null): string {
+  let out = ',"scoreline":{';
+  for (let i = 0; i < SCORELINE.length; i++) {
+    const [name, key, integer] = SCORELINE[i];
+    const v = attrs?.get(name)?.[0];
+    const n = v === undefined || !integer ? null : toInt(v);
+    out += key + (v === undefined || (integer && n === null) ? 'null' : integer ? String(n) : q(v));
+  }
+  return out + '}';
+}
+/** Scoreline fields in shard order: name, its quoted key with the separator before it, whether an integer. */
+const SCORELINE: [string, string, boolean][] = (
+  [
+    ['home_score', true], ['away_score', true], ['result_form', false], ['shootout_home', true], ['shootout_away', true],
+    ['score_basis', false], ['home_id', false], ['away_id', false], ['played_on', false],
+  ] as const
+).map(([name, integer], i) => [name, `${i === 0 ? '' : ','}${JSON.stringify(name)}:`, integer]);
+
 /** Keeps each token of `text` with its strongest source so far. */
 function takeTokens(best: Map<string, number>, text: string, src: number): void {
   for (const t of tokenize(text)) if ((best.get(t) ?? 0) < src) best.set(t, src);
@@ -640,14 +664,22 @@ function addOverlayId(ids: OverlayIds, provider: string, property: string, exter
 
 const finiteOrNull = (s: string | undefined): number | null => (s === undefined || s === '' || !Number.isFinite(parseFloat(s)) ? null : parseFloat(s));
 
+interface Alias {
+  name: string;
+  language: string | null;
+  type: string | null;
+  rank: number | null;
+}
+
 /** An entity's aliases as its shard lists them: by rank (unranked last), name, type and language, repeats dropped. */
-function aliasesOf(rows: [string, string, string, string][]) {
-  const aliases = rows
+function aliasesOf(rows: [string, string, string, string][]): Alias[] {
+  const aliases: Alias[] = rows
     .map(([name, kind, rank, language]) => ({ name, language: language || null, type: kind || null, rank: parseRank(rank) }))
     .sort((x, y) => rankKey(x.rank) - rankKey(y.rank) || cmp(x.name, y.name) || cmp(x.type ?? '', y.type ?? '') || cmp(x.language ?? '', y.language ?? ''));
-  const same = (x: (typeof aliases)[number], y: (typeof aliases)[number]) => x.name === y.name && x.language === y.language && x.type === y.type && x.rank === y.rank;
-  return aliases.filter((x, i) => i === 0 || !same(x, aliases[i - 1]));
+  return aliases.filter((x, i) => i === 0 || !sameAlias(x, aliases[i - 1]));
 }
+
+const sameAlias = (x: Alias, y: Alias) => x.name === y.name && x.language === y.language && x.type === y.type && x.rank === y.rank;
 
 function addAttr(a: Acc, name: string, value: string): void {
   const attrs = (a.attrs ??= new Map());

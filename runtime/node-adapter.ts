@@ -138,6 +138,25 @@ function clientErrorResponse(e: NodeJS.ErrnoException): string {
   return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }
 
+/**
+ * Settles once the event loop reaches its check phase (setImmediate), the same promise for every caller of one
+ * turn. Answers are written there together rather than each as soon as it is ready, while other connections'
+ * requests are still being read: under load, the client side then wakes once for a run of answers instead of once
+ * per answer. Measured over loopback at 50 connections on the full-size dist (alternating rounds): the read-only
+ * runtime, whose answers were all ready within the turn that read their requests, served 1.6x the entity lookups;
+ * the journal runtime, whose charges already waited for the journal's next turn, ~1.04x. An idle server pays one
+ * setImmediate hop, microseconds.
+ */
+let turn: Promise<void> | null = null;
+function endOfTurn(): Promise<void> {
+  return (turn ??= new Promise<void>((resolve) =>
+    setImmediate(() => {
+      turn = null;
+      resolve();
+    }),
+  ));
+}
+
 export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServer> {
   const maxBody = opts.maxBodyBytes ?? 256 * 1024;
   const host = opts.host ?? '127.0.0.1';
@@ -175,6 +194,7 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
       const request = new NodeRequest(url, req.method ?? 'GET', req, body) as unknown as Request;
       const answer = await app.answer(request);
+      await endOfTurn();
       const out = answer.headers;
       const raw = answer.body;
       const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;

@@ -70,16 +70,9 @@ export class MsgpackOut {
       return;
     }
     // -0 is left to packr (it is no integer to msgpack), as are integers beyond 32 bits.
-    if (typeof v === 'number' && (v | 0) === v && !Object.is(v, -0)) {
+    if (typeof v === 'number' && ((v | 0) === v || v >>> 0 === v) && !Object.is(v, -0)) {
       this.ensure(5);
       this.pos = writeInt(this.buf, this.pos, v);
-      return;
-    }
-    if (typeof v === 'number' && v >>> 0 === v && v !== 0) {
-      this.ensure(5);
-      this.buf[this.pos] = 0xce;
-      this.buf.writeUInt32BE(v, this.pos + 1);
-      this.pos += 5;
       return;
     }
     if (Array.isArray(v)) {
@@ -117,48 +110,38 @@ export function writeArrayHeader(out: Buffer, pos: number, n: number): number {
 }
 
 export function writeStrHeader(out: Buffer, pos: number, n: number): number {
-  if (n < 32) {
-    out[pos] = 0xa0 | n;
+  return writeSized(out, pos, n, 32, 0xa0, 0xd9, 0xda, 0xdb);
+}
+
+/**
+ * A length or a non-negative integer `n` below 2^32 in msgpack's smallest form for it: one byte `fixBase | n` below
+ * `fixLimit`, else `tag8`, `tag16` or `tag32` followed by `n` big-endian in 1, 2 or 4 bytes.
+ */
+function writeSized(out: Buffer, pos: number, n: number, fixLimit: number, fixBase: number, tag8: number, tag16: number, tag32: number): number {
+  if (n < fixLimit) {
+    out[pos] = fixBase | n;
     return pos + 1;
   }
   if (n < 0x100) {
-    out[pos] = 0xd9;
+    out[pos] = tag8;
     out[pos + 1] = n;
     return pos + 2;
   }
   if (n < 0x10000) {
-    out[pos] = 0xda;
+    out[pos] = tag16;
     out.writeUInt16BE(n, pos + 1);
     return pos + 3;
   }
-  out[pos] = 0xdb;
+  out[pos] = tag32;
   out.writeUInt32BE(n, pos + 1);
   return pos + 5;
 }
 
 export const strHeaderBytes = (n: number): number => (n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
 
-/** A 32-bit signed integer in its smallest form. */
+/** An integer from -2^31 to 2^32 - 1 in its smallest form (positive fixint or uint8/16/32; negative fixint or int8/16/32). */
 function writeInt(out: Buffer, pos: number, v: number): number {
-  if (v >= 0) {
-    if (v < 0x80) {
-      out[pos] = v;
-      return pos + 1;
-    }
-    if (v < 0x100) {
-      out[pos] = 0xcc;
-      out[pos + 1] = v;
-      return pos + 2;
-    }
-    if (v < 0x10000) {
-      out[pos] = 0xcd;
-      out.writeUInt16BE(v, pos + 1);
-      return pos + 3;
-    }
-    out[pos] = 0xce;
-    out.writeUInt32BE(v, pos + 1);
-    return pos + 5;
-  }
+  if (v >= 0) return writeSized(out, pos, v, 0x80, 0x00, 0xcc, 0xcd, 0xce);
   if (v >= -0x20) {
     out[pos] = v & 0xff;
     return pos + 1;

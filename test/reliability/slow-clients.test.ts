@@ -9,7 +9,7 @@ import { buildApp } from '../../runtime/server.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createMemoryStore } from '../../runtime/state/memory-store.ts';
 import { validateResponse } from '../helpers/openapi-validator.ts';
-import { STAMPS } from '../fixtures/hand-world.ts';
+import { ID, STAMPS } from '../fixtures/hand-world.ts';
 import { dribble, parseFirstResponse, percentile, rawConnect, steadyClient, type RawConnection } from './support/raw-http.ts';
 import { makeFuzzWorld, type FuzzWorld } from './support/reliability-world.ts';
 
@@ -221,5 +221,43 @@ describe('broken HTTP', () => {
     const r = parseFirstResponse(c.received());
     expect(r.status).toBe(431);
     expect(JSON.parse(r.body)).toMatchObject({ error: 'headers_too_large' });
+  });
+});
+
+describe('pipelining', () => {
+  /** Every complete response at the start of `raw`, in order. */
+  function completeResponses(raw: string): ReturnType<typeof parseFirstResponse>[] {
+    const out: ReturnType<typeof parseFirstResponse>[] = [];
+    while (raw.includes('\r\n\r\n')) {
+      const r = parseFirstResponse(raw);
+      // The raw text is latin1, one character per byte, so the body's end is an index.
+      const end = raw.indexOf('\r\n\r\n') + 4 + Number(r.headers.get('content-length'));
+      if (raw.length < end) break;
+      out.push(r);
+      raw = raw.slice(end);
+    }
+    return out;
+  }
+
+  it('answers requests pipelined on one connection in their order, each whole, though answers wait for the end of the turn', async () => {
+    // The adapter writes answers at the end of the event loop's turn, all together: on one connection they must
+    // still go out in request order, with the right body under each head.
+    const c = rawConnect(server.port);
+    const paths = [`/api/v1/entities/${ID.palmer}`, '/api/v1/nope', `/api/v1/entities/${ID.arsenal}?include=bridges`, '/api/v1/meta', `/api/v1/entities/${ID.match}`];
+    c.socket.write(paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n${auth}\r\n`).join(''));
+    const deadline = performance.now() + 10_000;
+    let got = completeResponses(c.received());
+    while (got.length < paths.length && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      got = completeResponses(c.received());
+    }
+    c.socket.destroy();
+    expect(got.map((r) => r.status)).toEqual([200, 404, 200, 200, 200]);
+    got.forEach((r, i) => validateResponse({ method: 'GET', path: paths[i].split('?')[0], status: r.status, headers: r.headers, body: r.body }));
+    expect(JSON.parse(got[0].body).reep_id).toBe(ID.palmer);
+    expect(JSON.parse(got[1].body)).toMatchObject({ error: 'not_found' });
+    expect(JSON.parse(got[2].body)).toMatchObject({ reep_id: ID.arsenal, bridges: expect.any(Array) });
+    expect(JSON.parse(got[3].body)).toHaveProperty('api_version');
+    expect(JSON.parse(got[4].body).reep_id).toBe(ID.match);
   });
 });

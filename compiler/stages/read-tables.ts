@@ -14,9 +14,6 @@ import type { ReleaseInput, TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
 
-/** Groups of the resolve spill: the resolve writer's hash groups (bucketOf(key, RESOLVE_GROUPS)). */
-export const RESOLVE_GROUPS = HASH_GROUPS;
-
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
   /** Final survivor (chains followed), or null for a tombstone. */
@@ -308,7 +305,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       live.set(ownCopy(f[c.reep_id]), ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType));
     });
     const redirects = new Map(job.redirects);
-    resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: RESOLVE_GROUPS });
+    resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: HASH_GROUPS }); // the resolve writer's hash groups (build-resolve.ts)
     await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label, raw) => {
       const id = f[c.reep_id];
       // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
@@ -323,7 +320,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
         put(id, TAG.bridge, raw);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        resolve!.addTaggedLine(bucketOf(key, RESOLVE_GROUPS), TYPE_TAGS[type ?? live.get(final)!], raw);
+        resolve!.addTaggedLine(bucketOf(key, HASH_GROUPS), TYPE_TAGS[type ?? live.get(final)!], raw);
         resolveBytes += resolveEntryBytes(key, id);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);

@@ -8,7 +8,7 @@ import { checksum32 } from '../../common/checksum.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import { ContentFileWriter, writeContentFile, type ContentFile } from './content-file.ts';
-import { MsgpackOut, strHeaderBytes, writeArrayHeader, writeStrHeader } from './msgpack-out.ts';
+import { MsgpackOut, strHeaderBytes, writeArrayHeader, writeStrHeader, writeUtf8 } from './msgpack-out.ts';
 
 /** Options of a HashedFamilyWriter. */
 export interface HashedFamilyOptions {
@@ -162,9 +162,7 @@ export class HashedFamilyWriter {
         if (base > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, this.name);
       }
       this.dropSpill();
-      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir, ledger: this.ledger }, `${this.name}-dir`, 'bin', dir);
-      const packFile = await pack.finish(this.name, 'pack');
-      return { buckets, addressing: 'fnv1a32-top-bits', directory: directory.path, pack: packFile.path, entries: this.count };
+      return await publishHashed({ root: this.root, tmpDir: this.tmpDir, ledger: this.ledger }, this.name, buckets, dir, pack, this.count);
     } catch (err) {
       await pack.abort();
       this.dropSpill();
@@ -244,8 +242,6 @@ export class HashedFamilyWriter {
     const starts = new Float64Array(n);
     const local = new Int32Array(n);
     const keys = new Array<string>(n);
-    // Bucket-local counting sort first (buckets are a small dense range); keys are then sorted per bucket.
-    const bucketStart = new Int32Array(count + 1);
     let r = 0;
     for (let at = 0; at < data.length; r++) {
       const b = (data.readUInt32LE(at) >>> (32 - bits)) - first;
@@ -255,15 +251,10 @@ export class HashedFamilyWriter {
       starts[r] = at;
       local[r] = b;
       keys[r] = data.toString('utf8', at + RECORD_HEADER, at + RECORD_HEADER + klen);
-      bucketStart[b + 1]++;
       at += RECORD_HEADER + klen + vlen;
     }
     if (r !== n) throw new RegisterError('compile', `group holds ${r} records, expected ${n}`, this.name);
-    for (let b = 0; b < count; b++) bucketStart[b + 1] += bucketStart[b];
-    const order = new Array<number>(n);
-    const fill = bucketStart.slice(0, count);
-    for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
-    const byKey = (x: number, y: number): number => (keys[x] < keys[y] ? -1 : keys[x] > keys[y] ? 1 : 0);
+    const { starts: bucketStart, order } = orderByBucket(local, keys, count, this.name);
 
     // The record headers (12 bytes) outweigh key string headers (<= 5), leaving room for array headers.
     const out = Buffer.allocUnsafe(data.length + count * 5);
@@ -271,30 +262,21 @@ export class HashedFamilyWriter {
     for (let b = 0; b < count; b++) {
       const lo = bucketStart[b];
       const hi = bucketStart[b + 1];
+      if (hi === lo) continue;
       const start = pos;
-      if (hi > lo) {
-        const run = hi - lo > 1 ? order.slice(lo, hi).sort(byKey) : [order[lo]];
-        pos = writeArrayHeader(out, pos, run.length * 2);
-        for (let k = 0; k < run.length; k++) {
-          const rec = run[k];
-          if (k > 0 && keys[rec] === keys[run[k - 1]]) {
-            throw new RegisterError('compile', `duplicate key ${showKey(keys[rec])}`, this.name);
-          }
-          const at = starts[rec];
-          const klen = data.readUInt32LE(at + 4);
-          const len = klen + data.readUInt32LE(at + 8);
-          pos = writeStrHeader(out, pos, klen);
-          const from = at + RECORD_HEADER;
-          // Most records are a few dozen bytes: a plain loop beats the native copy call.
-          if (len < 64) for (let q = 0; q < len; q++) out[pos + q] = data[from + q];
-          else data.copy(out, pos, from, from + len);
-          pos += len;
-        }
+      pos = writeArrayHeader(out, pos, (hi - lo) * 2);
+      for (let k = lo; k < hi; k++) {
+        const at = starts[order[k]];
+        const klen = data.readUInt32LE(at + 4);
+        const len = klen + data.readUInt32LE(at + 8);
+        pos = writeStrHeader(out, pos, klen);
+        const from = at + RECORD_HEADER;
+        // Most records are a few dozen bytes: a plain loop beats the native copy call.
+        if (len < 64) for (let q = 0; q < len; q++) out[pos + q] = data[from + q];
+        else data.copy(out, pos, from, from + len);
+        pos += len;
       }
-      const e = (first + b) * DIRECTORY_ENTRY_BYTES;
-      dir.writeUInt32LE(pos === start ? 0 : base + start, e);
-      dir.writeUInt32LE(pos - start, e + 4);
-      dir.writeUInt32LE(pos === start ? 0 : checksum32(out, start, pos), e + 8);
+      setDirectoryEntry(dir, first + b, base + start, out, start, pos);
     }
     return out.subarray(0, pos);
   }
@@ -375,47 +357,34 @@ export class GroupedHashedFamilyWriter {
     if (n === 0) return;
     const { bits, perGroup } = this;
     const first = g * perGroup;
-    // Bucket-local counting sort, then each bucket's keys in JS string order (as HashedFamilyWriter does).
     const local = new Int32Array(n);
-    const bucketStart = new Int32Array(perGroup + 1);
     for (let i = 0; i < n; i++) {
       const key = keys[i];
       if (typeof key !== 'string') throw new RegisterError('compile', `key must be a string, got ${typeof key}`, name);
       const hash = fnv1a32(key);
       if (hash >>> (32 - GROUP_BITS) !== g) throw new RegisterError('compile', `key ${showKey(key)} does not belong to group ${g}`, name);
-      const b = (hash >>> (32 - bits)) - first;
-      local[i] = b;
-      bucketStart[b + 1]++;
+      local[i] = (hash >>> (32 - bits)) - first;
     }
-    for (let b = 0; b < perGroup; b++) bucketStart[b + 1] += bucketStart[b];
-    const order = new Array<number>(n);
-    const fill = bucketStart.slice(0, perGroup);
-    for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
-    const byKey = (x: number, y: number): number => (keys[x] < keys[y] ? -1 : keys[x] > keys[y] ? 1 : 0);
+    const { starts, order } = orderByBucket(local, keys, perGroup, name);
 
     const out = this.out;
     out.pos = 0;
     const base = this.pack.bytes;
     for (let b = 0; b < perGroup; b++) {
-      const lo = bucketStart[b];
-      const hi = bucketStart[b + 1];
+      const lo = starts[b];
+      const hi = starts[b + 1];
       if (hi === lo) continue;
       const start = out.pos;
-      const run = hi - lo > 1 ? order.slice(lo, hi).sort(byKey) : [order[lo]];
-      out.arrayHeader(run.length * 2);
-      for (let k = 0; k < run.length; k++) {
-        const key = keys[run[k]];
-        if (k > 0 && key === keys[run[k - 1]]) throw new RegisterError('compile', `duplicate key ${showKey(key)}`, name);
+      out.arrayHeader((hi - lo) * 2);
+      for (let k = lo; k < hi; k++) {
+        const key = keys[order[k]];
         // Only a non-ASCII key can hold a lone surrogate, which UTF-8 cannot carry (see HashedFamilyWriter.add).
         if (out.string(key) !== key.length && LONE_SURROGATE.test(key)) {
           throw new RegisterError('compile', `key ${showKey(key)} holds a lone surrogate`, name);
         }
-        out.value(values[run[k]]);
+        out.value(values[order[k]]);
       }
-      const e = (first + b) * DIRECTORY_ENTRY_BYTES;
-      this.dir.writeUInt32LE(base + start, e);
-      this.dir.writeUInt32LE(out.pos - start, e + 4);
-      this.dir.writeUInt32LE(checksum32(out.buf, start, out.pos), e + 8);
+      setDirectoryEntry(this.dir, first + b, base + start, out.buf, start, out.pos);
     }
     if (base + out.pos > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, name);
     this.pack.write(out.bytes());
@@ -428,9 +397,7 @@ export class GroupedHashedFamilyWriter {
     if (this.done) throw new RegisterError('compile', 'finish called twice', name);
     this.done = true;
     try {
-      const directory = await writeContentFile({ root, tmpDir, ledger }, `${name}-dir`, 'bin', this.dir);
-      const packFile = await this.pack.finish(name, 'pack');
-      return { buckets, addressing: 'fnv1a32-top-bits', directory: directory.path, pack: packFile.path, entries: this.count };
+      return await publishHashed({ root, tmpDir, ledger }, name, buckets, this.dir, this.pack, this.count);
     } catch (err) {
       await this.pack.abort();
       throw err;
@@ -443,6 +410,49 @@ export class GroupedHashedFamilyWriter {
     this.done = true;
     await this.pack.abort();
   }
+}
+
+/**
+ * One group's entries in bucket order and, within a bucket, in JS string order of their keys, as both hashed
+ * writers lay them out: `local[i]` is entry i's bucket within the group's `count`. Bucket b's entries are
+ * `order[starts[b]]` to `order[starts[b + 1] - 1]`. A key given twice is refused.
+ */
+function orderByBucket(local: Int32Array, keys: string[], count: number, name: string): { starts: Int32Array; order: number[] } {
+  const n = local.length;
+  // Counting sort by bucket first (buckets are a small dense range); keys are then sorted per bucket.
+  const starts = new Int32Array(count + 1);
+  for (let i = 0; i < n; i++) starts[local[i] + 1]++;
+  for (let b = 0; b < count; b++) starts[b + 1] += starts[b];
+  const order = new Array<number>(n);
+  const fill = starts.slice(0, count);
+  for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
+  const byKey = (x: number, y: number): number => (keys[x] < keys[y] ? -1 : keys[x] > keys[y] ? 1 : 0);
+  for (let b = 0; b < count; b++) {
+    const lo = starts[b];
+    const hi = starts[b + 1];
+    if (hi - lo < 2) continue;
+    const run = order.slice(lo, hi).sort(byKey);
+    for (let k = 0; k < run.length; k++) {
+      if (k > 0 && keys[run[k]] === keys[run[k - 1]]) throw new RegisterError('compile', `duplicate key ${showKey(keys[run[k]])}`, name);
+      order[lo + k] = run[k];
+    }
+  }
+  return { starts, order };
+}
+
+/** Bucket `bucket`'s directory entry: where its bytes `bytes[start, end)` sit in the pack, their length and checksum. */
+function setDirectoryEntry(dir: Buffer, bucket: number, offset: number, bytes: Uint8Array, start: number, end: number): void {
+  const e = bucket * DIRECTORY_ENTRY_BYTES;
+  dir.writeUInt32LE(offset, e);
+  dir.writeUInt32LE(end - start, e + 4);
+  dir.writeUInt32LE(checksum32(bytes, start, end), e + 8);
+}
+
+/** Writes a hashed family's directory, finishes its pack and names both. */
+async function publishHashed(where: { root: string; tmpDir: string; ledger?: Map<string, ContentFile> }, name: string, buckets: number, dir: Buffer, pack: ContentFileWriter, entries: number): Promise<BucketFamily> {
+  const directory = await writeContentFile(where, `${name}-dir`, 'bin', dir);
+  const packFile = await pack.finish(name, 'pack');
+  return { buckets, addressing: 'fnv1a32-top-bits', directory: directory.path, pack: packFile.path, entries };
 }
 
 /**
@@ -554,20 +564,3 @@ export function chooseBuckets(payloadBytes: number, targetBucketBytes: number): 
   const b = 2 ** Math.round(Math.log2(ideal));
   return Math.min(MAX_BUCKETS, Math.max(MIN_BUCKETS, b));
 }
-
-/** Writes `s` as UTF-8 at `at` (room for 3 bytes per code unit is assumed); returns the byte count. */
-function writeUtf8(buf: Buffer, s: string, at: number): number {
-  // Keys are mostly short ASCII IDs and tokens, where a loop beats the native call; anything else goes native.
-  const len = s.length;
-  if (len < 64) {
-    let i = 0;
-    for (; i < len; i++) {
-      const c = s.charCodeAt(i);
-      if (c >= 0x80) break;
-      buf[at + i] = c;
-    }
-    if (i === len) return len;
-  }
-  return buf.write(s, at);
-}
-

@@ -35,26 +35,12 @@ export class MsgpackOut {
   string(s: string): number {
     this.ensure(5 + s.length * 3);
     const start = this.pos;
-    // Written at the widest header's offset first, then moved up when a smaller header fits; short ASCII strings
-    // (IDs, keys) take the fast path with the header known from the length.
-    const len = s.length;
-    if (len < 32) {
-      let i = 0;
-      const b = this.buf;
-      for (; i < len; i++) {
-        const c = s.charCodeAt(i);
-        if (c >= 0x80) break;
-        b[start + 1 + i] = c;
-      }
-      if (i === len) {
-        b[start] = 0xa0 | len;
-        this.pos = start + 1 + len;
-        return len;
-      }
-    }
-    const n = this.buf.write(s, start + 5, 'utf8');
+    // UTF-8 takes at least a byte per code unit, so the header is at least as wide as the length's: the bytes go
+    // after that one, and move up only when multi-byte characters need a wider header.
+    const guess = strHeaderBytes(s.length);
+    const n = writeUtf8(this.buf, s, start + guess);
     const h = strHeaderBytes(n);
-    if (h !== 5) this.buf.copyWithin(start + h, start + 5, start + 5 + n);
+    if (h !== guess) this.buf.copyWithin(start + h, start + guess, start + guess + n);
     writeStrHeader(this.buf, start, n);
     this.pos = start + h + n;
     return n;
@@ -138,6 +124,22 @@ function writeSized(out: Buffer, pos: number, n: number, fixLimit: number, fixBa
 }
 
 export const strHeaderBytes = (n: number): number => (n < 32 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : 5);
+
+/** Writes `s` as UTF-8 at `at` (room for 3 bytes per code unit is assumed); returns the byte count. */
+export function writeUtf8(buf: Buffer, s: string, at: number): number {
+  // Keys are mostly short ASCII IDs and tokens, where a loop beats the native call; anything else goes native.
+  const len = s.length;
+  if (len < 64) {
+    let i = 0;
+    for (; i < len; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[at + i] = c;
+    }
+    if (i === len) return len;
+  }
+  return buf.write(s, at);
+}
 
 /** An integer from -2^31 to 2^32 - 1 in its smallest form (positive fixint or uint8/16/32; negative fixint or int8/16/32). */
 function writeInt(out: Buffer, pos: number, v: number): number {

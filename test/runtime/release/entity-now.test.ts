@@ -50,6 +50,21 @@ describe('Release.entityNow', () => {
     }
   });
 
+  it('keeps a looked-up ID at hand although its index bucket is not retained, with the same answer', async () => {
+    // A bucket cache of 0 bytes retains nothing: only the release's memo of recent index entries can answer.
+    const release = await loadRelease(createFsSource({ root: world.dist, reads: 'sync' }), STAMPS[0], createBucketCache(0));
+    for (const id of [ID.arsenal, ID.mergedOld, ID.tomb]) {
+      expect(release.entityNow(id), id).toBe(NOT_AT_HAND);
+      const awaited = await release.entity(id);
+      const now = release.entityNow(id);
+      expect(now, id).not.toBe(NOT_AT_HAND);
+      expect(plain(now), id).toEqual(plain(awaited));
+    }
+    // An ID the index lacks is not remembered: it is looked up (and not found) each time.
+    expect(await release.entity(ID.never)).toBeNull();
+    expect(release.entityNow(ID.never)).toBe(NOT_AT_HAND);
+  });
+
   it('is never at hand while shard reads go to the thread pool', async () => {
     const release = await open(STAMPS[0], 'pool');
     await release.entity(ID.arsenal);

@@ -369,21 +369,40 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     }
     const diffBase: string[] = [];
     const ids = [...accs.keys()].sort();
-    for (const id of ids) {
+    // First each ID's bridges and fingerprint, to learn which IDs changed since the predecessor: their old values
+    // are read from its shards all together, with reads in flight side by side (see PriorShards).
+    const bridgeLists: [string, string, string][][] = new Array(ids.length);
+    const bridgeTexts: string[] = new Array(ids.length);
+    const changed: string[] = [];
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
       const a = accs.get(id)!;
-      const redirect = read.redirects.get(id);
-      const bridges = dedupeBridges(a.bridges);
-      const bridgesJson = JSON.stringify(bridges);
+      const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
+      const bridgesJson = (bridgeTexts[i] = JSON.stringify(bridges));
       // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
       const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
       if (a.live) diffBase.push(liveLine(ownCopy(id), fp));
       else if (bridges.length) diffBase.push(mergedLine(ownCopy(id), bridgesJson));
-      if (a.priorFingerprint !== null) {
-        // Unchanged (nearly all): the prior values are the current ones. Otherwise read the predecessor's shard.
-        const was = a.live && a.priorFingerprint === fp ? { status: a.status, label: a.label, bridgesJson } : priorShards!.entity(id);
+      if (a.priorFingerprint === null) continue;
+      // Unchanged (nearly all): the prior values are the current ones.
+      if (a.live && a.priorFingerprint === fp) {
+        a.prior = [a.status, a.label];
+        a.priorBridgesJson = bridgesJson;
+      } else changed.push(id);
+    }
+    if (changed.length) {
+      for (const [id, was] of await priorShards!.entities(changed)) {
+        const a = accs.get(id)!;
         a.prior = [was.status, was.label];
         a.priorBridgesJson = was.bridgesJson;
       }
+    }
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      const a = accs.get(id)!;
+      const redirect = read.redirects.get(id);
+      const bridges = bridgeLists[i];
+      const bridgesJson = bridgeTexts[i];
       if (a.live) {
         const type = ENTITY_TYPES[a.type];
         writeLive(a, type, bridges);
@@ -428,7 +447,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   built.postings.seal();
   built.events.seal();
   index.seal();
-  priorShards?.close();
+  await priorShards?.close();
   const packPaths = await shards.finish();
   return {
     packs: packPaths.map((path) => ledger.get(path)!),

@@ -68,7 +68,7 @@ describe('compile is deterministic', () => {
     expect(digests(join(root, 'inline'))).toEqual(digests(join(root, 'threads')));
   });
 
-  it("reads the predecessor's diff base or its tables to the same bytes, and refuses a diff base that fails its manifest", async () => {
+  it("reads the predecessor's diff base or its tables to the same bytes, and refuses a diff base or a prior shard whose bytes are wrong", async () => {
     const root = mkdtempSync(join(tmpdir(), 'ir-diffbase-'));
     const releases = makeReleases(root);
     const dist = join(root, 'dist');
@@ -91,6 +91,18 @@ describe('compile is deterministic', () => {
     writeFileSync(join(base, file), bytes);
     await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${file}: does not match its manifest`));
     expect(digests(dist)[1]).toBe(withBase); // the published successor is untouched
+
+    // A changed ID's old values come from the predecessor's shard: bytes that fail their checksum are refused too.
+    cpSync(saved, base, { recursive: true, force: true });
+    const shards = join(dist, '20261001T000000Z', 'public', 'shards');
+    // The team whose label changed (so its old label is read back from its shard).
+    const pack = readdirSync(shards).find((f) => readFileSync(join(shards, f)).includes('Athletic'))!;
+    const packBytes = readFileSync(join(shards, pack));
+    const at = packBytes.indexOf('Athletic');
+    packBytes[at] ^= 1;
+    writeFileSync(join(shards, pack), packBytes);
+    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${pack}: fails its checksum; recompile the prior release`));
+    expect(digests(dist)[1]).toBe(withBase);
   });
 
   it('writes the golden set of files', async () => {

@@ -11,6 +11,7 @@ import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { fingerprint, liveLine, mergedLine, readDiffBasePartition, writeDiffBasePartition, type DiffBaseSource } from '../write/diff-base.ts';
 import { PriorShards } from '../read/prior-shards.ts';
+import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
 import { storedBridgesSection } from '../../common/shard-format.ts';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
@@ -129,7 +130,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
       built.shardPacks.push(f.path);
     }
     for (const f of res.privateFiles) ctx.writtenPrivate.set(f.path, f);
-    addIndexLines(GroupSpill.open(res.index).readText(0), packBase, index);
+    readIndexEntryLog(res.index, packBase, (id, value) => index.add(id, value));
     built.postings.push(GroupSpill.open(res.postings));
     built.docStarts.push(built.docs.ids.length);
     built.events.push(GroupSpill.open(res.events));
@@ -154,24 +155,6 @@ async function sequential<T>(tasks: (() => Promise<T>)[]): Promise<T[]> {
   const out: T[] = [];
   for (const t of tasks) out.push(await t());
   return out;
-}
-
-/** Feeds one range's index lines to the family writer, moving pack numbers past the earlier ranges' packs. */
-function addIndexLines(text: string, packBase: number, index: { add(key: string, value: EntityIndexValue): void }): void {  for (let pos = 0; pos < text.length; ) {
-    const tab = text.indexOf('\t', pos);
-    const nl = text.indexOf('\n', tab);
-    const id = text.slice(pos, tab);
-    const parts = text.slice(tab + 1, nl).split(',');
-    pos = nl + 1;
-    const kind = Number(parts[0]);
-    if (kind === ENTRY_REDIRECT) {
-      index.add(id, [ENTRY_REDIRECT, parts[1]] as EntityIndexValue);
-      continue;
-    }
-    const value = parts.map(Number);
-    value[1] += packBase;
-    index.add(id, value as EntityIndexValue);
-  }
 }
 
 /** Everything one range of partitions is built from; plain data, so it can cross to a worker thread. */
@@ -203,8 +186,8 @@ export interface EntityRangeResult {
   packs: ContentFile[];
   /** Diff base files, paths relative to private/. */
   privateFiles: ContentFile[];
-  /** Index entries: `<id>\t<index value, comma-separated>` lines in group 0. */
-  index: GroupSpillHandle;
+  /** Path of the range's index entries (an IndexEntryLog), pack numbers counted within the range. */
+  index: string;
   postings: GroupSpillHandle;
   events: GroupSpillHandle;
   /** Streams of providers that only the prior release had (their events count in `all` and per type only). */
@@ -240,7 +223,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const ledger = new Map<string, ContentFile>();
   const shards = new ShardPackWriter({ root: job.publicDir, packBytes: job.packBytes, ledger });
   mkdirSync(job.scratchDir, { recursive: true });
-  const index = new GroupSpill({ dir: join(job.scratchDir, 'index'), groups: 1 });
+  const index = new IndexEntryLog(join(job.scratchDir, 'index-entries.bin'));
   const ctx = { slack: new Map<string, { count: number; example: string }>() };
   const counts: Record<string, number> = { entities: 0, redirects: 0, tombstones: 0, bridges: 0, aliases: 0, relationships: 0, overlay_links: 0 };
   const built = {
@@ -249,7 +232,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     docs: { ids: [] as string[], types: [] as number[], labels: [] as string[], bridges: [] as number[] },
     rollup: new Map<string, { bridges: number; overlay: number; types: Map<string, number> }>(),
   };
-  const sink = { index: { add: (id: string, value: EntityIndexValue) => index.addLine(0, `${id}\t${value.join(',')}`) }, shards };
+  const sink = { index, shards };
   const roleOf = (p: string) => providerRoles.get(p) ?? 'canonical_bridge';
   const emit = (type: string, event: Record<string, unknown>, provider?: string) => {
     const text = JSON.stringify(event);
@@ -416,11 +399,11 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         }
       } else if (redirect) {
         if (redirect.to) {
-          sink.index.add(ownCopy(id), [ENTRY_REDIRECT, redirect.to]);
+          sink.index.add(id, [ENTRY_REDIRECT, redirect.to]);
           counts.redirects++;
         } else {
           const loc = sink.shards.add(tombstoneBody(id));
-          sink.index.add(ownCopy(id), [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
+          sink.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
           counts.tombstones++;
         }
         if (hasPrior) {
@@ -446,13 +429,13 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   }
   built.postings.seal();
   built.events.seal();
-  index.seal();
+  index.close();
   await priorShards?.close();
   const packPaths = await shards.finish();
   return {
     packs: packPaths.map((path) => ledger.get(path)!),
     privateFiles,
-    index: index.handle(),
+    index: index.path,
     postings: built.postings.handle(),
     events: built.events.handle(),
     goneProviders: [...streamGroups].filter(([, g]) => g < 0).map(([k]) => k),
@@ -464,8 +447,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
 
   function writeLive(a: Acc, type: EntityType, bridges: [string, string, string][]): void {
     const typeIndex = a.type;
-    // The ID as a string of its own: index lines, postings and docs outlive this partition (spill buffers flush
-    // only every few dozen partitions), and a slice would keep the partition's whole text alive with them.
+    // The ID as a string of its own: the docs list outlives this partition, and a slice would keep the
+    // partition's whole text alive with it.
     const id = ownCopy(a.id);
     counts.entities++;
     const typeKey = TYPE_COUNT_KEYS[typeIndex];

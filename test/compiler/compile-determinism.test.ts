@@ -9,6 +9,7 @@ import { compileAll } from '../../compiler/compile.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { ENTITY_RANGES } from '../../compiler/stages/build-entities.ts';
+import { PRIOR_READS_IN_FLIGHT } from '../../compiler/read/prior-shards.ts';
 
 const A = 'rt000000000000a1';
 const B = 'rt000000000000b2';
@@ -103,6 +104,25 @@ describe('compile is deterministic', () => {
     writeFileSync(join(shards, pack), packBytes);
     await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${pack}: fails its checksum; recompile the prior release`));
     expect(digests(dist)[1]).toBe(withBase);
+  });
+
+  it("reads many changed IDs' old values from the predecessor to the same bytes as from its tables", async () => {
+    // The committed generated releases (3,000 entities): enough changed IDs that the predecessor's shards are
+    // read with several reads in flight (PriorShards.entities), unlike the hand release's two or three.
+    const root = mkdtempSync(join(tmpdir(), 'ir-prior-reads-'));
+    const releases = join(root, 'releases');
+    cpSync(join(process.cwd(), 'releases'), releases, { recursive: true });
+    const [first, second] = readdirSync(releases).sort();
+    const dist = join(root, 'dist');
+    await compileAll({ releases, dist, progress: false });
+    const doc = JSON.parse(readFileSync(join(dist, second, 'public', 'release.json'), 'utf8')) as { changes: { streams: Record<string, { total: number }> } };
+    const changed = ['type:label_updated', 'type:entity_status_changed', 'type:provider_updated'].reduce((n, k) => n + (doc.changes.streams[k]?.total ?? 0), 0);
+    expect(changed).toBeGreaterThan(3 * PRIOR_READS_IN_FLIGHT);
+    const withBase = JSON.parse(readFileSync(join(dist, second, 'manifest.json'), 'utf8')).digest as string;
+    rmSync(join(dist, first, 'private', 'diff-base'), { recursive: true });
+    await compileAll({ releases, dist, stamp: second, progress: false });
+    expect(JSON.parse(readFileSync(join(dist, second, 'manifest.json'), 'utf8')).digest).toBe(withBase);
+    rmSync(root, { recursive: true, force: true });
   });
 
   it('writes the golden set of files', async () => {

@@ -129,14 +129,16 @@ export async function main(argv: string[]): Promise<BenchResult> {
 
   const dist = join(work, 'dist');
   const figuresFile = (stamp: string) => join(work, `compile-figures-${stamp}.json`);
-  const reusable = (stamp: string): CompileFigures | null => {
+  /** Figures saved by an earlier compile of these very releases under `name`, or null. */
+  const savedFigures = (name: string): CompileFigures | null => {
     try {
-      const saved = JSON.parse(readFileSync(figuresFile(stamp), 'utf8')) as { fingerprint: string; figures: CompileFigures };
-      return saved.fingerprint === fingerprint && existsSync(join(dist, stamp, 'manifest.json')) ? saved.figures : null;
+      const saved = JSON.parse(readFileSync(figuresFile(name), 'utf8')) as { fingerprint: string; figures: CompileFigures };
+      return saved.fingerprint === fingerprint ? saved.figures : null;
     } catch {
       return null;
     }
   };
+  const reusable = (stamp: string): CompileFigures | null => (existsSync(join(dist, stamp, 'manifest.json')) ? savedFigures(stamp) : null);
   const compileOne = async (stamp: string, into = dist, name = stamp) => {
     await quiet('compile');
     log(`compile: ${name} in a child process`);
@@ -156,12 +158,9 @@ export async function main(argv: string[]): Promise<BenchResult> {
     // For iterating on the serving half: the compile takes minutes at full size and its figures would not change.
     log(`compile: ${serveOnly ? '--serve-only' : '--reuse-compile'}: keeping ${dist} and the figures measured at ${savedBase.measuredAt}`);
     [base, next] = [savedBase, savedNext];
-    try {
-      const saved = JSON.parse(readFileSync(figuresFile(AGAIN), 'utf8')) as { fingerprint: string; figures: CompileFigures };
-      if (saved.fingerprint === fingerprint && saved.figures.measuredAt > savedNext.measuredAt) again = saved.figures;
-    } catch {
-      // An earlier run without the repeat: the successor is compared with the first compile alone.
-    }
+    // Without a repeat from that same run, the successor is compared with the first compile alone.
+    const savedAgain = savedFigures(AGAIN);
+    if (savedAgain && savedAgain.measuredAt > savedNext.measuredAt) again = savedAgain;
   } else {
     // Compiling here would replace the dist the serving figures are meant to be measured on.
     if (serveOnly) throw new Error(`--serve-only: no compile of these exact releases under ${dist}; run once without it first`);

@@ -32,13 +32,17 @@ export class GoneError extends ApiError {
 }
 
 /**
- * One entity lookup as /entities/{id} answers it: at once when its index entry and shard are at hand (no async
- * frames, which were three promise hops a lookup), else once they are read. Throws or rejects the same 404/410.
+ * `answer` applied to the live entity `id`: at once when its index entry and shard are at hand (no async frames,
+ * which were three promise hops a lookup), else once they are read. Throws or rejects the same 404/410.
  */
-export function entityItem(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): Reply | Promise<Reply> {
+function withLive<T>(release: Release, id: string, answer: (e: LiveEntity) => T): T | Promise<T> {
   const now = liveEntityNow(release, id);
-  if (now !== NOT_AT_HAND) return { status: 200, body: entityBody(now, include, lang) };
-  return liveEntity(release, id).then((e) => ({ status: 200, body: entityBody(e, include, lang) }));
+  return now !== NOT_AT_HAND ? answer(now) : liveEntity(release, id).then(answer);
+}
+
+/** One entity lookup as /entities/{id} answers it. */
+export function entityItem(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): Reply | Promise<Reply> {
+  return withLive(release, id, (e) => ({ status: 200, body: entityBody(e, include, lang) }));
 }
 
 const ENTITY_QUERY = ['include', 'lang'] as const;
@@ -58,7 +62,12 @@ function view(name: string, query: string[], parse: (c: RequestContext) => (e: L
       allowOnly(c.query, query);
       const id = idParam(c);
       const body = parse(c);
-      return { cost: 1, run: async () => ({ status: 200, body: body(await liveEntity(c.release, id)) }) };
+      return {
+        cost: 1,
+        run() {
+          return withLive(c.release, id, (e) => ({ status: 200, body: body(e) }));
+        },
+      };
     },
   };
 }

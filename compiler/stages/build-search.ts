@@ -25,7 +25,7 @@ export function prefixLengths(token: string): number[] {
   return out;
 }
 
-export function deltaEncode(sorted: number[]): number[] {
+export function deltaEncode(sorted: ArrayLike<number>): number[] {
   const out = new Array(sorted.length);
   let prev = 0;
   for (let i = 0; i < sorted.length; i++) {
@@ -39,11 +39,12 @@ export function deltaEncode(sorted: number[]): number[] {
  * The `cap` smallest distinct ordinals (value >> 2) over ascending lists of posting values: a k-way merge through
  * a binary heap that stops at `cap`, rather than concatenating every list and sorting.
  */
-export function smallestOrdinals(lists: number[][], cap: number): number[] {
+export function smallestOrdinals(lists: ArrayLike<number>[], cap: number): number[] {
   const out: number[] = [];
   if (lists.length === 1) {
-    for (const v of lists[0]) {
-      const o = v >> 2;
+    const only = lists[0];
+    for (let i = 0; i < only.length; i++) {
+      const o = only[i] >> 2;
       if (out.length === 0 || out[out.length - 1] !== o) out.push(o);
       if (out.length === cap) break;
     }
@@ -77,6 +78,21 @@ export function smallestOrdinals(lists: number[][], cap: number): number[] {
     if (heap.length) down(0);
   }
   return out;
+}
+
+/**
+ * A token's posting values (ordinal × 4 + source, so below 2^31) in ascending order, cut to the first `cap`. Long
+ * lists go through an Int32Array, whose sort is native and numeric: a comparator sort of a common name's tens of
+ * thousands of postings was most of this stage's sorting. Short lists (nearly all tokens) are cheaper sorted as they are.
+ */
+export function ascendingCapped(list: number[], cap: number): ArrayLike<number> {
+  if (list.length < 64) {
+    list.sort((a, b) => a - b);
+    if (list.length > cap) list.length = cap;
+    return list;
+  }
+  const sorted = Int32Array.from(list).sort();
+  return sorted.length > cap ? sorted.subarray(0, cap) : sorted;
 }
 
 /**
@@ -151,7 +167,7 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
   const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer'), targetBucketBytes: 16 * 1024, ledger: ctx.written });
   let tokens = 0;
   for (let g = 0; g < SEARCH_GROUPS; g++) {
-    const exact = new Map<string, number[]>();
+    const gathered = new Map<string, number[]>();
     // Lists are sorted below, so the order in which ranges contributed postings does not matter.
     for (let r = 0; r < built.postings.length; r++) {
       const text = built.postings[r].readText(g);
@@ -164,18 +180,19 @@ export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Pr
         const token = text.slice(pos, t1);
         const v = ordinalOfDoc[start + doc] * 4 + (text.charCodeAt(at + 1) - 48);
         pos = text.indexOf('\n', at + 1) + 1;
-        const list = exact.get(token);
+        const list = gathered.get(token);
         if (list) list.push(v);
-        else exact.set(token, [v]);
+        else gathered.set(token, [v]);
       }
     }
     for (const spill of built.postings) spill.release(g);
     // A prefix collects references to its tokens' (sorted, capped) lists, not copies of their values: a short
     // prefix can stand for thousands of tokens, and only its 500 smallest ordinals are kept.
-    const prefix = new Map<string, number[][]>();
-    for (const [token, list] of exact) {
-      list.sort((a, b) => a - b);
-      if (list.length > MAX_CANDIDATES_PER_TOKEN) list.length = MAX_CANDIDATES_PER_TOKEN;
+    const exact = new Map<string, ArrayLike<number>>();
+    const prefix = new Map<string, ArrayLike<number>[]>();
+    for (const [token, unsorted] of gathered) {
+      const list = ascendingCapped(unsorted, MAX_CANDIDATES_PER_TOKEN);
+      exact.set(token, list);
       for (const j of prefixLengths(token)) {
         const k = token.slice(0, j);
         const acc = prefix.get(k);

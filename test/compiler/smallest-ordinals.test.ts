@@ -1,8 +1,8 @@
-// The typeahead prefix lists: a k-way merge must give exactly what concatenating, sorting, deduplicating and
-// capping every token list gives.
+// The token and typeahead prefix lists: a token's sorted, capped list and the k-way merge of several must give
+// exactly what sorting (and deduplicating) with a comparator and cutting gives.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { smallestOrdinals } from '../../compiler/stages/build-search.ts';
+import { ascendingCapped, smallestOrdinals } from '../../compiler/stages/build-search.ts';
 
 const naive = (lists: number[][], cap: number): number[] => {
   const all = lists.flat().map((v) => v >> 2).sort((a, b) => a - b);
@@ -21,5 +21,26 @@ describe('smallestOrdinals', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('ascendingCapped', () => {
+  it('equals a comparator sort cut to the cap, on both sides of the typed-array threshold', () => {
+    // Values up to the largest posting of a full-size release (2.04M ordinals × 4 + source) and beyond.
+    const values = fc.array(fc.integer({ min: 0, max: 2 ** 31 - 1 }), { maxLength: 300 });
+    fc.assert(
+      fc.property(values, fc.integer({ min: 1, max: 400 }), (list, cap) => {
+        const want = list.slice().sort((a, b) => a - b).slice(0, cap);
+        expect(Array.from(ascendingCapped(list.slice(), cap))).toEqual(want);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('merges typed and plain lists alike', () => {
+    const long = ascendingCapped(Array.from({ length: 200 }, (_, i) => (199 - i) * 4 + 1), 100);
+    const short = ascendingCapped([9, 5, 1], 100);
+    expect(long).toBeInstanceOf(Int32Array);
+    expect(smallestOrdinals([long, short], 5)).toEqual([0, 1, 2, 3, 4]);
   });
 });

@@ -87,7 +87,9 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
   if (r.serve) {
     const sv = r.serve;
     add('entity+includes rps / serve rps', '≥ 1.0', `${x(sv.entityVsServe)} (${sv.runtime.entity.rps} vs ${sv.serve.rps})`, sv.entityVsServe >= 1);
-    add('entity+includes rps / bare node:http rps', '≥ 0.5', `${x(sv.entityVsBare)} (${sv.runtime.entity.rps} vs ${sv.bare.rps})`, sv.entityVsBare >= 0.5);
+    const pairs = sv.entityBarePairs ?? [];
+    const pairText = pairs.length > 1 ? `; the median of ${pairs.length} alternating pairs: ${pairs.map((p) => x(p.entity / p.bare)).join(', ')}` : '';
+    add('entity+includes rps / bare node:http rps', '≥ 0.5', `${x(sv.entityVsBare)} (${sv.runtime.entity.rps} vs ${sv.bare.rps}${pairText})`, sv.entityVsBare >= 0.5);
     const p99 = (name: string, l: LoadResult, ms: number) => add(`p99 ${name}`, `≤ ${ms} ms`, `${l.p99Ms} ms`, l.p99Ms <= ms && clean(l));
     p99('entity', sv.runtime.entity, 10);
     p99('resolve', sv.runtime.resolve, 10);
@@ -203,7 +205,9 @@ function render(r: BenchResult): string[] {
     row('runtime: POST /batch (100 entity items, same includes)', sv.runtime.batch);
     row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);
     row('ceiling: bare node:http, fixed buffer (same bytes)', sv.bare);
-    row('diagnostic: entity as above, runtime `--read-only` (quota in memory, no journal)', sv.diagnostics.entityReadOnly);
+    const ro = sv.diagnostics.readOnlyPairs ?? [];
+    const roText = ro.length ? ` (first of ${ro.length} pairs alternating with the journal runtime; read-only / journal: ${ro.map((p) => x(p.readOnly / p.journal)).join(', ')})` : '';
+    row(`diagnostic: entity as above, runtime \`--read-only\` (quota in memory, no journal)${roText}`, sv.diagnostics.entityReadOnly);
     const wide = sv.diagnostics.entityWide;
     if (wide) row(`diagnostic: entity as above over ${fmt(wide.ids)} random IDs instead of the sample's ${fmt(r.options.samples)}`, wide.load);
     const yg = sv.diagnostics.batchYoungGen;

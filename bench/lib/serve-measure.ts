@@ -21,8 +21,12 @@ export interface ServeFigures {
    * The entity load on a read-only runtime; and the entity load over `wideIds` IDs (null when none were sampled),
    * with the kernel's page cache (Cached in /proc/meminfo) before and after it.
    */
+  /** Entity and bare req/s in each alternating pair; `runtime.entity` and `bare` are the pair with the median ratio. */
+  entityBarePairs: { entity: number; bare: number }[];
   diagnostics: {
     entityReadOnly: LoadResult;
+    /** Entity req/s of the journal runtime and the read-only one, in alternating pairs. */
+    readOnlyPairs: { journal: number; readOnly: number }[];
     entityWide: { ids: number; load: LoadResult; pageCacheBytes: [number, number]; disk: DiskReads | null } | null;
     /** The batch load on one process started with a larger young generation (see YOUNG_GEN_FLAG), and its memory after. */
     batchYoungGen?: { flag: string; load: LoadResult; memory: ReturnType<typeof memoryOf> };
@@ -66,6 +70,9 @@ export interface ServeOptions {
 
 /** The young-generation size the batch diagnostic row starts its runtime with. */
 export const YOUNG_GEN_FLAG = '--max-semi-space-size=32';
+/** Alternating (bare, entity) pairs behind the entity-vs-ceiling ratio; (journal, read-only) pairs behind its diagnostic. */
+const ENTITY_BARE_PAIRS = 3;
+const READ_ONLY_PAIRS = 2;
 
 /** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */
 export interface DiskReads {
@@ -217,6 +224,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       ready: /Accepting connections/,
     });
     let bareChild: StartedChild | null = null;
+    const entityBarePairs: { entity: LoadResult; bare: LoadResult }[] = [];
     let serve: LoadResult;
     let bare: LoadResult;
     let entity: LoadResult;
@@ -229,8 +237,17 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
         ready: /listening (\d+)/,
       });
       await waitFor200(servePort, '/entity.json', {}, 10_000);
-      bare = await load('bare node:http', Number(bareChild.ready), bareChild.pid, get(['/entity.json']));
-      entity = await load('entity', rt.port, rt.pid, entityRequests, true);
+      // Entity against the ceiling in alternating pairs: one pair measured a ratio anywhere from 0.43 to 0.56 on
+      // this VM as its speed drifted between the two rows. The pair with the median ratio stands for both rows
+      // (and the entity p99); every pair's ratio is reported.
+      for (let i = 0; i < ENTITY_BARE_PAIRS; i++) {
+        const tag = ` (pair ${i + 1} of ${ENTITY_BARE_PAIRS})`;
+        const b = await load(`bare node:http${tag}`, Number(bareChild.ready), bareChild.pid, get(['/entity.json']));
+        const e = await load(`entity${tag}`, rt.port, rt.pid, entityRequests, i === 0);
+        entityBarePairs.push({ entity: e, bare: b });
+      }
+      const median = [...entityBarePairs].sort((x, y) => x.entity.rps / x.bare.rps - y.entity.rps / y.bare.rps)[ENTITY_BARE_PAIRS >> 1];
+      ({ entity, bare } = median);
       serve = await load('serve (static file)', servePort, serveChild.pid, get(['/entity.json']));
     } finally {
       await stopChild(serveChild.child);
@@ -253,6 +270,24 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       const before = pageCacheBytes();
       const wide = await load(`entity over ${o.wideEntities.length} IDs`, rt.port, rt.pid, get(o.wideEntities.map((e) => `/api/v1/entities/${e.id}?include=${ENTITY_INCLUDE}`)));
       entityWide = { ids: o.wideEntities.length, load: wide, pageCacheBytes: [before, pageCacheBytes()], disk };
+    }
+
+    // Diagnostic, not a target: the same entity load on a runtime whose quota lives in memory (--read-only), so the
+    // difference is what the durable journal (a write per group of charges, fsynced in the background) costs.
+    // Alternating with the journal runtime, both up: measured minutes apart, the two drifted with the VM's speed.
+    const readOnlyPairs: { journal: number; readOnly: number }[] = [];
+    let entityReadOnly: LoadResult | null = null;
+    const ro = await startServe(['--read-only']);
+    try {
+      for (let i = 0; i < READ_ONLY_PAIRS; i++) {
+        const tag = ` (pair ${i + 1} of ${READ_ONLY_PAIRS})`;
+        const j = await load(`entity, journal runtime${tag}`, rt.port, rt.pid, entityRequests);
+        const r = await load(`entity, --read-only runtime (in-memory quota)${tag}`, ro.port, ro.pid, entityRequests, i === 0);
+        readOnlyPairs.push({ journal: j.rps, readOnly: r.rps });
+        entityReadOnly ??= r;
+      }
+    } finally {
+      await stopChild(ro.child);
     }
     await stopChild(rt.child);
 
@@ -291,22 +326,14 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       }
     }
 
-    // Diagnostic, not a target: the same entity load on a runtime whose quota lives in memory (--read-only), so the
-    // difference is what the durable journal (a write per group of charges, fsynced in the background) costs.
-    const ro = await startServe(['--read-only']);
-    let entityReadOnly: LoadResult;
-    try {
-      entityReadOnly = await load('entity, --read-only runtime (in-memory quota)', ro.port, ro.pid, entityRequests, true);
-    } finally {
-      await stopChild(ro.child);
-    }
 
     return {
       coldStartMs,
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
-      diagnostics: { entityReadOnly, entityWide, batchYoungGen },
+      diagnostics: { entityReadOnly: entityReadOnly!, readOnlyPairs, entityWide, batchYoungGen },
+      entityBarePairs: entityBarePairs.map((p) => ({ entity: p.entity.rps, bare: p.bare.rps })),
       clustered,
       runtimeMemory,
       runtimeMemoryIdle,

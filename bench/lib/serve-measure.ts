@@ -18,15 +18,18 @@ export interface ServeFigures {
   typicalEntityBytes: number;
   runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult };
   /**
-   * The entity load on a read-only runtime; and the entity load over `wideIds` IDs (null when none were sampled),
-   * with the kernel's page cache (Cached in /proc/meminfo) before and after it.
+   * Entity and bare req/s in each alternating pair; `runtime.entity` and `bare` are the pair with the median ratio.
+   * Absent in runs saved before the pairs were measured (results.json keeps each size's latest run).
    */
-  /** Entity and bare req/s in each alternating pair; `runtime.entity` and `bare` are the pair with the median ratio. */
-  entityBarePairs: { entity: number; bare: number }[];
+  entityBarePairs?: { entity: number; bare: number }[];
+  /**
+   * The entity load on a read-only runtime (its first pair with the journal runtime); and the entity load over
+   * `wideIds` IDs (null when none were sampled), with the kernel's page cache (Cached in /proc/meminfo) before and after it.
+   */
   diagnostics: {
     entityReadOnly: LoadResult;
-    /** Entity req/s of the journal runtime and the read-only one, in alternating pairs. */
-    readOnlyPairs: { journal: number; readOnly: number }[];
+    /** Entity req/s of the journal runtime and the read-only one, in alternating pairs (absent in older saved runs). */
+    readOnlyPairs?: { journal: number; readOnly: number }[];
     entityWide: { ids: number; load: LoadResult; pageCacheBytes: [number, number]; disk: DiskReads | null } | null;
     /** The batch load on one process started with a larger young generation (see YOUNG_GEN_FLAG), and its memory after. */
     batchYoungGen?: { flag: string; load: LoadResult; memory: ReturnType<typeof memoryOf> };
@@ -275,16 +278,14 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     // Diagnostic, not a target: the same entity load on a runtime whose quota lives in memory (--read-only), so the
     // difference is what the durable journal (a write per group of charges, fsynced in the background) costs.
     // Alternating with the journal runtime, both up: measured minutes apart, the two drifted with the VM's speed.
-    const readOnlyPairs: { journal: number; readOnly: number }[] = [];
-    let entityReadOnly: LoadResult | null = null;
+    const readOnlyPairs: { journal: LoadResult; readOnly: LoadResult }[] = [];
     const ro = await startServe(['--read-only']);
     try {
       for (let i = 0; i < READ_ONLY_PAIRS; i++) {
         const tag = ` (pair ${i + 1} of ${READ_ONLY_PAIRS})`;
-        const j = await load(`entity, journal runtime${tag}`, rt.port, rt.pid, entityRequests);
-        const r = await load(`entity, --read-only runtime (in-memory quota)${tag}`, ro.port, ro.pid, entityRequests, i === 0);
-        readOnlyPairs.push({ journal: j.rps, readOnly: r.rps });
-        entityReadOnly ??= r;
+        const journal = await load(`entity, journal runtime${tag}`, rt.port, rt.pid, entityRequests);
+        const readOnly = await load(`entity, --read-only runtime (in-memory quota)${tag}`, ro.port, ro.pid, entityRequests, i === 0);
+        readOnlyPairs.push({ journal, readOnly });
       }
     } finally {
       await stopChild(ro.child);
@@ -332,7 +333,12 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
-      diagnostics: { entityReadOnly: entityReadOnly!, readOnlyPairs, entityWide, batchYoungGen },
+      diagnostics: {
+        entityReadOnly: readOnlyPairs[0].readOnly,
+        readOnlyPairs: readOnlyPairs.map((p) => ({ journal: p.journal.rps, readOnly: p.readOnly.rps })),
+        entityWide,
+        batchYoungGen,
+      },
       entityBarePairs: entityBarePairs.map((p) => ({ entity: p.entity.rps, bare: p.bare.rps })),
       clustered,
       runtimeMemory,

@@ -64,7 +64,8 @@ export class IndexEntryLog {
 }
 
 function checkId(id: string, where: string): void {
-  if (Buffer.byteLength(id) > MAX_ID_BYTES) throw new RegisterError('compile', `register ID of more than ${MAX_ID_BYTES} bytes`, where);
+  // At most three UTF-8 bytes per UTF-16 unit: a register ID (16 units) is never measured, only a long string is.
+  if (id.length * 3 > MAX_ID_BYTES && Buffer.byteLength(id) > MAX_ID_BYTES) throw new RegisterError('compile', `register ID of more than ${MAX_ID_BYTES} bytes`, where);
 }
 
 function checkNumbers(id: string, value: EntityIndexValue): void {

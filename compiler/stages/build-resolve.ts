@@ -5,17 +5,16 @@ import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
 import { chooseBuckets, GroupedHashedFamilyWriter, HASH_GROUPS } from '../write/bucket-family-writer.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../context.ts';
-import type { RedirectInfo, SpillLayout, TablesRead } from './read-tables.ts';
-import { parseRecords } from '../read/csv-reader.ts';
-import { resolveKey } from '../../common/dist-layout.ts';
+import type { RedirectInfo, TablesRead } from './read-tables.ts';
+import { MsgpackOut, writeStrHeader, writeUtf8 } from '../write/msgpack-out.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runInWorker } from '../worker/run-in-worker.ts';
 
 /** Plain data in, for a worker thread. */
 export interface ResolveJob {
+  /** Resolve records (see addResolveRecord) grouped by HASH_GROUPS. */
   resolve: GroupSpillHandle;
-  layout: SpillLayout;
   /** Estimated bytes of the entries (TablesRead.resolveBytes): the bucket count is chosen from it up front. */
   entryBytes: number;
   redirects: [string, RedirectInfo][];
@@ -36,7 +35,6 @@ export interface ResolveResult {
 export function startResolve(ctx: CompileContext, read: TablesRead, signal?: AbortSignal): Promise<ResolveResult> {
   const job: ResolveJob = {
     resolve: read.resolve.handle(),
-    layout: read.resolveLayout,
     entryBytes: read.resolveBytes,
     redirects: [...read.redirects],
     publicDir: ctx.publicDir,
@@ -62,40 +60,65 @@ export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
     ledger,
   });
   const redirects = new Map(job.redirects);
-  const { c } = job.layout;
+  const values = new MsgpackOut(1024 * 1024);
   let ambiguous = 0;
   try {
     for (let g = 0; g < spill.groups; g++) {
-      const byKey = new Map<string, [string, number][]>();
-      // Lines are `<type index>,<bridges record as read>`; the key is rebuilt rather than stored twice.
-      parseRecords(spill.readText(g), true, (f) => {
-        const key = resolveKey(f[c.provider], f[c.namespace], f[c.external_id]);
-        const item: [string, number] = [f[c.reep_id], +f[0]];
-        const list = byKey.get(key);
-        if (list) list.push(item);
-        else byKey.set(key, [item]);
-      });
+      const data = spill.readBytes(g);
       spill.release(g);
+      const n = spill.count(g);
+      // Each key once, in the order first seen, with the offset of its first record; a key named by several rows
+      // (rare: the 409 case, or a row repeated) keeps its other records' offsets aside.
+      const entryOf = new Map<string, number>();
       const keys: string[] = [];
-      const values: [string, number][][] = [];
-      for (const [key, list] of byKey) {
-        keys.push(key);
-        if (list.length === 1) {
-          values.push(list);
-          continue;
+      const hashes = new Uint32Array(n);
+      const firstAt = new Int32Array(n);
+      let moreAt: Map<number, number[]> | null = null;
+      for (let at = 0, r = 0; r < n; r++) {
+        if (at + RECORD_HEAD > data.length) throw new Error(`resolve spill group ${g} ends inside record ${r}`);
+        const klen = data.readUInt32LE(at + 4);
+        const key = data.toString('utf8', at + RECORD_HEAD, at + RECORD_HEAD + klen);
+        const e = entryOf.get(key);
+        if (e === undefined) {
+          entryOf.set(key, keys.length);
+          hashes[keys.length] = data.readUInt32LE(at);
+          firstAt[keys.length] = at;
+          keys.push(key);
+        } else {
+          moreAt ??= new Map();
+          const list = moreAt.get(e);
+          if (list) list.push(at);
+          else moreAt.set(e, [at]);
         }
-        // One candidate per final entity: a merged ID and its survivor under one key are the same entity.
-        const byFinal = new Map<string, [string, number]>();
-        for (const item of list) {
-          const final = redirects.get(item[0])?.to ?? item[0];
-          const prev = byFinal.get(final);
-          if (!prev || item[0] === final || (prev[0] !== final && item[0] < prev[0])) byFinal.set(final, item);
-        }
-        const value = [...byFinal.values()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-        if (value.length > 1) ambiguous++;
-        values.push(value);
+        at += RECORD_HEAD + klen + data[at + 9];
       }
-      writer.writeGroup(g, keys, values);
+      const ends = new Int32Array(keys.length);
+      values.pos = 0;
+      for (let e = 0; e < keys.length; e++) {
+        const more = moreAt?.get(e);
+        if (more === undefined) {
+          // [[id, type]], copied from the record: two array headers, the ID's string header and bytes, the type.
+          const at = firstAt[e];
+          const ilen = data[at + 9];
+          const from = at + RECORD_HEAD + data.readUInt32LE(at + 4);
+          values.ensure(8 + ilen);
+          const buf = values.buf;
+          let pos = values.pos;
+          buf[pos++] = 0x91;
+          buf[pos++] = 0x92;
+          pos = writeStrHeader(buf, pos, ilen);
+          for (let q = 0; q < ilen; q++) buf[pos + q] = data[from + q];
+          pos += ilen;
+          buf[pos++] = data[at + 8]; // a type index is a positive fixint
+          values.pos = pos;
+        } else {
+          const value = candidates([firstAt[e], ...more].map((at) => recordItem(data, at)), redirects);
+          if (value.length > 1) ambiguous++;
+          values.value(value);
+        }
+        ends[e] = values.pos;
+      }
+      writer.writeEncodedGroup(g, keys, hashes, values.buf, ends);
     }
   } catch (err) {
     await writer.abort();
@@ -104,4 +127,46 @@ export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
   spill.dispose();
   const family = await writer.finish();
   return { family, ambiguous, files: [...ledger.values()] };
+}
+
+/**
+ * A key's candidates, from every row that named it: one per final entity (a merged ID and its survivor under one
+ * key are the same entity, and the survivor's own ID wins), sorted by ID. More than one is the 409 case.
+ */
+function candidates(items: [string, number][], redirects: Map<string, RedirectInfo>): [string, number][] {
+  const byFinal = new Map<string, [string, number]>();
+  for (const item of items) {
+    const final = redirects.get(item[0])?.to ?? item[0];
+    const prev = byFinal.get(final);
+    if (!prev || item[0] === final || (prev[0] !== final && item[0] < prev[0])) byFinal.set(final, item);
+  }
+  return [...byFinal.values()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+}
+
+/**
+ * Resolve spill records, written by stage 1's bridges pass and grouped by HASH_GROUPS: u32 fnv1a32 of the key, u32
+ * key length, u8 type index, u8 ID length (all little-endian), then the key and the register ID in UTF-8. Binary
+ * rather than the CSV row: this stage then neither parses rows nor rebuilds keys, and copies most values as bytes.
+ */
+const RECORD_HEAD = 10;
+
+/** Appends one bridge's resolve record to `spill`; `hash` is fnv1a32(key), whose top bits pick the group. */
+export function addResolveRecord(spill: GroupSpill, key: string, hash: number, id: string, type: number): void {
+  // UTF-8 takes at most 3 bytes per UTF-16 unit. Keys come from decoded UTF-8 text, so they hold no lone surrogate
+  // (which UTF-8 could not carry back), and IDs are live or redirected register IDs, checked as such.
+  const buf = spill.reserve(hash >>> 24, RECORD_HEAD + (key.length + id.length) * 3);
+  const at = spill.cursor;
+  const klen = writeUtf8(buf, key, at + RECORD_HEAD);
+  const ilen = writeUtf8(buf, id, at + RECORD_HEAD + klen);
+  if (ilen > 0xff) throw new Error(`register ID of ${ilen} bytes in a resolve record`);
+  buf.writeUInt32LE(hash, at);
+  buf.writeUInt32LE(klen, at + 4);
+  buf[at + 8] = type;
+  buf[at + 9] = ilen;
+  spill.commit(hash >>> 24, at + RECORD_HEAD + klen + ilen);
+}
+
+function recordItem(data: Buffer, at: number): [string, number] {
+  const from = at + RECORD_HEAD + data.readUInt32LE(at + 4);
+  return [data.toString('utf8', from, from + data[at + 9]), data[at + 8]];
 }

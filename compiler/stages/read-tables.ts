@@ -6,13 +6,14 @@ import { columnIndex, readCsv } from '../read/csv-reader.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
-import { bucketOf } from '../../common/hash.ts';
+import { bucketOf, fnv1a32 } from '../../common/hash.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { resolveKey } from '../../common/dist-layout.ts';
 import { mergeSlack, noteSlack, Progress, type CompileContext } from '../context.ts';
 import type { ReleaseInput, TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
+import { addResolveRecord } from './build-resolve.ts';
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -27,12 +28,10 @@ export interface TablesRead {
    * spill per reading thread, always in the same order. Records of one ID may sit in any of them.
    */
   spills: GroupSpill[];
-  /** `<type index>,<bridges CSV record>` lines grouped by resolve key hash, written straight from the bridges pass. */
+  /** Resolve records (see addResolveRecord) grouped by key hash, written straight from the bridges pass. */
   resolve: GroupSpill;
   /** How to read each tag's records: its table's columns. */
   layouts: Map<string, SpillLayout>;
-  /** Columns of the bridges records in `resolve` (the same table as tag B). */
-  resolveLayout: SpillLayout;
   /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from (see resolveEntryBytes). */
   resolveBytes: number;
   /** Live entity IDs of the current release → index of their type in ENTITY_TYPES. */
@@ -76,8 +75,6 @@ export const TYPE_TABLES: [TableName, EntityType][] = [
   ['competitions', 'competition'], ['seasons', 'season'], ['stages', 'stage'], ['matches', 'match'],
 ];
 const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
-/** Resolve records are tagged with their entity's type index, as text once rather than per bridge. */
-const TYPE_TAGS = ENTITY_TYPES.map((_, i) => String(i));
 
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
 
@@ -142,7 +139,6 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     spills: [r.spill],
     resolve: r.spill, // replaced by the bridges reader's spill below
     layouts: r.layouts,
-    resolveLayout: { header: [], c: {}, idAt: 0, attrs: [] },
     resolveBytes: 0,
     live: new Map(),
     redirects,
@@ -172,7 +168,6 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     for (const p of res.providers) out.providers.add(p);
     mergeSlack(ctx, res.slack);
   }
-  out.resolveLayout = out.layouts.get(TAG.bridge) ?? out.resolveLayout;
   return out;
 }
 
@@ -320,7 +315,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
         put(id, TAG.bridge, raw);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        resolve!.addTaggedLine(bucketOf(key, HASH_GROUPS), TYPE_TAGS[type ?? live.get(final)!], raw);
+        addResolveRecord(resolve!, key, fnv1a32(key), id, type ?? live.get(final)!);
         resolveBytes += resolveEntryBytes(key, id);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);

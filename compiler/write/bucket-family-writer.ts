@@ -346,12 +346,36 @@ export class GroupedHashedFamilyWriter {
    * ascending order (a group may be skipped: its buckets stay empty).
    */
   writeGroup(g: number, keys: string[], values: unknown[]): void {
+    if (keys.length !== values.length) throw new RegisterError('compile', `${keys.length} keys but ${values.length} values`, this.opts.name);
+    this.write(g, keys, null, (out, i) => out.value(values[i]));
+  }
+
+  /**
+   * writeGroup for values already in msgpack: `keys[i]` maps to the bytes `values[ends[i - 1], ends[i])` (from 0 for
+   * the first), and `hashes[i]` is fnv1a32 of `keys[i]`, which the caller had to compute to group its keys anyway.
+   * Copying encoded values spares building an object per value only for the writer to take it apart again.
+   */
+  writeEncodedGroup(g: number, keys: string[], hashes: Uint32Array, values: Uint8Array, ends: Int32Array): void {
+    const n = keys.length;
+    if (hashes.length < n || ends.length < n) throw new RegisterError('compile', `${n} keys but ${Math.min(hashes.length, ends.length)} hashes or values`, this.opts.name);
+    this.write(g, keys, hashes, (out, i) => {
+      const from = i === 0 ? 0 : ends[i - 1];
+      const len = ends[i] - from;
+      out.ensure(len);
+      // Most values are a few dozen bytes: a plain loop beats the native copy call.
+      if (len < 64) for (let q = 0; q < len; q++) out.buf[out.pos + q] = values[from + q];
+      else out.buf.set(values.subarray(from, ends[i]), out.pos);
+      out.pos += len;
+    });
+  }
+
+  /** Both writeGroups: `value(out, i)` appends key i's value. A hash given is trusted, and checked against the group. */
+  private write(g: number, keys: string[], hashes: Uint32Array | null, value: (out: MsgpackOut, i: number) => void): void {
     const name = this.opts.name;
     if (this.done) throw new RegisterError('compile', 'writeGroup after finish', name);
     if (!Number.isInteger(g) || g < this.next || g >= GROUPS) {
       throw new RegisterError('compile', `group ${g} out of order (next may be ${this.next} to ${GROUPS - 1})`, name);
     }
-    if (keys.length !== values.length) throw new RegisterError('compile', `${keys.length} keys but ${values.length} values`, name);
     this.next = g + 1;
     const n = keys.length;
     if (n === 0) return;
@@ -361,7 +385,7 @@ export class GroupedHashedFamilyWriter {
     for (let i = 0; i < n; i++) {
       const key = keys[i];
       if (typeof key !== 'string') throw new RegisterError('compile', `key must be a string, got ${typeof key}`, name);
-      const hash = fnv1a32(key);
+      const hash = hashes === null ? fnv1a32(key) : hashes[i];
       if (hash >>> (32 - GROUP_BITS) !== g) throw new RegisterError('compile', `key ${showKey(key)} does not belong to group ${g}`, name);
       local[i] = (hash >>> (32 - bits)) - first;
     }
@@ -382,7 +406,7 @@ export class GroupedHashedFamilyWriter {
         if (out.string(key) !== key.length && LONE_SURROGATE.test(key)) {
           throw new RegisterError('compile', `key ${showKey(key)} holds a lone surrogate`, name);
         }
-        out.value(values[order[k]]);
+        value(out, order[k]);
       }
       setDirectoryEntry(this.dir, first + b, base + start, out.buf, start, out.pos);
     }

@@ -20,10 +20,11 @@ export interface GroupSpillOptions {
 }
 
 /**
- * Append-only record groups backed by one temp file each. Two record forms, not to be mixed in one spill:
+ * Append-only record groups backed by one temp file each. Three record forms, not to be mixed in one spill:
  * - `add`/`read`: JSON arrays, one per line (JSON.stringify/parse are native, a line never holds a raw newline);
  * - `addLine`/`readText`: text the caller frames itself, e.g. a CSV record as read, so the hot path of the compile
- *   copies rows instead of re-encoding them (measured: JSON encode + parse + GC were a third of compile time).
+ *   copies rows instead of re-encoding them (measured: JSON encode + parse + GC were a third of compile time);
+ * - `reserve`/`commit`/`readBytes`: binary records the caller lays out itself, written into the group's buffer.
  * Records are encoded into each group's byte buffer as they are added: a buffered string would outlive many young
  * collections (a group fills only after ~groups × flushBytes of input) and keep its 1 MiB source chunk alive.
  */
@@ -96,6 +97,34 @@ export class GroupSpill {
     this.used[group] = at;
   }
 
+  /** Where `reserve` says the next binary record starts in the buffer it returned. */
+  cursor = 0;
+
+  /**
+   * Room for one binary record of at most `most` bytes in `group`, for spills read back with `readBytes`: returns
+   * the group's buffer, which the caller fills from `cursor` and closes with `commit(group, end)`. Writing into the
+   * buffer directly spares a Buffer per record, which a copying `add` would need for millions of short records.
+   */
+  reserve(group: number, most: number): Buffer {
+    let buf = this.buffers[group];
+    if (buf === null) buf = this.buffers[group] = Buffer.allocUnsafe(Math.max(this.flushBytes, most));
+    if (most > buf.length - this.used[group]) {
+      this.flush(group);
+      // A record longer than the flush size gets a buffer of its own size, kept for the group's later records.
+      if (most > buf.length) buf = this.buffers[group] = Buffer.allocUnsafe(most);
+    }
+    this.cursor = this.used[group];
+    return buf;
+  }
+
+  /** Ends the record `reserve` made room for: it filled the group's buffer up to `end`. Records are never empty. */
+  commit(group: number, end: number): void {
+    // An empty record would be counted with no byte on disk to show for it (a group of them has no file at all).
+    if (end <= this.cursor) throw new Error(`empty binary record in spill group ${group}`);
+    this.used[group] = end;
+    this.counts[group]++;
+  }
+
   count(group: number): number {
     return this.counts[group];
   }
@@ -146,6 +175,11 @@ export class GroupSpill {
   /** The whole text of one group (records added by `addLine`, each followed by a newline). */
   readText(group: number): string {
     return this.counts[group] === 0 ? '' : readFileSync(this.file(group), 'utf8');
+  }
+
+  /** The bytes of one group (records added by `reserve`/`commit`, back to back). */
+  readBytes(group: number): Buffer {
+    return this.counts[group] === 0 ? Buffer.alloc(0) : readFileSync(this.file(group));
   }
 
   /** Drops one group's file once it has been processed, to keep temp disk use down. */

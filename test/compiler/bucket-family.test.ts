@@ -5,9 +5,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeMsgpack, DIRECTORY_ENTRY_BYTES, encodeMsgpack, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
+import { decodeMsgpack, DIRECTORY_ENTRY_BYTES, encodeMsgpack, packr, readDirectoryEntry, type BucketFamily } from '../../common/bucket-format.ts';
 import { checksum32 } from '../../common/checksum.ts';
-import { bucketOf } from '../../common/hash.ts';
+import { bucketOf, fnv1a32 } from '../../common/hash.ts';
 import { chooseBuckets, GroupedHashedFamilyWriter, HASH_GROUPS, HashedFamilyWriter, OrdinalFamilyWriter } from '../../compiler/write/bucket-family-writer.ts';
 import { ContentFileWriter, writeContentFile } from '../../compiler/write/content-file.ts';
 import type { ShardSource } from '../../runtime/interfaces.ts';
@@ -237,6 +237,26 @@ describe('bucketed families', () => {
       expect(got, `${want.buckets} buckets`).toEqual(want);
     }
     expect(readdirSync(tmp())).toEqual([]);
+  });
+
+  it('writes the same bytes from values already in msgpack as from the values', async () => {
+    const { family: want } = await writeHashed('resolve/encoded', entries, { targetBucketBytes: 8192 });
+    const w = grouped('resolve/encoded', want.buckets);
+    byGroup(shuffled(entries, 3)).forEach(([keys, values], g) => {
+      const encoded = values.map((v) => packr.pack(v));
+      const ends = new Int32Array(encoded.length);
+      encoded.reduce((at, bytes, i) => (ends[i] = at + bytes.length), 0);
+      w.writeEncodedGroup(g, keys, Uint32Array.from(keys, fnv1a32), Buffer.concat(encoded), ends);
+    });
+    expect(w.entries).toBe(entries.length);
+    expect(await w.finish()).toEqual(want);
+    // The hash handed in still has to name the group.
+    const g = bucketOf(entries[0][0], HASH_GROUPS);
+    const other = grouped('resolve/encoded-bad', want.buckets);
+    const wrongHash = Uint32Array.of(((g + 1) % HASH_GROUPS) << 24);
+    expect(() => other.writeEncodedGroup(g, [entries[0][0]], wrongHash, packr.pack(1), Int32Array.of(1))).toThrow(`does not belong to group ${g}`);
+    expect(() => other.writeEncodedGroup(g + 1, ['x', 'y'], new Uint32Array(1), packr.pack(1), Int32Array.of(1))).toThrow('2 keys but 1 hashes or values');
+    await other.abort();
   });
 
   it('reads a group-written family back', async () => {

@@ -3,7 +3,7 @@
 // a worker thread alongside stage 2.
 import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
-import { chooseBuckets, GroupedHashedFamilyWriter, HASH_GROUPS } from '../write/bucket-family-writer.ts';
+import { chooseBuckets, GroupedHashedFamilyWriter, HASH_GROUPS, hashGroupOf } from '../write/bucket-family-writer.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../context.ts';
 import type { RedirectInfo, TablesRead } from './read-tables.ts';
 import { MsgpackOut, writeStrHeader, writeUtf8 } from '../write/msgpack-out.ts';
@@ -150,11 +150,11 @@ function candidates(items: [string, number][], redirects: Map<string, RedirectIn
  */
 const RECORD_HEAD = 10;
 
-/** Appends one bridge's resolve record to `spill`; `hash` is fnv1a32(key), whose top bits pick the group. */
+/** Appends one bridge's resolve record to `spill`; `hash` is fnv1a32(key), which picks the group (hashGroupOf). */
 export function addResolveRecord(spill: GroupSpill, key: string, hash: number, id: string, type: number): void {
   // UTF-8 takes at most 3 bytes per UTF-16 unit. Keys come from decoded UTF-8 text, so they hold no lone surrogate
   // (which UTF-8 could not carry back), and IDs are live or redirected register IDs, checked as such.
-  const buf = spill.reserve(hash >>> 24, RECORD_HEAD + (key.length + id.length) * 3);
+  const buf = spill.reserve(hashGroupOf(hash), RECORD_HEAD + (key.length + id.length) * 3);
   const at = spill.cursor;
   const klen = writeUtf8(buf, key, at + RECORD_HEAD);
   const ilen = writeUtf8(buf, id, at + RECORD_HEAD + klen);
@@ -163,7 +163,7 @@ export function addResolveRecord(spill: GroupSpill, key: string, hash: number, i
   buf.writeUInt32LE(klen, at + 4);
   buf[at + 8] = type;
   buf[at + 9] = ilen;
-  spill.commit(hash >>> 24, at + RECORD_HEAD + klen + ilen);
+  spill.commit(at + RECORD_HEAD + klen + ilen);
 }
 
 function recordItem(data: Buffer, at: number): [string, number] {

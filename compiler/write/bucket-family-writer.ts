@@ -45,6 +45,8 @@ const GROUP_BITS = 8;
 const GROUPS = 1 << GROUP_BITS;
 /** Hash groups of a GroupedHashedFamilyWriter: group = bucketOf(key, HASH_GROUPS). */
 export const HASH_GROUPS = GROUPS;
+/** The hash group of a key whose fnv1a32 is `hash`: its top GROUP_BITS bits, as bucketOf(key, HASH_GROUPS). */
+export const hashGroupOf = (hash: number): number => hash >>> (32 - GROUP_BITS);
 const MIN_BUCKETS = GROUPS;
 /** Caps the directory at 128 MiB; far beyond any pack that fits u32 offsets at sane bucket sizes. */
 const MAX_BUCKETS = 1 << 24;
@@ -111,7 +113,7 @@ export class HashedFamilyWriter {
     if (typeof key !== 'string') throw new RegisterError('compile', `key must be a string, got ${typeof key}`, this.name);
     const hash = fnv1a32(key);
     const enc = encodeMsgpack(value);
-    const g = hash >>> (32 - GROUP_BITS);
+    const g = hashGroupOf(hash);
     // Worst case UTF-8 is 3 bytes per UTF-16 unit; the key is written straight into the buffer.
     const need = RECORD_HEADER + key.length * 3 + enc.byteLength;
     let buf = this.bufs[g];
@@ -386,7 +388,7 @@ export class GroupedHashedFamilyWriter {
       const key = keys[i];
       if (typeof key !== 'string') throw new RegisterError('compile', `key must be a string, got ${typeof key}`, name);
       const hash = hashes === null ? fnv1a32(key) : hashes[i];
-      if (hash >>> (32 - GROUP_BITS) !== g) throw new RegisterError('compile', `key ${showKey(key)} does not belong to group ${g}`, name);
+      if (hashGroupOf(hash) !== g) throw new RegisterError('compile', `key ${showKey(key)} does not belong to group ${g}`, name);
       local[i] = (hash >>> (32 - bits)) - first;
     }
     const { starts, order } = orderByBucket(local, keys, perGroup, name);

@@ -99,10 +99,12 @@ export class GroupSpill {
 
   /** Where `reserve` says the next binary record starts in the buffer it returned. */
   cursor = 0;
+  /** The group `reserve` made room in, which `commit` ends the record of. */
+  private reserved = -1;
 
   /**
    * Room for one binary record of at most `most` bytes in `group`, for spills read back with `readBytes`: returns
-   * the group's buffer, which the caller fills from `cursor` and closes with `commit(group, end)`. Writing into the
+   * the group's buffer, which the caller fills from `cursor` and closes with `commit(end)`. Writing into the
    * buffer directly spares a Buffer per record, which a copying `add` would need for millions of short records.
    */
   reserve(group: number, most: number): Buffer {
@@ -114,13 +116,17 @@ export class GroupSpill {
       if (most > buf.length) buf = this.buffers[group] = Buffer.allocUnsafe(most);
     }
     this.cursor = this.used[group];
+    this.reserved = group;
     return buf;
   }
 
-  /** Ends the record `reserve` made room for: it filled the group's buffer up to `end`. Records are never empty. */
-  commit(group: number, end: number): void {
+  /** Ends the record the last `reserve` made room for: it filled that group's buffer up to `end`. Records are never empty. */
+  commit(end: number): void {
+    const group = this.reserved;
+    if (group < 0) throw new Error('commit without a reserve');
     // An empty record would be counted with no byte on disk to show for it (a group of them has no file at all).
     if (end <= this.cursor) throw new Error(`empty binary record in spill group ${group}`);
+    this.reserved = -1;
     this.used[group] = end;
     this.counts[group]++;
   }

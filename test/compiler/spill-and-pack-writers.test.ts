@@ -56,11 +56,11 @@ describe('GroupSpill', () => {
             // Room asked for is an upper bound, as a caller writing UTF-8 asks: more than it then writes.
             const buf = spill.reserve(g, bytes.length + 7);
             buf.set(bytes, spill.cursor);
-            spill.commit(g, spill.cursor + bytes.length);
+            spill.commit(spill.cursor + bytes.length);
             want[g].push(...bytes);
           }
           spill.reserve(0, 4);
-          expect(() => spill.commit(0, spill.cursor), 'an empty record').toThrow('empty binary record in spill group 0');
+          expect(() => spill.commit(spill.cursor), 'an empty record').toThrow('empty binary record in spill group 0');
           spill.seal();
           const again = GroupSpill.open(spill.handle());
           for (let g = 0; g < 8; g++) {

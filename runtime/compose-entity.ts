@@ -70,6 +70,18 @@ export function entityParts(e: LiveEntity, include: ReadonlySet<Include>, lang: 
 
 export const entityBody = (e: LiveEntity, include: ReadonlySet<Include>, lang: string | null): Uint8Array => concatToSend(entityParts(e, include, lang));
 
+const INCLUDE_BIT = new Map<Include, number>(INCLUDE_ORDER.map((inc, i) => [inc, 1 << i]));
+
+/**
+ * What an Entity body depends on within one release, as a cache key: the ID asked for (a merged ID's body names
+ * it), the includes as a bit set (their order in the query does not change the body) and the lang filter.
+ */
+export function entityBodyKey(id: string, include: ReadonlySet<Include>, lang: string | null): string {
+  let bits = 0;
+  for (const inc of include) bits |= INCLUDE_BIT.get(inc)!;
+  return lang === null ? `${bits}\u0000${id}` : `${bits}\u0000${id}\u0000${lang}`;
+}
+
 const head = (e: LiveEntity) => enc.encode(`{"reep_id":${JSON.stringify(e.id)}`);
 
 /** GET /entities/{id}/bridges body. */

@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   cacheBytes?: number;
   /** Entity shard cache across releases, in bytes (default DEFAULT_SHARD_CACHE_BYTES; 0 keeps none). */
   shardCacheBytes?: number;
+  /** Finished entity answers kept across releases, in bytes (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
+  bodyCacheBytes?: number;
   maxBodyBytes?: number;
   /** Overrides for tests: a state store or key store built elsewhere. */
   store?: StateStore;
@@ -52,7 +54,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
   const clock = opts.clock ?? systemClock;
   const dist = opts.dist ?? 'dist';
   const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
-  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes });
+  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes });
   const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
   const app = createApp({
     catalog,

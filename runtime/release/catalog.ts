@@ -6,6 +6,7 @@ import { NOT_AT_HAND, type Clock, type ShardSource } from '../interfaces.ts';
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
+import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from './body-cache.ts';
 
 /** Options of a ReleaseCatalog. */
 export interface CatalogOptions {
@@ -17,6 +18,8 @@ export interface CatalogOptions {
   cacheBytes?: number;
   /** Bytes of verified entity shards kept across all releases (default DEFAULT_SHARD_CACHE_BYTES; 0 keeps none). */
   shardCacheBytes?: number;
+  /** Bytes of finished entity answers kept across all releases (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
+  bodyCacheBytes?: number;
 }
 
 export class ReleaseCatalog {
@@ -29,10 +32,12 @@ export class ReleaseCatalog {
   private readonly opened = new Map<string, Release>();
   readonly cache: BucketCache;
   readonly shards: ShardCache;
+  readonly bodies: BodyCache;
 
   constructor(private readonly opts: CatalogOptions) {
     this.cache = createBucketCache(opts.cacheBytes ?? DEFAULT_BUCKET_CACHE_BYTES);
     this.shards = new ShardCache(opts.shardCacheBytes ?? DEFAULT_SHARD_CACHE_BYTES);
+    this.bodies = new BodyCache(opts.bodyCacheBytes ?? DEFAULT_BODY_CACHE_BYTES);
   }
 
   /** The current index (null when nothing is compiled). */
@@ -86,7 +91,7 @@ export class ReleaseCatalog {
   release(stamp: string): Promise<Release> {
     let r = this.releases.get(stamp);
     if (!r) {
-      r = loadRelease(this.opts.source, stamp, this.cache, this.shards);
+      r = loadRelease(this.opts.source, stamp, this.cache, this.shards, this.bodies);
       r.then(
         (opened) => this.opened.set(stamp, opened),
         () => this.releases.delete(stamp),

@@ -10,6 +10,7 @@ import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
 import { shardCacheKey, type ShardCache } from './shard-cache.ts';
 import { packNumber } from './pack-numbers.ts';
 import { RecentMap } from './recent-map.ts';
+import type { BodyCache } from './body-cache.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 
 /**
@@ -39,6 +40,9 @@ export interface GoneEntity {
 }
 export type EntityLookup = LiveEntity | GoneEntity | null;
 
+/** Tells releases apart in the shared BodyCache's keys, whatever their stamps. */
+let releasesOpened = 0;
+
 export class Release {
   readonly stamp: string;
   readonly providers: Set<string>;
@@ -49,6 +53,7 @@ export class Release {
   private readonly streams = new Map<string, BucketFamilyReader>();
   private readonly documentCache = new Map<string, Promise<Uint8Array>>();
   private readonly recentIndex = new RecentMap<string, EntityIndexValue>(RECENT_INDEX_ENTRIES);
+  private readonly bodyScope = `${releasesOpened++}\u0000`;
 
   constructor(
     readonly doc: ReleaseDoc,
@@ -58,6 +63,8 @@ export class Release {
     private readonly sha256Of: Record<string, string>,
     /** Verified shards kept across requests (shared by the catalog's releases), or null for none. */
     private readonly shards: ShardCache | null = null,
+    /** Finished answers kept across requests (shared by the catalog's releases), or null for none. */
+    private readonly bodies: BodyCache | null = null,
   ) {
     this.stamp = doc.stamp;
     this.providers = new Set(doc.providers.map((p) => p.name));
@@ -106,6 +113,19 @@ export class Release {
     }
     const shard = this.readShardNow(v[1], v[2], v[3], v[12], id);
     return shard === NOT_AT_HAND ? shard : liveOf(id, v, shard);
+  }
+
+  /** The answer body this release kept under `key` (see keepBody), or undefined. Never write to it. */
+  keptBody(key: string): Uint8Array | undefined {
+    return this.bodies?.get(this.bodyScope + key);
+  }
+
+  /**
+   * Keeps `parts[from..]` joined as the answer body for `key`, a string that names everything the body depends on
+   * besides the release (compose-entity.ts: entityBodyKey). Returns the kept bytes, or null when they were not kept.
+   */
+  keepBody(key: string, parts: readonly Uint8Array[], from = 0): Uint8Array | null {
+    return this.bodies ? this.bodies.keep(this.bodyScope + key, parts, from) : null;
   }
 
   /** The index entry of `id` from the recent ones or a retained bucket, else NOT_AT_HAND (undefined: no such ID). */
@@ -212,7 +232,7 @@ function verifiedShard(bytes: Uint8Array | null, checksum: number, id: string): 
   return bytes;
 }
 
-export async function loadRelease(source: ShardSource, stamp: string, cache: BucketCache, shards: ShardCache | null = null): Promise<Release> {
+export async function loadRelease(source: ShardSource, stamp: string, cache: BucketCache, shards: ShardCache | null = null, bodies: BodyCache | null = null): Promise<Release> {
   const manifestBytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`);
   if (!manifestBytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${MANIFEST_FILE}`);
   const files = (JSON.parse(new TextDecoder().decode(manifestBytes)) as { files: Record<string, { sha256: string }> }).files;
@@ -225,7 +245,7 @@ export async function loadRelease(source: ShardSource, stamp: string, cache: Buc
   const doc = JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc;
   // Another format's shards may be stored differently (format 2 stores bridges compactly): never guess at them.
   if (doc.format !== DIST_FORMAT) throw new Error(`release ${stamp} is in format ${JSON.stringify(doc.format)}, this runtime reads ${DIST_FORMAT}; recompile it`);
-  return new Release(doc, source, cache, sha256Of, shards);
+  return new Release(doc, source, cache, sha256Of, shards, bodies);
 }
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -4,7 +4,7 @@ import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
 import { concatToSend } from '../../common/bytes.ts';
-import { entityParts } from '../compose-entity.ts';
+import { entityBodyKey, entityParts } from '../compose-entity.ts';
 import { GoneError, liveEntity, liveEntityNow } from './entities.ts';
 import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
@@ -98,11 +98,16 @@ const settled = (p: EntityPlan): Looked | null => {
 };
 const lookUp = (p: EntityPlan): Promise<Looked> => liveEntity(p.release, p.entity).then((entity) => ({ entity }), (failed: unknown) => ({ failed }));
 
-/** Pushes one item's `{status, body}` onto `out` as byte slices: entity bodies pass through as the compiler wrote them. */
-function entityItem(p: EntityPlan, looked: Looked, out: Uint8Array[]): void {
+/**
+ * Pushes one item's `{status, body}` onto `out` as byte slices: entity bodies pass through as the compiler wrote
+ * them, and are kept for the next request that asks the same (see entityItem in entities.ts).
+ */
+function entityItem(p: EntityPlan, key: string, looked: Looked, out: Uint8Array[]): void {
   if ('failed' in looked) return failedItem(looked.failed, out);
   out.push(statusHead(200));
+  const from = out.length;
   entityParts(looked.entity, p.include, p.lang, out);
+  p.release.keepBody(key, out, from);
   out.push(CLOSE);
 }
 
@@ -142,6 +147,12 @@ async function compose(planned: Planned[]): Promise<Reply> {
       await otherItem(p, parts);
       continue;
     }
+    const key = entityBodyKey(p.entity, p.include, p.lang);
+    const kept = p.release.keptBody(key);
+    if (kept) {
+      parts.push(statusHead(200), kept, CLOSE);
+      continue;
+    }
     let looked = ahead[i] ? null : settled(p);
     if (looked === null) {
       for (let j = i; j < Math.min(planned.length, i + LOOKAHEAD); j++) {
@@ -151,7 +162,7 @@ async function compose(planned: Planned[]): Promise<Reply> {
       looked = await ahead[i]!;
       ahead[i] = undefined;
     }
-    entityItem(p, looked, parts);
+    entityItem(p, key, looked, parts);
   }
   parts.push(enc.encode(`],"count":${planned.length}}`));
   return { status: 200, body: concatToSend(parts) };

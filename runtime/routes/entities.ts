@@ -1,7 +1,8 @@
 // GET /entities/{reep_id} and its /bridges, /overlay and /relationships views; batch items run `liveEntity` and `entityParts` too.
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
-import { bridgesBody, entityBody, overlayBody, relationshipsBody } from '../compose-entity.ts';
+import { bridgesBody, entityBodyKey, entityParts, overlayBody, relationshipsBody } from '../compose-entity.ts';
+import { concatToSend } from '../../common/bytes.ts';
 import { allowOnly, checkRegisterId, intParam, oneParam, parseInclude } from '../params.ts';
 import type { EntityLookup, Release, LiveEntity } from '../release/open-release.ts';
 import { NOT_AT_HAND } from '../interfaces.ts';
@@ -40,9 +41,18 @@ function withLive<T>(release: Release, id: string, answer: (e: LiveEntity) => T)
   return now !== NOT_AT_HAND ? answer(now) : liveEntity(release, id).then(answer);
 }
 
-/** One entity lookup as /entities/{id} answers it. */
+/**
+ * One entity lookup as /entities/{id} answers it: the body the release kept for the same question, else composed
+ * (and kept). Only 200 bodies are kept; a 404 or 410 is looked up each time.
+ */
 export function entityItem(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): Reply | Promise<Reply> {
-  return withLive(release, id, (e) => ({ status: 200, body: entityBody(e, include, lang) }));
+  const key = entityBodyKey(id, include, lang);
+  const kept = release.keptBody(key);
+  if (kept) return { status: 200, body: kept };
+  return withLive(release, id, (e) => {
+    const parts = entityParts(e, include, lang);
+    return { status: 200, body: release.keepBody(key, parts) ?? concatToSend(parts) };
+  });
 }
 
 const ENTITY_QUERY = ['include', 'lang'] as const;

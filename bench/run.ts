@@ -229,14 +229,14 @@ export async function main(argv: string[]): Promise<BenchResult> {
 }
 
 /**
- * Which code was measured: HEAD and the files changed outside bench/ (read-only git; --no-optional-locks so even the
- * index's stat cache is left alone). Children load the sources when they start, so a tree that changes mid-run
+ * Which code was measured: HEAD and the files changed outside bench/ and test/, which no measured process loads
+ * (read-only git; --no-optional-locks so even the index's stat cache is left alone). Children load the sources when they start, so a tree that changes mid-run
  * means different rows measured different code.
  */
 async function codeVersion(): Promise<{ commit: string; dirty: string[] } | null> {
   const head = await runToEnd('git', ['--no-optional-locks', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT });
   if (head.code !== 0) return null;
-  const st = await runToEnd('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench'], { cwd: ROOT });
+  const st = await runToEnd('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench', ':!test'], { cwd: ROOT });
   return { commit: head.stdout.trim(), dirty: st.stdout.split('\n').map((l) => l.slice(3).trim()).filter(Boolean) };
 }
 

@@ -74,7 +74,7 @@ export interface ServeOptions {
 /** The young-generation size the batch diagnostic row starts its runtime with. */
 export const YOUNG_GEN_FLAG = '--max-semi-space-size=32';
 /** Alternating (bare, entity) pairs behind the entity-vs-ceiling ratio; (journal, read-only) pairs behind its diagnostic. */
-const ENTITY_BARE_PAIRS = 3;
+const ENTITY_BARE_PAIRS = 5;
 const READ_ONLY_PAIRS = 2;
 
 /** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */

@@ -61,6 +61,17 @@ describe('kept entity answers', () => {
     expect((await client(plain.url, key)(`/api/next/entities/${NEXT_ONLY}`)).status).toBe(200);
   });
 
+  it('stay intact when answered through the Web-standard fetch, which hands the bytes to a Response', async () => {
+    const path = `/api/v1/entities/${ID.arsenal}?include=aliases,bridges,overlay`;
+    const viaHttp = (await client(plain.url, key)(path)).text;
+    for (let i = 0; i < 3; i++) {
+      const res = await keeping.app.fetch(new Request(`http://127.0.0.1${path}`, { headers: { authorization: `Bearer ${key}` } }));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe(viaHttp);
+    }
+    expect((await client(keeping.url, key)(path)).text).toBe(viaHttp);
+  });
+
   it('answer the same bytes inside a batch, mixed with single lookups of the same entities', async () => {
     const ids = Object.values(ID);
     for (const inc of ['aliases,bridges,overlay', 'bridges', '']) {

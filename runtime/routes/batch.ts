@@ -19,7 +19,8 @@ const dec = new TextDecoder();
 const COMMA = new Uint8Array([44]);
 
 /** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
-type EntityPlan = { entity: string; release: Release; include: ReadonlySet<Include>; lang: string | null };
+/** `key`: what its body is kept under (entityBodyKey), made once per item. */
+type EntityPlan = { entity: string; key: string; release: Release; include: ReadonlySet<Include>; lang: string | null };
 type OtherPlan = { run: () => Promise<Reply> } | { error: ApiError };
 type Planned = EntityPlan | OtherPlan;
 
@@ -47,7 +48,7 @@ function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lan
     if (item.type === 'entity') {
       if (typeof item.id !== 'string') throw new ApiError(400, 'invalid_body', 'An entity item needs id.');
       const id = checkRegisterId(item.id);
-      return { entity: id, release, include, lang };
+      return { entity: id, key: entityBodyKey(id, include, lang), release, include, lang };
     }
     if (item.type === 'resolve') {
       const externalId = (item.external_id ?? item.id) as string | undefined;
@@ -102,12 +103,12 @@ const lookUp = (p: EntityPlan): Promise<Looked> => liveEntity(p.release, p.entit
  * Pushes one item's `{status, body}` onto `out` as byte slices: entity bodies pass through as the compiler wrote
  * them, and are kept for the next request that asks the same (see entityItem in entities.ts).
  */
-function entityItem(p: EntityPlan, key: string, looked: Looked, out: Uint8Array[]): void {
+function entityItem(p: EntityPlan, looked: Looked, out: Uint8Array[]): void {
   if ('failed' in looked) return failedItem(looked.failed, out);
   out.push(statusHead(200));
   const from = out.length;
   entityParts(looked.entity, p.include, p.lang, out);
-  p.release.keepBody(key, out, from);
+  p.release.keepBody(p.key, out, from);
   out.push(CLOSE);
 }
 
@@ -147,8 +148,7 @@ async function compose(planned: Planned[]): Promise<Reply> {
       await otherItem(p, parts);
       continue;
     }
-    const key = entityBodyKey(p.entity, p.include, p.lang);
-    const kept = p.release.keptBody(key);
+    const kept = p.release.keptBody(p.key);
     if (kept) {
       parts.push(statusHead(200), kept, CLOSE);
       continue;
@@ -157,12 +157,13 @@ async function compose(planned: Planned[]): Promise<Reply> {
     if (looked === null) {
       for (let j = i; j < Math.min(planned.length, i + LOOKAHEAD); j++) {
         const q = planned[j];
-        if ('entity' in q) ahead[j] ??= lookUp(q);
+        // An item whose body is kept needs no read: it is answered from the cache when its turn comes.
+        if ('entity' in q && !q.release.keptBody(q.key)) ahead[j] ??= lookUp(q);
       }
       looked = await ahead[i]!;
       ahead[i] = undefined;
     }
-    entityItem(p, key, looked, parts);
+    entityItem(p, looked, parts);
   }
   parts.push(enc.encode(`],"count":${planned.length}}`));
   return { status: 200, body: concatToSend(parts) };

@@ -15,6 +15,12 @@ const ENTRY = new URL('./ts-worker.mjs', import.meta.url);
  */
 export const WORKER_HEAP_MB = 1536;
 
+/** Heap sizes of one worker beyond the old-space cap every worker gets. */
+export interface WorkerLimits {
+  /** Young generation (both semi-spaces and the new large-object space), in MiB; V8's default when absent. */
+  youngGenerationMb?: number;
+}
+
 interface Reply<R> {
   ok: boolean;
   result?: R;
@@ -28,9 +34,10 @@ export class WorkerAborted extends Error {}
  * Runs `module`'s `run(job)` in a new worker thread. Aborting `signal` terminates the thread and rejects with
  * WorkerAborted once it has stopped, so a caller can wait for siblings to stop writing before it cleans up.
  */
-export function runInWorker<J, R>(module: URL, job: J, signal?: AbortSignal): Promise<R> {
+export function runInWorker<J, R>(module: URL, job: J, signal?: AbortSignal, limits: WorkerLimits = {}): Promise<R> {
   return new Promise<R>((resolve, reject) => {
-    const worker = new Worker(fileURLToPath(ENTRY), { workerData: { module: module.href, job }, resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
+    const resourceLimits = { maxOldGenerationSizeMb: WORKER_HEAP_MB, ...(limits.youngGenerationMb ? { maxYoungGenerationSizeMb: limits.youngGenerationMb } : {}) };
+    const worker = new Worker(fileURLToPath(ENTRY), { workerData: { module: module.href, job }, resourceLimits });
     let settled = false;
     const stop = () => {
       if (settled) return;
@@ -69,13 +76,13 @@ function rebuild(e: NonNullable<Reply<unknown>['error']>): Error {
  * Runs every job in its own worker thread; when one fails, stops the others and waits for them to stop before
  * rejecting with the first real failure (never a sibling's WorkerAborted).
  */
-export async function runAllInWorkers<J, R>(module: URL, jobs: J[], signal?: AbortSignal): Promise<R[]> {
+export async function runAllInWorkers<J, R>(module: URL, jobs: J[], signal?: AbortSignal, limits: WorkerLimits = {}): Promise<R[]> {
   const ac = new AbortController();
   if (signal?.aborted) ac.abort();
   else signal?.addEventListener('abort', () => ac.abort(), { once: true });
   const settled = await Promise.allSettled(
     jobs.map((j) =>
-      runInWorker<J, R>(module, j, ac.signal).catch((e) => {
+      runInWorker<J, R>(module, j, ac.signal, limits).catch((e) => {
         ac.abort();
         throw e;
       }),

@@ -19,6 +19,13 @@ describe('runInWorker', () => {
     expect([err.file, err.row]).toEqual(['csv/bridges.csv.gz', 42]);
   });
 
+  it('gives a worker the young generation it asks for, and V8\'s smaller default otherwise', async () => {
+    const asked = await runAllInWorkers<Job, number>(MODULE, [{ kind: 'young-generation' }, { kind: 'young-generation' }], undefined, { youngGenerationMb: 192 });
+    const plain = await runInWorker<Job, number>(MODULE, { kind: 'young-generation' });
+    expect(asked).toEqual([192, 192]);
+    expect(plain).toBeLessThan(192);
+  });
+
   it('stops the siblings of a failed job and reports the real failure', async () => {
     // Were the hanging jobs waited for instead of terminated, this would never settle and the test would time out.
     const err = (await runAllInWorkers<Job, unknown>(MODULE, [{ kind: 'hang' }, { kind: 'crash' }, { kind: 'hang' }]).catch((e) => e)) as Error;

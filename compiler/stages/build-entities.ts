@@ -254,6 +254,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const privateFiles: ContentFile[] = [];
   const priorShards = job.priorDiffBase ? new PriorShards(job.priorDiffBase.publicDir) : null;
   const read = { layouts, redirects, priorRedirects };
+  const cuts: number[] = [];
 
   for (let p = job.from; p < job.to; p++) {
     const accs = new Map<string, Acc>();
@@ -516,15 +517,10 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     }
     const overlaySection = overlay ? `,"overlay":${JSON.stringify({ kb: overlay })}` : '';
 
-    const shard = core + aliasSection + attrSection + bridgeSection + relSection + overlaySection + '}';
-    const loc = sink.shards.add(shard);
-    // Cuts are byte offsets: string lengths when the shard is all ASCII (as many bytes as characters), else each
-    // section measured in UTF-8 bytes.
-    const measure = loc.length === shard.length ? strLen : byteLen;
-    let at = 0;
-    const off: number[] = [];
-    for (const part of [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection]) off.push((at += measure(part)));
-    sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, off[0], off[1], off[2], off[3], off[4], off[5], bridges.length, typeIndex, loc.checksum]);
+    // Written in its sections, whose byte ends are the cuts the runtime slices at.
+    const parts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, '}'];
+    const loc = sink.shards.addParts(parts, cuts);
+    sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, cuts[0], cuts[1], cuts[2], cuts[3], cuts[4], cuts[5], bridges.length, typeIndex, loc.checksum]);
 
     const doc = built.docs.ids.push(id) - 1;
     built.docs.types.push(typeIndex);
@@ -715,5 +711,3 @@ const parseRank = (s: string): number | null => (s === '' || !Number.isFinite(Nu
 const rankKey = (r: number | null) => (r === null ? Number.MAX_SAFE_INTEGER : r);
 const toInt = (s: string): number | null => (/^-?\d+$/.test(s.trim()) ? parseInt(s, 10) : null);
 const clamp01 = (n: number) => Math.min(1, Math.max(0, n));
-const byteLen = (s: string): number => Buffer.byteLength(s, 'utf8');
-const strLen = (s: string): number => s.length;

@@ -33,20 +33,26 @@ export class ShardPackWriter {
     this.packBytes = opts.packBytes ?? 256 * 1024 * 1024;
   }
 
-  /**
-   * Appends one JSON document; returns its pack number, byte offset and byte length (without the newline). A
-   * length equal to `json.length` means the document is all ASCII, so its string offsets are byte offsets.
-   */
+  /** Appends one JSON document; returns its pack number, byte offset and byte length (without the newline). */
   add(json: string): ShardLocation {
+    return this.addParts([json], this.oneEnd);
+  }
+
+  /**
+   * Appends one JSON document given as consecutive parts (an entity's sections, say) and sets `ends[i]` to the byte
+   * offset, within the document, where part i ends.
+   */
+  addParts(parts: readonly string[], ends: number[]): ShardLocation {
     const w = (this.current ??= new ContentFileWriter({ root: this.opts.root, bufferBytes: 4 * 1024 * 1024, ledger: this.opts.ledger }));
     const offset = w.bytes;
-    const bytes = w.writeUtf8(json);
+    const bytes = w.writeUtf8(parts, ends);
     // Checksummed before the next write can reuse the buffer under the view.
     const loc = { pack: this.finished.length, offset, length: bytes.length, checksum: checksum32(bytes, 0, bytes.length) };
     w.write(NEWLINE);
     if (w.bytes >= this.packBytes) this.roll();
     return loc;
   }
+  private readonly oneEnd = [0];
 
   /** Closes the last pack; returns pack paths relative to the public root, in pack-number order. */
   async finish(): Promise<string[]> {

@@ -111,4 +111,35 @@ describe('ShardPackWriter', () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it('writes a document given in parts as the joined document, with each part\'s byte end', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'packs-'));
+    try {
+      // Parts of every width in UTF-8, empty ones, and one document too large for the 4 MiB buffer.
+      const docs: string[][] = [
+        ['{"a":1', '', ',"n":"Łódź"', ',"e":"😀"', '}'],
+        ['', ''],
+        ['{"big":"', 'ü'.repeat(1_500_000), '"}'],
+        ...Array.from({ length: 200 }, (_, i) => [`{"i":${i}`, `,"s":"${'é'.repeat(i)}"`, '', '}']),
+      ];
+      const w = new ShardPackWriter({ root, packBytes: 64 * 1024 });
+      const ends: number[][] = [];
+      const locs = docs.map((parts) => {
+        const e: number[] = [];
+        const loc = w.addParts(parts, e);
+        ends.push(e);
+        return loc;
+      });
+      const packs = await w.finish();
+      docs.forEach((parts, i) => {
+        const bytes = readFileSync(join(root, packs[locs[i].pack])).subarray(locs[i].offset, locs[i].offset + locs[i].length);
+        expect(bytes.toString('utf8')).toBe(parts.join(''));
+        expect(locs[i].checksum).toBe(checksum32(bytes, 0, bytes.length));
+        let end = 0;
+        expect(ends[i]).toEqual(parts.map((p) => (end += Buffer.byteLength(p))));
+      });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

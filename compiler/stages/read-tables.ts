@@ -34,7 +34,7 @@ export interface TablesRead {
   layouts: Map<string, SpillLayout>;
   /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from (see resolveEntryBytes). */
   resolveBytes: number;
-  /** Live entity IDs of the current release → index of their type in ENTITY_TYPES. */
+  /** Live entity IDs of the current release → their partition (hashed once, not again for each of their rows). */
   live: Map<string, number>;
   redirects: Map<string, RedirectInfo>;
   priorRedirects: Map<string, RedirectInfo>;
@@ -77,6 +77,8 @@ export const TYPE_TABLES: [TableName, EntityType][] = [
 const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
 
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
+// The bridges reader packs a live ID's type index into the low 4 bits beside its partition.
+if (ENTITY_TYPES.length > 16) throw new Error('more entity types than 4 bits hold');
 
 function layoutOf(header: string[], c: Record<string, number>, idColumn: string, withAttrs: boolean): SpillLayout {
   const shifted: Record<string, number> = Object.create(null);
@@ -173,7 +175,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
 
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
 async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Promise<void> {
-  const put = (id: string, tag: string, raw: string) => r.spill.addTaggedLine(partitionOf(id, r.partitions), tag, raw);
+  const put = (p: number, tag: string, raw: string) => r.spill.addTaggedLine(p, tag, raw);
   await spilled(r, rel, false, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     checkId(id, label, row);
@@ -181,37 +183,40 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
     if (!isEntityType(type)) throw new RegisterError('compile', `unknown entity_type ${JSON.stringify(type)}`, label, row);
     if (out.live.has(id)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
     if (out.redirects.has(id)) throw new RegisterError('compile', `register ID ${id} is live and also in redirects`, label, row);
+    const p = partitionOf(id, r.partitions);
     // Kept for the whole compile: a copy, so it does not pin the 1 MiB chunk it was read from.
-    out.live.set(ownCopy(id), ENTITY_TYPES.indexOf(type));
-    put(id, TAG.entity, raw);
+    out.live.set(ownCopy(id), p);
+    put(p, TAG.entity, raw);
   });
   for (const [id, red] of out.redirects) {
     if (red.to && !out.live.has(red.to)) {
       throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, 'csv/redirects.csv.gz');
     }
     // Every retired ID gets its stub even when no other row names it.
-    put(id, TAG.retired, id);
+    put(partitionOf(id, r.partitions), TAG.retired, id);
   }
-  for (const id of out.priorRedirects.keys()) put(id, TAG.priorRetired, id);
+  for (const id of out.priorRedirects.keys()) put(partitionOf(id, r.partitions), TAG.priorRetired, id);
 
-  const known = (id: string, label: string, row: number): boolean => {
+  /** The partition of a live ID; -1 (the row noted and dropped) for any other. */
+  const known = (id: string, label: string, row: number): number => {
+    const p = out.live.get(id);
     // A live ID was checked when the entities table was read; only another one needs the pattern test.
-    if (out.live.has(id)) return true;
+    if (p !== undefined) return p;
     checkId(id, label, row);
     noteSlack(r, label, 'unknown register ID', `row ${row}: ${id}`);
-    return false;
+    return -1;
   };
 
   for (let i = 0; i < TYPE_TABLES.length; i++) {
     const tag = TAG.typed(i);
     await spilled(r, rel, false, TYPE_TABLES[i][0], tag, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
-      const id = f[c.reep_id];
-      if (known(id, label, row)) put(id, tag, raw);
+      const p = known(f[c.reep_id], label, row);
+      if (p >= 0) put(p, tag, raw);
     });
   }
   await spilled(r, rel, false, 'aliases', TAG.alias, ['reep_id', 'alias', 'kind', 'rank', 'language'], 'reep_id', false, (f, c, row, label, raw) => {
-    const id = f[c.reep_id];
-    if (known(id, label, row)) put(id, TAG.alias, raw);
+    const p = known(f[c.reep_id], label, row);
+    if (p >= 0) put(p, TAG.alias, raw);
   });
   await table(r, rel, false, 'providers', ['provider', 'role'], (f, c, row, label) => {
     const role = f[c.role];
@@ -225,16 +230,16 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
     (f, c, row, label, raw) => {
       const from = f[c.from_id];
       const to = f[c.to_id];
-      const fromLive = out.live.has(from);
-      const toLive = out.live.has(to);
-      if (!fromLive) checkId(from, label, row);
-      if (!toLive) checkId(to, label, row);
-      if (!fromLive || !toLive) {
-        noteSlack(r, label, 'unknown register ID', `row ${row}: ${fromLive ? to : from}`);
+      const fromAt = out.live.get(from);
+      const toAt = out.live.get(to);
+      if (fromAt === undefined) checkId(from, label, row);
+      if (toAt === undefined) checkId(to, label, row);
+      if (fromAt === undefined || toAt === undefined) {
+        noteSlack(r, label, 'unknown register ID', `row ${row}: ${fromAt !== undefined ? to : from}`);
         return;
       }
-      put(from, TAG.relFrom, raw);
-      put(to, TAG.relTo, raw);
+      put(fromAt, TAG.relFrom, raw);
+      put(toAt, TAG.relTo, raw);
     },
     (header, c) => {
       r.layouts.set(TAG.relFrom, layoutOf(header, c, 'from_id', false));
@@ -242,22 +247,22 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
     },
   );
   await spilled(r, rel, false, 'overlay_links', TAG.link, ['reep_id', 'qid', 'confidence', 'dob_check'], 'reep_id', false, (f, c, row, label, raw) => {
-    const id = f[c.reep_id];
-    if (known(id, label, row)) put(id, TAG.link, raw);
+    const p = known(f[c.reep_id], label, row);
+    if (p >= 0) put(p, TAG.link, raw);
   });
   await spilled(r, rel, false, 'overlay_aliases', TAG.overlayAlias, ['reep_id', 'name'], 'reep_id', false, (f, c, row, label, raw) => {
-    const id = f[c.reep_id];
-    if (known(id, label, row)) put(id, TAG.overlayAlias, raw);
+    const p = known(f[c.reep_id], label, row);
+    if (p >= 0) put(p, TAG.overlayAlias, raw);
   });
   await spilled(r, rel, false, 'overlay_xids', TAG.xid, ['reep_id', 'provider', 'property', 'external_id'], 'reep_id', false, (f, c, row, label, raw) => {
-    const id = f[c.reep_id];
-    if (!known(id, label, row)) return;
+    const p = known(f[c.reep_id], label, row);
+    if (p < 0) return;
     if (!out.providers.has(f[c.provider])) out.providers.add(ownCopy(f[c.provider]));
-    put(id, TAG.xid, raw);
+    put(p, TAG.xid, raw);
   });
   await spilled(r, rel, false, 'observed_clubs', TAG.observed, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
-    const id = f[c.reep_id];
-    if (known(id, label, row)) put(id, TAG.observed, raw);
+    const p = known(f[c.reep_id], label, row);
+    if (p >= 0) put(p, TAG.observed, raw);
   });
   await table(r, rel, false, 'coverage', ['section', 'key', 'value'], (f, c) => {
     out.coverage.push([f[c.section], f[c.key], f[c.value]]);
@@ -293,29 +298,30 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       if (live.has(id) || redirects.get(id)?.to) put(id, TAG.priorBridge, raw);
     });
   } else {
-    // Live IDs and their types, read again here rather than shipped across threads; the main thread checks the
-    // entities table, so a bad row there is reported from there.
+    // Live IDs with their partition and type (packed: partition << 4 | type index), read again here rather than
+    // shipped across threads; the main thread checks the entities table, so a bad row there is reported from there.
     const live = new Map<string, number>();
     await table(r, rel, false, 'entities', ['reep_id', 'entity_type'], (f, c) => {
-      live.set(ownCopy(f[c.reep_id]), ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType));
+      const id = f[c.reep_id];
+      live.set(ownCopy(id), (partitionOf(id, r.partitions) << 4) | ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType));
     });
     const redirects = new Map(job.redirects);
     resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: HASH_GROUPS }); // the resolve writer's hash groups (build-resolve.ts)
     await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label, raw) => {
       const id = f[c.reep_id];
       // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
-      const type = live.get(id);
-      if (type === undefined) checkId(id, label, row);
+      const packed = live.get(id);
+      if (packed === undefined) checkId(id, label, row);
       const provider = f[c.provider];
       if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
       if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
-      const final = type !== undefined ? id : redirects.get(id)?.to;
+      const final = packed !== undefined ? id : redirects.get(id)?.to;
       if (final) {
         if (!providers.has(provider)) providers.add(ownCopy(provider));
-        put(id, TAG.bridge, raw);
+        r.spill.addTaggedLine(packed !== undefined ? packed >> 4 : partitionOf(id, r.partitions), TAG.bridge, raw);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        addResolveRecord(resolve!, key, fnv1a32(key), id, type ?? live.get(final)!);
+        addResolveRecord(resolve!, key, fnv1a32(key), id, (packed ?? live.get(final)!) & 15);
         resolveBytes += resolveEntryBytes(key, id);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);

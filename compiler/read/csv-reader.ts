@@ -55,74 +55,105 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
       continue;
     }
     // Slow path: a record with quotes; it may span lines.
-    const fields: string[] = [];
-    let field = '';
-    let i = pos;
-    let inQuotes = false;
-    let done = false;
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (inQuotes) {
-        if (c === 34) {
-          if (i + 1 < n && text.charCodeAt(i + 1) === 34) {
-            field += '"';
-            i += 2;
-            continue;
-          }
-          if (i + 1 >= n && !final) break; // cannot tell `""` from `"` yet
-          inQuotes = false;
-          i++;
-          continue;
-        }
-        const nextQ = text.indexOf('"', i);
-        if (nextQ === -1) {
-          i = n;
-          break;
-        }
-        field += text.slice(i, nextQ);
-        i = nextQ;
-        continue;
-      }
-      if (c === 44) {
-        fields.push(field);
-        field = '';
-        i++;
-      } else if (c === 10) {
-        fields.push(field);
-        i++;
-        done = true;
-        break;
-      } else if (c === 13 && (i + 1 < n ? text.charCodeAt(i + 1) === 10 : final)) {
-        // CR of a CRLF line end, outside quotes (a CR inside quotes is data and never reaches here).
-        i++;
-      } else if (c === 34) {
-        if (field.length > 0) throw new CsvSyntaxError('quote inside an unquoted field', records);
-        inQuotes = true;
-        i++;
-      } else {
-        let j = i + 1;
-        while (j < n) {
-          const d = text.charCodeAt(j);
-          if (d === 44 || d === 10 || d === 34 || d === 13) break;
-          j++;
-        }
-        field += text.slice(i, j);
-        i = j;
-      }
-    }
-    if (!done) {
-      if (!final) return pos;
-      if (inQuotes) throw new CsvSyntaxError('unterminated quoted field at end of file', records);
-      fields.push(field);
-      emit(fields, stripCr(text.slice(pos)));
-      return n;
-    }
-    // i is past the record's newline; the raw text ends before it (and before a CR of a CRLF).
-    emit(fields, stripCr(text.slice(pos, i - 1)));
+    const rec = quotedRecord(text, pos, final, records);
+    if (rec === null) return pos;
+    emit(rec.fields, stripCr(text.slice(pos, rec.rawEnd)));
     records++;
-    pos = i;
+    pos = rec.next;
   }
   return n;
+}
+
+/**
+ * The record at `pos` by the quote-aware rules: its fields, where its raw text ends (before the line end) and where
+ * the next record starts. Null when the text ends inside it and more may follow (`final` false).
+ */
+function quotedRecord(text: string, pos: number, final: boolean, recordsBefore: number): { fields: string[]; rawEnd: number; next: number } | null {
+  const n = text.length;
+  const fields: string[] = [];
+  let field = '';
+  let i = pos;
+  let inQuotes = false;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (inQuotes) {
+      if (c === 34) {
+        if (i + 1 < n && text.charCodeAt(i + 1) === 34) {
+          field += '"';
+          i += 2;
+          continue;
+        }
+        if (i + 1 >= n && !final) return null; // cannot tell `""` from `"` yet
+        inQuotes = false;
+        i++;
+        continue;
+      }
+      const nextQ = text.indexOf('"', i);
+      if (nextQ === -1) {
+        i = n;
+        break;
+      }
+      field += text.slice(i, nextQ);
+      i = nextQ;
+      continue;
+    }
+    if (c === 44) {
+      fields.push(field);
+      field = '';
+      i++;
+    } else if (c === 10) {
+      fields.push(field);
+      // i is the record's newline; the raw text ends before it (stripCr drops a CR of a CRLF).
+      return { fields, rawEnd: i, next: i + 1 };
+    } else if (c === 13 && (i + 1 < n ? text.charCodeAt(i + 1) === 10 : final)) {
+      // CR of a CRLF line end, outside quotes (a CR inside quotes is data and never reaches here).
+      i++;
+    } else if (c === 34) {
+      if (field.length > 0) throw new CsvSyntaxError('quote inside an unquoted field', recordsBefore);
+      inQuotes = true;
+      i++;
+    } else {
+      let j = i + 1;
+      while (j < n) {
+        const d = text.charCodeAt(j);
+        if (d === 44 || d === 10 || d === 34 || d === 13) break;
+        j++;
+      }
+      field += text.slice(i, j);
+      i = j;
+    }
+  }
+  if (!final) return null;
+  if (inQuotes) throw new CsvSyntaxError('unterminated quoted field at end of file', recordsBefore);
+  fields.push(field);
+  return { fields, rawEnd: n, next: n };
+}
+
+/**
+ * Scans text the compiler spilled itself (complete records, each ending in a newline) without splitting plain
+ * lines: `plain(start, end)` gets each record without a quote character as the offsets of its line, and
+ * `quoted(fields)` each record with one, parsed as parseRecords would. A caller can then keep a record as one
+ * number and split it when it needs the fields.
+ */
+export function scanRecords(text: string, plain: (start: number, end: number) => void, quoted: (fields: string[]) => void): void {
+  let pos = 0;
+  let records = 0;
+  const n = text.length;
+  let q = -2;
+  while (pos < n) {
+    let nl = text.indexOf('\n', pos);
+    if (nl === -1) nl = n;
+    if (q !== -1 && q < pos) q = text.indexOf('"', pos);
+    if (q === -1 || q > nl) {
+      plain(pos, nl);
+      pos = nl + 1;
+    } else {
+      const rec = quotedRecord(text, pos, true, records)!;
+      quoted(rec.fields);
+      pos = rec.next;
+    }
+    records++;
+  }
 }
 
 /** Parses a whole CSV text (header included) into records; for small inputs and tests. */

@@ -15,7 +15,7 @@ import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
 import { storedBridgesSection } from '../../common/shard-format.ts';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
-import { parseRecords } from '../read/csv-reader.ts';
+import { scanRecords } from '../read/csv-reader.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 import { join } from 'node:path';
 
@@ -74,6 +74,27 @@ interface Acc {
   priorFingerprint: string | null;
   live: boolean;
 }
+
+/** What gathering keeps of one ID until it is built (see the partition loop in buildEntityRange). */
+interface Gathered {
+  rows: number[];
+  priorRetired: boolean;
+  priorFingerprint: string | null;
+  priorBridgesJson: string | null;
+}
+
+/** A gathered row's spill index sits this many bits up; below it, the line's offset in that spill's text. */
+const ROW_SPILL_SHIFT = 28;
+const ROW_OFFSETS = 1 << ROW_SPILL_SHIFT;
+/** IDs built, written and dropped together; their rows then live for a chunk, not for a whole partition. */
+const CHUNK_IDS = 256;
+const tagCode = (tag: string): number => {
+  let code = 0;
+  for (let i = 0; i < tag.length; i++) code = code * 128 + tag.charCodeAt(i);
+  return code;
+};
+const RETIRED_CODE = tagCode(TAG.retired);
+const PRIOR_RETIRED_CODE = tagCode(TAG.priorRetired);
 
 /**
  * Partition ranges built side by side. Fixed, not taken from the machine's core count: the ranges decide the pack
@@ -255,184 +276,258 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const priorShards = job.priorDiffBase ? new PriorShards(job.priorDiffBase.publicDir) : null;
   const read = { layouts, redirects, priorRedirects };
   const cuts: number[] = [];
+  // Layouts by tag, looked up once rather than per row.
+  const L = read.layouts;
+  const lay = (tag: string): SpillLayout => {
+    const l = L.get(tag);
+    if (!l) throw new Error(`unknown spill record tag ${JSON.stringify(tag)}`);
+    return l;
+  };
+  const E = L.get(TAG.entity);
+  const A = L.get(TAG.alias);
+  const B = L.get(TAG.bridge);
+  const Ro = L.get(TAG.relFrom);
+  const Lk = L.get(TAG.link);
+  const OA = L.get(TAG.overlayAlias);
+  const X = L.get(TAG.xid);
+  const e = L.get(TAG.priorEntity);
+  const b = L.get(TAG.priorBridge);
+  // A record's tag as a number (its characters in base 128), so a plain line is routed without cutting its tag out.
+  const idAtByCode = new Map<number, number>();
+  for (const [tag, l] of L) idAtByCode.set(tagCode(tag), l.idAt);
+  if (spills.length > 1 << (31 - ROW_SPILL_SHIFT)) throw new Error(`${spills.length} spills, more than rows can address`);
+  const opt = (f: string[], at: number | undefined) => (at === undefined ? '' : f[at]);
+  /** Adds one record (split fields, tag first) of `a`'s ID to `a`. */
+  const applyRecord = (a: Acc, f: string[]): void => {
+    const tag = f[0];
+    switch (tag) {
+      case TAG.entity: {
+        const c = E!.c;
+        a.live = true;
+        a.type = ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType);
+        a.status = f[c.status];
+        a.label = f[c.label];
+        if (c.gender !== undefined && f[c.gender]) addAttr(a, 'gender', f[c.gender]);
+        if (c.country !== undefined && f[c.country]) addAttr(a, 'country', f[c.country]);
+        break;
+      }
+      case TAG.alias: {
+        const c = A!.c;
+        own(a, 'aliases').push([f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
+        break;
+      }
+      case TAG.bridge: {
+        const c = B!.c;
+        a.bridges.push([f[c.provider], f[c.namespace], f[c.external_id]]);
+        break;
+      }
+      case TAG.relFrom:
+      case TAG.relTo: {
+        const kind = f[Ro!.c.kind];
+        const rels = (a.rels ??= new Map());
+        let fam = rels.get(kind);
+        if (!fam) rels.set(kind, (fam = { out: 0, in: 0 }));
+        if (tag === TAG.relFrom) fam.out++;
+        else fam.in++;
+        break;
+      }
+      case TAG.link: {
+        const c = Lk!.c;
+        a.link = [f[c.qid], f[c.confidence], f[c.dob_check], opt(f, c.inherited)];
+        break;
+      }
+      case TAG.overlayAlias: {
+        const c = OA!.c;
+        own(a, 'oaliases').push([f[c.name], opt(f, c.language), opt(f, c.confidence), opt(f, c.qid)]);
+        break;
+      }
+      case TAG.xid: {
+        const c = X!.c;
+        own(a, 'xids').push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
+        break;
+      }
+      case TAG.priorEntity:
+        a.prior = [f[e!.c.status], f[e!.c.label]];
+        break;
+      case TAG.priorBridge: {
+        const c = b!.c;
+        own(a, 'priorBridges').push([f[c.provider], f[c.namespace], f[c.external_id]]);
+        break;
+      }
+      default:
+        // Type tables and observed clubs: every non-empty sourced column is an attribute.
+        for (const [name, at] of lay(tag).attrs) if (f[at] !== '') addAttr(a, name, f[at]);
+    }
+  };
 
   for (let p = job.from; p < job.to; p++) {
-    const accs = new Map<string, Acc>();
-    const acc = (id: string): Acc => {
-      let a = accs.get(id);
-      if (!a) {
-        a = {
-          id, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null,
-          oaliases: NONE, xids: NONE, prior: null, priorRetired: false, priorBridges: NONE, priorBridgesJson: null, priorFingerprint: null, live: false,
-        };
-        accs.set(id, a);
-      }
-      return a;
+    // Gathering: each ID's rows, as numbers. A plain line is its spill (ROW_SPILL_SHIFT bits up) and its offset in
+    // that spill's text, split only when its entity is built; a record with a quote (rare) is parsed here and kept
+    // aside in `parsed` as -1 - its index. A partition's rows as split fields and per-row arrays outlived the
+    // young generation and were promoted wholesale (~a sixth of this stage in collections at full size); as
+    // numbers they are one small array per ID, and the fields live only while their entity is built.
+    const texts: string[] = [];
+    const parsed: string[][] = [];
+    const gathered = new Map<string, Gathered>();
+    const gather = (id: string): Gathered => {
+      let g = gathered.get(id);
+      if (!g) gathered.set(id, (g = { rows: [], priorRetired: false, priorFingerprint: null, priorBridgesJson: null }));
+      return g;
     };
-    const L = read.layouts;
-    const lay = (tag: string): SpillLayout => L.get(tag)!;
-    // Layouts by tag, looked up once per partition rather than per row.
-    const E = L.get(TAG.entity);
-    const A = L.get(TAG.alias);
-    const B = L.get(TAG.bridge);
-    const Ro = L.get(TAG.relFrom);
-    const Lk = L.get(TAG.link);
-    const OA = L.get(TAG.overlayAlias);
-    const X = L.get(TAG.xid);
-    const e = L.get(TAG.priorEntity);
-    const b = L.get(TAG.priorBridge);
-    const opt = (f: string[], at: number | undefined) => (at === undefined ? '' : f[at]);
-    const onRecord = (f: string[]) => {
-      const tag = f[0];
-      if (tag === TAG.retired || tag === TAG.priorRetired) {
-        const a = acc(f[1]);
-        if (tag === TAG.priorRetired) a.priorRetired = true;
-        return;
-      }
-      const l = lay(tag);
-      const a = acc(f[l.idAt]);
-      switch (tag) {
-        case TAG.entity: {
-          const c = E!.c;
-          a.live = true;
-          a.type = ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType);
-          a.status = f[c.status];
-          a.label = f[c.label];
-          if (c.gender !== undefined && f[c.gender]) addAttr(a, 'gender', f[c.gender]);
-          if (c.country !== undefined && f[c.country]) addAttr(a, 'country', f[c.country]);
-          break;
-        }
-        case TAG.alias: {
-          const c = A!.c;
-          own(a, 'aliases').push([f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
-          break;
-        }
-        case TAG.bridge: {
-          const c = B!.c;
-          a.bridges.push([f[c.provider], f[c.namespace], f[c.external_id]]);
-          break;
-        }
-        case TAG.relFrom:
-        case TAG.relTo: {
-          const kind = f[Ro!.c.kind];
-          const rels = (a.rels ??= new Map());
-          let fam = rels.get(kind);
-          if (!fam) rels.set(kind, (fam = { out: 0, in: 0 }));
-          if (tag === TAG.relFrom) fam.out++;
-          else fam.in++;
-          break;
-        }
-        case TAG.link: {
-          const c = Lk!.c;
-          a.link = [f[c.qid], f[c.confidence], f[c.dob_check], opt(f, c.inherited)];
-          break;
-        }
-        case TAG.overlayAlias: {
-          const c = OA!.c;
-          own(a, 'oaliases').push([f[c.name], opt(f, c.language), opt(f, c.confidence), opt(f, c.qid)]);
-          break;
-        }
-        case TAG.xid: {
-          const c = X!.c;
-          own(a, 'xids').push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
-          break;
-        }
-        case TAG.priorEntity:
-          a.prior = [f[e!.c.status], f[e!.c.label]];
-          break;
-        case TAG.priorBridge: {
-          const c = b!.c;
-          own(a, 'priorBridges').push([f[c.provider], f[c.namespace], f[c.external_id]]);
-          break;
-        }
-        default:
-          // Type tables and observed clubs: every non-empty sourced column is an attribute.
-          for (const [name, at] of l.attrs) if (f[at] !== '') addAttr(a, name, f[at]);
-      }
-    };
-    for (const spill of spills) {
-      parseRecords(spill.readText(p), true, onRecord);
-      spill.release(p);
+    for (let si = 0; si < spills.length; si++) {
+      const text = spills[si].readText(p);
+      spills[si].release(p);
+      if (text.length >= ROW_OFFSETS) throw new Error(`spill partition ${p} holds ${text.length} characters, more than rows can address`);
+      texts.push(text);
+      const spillBits = si << ROW_SPILL_SHIFT;
+      scanRecords(
+        text,
+        (start, end) => {
+          const comma = text.indexOf(',', start);
+          let code = 0;
+          for (let i = start; i < comma; i++) code = code * 128 + text.charCodeAt(i);
+          if (code === RETIRED_CODE || code === PRIOR_RETIRED_CODE) {
+            const g = gather(text.slice(comma + 1, end));
+            if (code === PRIOR_RETIRED_CODE) g.priorRetired = true;
+            return;
+          }
+          const idAt = idAtByCode.get(code);
+          if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(text.slice(start, Math.min(end, start + 40)))}`);
+          // Stage 1 spilled only rows as wide as their header, so the ID's field is on this line.
+          let from = comma + 1;
+          for (let k = 1; k < idAt; k++) from = text.indexOf(',', from) + 1;
+          let to = text.indexOf(',', from);
+          if (to === -1 || to > end) to = end;
+          gather(text.slice(from, to)).rows.push(spillBits | start);
+        },
+        (f) => {
+          const tag = f[0];
+          if (tag === TAG.retired || tag === TAG.priorRetired) {
+            const g = gather(f[1]);
+            if (tag === TAG.priorRetired) g.priorRetired = true;
+            return;
+          }
+          gather(f[lay(tag).idAt]).rows.push(-1 - (parsed.push(f) - 1));
+        },
+      );
     }
     if (job.priorDiffBase) {
       readDiffBasePartition(job.priorDiffBase, p, (e) => {
-        const a = acc(e.id);
-        if (e.live) a.priorFingerprint = e.fingerprint;
-        else a.priorBridgesJson = e.bridgesJson;
+        const g = gather(e.id);
+        if (e.live) g.priorFingerprint = e.fingerprint;
+        else g.priorBridgesJson = e.bridgesJson;
       });
     }
+
+    /** An ID's accumulated rows: its gathered rows split and applied in the order they were read. */
+    const materialize = (id: string, g: Gathered): Acc => {
+      const a: Acc = {
+        id, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null, oaliases: NONE, xids: NONE,
+        prior: null, priorRetired: g.priorRetired, priorBridges: NONE, priorBridgesJson: g.priorBridgesJson, priorFingerprint: g.priorFingerprint, live: false,
+      };
+      const rows = g.rows;
+      for (let r = 0; r < rows.length; r++) {
+        const row = rows[r];
+        let f: string[];
+        if (row < 0) f = parsed[-1 - row];
+        else {
+          const text = texts[row >>> ROW_SPILL_SHIFT];
+          const start = row & (ROW_OFFSETS - 1);
+          const nl = text.indexOf('\n', start);
+          f = text.slice(start, nl === -1 ? text.length : nl).split(',');
+        }
+        applyRecord(a, f);
+      }
+      return a;
+    };
+
     const diffBase: string[] = [];
-    const ids = [...accs.keys()].sort();
-    // First each ID's bridges and fingerprint, to learn which IDs changed since the predecessor: their old values
-    // are read from its shards all together, with reads in flight side by side (see PriorShards).
-    const bridgeLists: [string, string, string][][] = new Array(ids.length);
-    const bridgeTexts: string[] = new Array(ids.length);
-    const changed: string[] = [];
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i];
-      const a = accs.get(id)!;
-      const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
-      const bridgesJson = (bridgeTexts[i] = JSON.stringify(bridges));
-      // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
-      const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
-      if (a.live) diffBase.push(liveLine(ownCopy(id), fp));
-      else if (bridges.length) diffBase.push(mergedLine(ownCopy(id), bridgesJson));
-      if (a.priorFingerprint === null) continue;
-      // Unchanged (nearly all): the prior values are the current ones.
-      if (a.live && a.priorFingerprint === fp) {
-        a.prior = [a.status, a.label];
-        a.priorBridgesJson = bridgesJson;
-      } else changed.push(id);
-    }
-    if (changed.length) {
-      for (const [id, was] of await priorShards!.entities(changed)) {
-        const a = accs.get(id)!;
-        a.prior = [was.status, was.label];
-        a.priorBridgesJson = was.bridgesJson;
+    const ids = [...gathered.keys()].sort();
+    // In chunks of IDs, each built, written and dropped before the next, so an entity's rows and accumulators die
+    // young. Preparing a chunk works out each ID's bridges and fingerprint, to learn which IDs changed since the
+    // predecessor, and starts reading their old values from its shards (see PriorShards); the next chunk is
+    // prepared before this one is written, so those reads overlap the writing rather than stall it.
+    const prepare = (first: number) => {
+      const n = Math.min(CHUNK_IDS, ids.length - first);
+      const accs: Acc[] = new Array(n);
+      const bridgeLists: [string, string, string][][] = new Array(n);
+      const bridgeTexts: string[] = new Array(n);
+      const changed: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const id = ids[first + i];
+        const a = (accs[i] = materialize(id, gathered.get(id)!));
+        const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
+        const bridgesJson = (bridgeTexts[i] = JSON.stringify(bridges));
+        // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
+        const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
+        if (a.live) diffBase.push(liveLine(ownCopy(id), fp));
+        else if (bridges.length) diffBase.push(mergedLine(ownCopy(id), bridgesJson));
+        if (a.priorFingerprint === null) continue;
+        // Unchanged (nearly all): the prior values are the current ones.
+        if (a.live && a.priorFingerprint === fp) {
+          a.prior = [a.status, a.label];
+          a.priorBridgesJson = bridgesJson;
+        } else changed.push(i);
       }
-    }
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i];
-      const a = accs.get(id)!;
-      const redirect = read.redirects.get(id);
-      const bridges = bridgeLists[i];
-      const bridgesJson = bridgeTexts[i];
-      if (a.live) {
-        const type = ENTITY_TYPES[a.type];
-        writeLive(a, type, bridges);
-        if (hasPrior) {
-          if (!a.prior) {
-            emit('entity_added', { type: 'entity_added', reep_id: id, entity_type: type, label: a.label });
-          } else {
-            if (a.prior[0] !== a.status) emit('entity_status_changed', { type: 'entity_status_changed', reep_id: id, from: a.prior[0], to: a.status });
-            if (a.prior[1] !== a.label) emit('label_updated', { type: 'label_updated', reep_id: id, from: a.prior[1], to: a.label });
+      const was = changed.length ? priorShards!.entities(changed.map((i) => ids[first + i])) : null;
+      was?.catch(() => {}); // awaited when the chunk is written; this only keeps an early failure from counting as unhandled
+      return { first, n, accs, bridgeLists, bridgeTexts, changed, was };
+    };
+    for (let next = ids.length ? prepare(0) : null; next; ) {
+      const { first, n, accs, bridgeLists, bridgeTexts, changed, was } = next;
+      next = first + n < ids.length ? prepare(first + n) : null;
+      if (was) {
+        const old = await was;
+        for (const i of changed) {
+          const w = old.get(ids[first + i]);
+          if (w === undefined) continue;
+          accs[i].prior = [w.status, w.label];
+          accs[i].priorBridgesJson = w.bridgesJson;
+        }
+      }
+      for (let i = 0; i < n; i++) {
+        const id = ids[first + i];
+        const a = accs[i];
+        const redirect = read.redirects.get(id);
+        const bridges = bridgeLists[i];
+        const bridgesJson = bridgeTexts[i];
+        if (a.live) {
+          const type = ENTITY_TYPES[a.type];
+          writeLive(a, type, bridges);
+          if (hasPrior) {
+            if (!a.prior) {
+              emit('entity_added', { type: 'entity_added', reep_id: id, entity_type: type, label: a.label });
+            } else {
+              if (a.prior[0] !== a.status) emit('entity_status_changed', { type: 'entity_status_changed', reep_id: id, from: a.prior[0], to: a.status });
+              if (a.prior[1] !== a.label) emit('label_updated', { type: 'label_updated', reep_id: id, from: a.prior[1], to: a.label });
+            }
           }
-        }
-      } else if (redirect) {
-        if (redirect.to) {
-          sink.index.add(id, [ENTRY_REDIRECT, redirect.to]);
-          counts.redirects++;
-        } else {
-          const loc = sink.shards.add(tombstoneBody(id));
-          sink.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
-          counts.tombstones++;
+        } else if (redirect) {
+          if (redirect.to) {
+            sink.index.add(id, [ENTRY_REDIRECT, redirect.to]);
+            counts.redirects++;
+          } else {
+            const loc = sink.shards.add(tombstoneBody(id));
+            sink.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
+            counts.tombstones++;
+          }
+          if (hasPrior) {
+            const before = read.priorRedirects.get(id);
+            if (redirect.to && !before?.to) emit('redirect_added', { type: 'redirect_added', reep_id: id, redirected_to: redirect.to });
+            if (!redirect.to && (!before || before.to)) emit('entity_removed', { type: 'entity_removed', reep_id: id });
+          }
+        } else if (a.prior || a.priorRetired) {
+          // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
+          noteSlack(ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
         }
         if (hasPrior) {
-          const before = read.priorRedirects.get(id);
-          if (redirect.to && !before?.to) emit('redirect_added', { type: 'redirect_added', reep_id: id, redirected_to: redirect.to });
-          if (!redirect.to && (!before || before.to)) emit('entity_removed', { type: 'entity_removed', reep_id: id });
-        }
-      } else if (a.prior || a.priorRetired) {
-        // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
-        noteSlack(ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
-      }
-      if (hasPrior) {
-        const after = a.live || redirect?.to ? bridges : [];
-        if (a.priorBridgesJson !== null) {
-          // Unchanged lists (nearly all) are equal JSON strings: nothing to parse or compare.
-          if (a.priorBridgesJson !== (after === bridges ? bridgesJson : '[]')) diffBridges(id, JSON.parse(a.priorBridgesJson), after);
-        } else if (a.priorBridges.length || bridges.length) {
-          diffBridges(id, dedupeBridges(a.priorBridges), after);
+          const after = a.live || redirect?.to ? bridges : [];
+          if (a.priorBridgesJson !== null) {
+            // Unchanged lists (nearly all) are equal JSON strings: nothing to parse or compare.
+            if (a.priorBridgesJson !== (after === bridges ? bridgesJson : '[]')) diffBridges(id, JSON.parse(a.priorBridgesJson), after);
+          } else if (a.priorBridges.length || bridges.length) {
+            diffBridges(id, dedupeBridges(a.priorBridges), after);
+          }
         }
       }
     }

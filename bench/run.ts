@@ -230,8 +230,8 @@ export async function main(argv: string[]): Promise<BenchResult> {
 
 /**
  * Which code was measured: HEAD and the files changed outside bench/ and test/, which no measured process loads
- * (read-only git; --no-optional-locks so even the index's stat cache is left alone). Children load the sources when they start, so a tree that changes mid-run
- * means different rows measured different code.
+ * (read-only git; --no-optional-locks so even the index's stat cache is left alone). Children load the sources when
+ * they start, so a tree that changes mid-run means different rows measured different code.
  */
 async function codeVersion(): Promise<{ commit: string; dirty: string[] } | null> {
   const head = await runToEnd('git', ['--no-optional-locks', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT });

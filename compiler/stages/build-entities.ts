@@ -88,13 +88,24 @@ const ROW_SPILL_SHIFT = 28;
 const ROW_OFFSETS = 1 << ROW_SPILL_SHIFT;
 /** IDs built, written and dropped together; their rows then live for a chunk, not for a whole partition. */
 const CHUNK_IDS = 256;
-const tagCode = (tag: string): number => {
+/** A record's tag as a number, its characters `text[start, end)` in base 128: a line is routed without cutting its tag out. */
+const tagCode = (text: string, start = 0, end = text.length): number => {
   let code = 0;
-  for (let i = 0; i < tag.length; i++) code = code * 128 + tag.charCodeAt(i);
+  for (let i = start; i < end; i++) code = code * 128 + text.charCodeAt(i);
   return code;
 };
 const RETIRED_CODE = tagCode(TAG.retired);
 const PRIOR_RETIRED_CODE = tagCode(TAG.priorRetired);
+/**
+ * Field `k` (the tag being field 0) of the plain line `text[.., end)` whose tag ends at `comma`. Stage 1 spilled only
+ * rows as wide as their header, so the field is on this line.
+ */
+function lineField(text: string, comma: number, end: number, k: number): string {
+  let from = comma + 1;
+  for (let i = 1; i < k; i++) from = text.indexOf(',', from) + 1;
+  const to = text.indexOf(',', from);
+  return text.slice(from, to === -1 || to > end ? end : to);
+}
 
 /**
  * Partition ranges built side by side. Fixed, not taken from the machine's core count: the ranges decide the pack
@@ -292,8 +303,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const X = L.get(TAG.xid);
   const e = L.get(TAG.priorEntity);
   const b = L.get(TAG.priorBridge);
-  // A record's tag as a number (its characters in base 128), so a plain line is routed without cutting its tag out.
-  const idAtByCode = new Map<number, number>();
+  // Where each tag's records hold their ID; a retired-ID record is the ID alone.
+  const idAtByCode = new Map<number, number>([[RETIRED_CODE, 1], [PRIOR_RETIRED_CODE, 1]]);
   for (const [tag, l] of L) idAtByCode.set(tagCode(tag), l.idAt);
   if (spills.length > 1 << (31 - ROW_SPILL_SHIFT)) throw new Error(`${spills.length} spills, more than rows can address`);
   const opt = (f: string[], at: number | undefined) => (at === undefined ? '' : f[at]);
@@ -374,6 +385,13 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       if (!g) gathered.set(id, (g = { rows: [], priorRetired: false, priorFingerprint: null, priorBridgesJson: null }));
       return g;
     };
+    /** Marks the ID of a retired-ID record (whose one field is the ID); false for a record of any other tag. */
+    const retired = (code: number, id: string): boolean => {
+      if (code !== RETIRED_CODE && code !== PRIOR_RETIRED_CODE) return false;
+      const g = gather(id);
+      if (code === PRIOR_RETIRED_CODE) g.priorRetired = true;
+      return true;
+    };
     for (let si = 0; si < spills.length; si++) {
       const text = spills[si].readText(p);
       spills[si].release(p);
@@ -384,30 +402,17 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         text,
         (start, end) => {
           const comma = text.indexOf(',', start);
-          let code = 0;
-          for (let i = start; i < comma; i++) code = code * 128 + text.charCodeAt(i);
-          if (code === RETIRED_CODE || code === PRIOR_RETIRED_CODE) {
-            const g = gather(text.slice(comma + 1, end));
-            if (code === PRIOR_RETIRED_CODE) g.priorRetired = true;
-            return;
-          }
+          const code = tagCode(text, start, comma);
           const idAt = idAtByCode.get(code);
           if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(text.slice(start, Math.min(end, start + 40)))}`);
-          // Stage 1 spilled only rows as wide as their header, so the ID's field is on this line.
-          let from = comma + 1;
-          for (let k = 1; k < idAt; k++) from = text.indexOf(',', from) + 1;
-          let to = text.indexOf(',', from);
-          if (to === -1 || to > end) to = end;
-          gather(text.slice(from, to)).rows.push(spillBits | start);
+          const id = lineField(text, comma, end, idAt);
+          if (!retired(code, id)) gather(id).rows.push(spillBits | start);
         },
         (f) => {
-          const tag = f[0];
-          if (tag === TAG.retired || tag === TAG.priorRetired) {
-            const g = gather(f[1]);
-            if (tag === TAG.priorRetired) g.priorRetired = true;
-            return;
-          }
-          gather(f[lay(tag).idAt]).rows.push(-1 - (parsed.push(f) - 1));
+          const code = tagCode(f[0]);
+          const idAt = idAtByCode.get(code);
+          if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(f.slice(0, 3))}`);
+          if (!retired(code, f[idAt])) gather(f[idAt]).rows.push(-1 - (parsed.push(f) - 1));
         },
       );
     }

@@ -34,8 +34,6 @@ export interface TablesRead {
   layouts: Map<string, SpillLayout>;
   /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from (see resolveEntryBytes). */
   resolveBytes: number;
-  /** Live entity IDs of the current release → their partition (hashed once, not again for each of their rows). */
-  live: Map<string, number>;
   redirects: Map<string, RedirectInfo>;
   priorRedirects: Map<string, RedirectInfo>;
   /** provider → role from csv/providers.csv.gz. */
@@ -77,8 +75,9 @@ export const TYPE_TABLES: [TableName, EntityType][] = [
 const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
 
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
-// The bridges reader packs a live ID's type index into the low 4 bits beside its partition.
-if (ENTITY_TYPES.length > 16) throw new Error('more entity types than 4 bits hold');
+/** The bridges reader packs a live ID's type index into this many low bits beside its partition. */
+const TYPE_BITS = 4;
+if (ENTITY_TYPES.length > 1 << TYPE_BITS) throw new Error(`more entity types than ${TYPE_BITS} bits hold`);
 
 function layoutOf(header: string[], c: Record<string, number>, idColumn: string, withAttrs: boolean): SpillLayout {
   const shifted: Record<string, number> = Object.create(null);
@@ -142,7 +141,6 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     resolve: r.spill, // replaced by the bridges reader's spill below
     layouts: r.layouts,
     resolveBytes: 0,
-    live: new Map(),
     redirects,
     priorRedirects,
     providerRoles: new Map(),
@@ -151,7 +149,9 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   };
   let results: SideReadResult[];
   try {
-    await readMainTables(r, rel, out);
+    // Live IDs → their partition, hashed once rather than for each row that names them. Needed only while the
+    // tables are read, so not part of what the later stages hold.
+    await readMainTables(r, rel, out, new Map());
     r.spill.seal();
     results = sideDone ? await sideDone : [];
   } catch (e) {
@@ -174,22 +174,22 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
 }
 
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
-async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Promise<void> {
+async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, live: Map<string, number>): Promise<void> {
   const put = (p: number, tag: string, raw: string) => r.spill.addTaggedLine(p, tag, raw);
   await spilled(r, rel, false, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
     checkId(id, label, row);
     const type = f[c.entity_type];
     if (!isEntityType(type)) throw new RegisterError('compile', `unknown entity_type ${JSON.stringify(type)}`, label, row);
-    if (out.live.has(id)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
+    if (live.has(id)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
     if (out.redirects.has(id)) throw new RegisterError('compile', `register ID ${id} is live and also in redirects`, label, row);
     const p = partitionOf(id, r.partitions);
-    // Kept for the whole compile: a copy, so it does not pin the 1 MiB chunk it was read from.
-    out.live.set(ownCopy(id), p);
+    // Kept while the tables are read: a copy, so it does not pin the 1 MiB chunk it was read from.
+    live.set(ownCopy(id), p);
     put(p, TAG.entity, raw);
   });
   for (const [id, red] of out.redirects) {
-    if (red.to && !out.live.has(red.to)) {
+    if (red.to && !live.has(red.to)) {
       throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, 'csv/redirects.csv.gz');
     }
     // Every retired ID gets its stub even when no other row names it.
@@ -199,7 +199,7 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
 
   /** The partition of a live ID; -1 (the row noted and dropped) for any other. */
   const known = (id: string, label: string, row: number): number => {
-    const p = out.live.get(id);
+    const p = live.get(id);
     // A live ID was checked when the entities table was read; only another one needs the pattern test.
     if (p !== undefined) return p;
     checkId(id, label, row);
@@ -230,8 +230,8 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead): Pr
     (f, c, row, label, raw) => {
       const from = f[c.from_id];
       const to = f[c.to_id];
-      const fromAt = out.live.get(from);
-      const toAt = out.live.get(to);
+      const fromAt = live.get(from);
+      const toAt = live.get(to);
       if (fromAt === undefined) checkId(from, label, row);
       if (toAt === undefined) checkId(to, label, row);
       if (fromAt === undefined || toAt === undefined) {
@@ -298,12 +298,12 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       if (live.has(id) || redirects.get(id)?.to) put(id, TAG.priorBridge, raw);
     });
   } else {
-    // Live IDs with their partition and type (packed: partition << 4 | type index), read again here rather than
+    // Live IDs with their partition and type (packed: partition << TYPE_BITS | type index), read again here rather than
     // shipped across threads; the main thread checks the entities table, so a bad row there is reported from there.
     const live = new Map<string, number>();
     await table(r, rel, false, 'entities', ['reep_id', 'entity_type'], (f, c) => {
       const id = f[c.reep_id];
-      live.set(ownCopy(id), (partitionOf(id, r.partitions) << 4) | ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType));
+      live.set(ownCopy(id), (partitionOf(id, r.partitions) << TYPE_BITS) | ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType));
     });
     const redirects = new Map(job.redirects);
     resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: HASH_GROUPS }); // the resolve writer's hash groups (build-resolve.ts)
@@ -318,10 +318,10 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       const final = packed !== undefined ? id : redirects.get(id)?.to;
       if (final) {
         if (!providers.has(provider)) providers.add(ownCopy(provider));
-        r.spill.addTaggedLine(packed !== undefined ? packed >> 4 : partitionOf(id, r.partitions), TAG.bridge, raw);
+        r.spill.addTaggedLine(packed !== undefined ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, raw);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        addResolveRecord(resolve!, key, fnv1a32(key), id, (packed ?? live.get(final)!) & 15);
+        addResolveRecord(resolve!, key, fnv1a32(key), id, (packed ?? live.get(final)!) & ((1 << TYPE_BITS) - 1));
         resolveBytes += resolveEntryBytes(key, id);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);

@@ -28,6 +28,8 @@ export class ShardPackWriter {
   private readonly packBytes: number;
   private current: ContentFileWriter | null = null;
   private readonly finished: Promise<ContentFile>[] = [];
+  /** `add`'s one part end, which it does not report. */
+  private readonly oneEnd = [0];
 
   constructor(private readonly opts: ShardPackWriterOptions) {
     this.packBytes = opts.packBytes ?? 256 * 1024 * 1024;
@@ -52,7 +54,6 @@ export class ShardPackWriter {
     if (w.bytes >= this.packBytes) this.roll();
     return loc;
   }
-  private readonly oneEnd = [0];
 
   /** Closes the last pack; returns pack paths relative to the public root, in pack-number order. */
   async finish(): Promise<string[]> {

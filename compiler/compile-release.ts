@@ -53,7 +53,6 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
     ctx.priorDiffBase = prior ? findDiffBase(distDir, prior, ctx.options.partitions) : null;
-    writeDiffBaseMeta(ctx.privateDir, diffBaseMeta(release, ctx.options.partitions));
     const read = await timed(ctx, 'read tables', () => readTables(ctx));
     // Small buckets for point lookups: at full size the cache holds a fraction of the index, so a lookup usually
     // decodes one bucket, and a 4 KiB bucket decodes ~16x faster than a 64 KiB one for a directory of ~1 MiB.
@@ -70,6 +69,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       await resolving.catch(() => {}); // let it stop writing before the temp dir goes
       throw e;
     }
+    writeDiffBaseMeta(ctx.privateDir, diffBaseMeta(release, ctx.options.partitions, built.packRanges));
     if (ctx.options.strict && ctx.slack.size) {
       const [what, s] = [...ctx.slack][0];
       throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);

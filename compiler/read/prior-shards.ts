@@ -1,20 +1,21 @@
-// Reads entities back from a predecessor's compiled dist: its entity index, then the shard. A successor compile
-// needs this only for the few IDs whose diff-base fingerprint changed (about 1% of them).
+// Reads entities back from a predecessor's compiled dist, at the places its diff base recorded (see
+// compiler/write/diff-base.ts). A successor compile needs this only for the few IDs whose diff-base fingerprint
+// changed (about 1% of them).
 //
 // Those reads are scattered over gigabytes of packs, and on a machine whose page cache does not hold the
 // predecessor (measured here: 0.1-0.5 ms per 1 KiB read, one at a time) a partition's ~100 changed IDs at full
-// size cost tens of milliseconds one read after another. So a partition's IDs are read together, with several
-// reads in flight on the thread pool: the disk serves them side by side.
+// size cost tens of milliseconds one read after another. So a chunk's IDs are read together, with several reads in
+// flight on the thread pool: the disk serves them side by side. Each is one read: a lookup in the predecessor's
+// entity index first made it two dependent reads, and the second could only start when the event loop next ran.
 import { open, type FileHandle } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { RegisterError } from '../../common/errors.ts';
-import { bucketOf } from '../../common/hash.ts';
 import { checksum32 } from '../../common/checksum.ts';
-import { findInBucket, readDirectoryEntry } from '../../common/bucket-format.ts';
-import { ENTRY_LIVE, RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
+import { RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
 import { expandBridges } from '../../common/shard-format.ts';
+import type { ShardPlace } from '../write/diff-base.ts';
 
 /** What the changelog compares of one entity of the predecessor. */
 export interface PriorEntity {
@@ -24,12 +25,11 @@ export interface PriorEntity {
   bridgesJson: string;
 }
 
-/** Entities read at once by entities(): each is two dependent reads (index bucket, then shard). */
+/** Shards read at once by entities(). */
 export const PRIOR_READS_IN_FLIGHT = 16;
 
 export class PriorShards {
   private readonly doc: ReleaseDoc;
-  private directory: Uint8Array | null = null;
   private readonly files = new Map<string, Promise<FileHandle>>();
 
   constructor(private readonly publicDir: string) {
@@ -49,35 +49,30 @@ export class PriorShards {
     return new RegisterError('compile', 'fails its checksum; recompile the prior release (or remove its folder) and retry', join(this.publicDir, path));
   }
 
-  /** The live entities `ids` as the predecessor published them; throws when one is not live there or bytes are bad. */
-  async entities(ids: readonly string[]): Promise<Map<string, PriorEntity>> {
+  /** The entities at `places` (ID and place) as the predecessor published them; throws when bytes are bad. */
+  async entities(places: readonly (readonly [string, ShardPlace])[]): Promise<Map<string, PriorEntity>> {
     const found = new Map<string, PriorEntity>();
     let next = 0;
     const lane = async (): Promise<void> => {
-      while (next < ids.length) {
-        const id = ids[next++];
-        found.set(id, await this.entity(id));
+      while (next < places.length) {
+        const [id, place] = places[next++];
+        found.set(id, await this.entity(place));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(PRIOR_READS_IN_FLIGHT, ids.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(PRIOR_READS_IN_FLIGHT, places.length) }, lane));
     return found;
   }
 
-  /** The live entity `id` as the predecessor published it; throws when it is not live there or bytes are bad. */
-  async entity(id: string): Promise<PriorEntity> {
-    const family = this.doc.families.entities;
-    this.directory ??= readFileSync(join(this.publicDir, family.directory));
-    const { offset, length, checksum } = readDirectoryEntry(this.directory, bucketOf(id, family.buckets));
-    const bucket = await this.read(family.pack, offset, length);
-    if (checksum32(bucket) !== checksum) throw this.corrupt(family.pack);
-    const v = findInBucket<number[]>(bucket, id);
-    if (!v || v[0] !== ENTRY_LIVE) throw new RegisterError('compile', `${id} is in the prior release's diff base but not live in its index`, join(this.publicDir, family.pack));
-    const pack = this.doc.shard_packs[v[1]];
-    const shard = await this.read(pack, v[2], v[3]);
-    if (checksum32(shard) !== v[12]) throw this.corrupt(pack);
-    // Section ends: core, aliases, attributes, bridges, ... (see the index entry layout).
-    const core = JSON.parse(shard.subarray(0, v[4]).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
-    const section = Buffer.from(expandBridges(shard.subarray(v[6], v[7]), ENTITY_TYPES[v[11]])).toString('utf8');
+  /** The entity at `place` as the predecessor published it; throws when its bytes fail their checksum. */
+  async entity(place: ShardPlace): Promise<PriorEntity> {
+    const pack = this.doc.shard_packs[place.pack];
+    if (pack === undefined) {
+      throw new RegisterError('compile', `has no shard pack ${place.pack}, which its diff base names; recompile the prior release (or remove its folder) and retry`, join(this.publicDir, RELEASE_DOC));
+    }
+    const shard = await this.read(pack, place.offset, place.length);
+    if (checksum32(shard) !== place.checksum) throw this.corrupt(pack);
+    const core = JSON.parse(shard.subarray(0, place.coreEnd).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
+    const section = Buffer.from(expandBridges(shard.subarray(place.bridgesStart, place.bridgesEnd), ENTITY_TYPES[place.type])).toString('utf8');
     const bridges = JSON.parse(section.slice(section.indexOf('['))) as { provider: string; namespace: string; external_id: string }[];
     return { status: core.lifecycle_state, label: core.name_en, bridgesJson: JSON.stringify(bridges.map((b) => [b.provider, b.namespace, b.external_id])) };
   }

@@ -9,7 +9,7 @@ import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { fingerprint, liveLine, mergedLine, readDiffBasePartition, writeDiffBasePartition, type DiffBaseSource } from '../write/diff-base.ts';
+import { DiffBaseWriter, fingerprint, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
 import { PriorShards } from '../read/prior-shards.ts';
 import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
@@ -32,6 +32,8 @@ export const SRC_OVERLAY = 1;
 export interface EntitiesBuilt {
   /** Shard packs, paths relative to public/, in pack-number order. */
   shardPacks: string[];
+  /** `[first partition, first pack]` of each range, in range order (see DiffBaseMeta.packRanges). */
+  packRanges: [number, number][];
   /**
    * `token\tdoc\tsource` lines grouped by the token's first three characters, one spill per range; `doc` is the
    * entity's position among its range's docs (so `docStarts[range] + doc` in `docs`).
@@ -39,7 +41,7 @@ export interface EntitiesBuilt {
   postings: GroupSpill[];
   /** Where each range's entities start in `docs`. */
   docStarts: number[];
-  /** Change events (canonical JSON text) grouped by stream (see streamGroups), one spill per range, in range order. */
+  /** Change events (canonical JSON text, a line each) grouped by stream (see streamGroups), one spill per range, in range order. */
   events: GroupSpill[];
   streamGroups: Map<string, number>;
   /** Live entities: for ordinals and search docs. */
@@ -70,8 +72,10 @@ interface Acc {
   priorBridges: [string, string, string][];
   /** The prior bridges as the predecessor's diff base holds them (JSON), when it is read instead of its tables. */
   priorBridgesJson: string | null;
-  /** Live in the predecessor, with this diff-base fingerprint (its values are read only if it differs). */
-  priorFingerprint: string | null;
+  /** Live in the predecessor: where its diff-base fingerprint starts (its values are read only if it differs); else -1. */
+  priorFingerprintAt: number;
+  /** Its ordinal among its partition's live IDs in the predecessor's diff base (see priorPlace). */
+  priorOrdinal: number;
   live: boolean;
 }
 
@@ -79,7 +83,8 @@ interface Acc {
 interface Gathered {
   rows: number[];
   priorRetired: boolean;
-  priorFingerprint: string | null;
+  priorFingerprintAt: number;
+  priorOrdinal: number;
   priorBridgesJson: string | null;
 }
 
@@ -157,6 +162,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
 
   const built: EntitiesBuilt = {
     shardPacks: [],
+    packRanges: [],
     postings: [],
     docStarts: [],
     events: [],
@@ -164,9 +170,10 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     docs: { ids: [], types: [], labels: [], bridges: [] },
     rollup: new Map(),
   };
-  for (const res of results) {
+  for (const [r, res] of results.entries()) {
     // This range's pack numbers follow the earlier ranges' packs.
     const packBase = built.shardPacks.length;
+    built.packRanges.push([jobs[r].from, packBase]);
     for (const f of res.packs) {
       ctx.written.set(f.path, f);
       built.shardPacks.push(f.path);
@@ -278,12 +285,13 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const roleOf = (p: string) => providerRoles.get(p) ?? 'canonical_bridge';
   const emit = (type: string, event: Record<string, unknown>, provider?: string) => {
     const text = JSON.stringify(event);
-    built.events.add(0, [text]);
-    built.events.add(streamGroups.get(`type:${type}`)!, [text]);
-    if (provider !== undefined) built.events.add(streamGroups.get(`provider:${provider}`)!, [text]);
+    built.events.addLine(0, text);
+    built.events.addLine(streamGroups.get(`type:${type}`)!, text);
+    if (provider !== undefined) built.events.addLine(streamGroups.get(`provider:${provider}`)!, text);
   };
   const hasPrior = job.hasPrior;
   const privateFiles: ContentFile[] = [];
+  const diffBase = new DiffBaseWriter(job.privateDir);
   const priorShards = job.priorDiffBase ? new PriorShards(job.priorDiffBase.publicDir) : null;
   const read = { layouts, redirects, priorRedirects };
   const cuts: number[] = [];
@@ -371,177 +379,187 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     }
   };
 
-  for (let p = job.from; p < job.to; p++) {
-    // Gathering: each ID's rows, as numbers. A plain line is its spill (ROW_SPILL_SHIFT bits up) and its offset in
-    // that spill's text, split only when its entity is built; a record with a quote (rare) is parsed here and kept
-    // aside in `parsed` as -1 - its index. A partition's rows as split fields and per-row arrays outlived the
-    // young generation and were promoted wholesale (~a sixth of this stage in collections at full size); as
-    // numbers they are one small array per ID, and the fields live only while their entity is built.
-    const texts: string[] = [];
-    const parsed: string[][] = [];
-    const gathered = new Map<string, Gathered>();
-    const gather = (id: string): Gathered => {
-      let g = gathered.get(id);
-      if (!g) gathered.set(id, (g = { rows: [], priorRetired: false, priorFingerprint: null, priorBridgesJson: null }));
-      return g;
-    };
-    /** Marks the ID of a retired-ID record (whose one field is the ID); false for a record of any other tag. */
-    const retired = (code: number, id: string): boolean => {
-      if (code !== RETIRED_CODE && code !== PRIOR_RETIRED_CODE) return false;
-      const g = gather(id);
-      if (code === PRIOR_RETIRED_CODE) g.priorRetired = true;
-      return true;
-    };
-    for (let si = 0; si < spills.length; si++) {
-      const text = spills[si].readText(p);
-      spills[si].release(p);
-      if (text.length >= ROW_OFFSETS) throw new Error(`spill partition ${p} holds ${text.length} characters, more than rows can address`);
-      texts.push(text);
-      const spillBits = si << ROW_SPILL_SHIFT;
-      scanRecords(
-        text,
-        (start, end) => {
-          const comma = text.indexOf(',', start);
-          const code = tagCode(text, start, comma);
-          const idAt = idAtByCode.get(code);
-          if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(text.slice(start, Math.min(end, start + 40)))}`);
-          const id = lineField(text, comma, end, idAt);
-          if (!retired(code, id)) gather(id).rows.push(spillBits | start);
-        },
-        (f) => {
-          const code = tagCode(f[0]);
-          const idAt = idAtByCode.get(code);
-          if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(f.slice(0, 3))}`);
-          if (!retired(code, f[idAt])) gather(f[idAt]).rows.push(-1 - (parsed.push(f) - 1));
-        },
-      );
-    }
-    if (job.priorDiffBase) {
-      readDiffBasePartition(job.priorDiffBase, p, (e) => {
-        const g = gather(e.id);
-        if (e.live) g.priorFingerprint = e.fingerprint;
-        else g.priorBridgesJson = e.bridgesJson;
-      });
-    }
-
-    /** An ID's accumulated rows: its gathered rows split and applied in the order they were read. */
-    const materialize = (id: string, g: Gathered): Acc => {
-      const a: Acc = {
-        id, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null, oaliases: NONE, xids: NONE,
-        prior: null, priorRetired: g.priorRetired, priorBridges: NONE, priorBridgesJson: g.priorBridgesJson, priorFingerprint: g.priorFingerprint, live: false,
+  // The prior release's packs stay open until every partition is built, or one failed.
+  try {
+    for (let p = job.from; p < job.to; p++) {
+      // Gathering: each ID's rows, as numbers. A plain line is its spill (ROW_SPILL_SHIFT bits up) and its offset in
+      // that spill's text, split only when its entity is built; a record with a quote (rare) is parsed here and kept
+      // aside in `parsed` as -1 - its index. A partition's rows as split fields and per-row arrays outlived the
+      // young generation and were promoted wholesale (~a sixth of this stage in collections at full size); as
+      // numbers they are one small array per ID, and the fields live only while their entity is built.
+      const texts: string[] = [];
+      const parsed: string[][] = [];
+      const gathered = new Map<string, Gathered>();
+      const gather = (id: string): Gathered => {
+        let g = gathered.get(id);
+        if (!g) gathered.set(id, (g = { rows: [], priorRetired: false, priorFingerprintAt: -1, priorOrdinal: -1, priorBridgesJson: null }));
+        return g;
       };
-      const rows = g.rows;
-      for (let r = 0; r < rows.length; r++) {
-        const row = rows[r];
-        let f: string[];
-        if (row < 0) f = parsed[-1 - row];
-        else {
-          const text = texts[row >>> ROW_SPILL_SHIFT];
-          const start = row & (ROW_OFFSETS - 1);
-          const nl = text.indexOf('\n', start);
-          f = text.slice(start, nl === -1 ? text.length : nl).split(',');
-        }
-        applyRecord(a, f);
+      /** Marks the ID of a retired-ID record (whose one field is the ID); false for a record of any other tag. */
+      const retired = (code: number, id: string): boolean => {
+        if (code !== RETIRED_CODE && code !== PRIOR_RETIRED_CODE) return false;
+        const g = gather(id);
+        if (code === PRIOR_RETIRED_CODE) g.priorRetired = true;
+        return true;
+      };
+      for (let si = 0; si < spills.length; si++) {
+        const text = spills[si].readText(p);
+        spills[si].release(p);
+        if (text.length >= ROW_OFFSETS) throw new Error(`spill partition ${p} holds ${text.length} characters, more than rows can address`);
+        texts.push(text);
+        const spillBits = si << ROW_SPILL_SHIFT;
+        scanRecords(
+          text,
+          (start, end) => {
+            const comma = text.indexOf(',', start);
+            const code = tagCode(text, start, comma);
+            const idAt = idAtByCode.get(code);
+            if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(text.slice(start, Math.min(end, start + 40)))}`);
+            const id = lineField(text, comma, end, idAt);
+            if (!retired(code, id)) gather(id).rows.push(spillBits | start);
+          },
+          (f) => {
+            const code = tagCode(f[0]);
+            const idAt = idAtByCode.get(code);
+            if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(f.slice(0, 3))}`);
+            if (!retired(code, f[idAt])) gather(f[idAt]).rows.push(-1 - (parsed.push(f) - 1));
+          },
+        );
       }
-      return a;
-    };
+      const priorBase: DiffBasePartition | null = job.priorDiffBase
+        ? readDiffBasePartition(
+            job.priorDiffBase, p,
+            (id, at, ordinal) => {
+              const g = gather(id);
+              g.priorFingerprintAt = at;
+              g.priorOrdinal = ordinal;
+            },
+            (id, bridgesJson) => (gather(id).priorBridgesJson = bridgesJson),
+          )
+        : null;
 
-    const diffBase: string[] = [];
-    const ids = [...gathered.keys()].sort();
-    // In chunks of IDs, each built, written and dropped before the next, so an entity's rows and accumulators die
-    // young. Preparing a chunk works out each ID's bridges and fingerprint, to learn which IDs changed since the
-    // predecessor, and starts reading their old values from its shards (see PriorShards); the next chunk is
-    // prepared before this one is written, so those reads overlap the writing rather than stall it.
-    const prepare = (first: number) => {
-      const n = Math.min(CHUNK_IDS, ids.length - first);
-      const accs: Acc[] = new Array(n);
-      const bridgeLists: [string, string, string][][] = new Array(n);
-      const bridgeTexts: string[] = new Array(n);
-      const changed: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const id = ids[first + i];
-        const a = (accs[i] = materialize(id, gathered.get(id)!));
-        const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
-        const bridgesJson = (bridgeTexts[i] = JSON.stringify(bridges));
-        // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
-        const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
-        if (a.live) diffBase.push(liveLine(ownCopy(id), fp));
-        else if (bridges.length) diffBase.push(mergedLine(ownCopy(id), bridgesJson));
-        if (a.priorFingerprint === null) continue;
-        // Unchanged (nearly all): the prior values are the current ones.
-        if (a.live && a.priorFingerprint === fp) {
-          a.prior = [a.status, a.label];
-          a.priorBridgesJson = bridgesJson;
-        } else changed.push(i);
-      }
-      const was = changed.length ? priorShards!.entities(changed.map((i) => ids[first + i])) : null;
-      was?.catch(() => {}); // awaited when the chunk is written; this only keeps an early failure from counting as unhandled
-      return { first, n, accs, bridgeLists, bridgeTexts, changed, was };
-    };
-    for (let next = ids.length ? prepare(0) : null; next; ) {
-      const { first, n, accs, bridgeLists, bridgeTexts, changed, was } = next;
-      next = first + n < ids.length ? prepare(first + n) : null;
-      if (was) {
-        const old = await was;
-        for (const i of changed) {
-          const w = old.get(ids[first + i]);
-          if (w === undefined) continue;
-          accs[i].prior = [w.status, w.label];
-          accs[i].priorBridgesJson = w.bridgesJson;
+      /** An ID's accumulated rows: its gathered rows split and applied in the order they were read. */
+      const materialize = (id: string, g: Gathered): Acc => {
+        const a: Acc = {
+          id, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null, oaliases: NONE, xids: NONE,
+          prior: null, priorRetired: g.priorRetired, priorBridges: NONE, priorBridgesJson: g.priorBridgesJson, priorFingerprintAt: g.priorFingerprintAt,
+          priorOrdinal: g.priorOrdinal, live: false,
+        };
+        const rows = g.rows;
+        for (let r = 0; r < rows.length; r++) {
+          const row = rows[r];
+          let f: string[];
+          if (row < 0) f = parsed[-1 - row];
+          else {
+            const text = texts[row >>> ROW_SPILL_SHIFT];
+            const start = row & (ROW_OFFSETS - 1);
+            const nl = text.indexOf('\n', start);
+            f = text.slice(start, nl === -1 ? text.length : nl).split(',');
+          }
+          applyRecord(a, f);
         }
-      }
-      for (let i = 0; i < n; i++) {
-        const id = ids[first + i];
-        const a = accs[i];
-        const redirect = read.redirects.get(id);
-        const bridges = bridgeLists[i];
-        const bridgesJson = bridgeTexts[i];
-        if (a.live) {
-          const type = ENTITY_TYPES[a.type];
-          writeLive(a, type, bridges);
-          if (hasPrior) {
-            if (!a.prior) {
-              emit('entity_added', { type: 'entity_added', reep_id: id, entity_type: type, label: a.label });
+        return a;
+      };
+
+      const ids = [...gathered.keys()].sort();
+      // In chunks of IDs, each built, written and dropped before the next, so an entity's rows and accumulators die
+      // young. Preparing a chunk works out each ID's bridges and fingerprint, to learn which IDs changed since the
+      // predecessor, and starts reading their old values from its shards (see PriorShards); the next chunk is
+      // prepared before this one is written, so those reads overlap the writing rather than stall it.
+      const prepare = (first: number) => {
+        const n = Math.min(CHUNK_IDS, ids.length - first);
+        const accs: Acc[] = new Array(n);
+        const bridgeLists: [string, string, string][][] = new Array(n);
+        const bridgeTexts: string[] = new Array(n);
+        const changed: number[] = [];
+        for (let i = 0; i < n; i++) {
+          const id = ids[first + i];
+          const a = (accs[i] = materialize(id, gathered.get(id)!));
+          const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
+          const bridgesJson = (bridgeTexts[i] = JSON.stringify(bridges));
+          // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
+          const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
+          if (a.live) diffBase.addLive(id, fp);
+          else if (bridges.length) diffBase.addMerged(id, bridgesJson);
+          if (a.priorFingerprintAt < 0) continue;
+          // Unchanged (nearly all): the prior values are the current ones.
+          if (a.live && sameFingerprint(priorBase!, a.priorFingerprintAt, fp)) {
+            a.prior = [a.status, a.label];
+            a.priorBridgesJson = bridgesJson;
+          } else changed.push(i);
+        }
+        const was = changed.length
+          ? priorShards!.entities(changed.map((i): [string, ShardPlace] => [ids[first + i], priorPlace(job.priorDiffBase!, priorBase!, p, accs[i].priorOrdinal)]))
+          : null;
+        was?.catch(() => {}); // awaited when the chunk is written; this only keeps an early failure from counting as unhandled
+        return { first, n, accs, bridgeLists, bridgeTexts, changed, was };
+      };
+      for (let next = ids.length ? prepare(0) : null; next; ) {
+        const { first, n, accs, bridgeLists, bridgeTexts, changed, was } = next;
+        next = first + n < ids.length ? prepare(first + n) : null;
+        if (was) {
+          const old = await was;
+          for (const i of changed) {
+            const w = old.get(ids[first + i]);
+            if (w === undefined) continue;
+            accs[i].prior = [w.status, w.label];
+            accs[i].priorBridgesJson = w.bridgesJson;
+          }
+        }
+        for (let i = 0; i < n; i++) {
+          const id = ids[first + i];
+          const a = accs[i];
+          const redirect = read.redirects.get(id);
+          const bridges = bridgeLists[i];
+          const bridgesJson = bridgeTexts[i];
+          if (a.live) {
+            const type = ENTITY_TYPES[a.type];
+            writeLive(a, type, bridges);
+            if (hasPrior) {
+              if (!a.prior) {
+                emit('entity_added', { type: 'entity_added', reep_id: id, entity_type: type, label: a.label });
+              } else {
+                if (a.prior[0] !== a.status) emit('entity_status_changed', { type: 'entity_status_changed', reep_id: id, from: a.prior[0], to: a.status });
+                if (a.prior[1] !== a.label) emit('label_updated', { type: 'label_updated', reep_id: id, from: a.prior[1], to: a.label });
+              }
+            }
+          } else if (redirect) {
+            if (redirect.to) {
+              sink.index.add(id, [ENTRY_REDIRECT, redirect.to]);
+              counts.redirects++;
             } else {
-              if (a.prior[0] !== a.status) emit('entity_status_changed', { type: 'entity_status_changed', reep_id: id, from: a.prior[0], to: a.status });
-              if (a.prior[1] !== a.label) emit('label_updated', { type: 'label_updated', reep_id: id, from: a.prior[1], to: a.label });
+              const loc = sink.shards.add(tombstoneBody(id));
+              sink.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
+              counts.tombstones++;
+            }
+            if (hasPrior) {
+              const before = read.priorRedirects.get(id);
+              if (redirect.to && !before?.to) emit('redirect_added', { type: 'redirect_added', reep_id: id, redirected_to: redirect.to });
+              if (!redirect.to && (!before || before.to)) emit('entity_removed', { type: 'entity_removed', reep_id: id });
+            }
+          } else if (a.prior || a.priorRetired) {
+            // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
+            noteSlack(ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
+          }
+          if (hasPrior) {
+            const after = a.live || redirect?.to ? bridges : [];
+            if (a.priorBridgesJson !== null) {
+              // Unchanged lists (nearly all) are equal JSON strings: nothing to parse or compare.
+              if (a.priorBridgesJson !== (after === bridges ? bridgesJson : '[]')) diffBridges(id, JSON.parse(a.priorBridgesJson), after);
+            } else if (a.priorBridges.length || bridges.length) {
+              diffBridges(id, dedupeBridges(a.priorBridges), after);
             }
           }
-        } else if (redirect) {
-          if (redirect.to) {
-            sink.index.add(id, [ENTRY_REDIRECT, redirect.to]);
-            counts.redirects++;
-          } else {
-            const loc = sink.shards.add(tombstoneBody(id));
-            sink.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
-            counts.tombstones++;
-          }
-          if (hasPrior) {
-            const before = read.priorRedirects.get(id);
-            if (redirect.to && !before?.to) emit('redirect_added', { type: 'redirect_added', reep_id: id, redirected_to: redirect.to });
-            if (!redirect.to && (!before || before.to)) emit('entity_removed', { type: 'entity_removed', reep_id: id });
-          }
-        } else if (a.prior || a.priorRetired) {
-          // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
-          noteSlack(ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
-        }
-        if (hasPrior) {
-          const after = a.live || redirect?.to ? bridges : [];
-          if (a.priorBridgesJson !== null) {
-            // Unchanged lists (nearly all) are equal JSON strings: nothing to parse or compare.
-            if (a.priorBridgesJson !== (after === bridges ? bridgesJson : '[]')) diffBridges(id, JSON.parse(a.priorBridgesJson), after);
-          } else if (a.priorBridges.length || bridges.length) {
-            diffBridges(id, dedupeBridges(a.priorBridges), after);
-          }
         }
       }
+      privateFiles.push(...diffBase.finishPartition(p));
     }
-    privateFiles.push(writeDiffBasePartition(job.privateDir, p, diffBase));
+  } finally {
+    await priorShards?.close();
   }
   built.postings.seal();
   built.events.seal();
   index.close();
-  await priorShards?.close();
   const packPaths = await shards.finish();
   return {
     packs: packPaths.map((path) => ledger.get(path)!),
@@ -620,6 +638,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     // Written in its sections, whose byte ends are the cuts the runtime slices at.
     const parts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, '}'];
     const loc = sink.shards.addParts(parts, cuts);
+    diffBase.place(loc.pack, loc.offset, loc.length, loc.checksum, cuts, typeIndex);
     sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, cuts[0], cuts[1], cuts[2], cuts[3], cuts[4], cuts[5], bridges.length, typeIndex, loc.checksum]);
 
     const doc = built.docs.ids.push(id) - 1;
@@ -656,10 +675,10 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       if (!streamGroups.has(`provider:${p}`)) streamGroups.set(ownCopy(`provider:${p}`), -1); // provider gone from this release
       const event = { type: 'provider_updated', reep_id: id, provider: p, added: s.added, removed: s.removed };
       const text = JSON.stringify(event);
-      built.events.add(0, [text]);
-      built.events.add(streamGroups.get('type:provider_updated')!, [text]);
+      built.events.addLine(0, text);
+      built.events.addLine(streamGroups.get('type:provider_updated')!, text);
       const g = streamGroups.get(`provider:${p}`)!;
-      if (g >= 0) built.events.add(g, [text]);
+      if (g >= 0) built.events.addLine(g, text);
     }
   }
 

@@ -1,10 +1,12 @@
 // The diff base: what the next release's changelog needs to find what changed, kept in
-// dist/<stamp>/private/diff-base/ one file per partition: each live ID with a fingerprint of its state, label and
-// bridges, and each merged ID that kept bridges with those bridges. A successor compile reads its predecessor's
-// diff base partition by partition instead of parsing the predecessor's 12M CSV rows again (which made it 20%
-// slower than a first compile), and reads the predecessor's shard only for an ID whose fingerprint differs.
-// Fingerprints keep it at ~35 bytes an ID (full bridge lists took 0.39 GiB at full size). It is compile-internal:
-// never served, hashed into the private manifest like everything else.
+// dist/<stamp>/private/diff-base/ two files per partition. `pNNNN.tsv` holds each live ID with a fingerprint of its
+// state, label and bridges, and each merged ID that kept bridges with those bridges. `pNNNN.loc` holds, for each
+// live line in the same order, where that ID's shard sits in this release's packs. A successor compile reads its
+// predecessor's diff base partition by partition instead of parsing the predecessor's 12M CSV rows again (which
+// made it 20% slower than a first compile), and reads the predecessor's shard only for an ID whose fingerprint
+// differs: one read at a known place, not an index lookup first (two dependent reads cost ~4x one, see
+// PriorShards). Fingerprints keep the text at ~35 bytes an ID (full bridge lists took 0.39 GiB at full size); a
+// location is 32 bytes. It is compile-internal: never served, hashed into the private manifest like everything else.
 import { createHash, hash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +16,7 @@ import type { ReleaseInput } from '../read/release-input.ts';
 import type { ContentFile } from './content-file.ts';
 
 export const DIFF_BASE_DIR = 'diff-base';
-const FORMAT = 2;
+const FORMAT = 3;
 
 /** Identifies a diff base: the release it describes (by its manifest) and the partitioning it was cut by. */
 export interface DiffBaseMeta {
@@ -22,6 +24,11 @@ export interface DiffBaseMeta {
   partitions: number;
   /** sha256 over the release's stamp and its listed files' paths and sha256s, in path order. */
   source: string;
+  /**
+   * `[first partition, first pack]` of each entity range, in order: a location names its pack within the range that
+   * built its partition, and the range's packs start at `first pack` in the release's shard_packs.
+   */
+  packRanges: [number, number][];
 }
 
 /** Where a successor finds its predecessor's diff base (and the sha256 each partition file must have) and dist. */
@@ -30,6 +37,8 @@ export interface DiffBaseSource {
   sha256: Record<string, string>;
   /** The predecessor's public/, to read an entity whose fingerprint changed. */
   publicDir: string;
+  /** See DiffBaseMeta.packRanges. */
+  packRanges: [number, number][];
 }
 
 /** The release a diff base describes, independent of how its release.json is laid out (key order, spacing). */
@@ -39,9 +48,31 @@ function releaseIdentity(release: ReleaseInput): string {
   return createHash('sha256').update(JSON.stringify([release.stamp, listed])).digest('hex');
 }
 
-export const diffBaseMeta = (release: ReleaseInput, partitions: number): DiffBaseMeta => ({ format: FORMAT, partitions, source: releaseIdentity(release) });
+export const diffBaseMeta = (release: ReleaseInput, partitions: number, packRanges: [number, number][]): DiffBaseMeta => ({
+  format: FORMAT, partitions, source: releaseIdentity(release), packRanges,
+});
 
 export const partitionFile = (p: number): string => `p${String(p).padStart(4, '0')}.tsv`;
+export const locationFile = (p: number): string => `p${String(p).padStart(4, '0')}.loc`;
+
+/** Where a live entity's shard sits in its release: what the changelog needs to read its old values back. */
+export interface ShardPlace {
+  /** Pack number within its entity range (a diff base file) or in the release's shard_packs (from priorPlace). */
+  pack: number;
+  offset: number;
+  length: number;
+  /** checksum32 of the shard's bytes. */
+  checksum: number;
+  /** Byte ends of the core section and of the attributes section (where bridges start), and of the bridges. */
+  coreEnd: number;
+  bridgesStart: number;
+  bridgesEnd: number;
+  /** Index in ENTITY_TYPES, which the stored bridges section needs to be expanded. */
+  type: number;
+}
+
+/** A location record: seven little-endian uint32 (the fields above, in order, type aside), the type byte, padding. */
+const LOCATION_BYTES = 32;
 
 /**
  * What a live ID's line holds: 64 bits of sha256 over its state, label and bridges (the ID's own (provider,
@@ -51,20 +82,64 @@ export const fingerprint = (status: string, label: string, bridgesJson: string):
   // One-shot: a Hash object per entity cost ~5% of stage 2. The bytes hashed are the same as two updates'.
   hash('sha256', JSON.stringify([status, label]) + bridgesJson, 'hex').slice(0, 16);
 
-/** A live ID's line: `<id>\t1\t<fingerprint>`. */
-export const liveLine = (id: string, fp: string): string => `${id}\t1\t${fp}`;
-/** A merged ID's line, with the bridges that named it (it has no shard to read them back from): `<id>\t0\t<JSON>`. */
-export const mergedLine = (id: string, bridgesJson: string): string => `${id}\t0\t${bridgesJson}`;
+/**
+ * One entity range's diff base, a partition at a time: its lines (in ID order) and the places of its live IDs'
+ * shards, in the same order. Lines come when an ID's fingerprint is known, places when its shard is written.
+ */
+export class DiffBaseWriter {
+  private lines: string[] = [];
+  private live = 0;
+  private places = Buffer.alloc(64 * LOCATION_BYTES);
+  private placed = 0;
 
-export type DiffBaseEntry = { id: string; live: true; fingerprint: string } | { id: string; live: false; bridgesJson: string };
+  constructor(private readonly privateDir: string) {
+    mkdirSync(join(privateDir, DIFF_BASE_DIR), { recursive: true });
+  }
 
-/** Writes one partition's lines (in ID order) and returns the file for the private manifest. */
-export function writeDiffBasePartition(privateDir: string, p: number, lines: string[]): ContentFile {
-  const dir = join(privateDir, DIFF_BASE_DIR);
-  mkdirSync(dir, { recursive: true });
-  const bytes = Buffer.from(lines.length ? lines.join('\n') + '\n' : '', 'utf8');
-  writeFileSync(join(dir, partitionFile(p)), bytes);
-  return { path: `${DIFF_BASE_DIR}/${partitionFile(p)}`, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  /** A live ID: `<id>\t1\t<fingerprint>`. Its place follows with `place`. */
+  addLive(id: string, fp: string): void {
+    this.lines.push(`${id}\t1\t${fp}`);
+    this.live++;
+  }
+
+  /** A merged ID, with the bridges that named it (it has no shard to read them back from): `<id>\t0\t<JSON>`. */
+  addMerged(id: string, bridgesJson: string): void {
+    this.lines.push(`${id}\t0\t${bridgesJson}`);
+  }
+
+  /** Where the next live ID's shard went: `cuts` as ShardPackWriter.addParts reports them (core, aliases, attributes, bridges, ...). */
+  place(pack: number, offset: number, length: number, checksum: number, cuts: readonly number[], type: number): void {
+    if ((this.placed + 1) * LOCATION_BYTES > this.places.length) {
+      const grown = Buffer.alloc(this.places.length * 2);
+      this.places.copy(grown);
+      this.places = grown;
+    }
+    const b = this.places;
+    const at = this.placed++ * LOCATION_BYTES;
+    b.writeUInt32LE(pack, at);
+    b.writeUInt32LE(offset, at + 4);
+    b.writeUInt32LE(length, at + 8);
+    b.writeUInt32LE(checksum, at + 12);
+    b.writeUInt32LE(cuts[0], at + 16);
+    b.writeUInt32LE(cuts[2], at + 20);
+    b.writeUInt32LE(cuts[3], at + 24);
+    b[at + 28] = type;
+  }
+
+  /** Writes partition `p`'s two files and starts the next partition; returns the files for the private manifest. */
+  finishPartition(p: number): ContentFile[] {
+    if (this.placed !== this.live) throw new Error(`diff base partition ${p}: ${this.live} live IDs but ${this.placed} shard places`);
+    const text = Buffer.from(this.lines.length ? this.lines.join('\n') + '\n' : '', 'utf8');
+    const files = [this.file(partitionFile(p), text), this.file(locationFile(p), this.places.subarray(0, this.placed * LOCATION_BYTES))];
+    this.lines = [];
+    this.live = this.placed = 0;
+    return files;
+  }
+
+  private file(name: string, bytes: Uint8Array): ContentFile {
+    writeFileSync(join(this.privateDir, DIFF_BASE_DIR, name), bytes);
+    return { path: `${DIFF_BASE_DIR}/${name}`, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+  }
 }
 
 export function writeDiffBaseMeta(privateDir: string, meta: DiffBaseMeta): void {
@@ -72,22 +147,63 @@ export function writeDiffBaseMeta(privateDir: string, meta: DiffBaseMeta): void 
   writeFileSync(join(privateDir, DIFF_BASE_DIR, 'meta.json'), JSON.stringify(meta));
 }
 
-/** Reads one partition of a predecessor's diff base, checked against its private manifest. */
-export function readDiffBasePartition(source: DiffBaseSource, p: number, onEntry: (e: DiffBaseEntry) => void): void {
-  const rel = `${DIFF_BASE_DIR}/${partitionFile(p)}`;
-  const bytes = readFileSync(join(source.dir, partitionFile(p)));
-  if (createHash('sha256').update(bytes).digest('hex') !== source.sha256[rel]) {
-    throw new RegisterError('compile', 'does not match its manifest; recompile the prior release (or remove its folder) and retry', `${source.dir}/${partitionFile(p)}`);
+/** One partition of a predecessor's diff base, as read. */
+export interface DiffBasePartition {
+  text: string;
+  places: Buffer;
+}
+
+/** Reads one file of a predecessor's diff base, checked against its private manifest. */
+function readChecked(source: DiffBaseSource, name: string): Buffer {
+  const bytes = readFileSync(join(source.dir, name));
+  if (createHash('sha256').update(bytes).digest('hex') !== source.sha256[`${DIFF_BASE_DIR}/${name}`]) {
+    throw new RegisterError('compile', 'does not match its manifest; recompile the prior release (or remove its folder) and retry', `${source.dir}/${name}`);
   }
-  const text = bytes.toString('utf8');
+  return bytes;
+}
+
+/**
+ * Reads one partition of a predecessor's diff base. Each live ID comes with where its fingerprint starts in the
+ * partition's text (see sameFingerprint) and its ordinal among the live IDs (see priorPlace); each merged ID with
+ * its bridges. Positions rather than sliced strings or entry objects: at full size that is 2 million of each, kept
+ * until their partition is built.
+ */
+export function readDiffBasePartition(
+  source: DiffBaseSource, p: number,
+  onLive: (id: string, fingerprintAt: number, ordinal: number) => void,
+  onMerged: (id: string, bridgesJson: string) => void,
+): DiffBasePartition {
+  const text = readChecked(source, partitionFile(p)).toString('utf8');
+  const places = readChecked(source, locationFile(p));
+  let live = 0;
   for (let pos = 0; pos < text.length; ) {
     const nl = text.indexOf('\n', pos);
     const t1 = text.indexOf('\t', pos);
     const id = text.slice(pos, t1);
-    const rest = text.slice(t1 + 3, nl); // JSON text holds no raw tab or newline
+    // JSON text holds no raw tab or newline
+    if (text.charCodeAt(t1 + 1) === 49) onLive(id, t1 + 3, live++);
+    else onMerged(id, text.slice(t1 + 3, nl));
     pos = nl + 1;
-    onEntry(text.charCodeAt(t1 + 1) === 49 ? { id, live: true, fingerprint: rest } : { id, live: false, bridgesJson: rest });
   }
+  if (live * LOCATION_BYTES !== places.length) {
+    throw new RegisterError('compile', `holds ${places.length / LOCATION_BYTES} shard places for ${live} live IDs; recompile the prior release (or remove its folder) and retry`, `${source.dir}/${locationFile(p)}`);
+  }
+  return { text, places };
+}
+
+/** Whether the live line whose fingerprint starts at `at` has the fingerprint `fp`. */
+export const sameFingerprint = (part: DiffBasePartition, at: number, fp: string): boolean => part.text.startsWith(fp, at) && part.text.charCodeAt(at + fp.length) === 10;
+
+/** Where the predecessor's shard of partition `p`'s live ID number `ordinal` sits, its pack numbered in shard_packs. */
+export function priorPlace(source: DiffBaseSource, part: DiffBasePartition, p: number, ordinal: number): ShardPlace {
+  let base = 0;
+  for (const [first, firstPack] of source.packRanges) if (first <= p) base = firstPack;
+  const b = part.places;
+  const at = ordinal * LOCATION_BYTES;
+  return {
+    pack: base + b.readUInt32LE(at), offset: b.readUInt32LE(at + 4), length: b.readUInt32LE(at + 8), checksum: b.readUInt32LE(at + 12),
+    coreEnd: b.readUInt32LE(at + 16), bridgesStart: b.readUInt32LE(at + 20), bridgesEnd: b.readUInt32LE(at + 24), type: b[at + 28],
+  };
 }
 
 /**
@@ -100,16 +216,18 @@ export function findDiffBase(distDir: string, prior: ReleaseInput, partitions: n
     // Changed entities are read from the predecessor's shards: they must be in this compiler's dist format.
     if ((JSON.parse(readFileSync(join(distDir, prior.stamp, MANIFEST_FILE), 'utf8')) as { format?: string }).format !== DIST_FORMAT) return null;
     const meta = JSON.parse(readFileSync(join(privateDir, DIFF_BASE_DIR, 'meta.json'), 'utf8')) as DiffBaseMeta;
-    const want = diffBaseMeta(prior, partitions);
+    const want = diffBaseMeta(prior, partitions, []);
     if (meta.format !== want.format || meta.partitions !== want.partitions || meta.source !== want.source) return null;
     const manifest = JSON.parse(readFileSync(join(privateDir, MANIFEST_FILE), 'utf8')) as { files: Record<string, { sha256: string }> };
     const sha256: Record<string, string> = {};
     for (let p = 0; p < partitions; p++) {
-      const rel = `${DIFF_BASE_DIR}/${partitionFile(p)}`;
-      if (!manifest.files[rel]) return null;
-      sha256[rel] = manifest.files[rel].sha256;
+      for (const name of [partitionFile(p), locationFile(p)]) {
+        const rel = `${DIFF_BASE_DIR}/${name}`;
+        if (!manifest.files[rel]) return null;
+        sha256[rel] = manifest.files[rel].sha256;
+      }
     }
-    return { dir: join(privateDir, DIFF_BASE_DIR), sha256, publicDir: join(distDir, prior.stamp, PUBLIC_DIR) };
+    return { dir: join(privateDir, DIFF_BASE_DIR), sha256, publicDir: join(distDir, prior.stamp, PUBLIC_DIR), packRanges: meta.packRanges };
   } catch {
     return null;
   }

@@ -93,6 +93,24 @@ describe('compile is deterministic', () => {
     await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${file}: does not match its manifest`));
     expect(digests(dist)[1]).toBe(withBase); // the published successor is untouched
 
+    // So is a file of shard places (where a changed ID's old shard is read from).
+    cpSync(saved, base, { recursive: true, force: true });
+    const places = file.replace(/\.tsv$/, '.loc');
+    const placeBytes = readFileSync(join(base, places));
+    expect(placeBytes.length).toBeGreaterThan(0);
+    placeBytes[4] ^= 1;
+    writeFileSync(join(base, places), placeBytes);
+    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${places}: does not match its manifest`));
+    expect(digests(dist)[1]).toBe(withBase);
+
+    // A diff base of another format (an older compiler's) is passed over: the tables are read, to the same bytes.
+    // The bad place file stays, so reading this diff base would have failed.
+    const meta = JSON.parse(readFileSync(join(base, 'meta.json'), 'utf8')) as { format: number };
+    writeFileSync(join(base, 'meta.json'), JSON.stringify({ ...meta, format: meta.format - 1 }));
+    rmSync(join(dist, '20261008T000000Z'), { recursive: true });
+    await compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false });
+    expect(digests(dist)[1]).toBe(withBase);
+
     // A changed ID's old values come from the predecessor's shard: bytes that fail their checksum are refused too.
     cpSync(saved, base, { recursive: true, force: true });
     const shards = join(dist, '20261001T000000Z', 'public', 'shards');

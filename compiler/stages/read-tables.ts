@@ -14,6 +14,7 @@ import type { ReleaseInput, TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
 import { addResolveRecord } from './build-resolve.ts';
+import { RegisterIdTable } from '../read/register-id-table.ts';
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -151,7 +152,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   try {
     // Live IDs → their partition, hashed once rather than for each row that names them. Needed only while the
     // tables are read, so not part of what the later stages hold.
-    await readMainTables(r, rel, out, new Map());
+    await readMainTables(r, rel, out, new RegisterIdTable());
     r.spill.seal();
     results = sideDone ? await sideDone : [];
   } catch (e) {
@@ -174,7 +175,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
 }
 
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
-async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, live: Map<string, number>): Promise<void> {
+async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, live: RegisterIdTable): Promise<void> {
   const put = (p: number, tag: string, raw: string) => r.spill.addTaggedLine(p, tag, raw);
   await spilled(r, rel, false, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
     const id = f[c.reep_id];
@@ -184,8 +185,7 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
     if (live.has(id)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
     if (out.redirects.has(id)) throw new RegisterError('compile', `register ID ${id} is live and also in redirects`, label, row);
     const p = partitionOf(id, r.partitions);
-    // Kept while the tables are read: a copy, so it does not pin the 1 MiB chunk it was read from.
-    live.set(ownCopy(id), p);
+    live.set(id, p);
     put(p, TAG.entity, raw);
   });
   for (const [id, red] of out.redirects) {
@@ -201,7 +201,7 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
   const known = (id: string, label: string, row: number): number => {
     const p = live.get(id);
     // A live ID was checked when the entities table was read; only another one needs the pattern test.
-    if (p !== undefined) return p;
+    if (p >= 0) return p;
     checkId(id, label, row);
     noteSlack(r, label, 'unknown register ID', `row ${row}: ${id}`);
     return -1;
@@ -232,10 +232,10 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
       const to = f[c.to_id];
       const fromAt = live.get(from);
       const toAt = live.get(to);
-      if (fromAt === undefined) checkId(from, label, row);
-      if (toAt === undefined) checkId(to, label, row);
-      if (fromAt === undefined || toAt === undefined) {
-        noteSlack(r, label, 'unknown register ID', `row ${row}: ${fromAt !== undefined ? to : from}`);
+      if (fromAt < 0) checkId(from, label, row);
+      if (toAt < 0) checkId(to, label, row);
+      if (fromAt < 0 || toAt < 0) {
+        noteSlack(r, label, 'unknown register ID', `row ${row}: ${fromAt >= 0 ? to : from}`);
         return;
       }
       put(fromAt, TAG.relFrom, raw);
@@ -287,10 +287,11 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   if (job.kind === 'prior') {
     // The predecessor, for the changelog: only what the diff compares (state, label, bridges), and only the
     // bridges its own compile kept (of live or merged IDs), as its diff base would hold them.
-    const live = new Set<string>();
+    const live = new RegisterIdTable();
     const redirects = new Map(job.redirects);
     await spilled(r, rel, true, 'entities', TAG.priorEntity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, _row, _label, raw) => {
-      live.add(ownCopy(f[c.reep_id]));
+      // An ID of another shape cannot name anything in this release; its row is still the predecessor's.
+      if (live.fits(f[c.reep_id])) live.set(f[c.reep_id], 0);
       put(f[c.reep_id], TAG.priorEntity, raw);
     });
     await spilled(r, rel, true, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c, _row, _label, raw) => {
@@ -300,10 +301,11 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   } else {
     // Live IDs with their partition and type (packed: partition << TYPE_BITS | type index), read again here rather than
     // shipped across threads; the main thread checks the entities table, so a bad row there is reported from there.
-    const live = new Map<string, number>();
+    const live = new RegisterIdTable();
     await table(r, rel, false, 'entities', ['reep_id', 'entity_type'], (f, c) => {
       const id = f[c.reep_id];
-      live.set(ownCopy(id), (partitionOf(id, r.partitions) << TYPE_BITS) | ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType));
+      const type = ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType);
+      if (type >= 0 && live.fits(id)) live.set(id, (partitionOf(id, r.partitions) << TYPE_BITS) | type);
     });
     const redirects = new Map(job.redirects);
     resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: HASH_GROUPS }); // the resolve writer's hash groups (build-resolve.ts)
@@ -311,17 +313,17 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       const id = f[c.reep_id];
       // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
       const packed = live.get(id);
-      if (packed === undefined) checkId(id, label, row);
+      if (packed < 0) checkId(id, label, row);
       const provider = f[c.provider];
       if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
       if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
-      const final = packed !== undefined ? id : redirects.get(id)?.to;
+      const final = packed >= 0 ? id : redirects.get(id)?.to;
       if (final) {
         if (!providers.has(provider)) providers.add(ownCopy(provider));
-        r.spill.addTaggedLine(packed !== undefined ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, raw);
+        r.spill.addTaggedLine(packed >= 0 ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, raw);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        addResolveRecord(resolve!, key, fnv1a32(key), id, (packed ?? live.get(final)!) & ((1 << TYPE_BITS) - 1));
+        addResolveRecord(resolve!, key, fnv1a32(key), id, (packed >= 0 ? packed : live.get(final)) & ((1 << TYPE_BITS) - 1));
         resolveBytes += resolveEntryBytes(key, id);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);

@@ -31,13 +31,7 @@ export async function buildChanges(ctx: CompileContext, built: EntitiesBuilt, pr
     });
     // Ranges in order: the stream reads as if one thread had built every partition in turn.
     for (const spill of built.events) {
-      // One event a line: JSON text holds no raw newline.
-      const text = spill.readText(g);
-      for (let pos = 0; pos < text.length; ) {
-        const nl = text.indexOf('\n', pos);
-        writer.push(text.slice(pos, nl));
-        pos = nl + 1;
-      }
+      for (const event of spill.readLines(g)) writer.push(event);
       spill.release(g);
     }
     doc.streams[stream] = { total: n, family: await writer.finish() };

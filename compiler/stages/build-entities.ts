@@ -283,11 +283,16 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   };
   const sink = { index, shards };
   const roleOf = (p: string) => providerRoles.get(p) ?? 'canonical_bridge';
+  /** Writes one event to the `all` stream, its type's and (when it names one still in this release) its provider's. */
   const emit = (type: string, event: Record<string, unknown>, provider?: string) => {
     const text = JSON.stringify(event);
     built.events.addLine(0, text);
     built.events.addLine(streamGroups.get(`type:${type}`)!, text);
-    if (provider !== undefined) built.events.addLine(streamGroups.get(`provider:${provider}`)!, text);
+    if (provider === undefined) return;
+    // A provider only the prior release had: its events count in `all` and per type only.
+    let g = streamGroups.get(`provider:${provider}`);
+    if (g === undefined) streamGroups.set(ownCopy(`provider:${provider}`), (g = -1));
+    if (g >= 0) built.events.addLine(g, text);
   };
   const hasPrior = job.hasPrior;
   const privateFiles: ContentFile[] = [];
@@ -672,13 +677,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     for (const b of before) if (!now.has(key(b))) slot(b[0]).removed.push({ namespace: b[1], external_id: b[2] });
     for (const p of [...byProvider.keys()].sort()) {
       const s = byProvider.get(p)!;
-      if (!streamGroups.has(`provider:${p}`)) streamGroups.set(ownCopy(`provider:${p}`), -1); // provider gone from this release
-      const event = { type: 'provider_updated', reep_id: id, provider: p, added: s.added, removed: s.removed };
-      const text = JSON.stringify(event);
-      built.events.addLine(0, text);
-      built.events.addLine(streamGroups.get('type:provider_updated')!, text);
-      const g = streamGroups.get(`provider:${p}`)!;
-      if (g >= 0) built.events.addLine(g, text);
+      emit('provider_updated', { type: 'provider_updated', reep_id: id, provider: p, added: s.added, removed: s.removed }, p);
     }
   }
 

@@ -22,8 +22,9 @@ export interface GroupSpillOptions {
 /**
  * Append-only record groups backed by one temp file each. Three record forms, not to be mixed in one spill:
  * - `add`/`read`: JSON arrays, one per line (JSON.stringify/parse are native, a line never holds a raw newline);
- * - `addLine`/`readText`: text the caller frames itself, e.g. a CSV record as read, so the hot path of the compile
- *   copies rows instead of re-encoding them (measured: JSON encode + parse + GC were a third of compile time);
+ * - `addLine`/`readText` or `readLines`: text the caller frames itself, e.g. a CSV record as read, so the hot path
+ *   of the compile copies rows instead of re-encoding them (measured: JSON encode + parse + GC were a third of
+ *   compile time);
  * - `reserve`/`commit`/`readBytes`: binary records the caller lays out itself, written into the group's buffer.
  * Records are encoded into each group's byte buffer as they are added: a buffered string would outlive many young
  * collections (a group fills only after ~groups × flushBytes of input) and keep its 1 MiB source chunk alive.
@@ -163,16 +164,19 @@ export class GroupSpill {
     }
   }
 
-  /** Records of one group, in the order they were added. */
+  /** Records of one group (added by `add`), in the order they were added. */
   read<T extends unknown[] = unknown[]>(group: number): T[] {
-    if (this.counts[group] === 0) return [];
-    const text = readFileSync(this.file(group), 'utf8');
-    const out: T[] = new Array(this.counts[group]);
-    let pos = 0;
+    return this.readLines(group).map((line) => JSON.parse(line) as T);
+  }
+
+  /** Lines of one group (records added by `addLine`, which hold no newline), in the order they were added. */
+  readLines(group: number): string[] {
+    const text = this.readText(group);
+    const out: string[] = new Array(this.counts[group]);
     let i = 0;
-    while (pos < text.length) {
+    for (let pos = 0; pos < text.length; ) {
       const nl = text.indexOf('\n', pos);
-      out[i++] = JSON.parse(text.slice(pos, nl)) as T;
+      out[i++] = text.slice(pos, nl);
       pos = nl + 1;
     }
     return out;

@@ -36,6 +36,7 @@ describe('GroupSpill', () => {
           for (let g = 0; g < 8; g++) {
             expect(again.count(g)).toBe(want[g].length);
             expect(again.readText(g)).toBe(want[g].map((l) => l + '\n').join(''));
+            expect(again.readLines(g)).toEqual(want[g]);
           }
         } finally {
           rmSync(dir, { recursive: true, force: true });

@@ -15,7 +15,7 @@ import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
 import { storedBridgesSection } from '../../common/shard-format.ts';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
-import { scanRecords } from '../read/csv-reader.ts';
+import { scanRecords, splitPlain } from '../read/csv-reader.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 import { join } from 'node:path';
 
@@ -459,7 +459,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
             const text = texts[row >>> ROW_SPILL_SHIFT];
             const start = row & (ROW_OFFSETS - 1);
             const nl = text.indexOf('\n', start);
-            f = text.slice(start, nl === -1 ? text.length : nl).split(',');
+            f = splitPlain(text, start, nl === -1 ? text.length : nl);
           }
           applyRecord(a, f);
         }

@@ -182,10 +182,9 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
     checkId(id, label, row);
     const type = f[c.entity_type];
     if (!isEntityType(type)) throw new RegisterError('compile', `unknown entity_type ${JSON.stringify(type)}`, label, row);
-    if (live.has(id)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
     if (out.redirects.has(id)) throw new RegisterError('compile', `register ID ${id} is live and also in redirects`, label, row);
     const p = partitionOf(id, r.partitions);
-    live.set(id, p);
+    if (!live.add(id, p)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
     put(p, TAG.entity, raw);
   });
   for (const [id, red] of out.redirects) {

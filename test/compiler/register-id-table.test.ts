@@ -55,14 +55,33 @@ describe('RegisterIdTable', () => {
     expect(table.has('rt000000000000a2')).toBe(false);
   });
 
+  it('adds an ID only when absent, keeping the value it holds, with one answer for which happened', () => {
+    const table = new RegisterIdTable();
+    expect(table.add('rt000000000000a1', 5)).toBe(true);
+    expect(table.add('rt000000000000a1', 9)).toBe(false);
+    expect(table.get('rt000000000000a1')).toBe(5);
+    expect(table.add('rt000000000000a2', 0)).toBe(true);
+    expect(table.size).toBe(2);
+    expect(() => table.add('rt000000000000a3', -1)).toThrow(/not a non-negative int32/);
+    expect(table.has('rt000000000000a3')).toBe(false);
+    // Across growth: every other of 100,000 IDs added twice.
+    for (let i = 0; i < 100_000; i++) expect(table.add(`rq${hex(i, 14)}`, i)).toBe(true);
+    for (let i = 0; i < 100_000; i += 2) expect(table.add(`rq${hex(i, 14)}`, 0)).toBe(false);
+    expect(table.size).toBe(100_002);
+    expect(table.get(`rq${hex(99_998, 14)}`)).toBe(99_998);
+  });
+
   it('holds no string of another shape, and refuses to be given one', () => {
     const table = new RegisterIdTable();
     table.set('rp0123456789abcd', 1);
     for (const bad of ['', 'rp0123456789abc', 'rp0123456789abcde', 'RP0123456789abcd', 'rP0123456789abcd', 'r10123456789abcd',
-      'xp0123456789abcd', 'rp0123456789ABCD', 'rp0123456789abcg', 'rp012345-789abcd', 'rp0123456789abc\u0000']) {
+      'xp0123456789abcd', 'rp0123456789ABCD', 'rp0123456789abcg', 'rp012345-789abcd', 'rp0123456789abc\u0000',
+      // Characters whose low byte is a hex digit's: a digit lookup must not read only the low byte.
+      'rp0123456789abc\u0130', 'rp0123456789abc\u0161', 'rp\uff10123456789abcd']) {
       expect(table.fits(bad)).toBe(false);
       expect(table.get(bad)).toBe(-1);
       expect(() => table.set(bad, 1)).toThrow(/is not a register ID/);
+      expect(() => table.add(bad, 1)).toThrow(/is not a register ID/);
     }
     expect(table.fits('rp0123456789abcd')).toBe(true);
     expect(table.size).toBe(1);

@@ -100,6 +100,9 @@ const tagCode = (text: string, start = 0, end = text.length): number => {
   return code;
 };
 const RETIRED_CODE = tagCode(TAG.retired);
+const BRIDGE_CHAR = TAG.bridge.charCodeAt(0);
+const COMMA = 44;
+if (TAG.bridge.length !== 1) throw new Error('the bridge tag must be one character (see bridgeOf)');
 const PRIOR_RETIRED_CODE = tagCode(TAG.priorRetired);
 /**
  * Field `k` (the tag being field 0) of the plain line `text[.., end)` whose tag ends at `comma`. Stage 1 spilled only
@@ -320,6 +323,27 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const idAtByCode = new Map<number, number>([[RETIRED_CODE, 1], [PRIOR_RETIRED_CODE, 1]]);
   for (const [tag, l] of L) idAtByCode.set(tagCode(tag), l.idAt);
   if (spills.length > 1 << (31 - ROW_SPILL_SHIFT)) throw new Error(`${spills.length} spills, more than rows can address`);
+  // A plain bridge line (over half of all rows) is read without splitting it: only its provider, namespace and
+  // external ID are sliced out, not its tag, ID and other columns (see bridgeOf).
+  const bridgeFields = B ? [B.c.provider, B.c.namespace, B.c.external_id] : null;
+  const bridgeLast = bridgeFields ? Math.max(...bridgeFields) : 0;
+  /** The [provider, namespace, external_id] of the plain bridge line `text[start, end)`, its tag's comma at `start + 1`. */
+  const bridgeOf = (text: string, start: number, end: number): [string, string, string] => {
+    const [pAt, nAt, xAt] = bridgeFields!;
+    let provider = '';
+    let namespace = '';
+    let externalId = '';
+    let from = start + 2;
+    for (let k = 1; k <= bridgeLast; k++) {
+      let to = text.indexOf(',', from);
+      if (to === -1 || to > end) to = end;
+      if (k === pAt) provider = text.slice(from, to);
+      else if (k === nAt) namespace = text.slice(from, to);
+      else if (k === xAt) externalId = text.slice(from, to);
+      from = to + 1;
+    }
+    return [provider, namespace, externalId];
+  };
   const opt = (f: string[], at: number | undefined) => (at === undefined ? '' : f[at]);
   /** Adds one record (split fields, tag first) of `a`'s ID to `a`. */
   const applyRecord = (a: Acc, f: string[]): void => {
@@ -458,15 +482,22 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           else {
             const text = texts[row >>> ROW_SPILL_SHIFT];
             const start = row & (ROW_OFFSETS - 1);
-            const nl = text.indexOf('\n', start);
-            f = splitPlain(text, start, nl === -1 ? text.length : nl);
+            let end = text.indexOf('\n', start);
+            if (end === -1) end = text.length;
+            if (text.charCodeAt(start) === BRIDGE_CHAR && text.charCodeAt(start + 1) === COMMA) {
+              a.bridges.push(bridgeOf(text, start, end));
+              continue;
+            }
+            f = splitPlain(text, start, end);
           }
           applyRecord(a, f);
         }
         return a;
       };
 
-      const ids = [...gathered.keys()].sort();
+      // Sorted by ID with their gathered rows, so building an ID needs no second lookup.
+      const entries = [...gathered].sort(byFirst);
+      const ids = entries.map(firstOf);
       // In chunks of IDs, each built, written and dropped before the next, so an entity's rows and accumulators die
       // young. Preparing a chunk works out each ID's bridges and fingerprint, to learn which IDs changed since the
       // predecessor, and starts reading their old values from its shards (see PriorShards); the next chunk is
@@ -479,7 +510,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         const changed: number[] = [];
         for (let i = 0; i < n; i++) {
           const id = ids[first + i];
-          const a = (accs[i] = materialize(id, gathered.get(id)!));
+          const a = (accs[i] = materialize(id, entries[first + i][1]));
           const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
           const bridgesJson = (bridgeTexts[i] = JSON.stringify(bridges));
           // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
@@ -616,18 +647,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     }
 
     const relMap = a.rels ?? NO_RELS;
-    const rels = NO_RELATIONSHIPS.has(type)
-      ? []
-      : [...relMap.keys()].sort().map((family) => {
-          const f = relMap.get(family)!;
-          const count = f.out + f.in;
-          const roles: Record<string, number> = {};
-          if (f.in) roles.incoming = f.in;
-          if (f.out) roles.outgoing = f.out;
-          return { family, count, roles, source_providers: [] as string[], expansion: count > HIGH_CARDINALITY ? 'summary_only_high_cardinality' : 'summary_only' };
-        });
     for (const f of relMap.values()) counts.relationships += f.out;
-    const relSection = `,"relationships":${JSON.stringify(rels)}`;
+    const relSection = NO_RELATIONSHIPS.has(type) ? ',"relationships":[]' : relationshipsSection(relMap);
 
     const overlay = buildOverlay(a);
     if (overlay) {
@@ -753,6 +774,26 @@ function attributesSection(attrs: Map<string, string[]>): string {
 }
 const QUOTED_NAMES = new Map<string, string>();
 
+/**
+ * `,"relationships":[...]`: a summary per family, by family name, written out as attributesSection is (an object
+ * per family for JSON.stringify cost more than its text). Keys in this order: family, count, roles (incoming before
+ * outgoing, each only when non-zero), source_providers, expansion.
+ */
+function relationshipsSection(rels: ReadonlyMap<string, { out: number; in: number }>): string {
+  if (rels.size === 0) return ',"relationships":[]';
+  const families = [...rels.keys()].sort();
+  let out = ',"relationships":[';
+  for (let i = 0; i < families.length; i++) {
+    const family = families[i];
+    const f = rels.get(family)!;
+    const count = f.out + f.in;
+    const roles = f.in && f.out ? `"incoming":${f.in},"outgoing":${f.out}` : f.in ? `"incoming":${f.in}` : f.out ? `"outgoing":${f.out}` : '';
+    const expansion = count > HIGH_CARDINALITY ? 'summary_only_high_cardinality' : 'summary_only';
+    out += `${i === 0 ? '' : ','}{"family":${q(family)},"count":${count},"roles":{${roles}},"source_providers":[],"expansion":"${expansion}"}`;
+  }
+  return out + ']';
+}
+
 /** A match's `,"scoreline":{...}`: its first value of each field, the scores as integers (null when not one). */
 function scorelineSection(attrs: Map<string, string[]> | null): string {
   let out = ',"scoreline":{';
@@ -824,6 +865,8 @@ export function tombstoneBody(id: string): string {
 }
 
 const q = (s: string) => JSON.stringify(s);
+const byFirst = (x: [string, unknown], y: [string, unknown]) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
+const firstOf = (x: [string, unknown]) => x[0];
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const parseRank = (s: string): number | null => (s === '' || !Number.isFinite(Number(s)) ? null : Number(s));
 const rankKey = (r: number | null) => (r === null ? Number.MAX_SAFE_INTEGER : r);

@@ -620,7 +620,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     counts[typeKey] = (counts[typeKey] ?? 0) + 1;
 
     // Core and sections, each written once here so the runtime only slices and concatenates.
-    const core = `{"reep_id":${q(a.id)},"entity_type":${q(type)},"name_en":${q(a.label)},"lifecycle_state":${q(a.status)},"canonical_reep_id":${q(a.id)}`;
+    // A live ID passed REGISTER_ID in stage 1 and a type is one of ENTITY_TYPES: neither needs escaping.
+    const core = `{"reep_id":"${a.id}","entity_type":"${type}","name_en":${q(a.label)},"lifecycle_state":${q(a.status)},"canonical_reep_id":"${a.id}"`;
 
     const uniqueAliases = a.aliases.length ? aliasesOf(a.aliases) : [];
     let aliasSection = ',"aliases":[],"names":[]';

@@ -1,5 +1,6 @@
 // The project's one RFC 4180 reader, for the release's (optionally gzipped) CSV tables, built for 10M-row files:
-// decode whole chunks to text once, split plain lines at their commas (splitPlain), and take the quote-aware path only for lines with `"`.
+// decode whole chunks to text once, split plain lines at their commas (splitPlain), and take the quote-aware path
+// only for lines with `"`.
 // The compiler reads through `readCsv` (a callback per row); the generator and tests through `readCsvBatches`.
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';

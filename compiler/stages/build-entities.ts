@@ -100,10 +100,11 @@ const tagCode = (text: string, start = 0, end = text.length): number => {
   return code;
 };
 const RETIRED_CODE = tagCode(TAG.retired);
+const PRIOR_RETIRED_CODE = tagCode(TAG.priorRetired);
+/** A plain bridge line starts with these two characters (see bridgeOf). */
 const BRIDGE_CHAR = TAG.bridge.charCodeAt(0);
 const COMMA = 44;
 if (TAG.bridge.length !== 1) throw new Error('the bridge tag must be one character (see bridgeOf)');
-const PRIOR_RETIRED_CODE = tagCode(TAG.priorRetired);
 /**
  * Field `k` (the tag being field 0) of the plain line `text[.., end)` whose tag ends at `comma`. Stage 1 spilled only
  * rows as wide as their header, so the field is on this line.
@@ -467,7 +468,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           )
         : null;
 
-      /** An ID's accumulated rows: its gathered rows split and applied in the order they were read. */
+      /** An ID's accumulated rows: its gathered rows read and applied in the order they were read. */
       const materialize = (id: string, g: Gathered): Acc => {
         const a: Acc = {
           id, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null, oaliases: NONE, xids: NONE,
@@ -866,7 +867,7 @@ export function tombstoneBody(id: string): string {
 }
 
 const q = (s: string) => JSON.stringify(s);
-const byFirst = (x: [string, unknown], y: [string, unknown]) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
+const byFirst = (x: [string, unknown], y: [string, unknown]) => cmp(x[0], y[0]);
 const firstOf = (x: [string, unknown]) => x[0];
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const parseRank = (s: string): number | null => (s === '' || !Number.isFinite(Number(s)) ? null : Number(s));

@@ -20,11 +20,10 @@ export interface GroupSpillOptions {
 }
 
 /**
- * Append-only record groups backed by one temp file each. Three record forms, not to be mixed in one spill:
- * - `add`/`read`: JSON arrays, one per line (JSON.stringify/parse are native, a line never holds a raw newline);
- * - `addLine`/`readText` or `readLines`: text the caller frames itself, e.g. a CSV record as read, so the hot path
- *   of the compile copies rows instead of re-encoding them (measured: JSON encode + parse + GC were a third of
- *   compile time);
+ * Append-only record groups backed by one temp file each. Two record forms, not to be mixed in one spill:
+ * - `addLine`/`addTaggedLine` and `readText` or `readLines`: text the caller frames itself, e.g. a CSV record as
+ *   read, so the hot path of the compile copies rows instead of re-encoding them (measured: JSON arrays, encoded
+ *   and parsed per record, with their garbage, were a third of compile time);
  * - `reserve`/`commit`/`readBytes`: binary records the caller lays out itself, written into the group's buffer.
  * Records are encoded into each group's byte buffer as they are added: a buffered string would outlive many young
  * collections (a group fills only after ~groups × flushBytes of input) and keep its 1 MiB source chunk alive.
@@ -59,11 +58,6 @@ export class GroupSpill {
 
   get groups(): number {
     return this.opts.groups;
-  }
-
-  /** Appends one record (an array of JSON values) to `group`. */
-  add(group: number, record: unknown[]): void {
-    this.addLine(group, JSON.stringify(record));
   }
 
   /** Appends one pre-framed record; `line` must not contain a newline that its reader cannot tell apart. */
@@ -162,11 +156,6 @@ export class GroupSpill {
       this.fds[g] = null;
       this.buffers[g] = null;
     }
-  }
-
-  /** Records of one group (added by `add`), in the order they were added. */
-  read<T extends unknown[] = unknown[]>(group: number): T[] {
-    return this.readLines(group).map((line) => JSON.parse(line) as T);
   }
 
   /** Lines of one group (records added by `addLine`, which hold no newline), in the order they were added. */

@@ -75,20 +75,6 @@ describe('GroupSpill', () => {
       { numRuns: 60 },
     );
   });
-
-  it('keeps JSON records and text records apart by method', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'spill-'));
-    try {
-      const spill = new GroupSpill({ dir, groups: 2 });
-      spill.add(1, ['a\nb', 1, null]);
-      spill.add(1, [{ x: 'ü' }]);
-      spill.seal();
-      expect(spill.read(1)).toEqual([['a\nb', 1, null], [{ x: 'ü' }]]);
-      expect(spill.read(0)).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
 });
 
 describe('ShardPackWriter', () => {

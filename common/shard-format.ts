@@ -13,6 +13,7 @@
 // A section without markers (shards compiled before the stored form) passes through the expander unchanged.
 import { concat } from './bytes.ts';
 import { ownCopy } from './own-copy.ts';
+import { jsonString } from './json-string.ts';
 import { ENTITY_TYPES, isEntityType, PROVIDER_ROLES, type EntityType, type ProviderRole } from './ids.ts';
 
 /** One bridge as the compiler holds it: provider, namespace, external ID, and the provider's role. */
@@ -46,7 +47,7 @@ export function storedBridgesSection(entityType: EntityType, bridges: readonly B
     const marker = MARKER_OF.get(role);
     if (marker === undefined) throw new Error(`[shard-format] unknown provider role ${JSON.stringify(role)}`);
     if (i > 0) out += ',';
-    out += `{"provider":${quoted(provider)},"namespace":${quoted(namespace)},"external_id":${JSON.stringify(externalId)}${marker}}`;
+    out += `{"provider":${quoted(provider)},"namespace":${quoted(namespace)},"external_id":${jsonString(externalId)}${marker}}`;
   }
   return out + ']';
 }

@@ -17,6 +17,7 @@ import { storedBridgesSection } from '../../common/shard-format.ts';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
 import { scanRecords, splitPlain } from '../read/csv-reader.ts';
 import { ownCopy } from '../../common/own-copy.ts';
+import { jsonString } from '../../common/json-string.ts';
 import { join } from 'node:path';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
@@ -866,7 +867,7 @@ export function tombstoneBody(id: string): string {
   return JSON.stringify({ error: 'gone', message: `Register ID ${id} was retired and is never reused.`, detail: id });
 }
 
-const q = (s: string) => JSON.stringify(s);
+const q = jsonString;
 const byFirst = (x: [string, unknown], y: [string, unknown]) => cmp(x[0], y[0]);
 const firstOf = (x: [string, unknown]) => x[0];
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

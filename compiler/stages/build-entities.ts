@@ -514,7 +514,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const id = ids[first + i];
           const a = (accs[i] = materialize(id, entries[first + i][1]));
           const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
-          const bridgesJson = (bridgeTexts[i] = JSON.stringify(bridges));
+          const bridgesJson = (bridgeTexts[i] = bridgesJsonOf(bridges));
           // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
           const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
           if (a.live) diffBase.addLive(id, fp);
@@ -856,6 +856,16 @@ function addAttr(a: Acc, name: string, value: string): void {
   const list = attrs.get(name);
   if (!list) attrs.set(name, [value]);
   else if (!list.includes(value)) list.push(value);
+}
+
+/** JSON.stringify(bridges), the same text, written out (for the diff base and its fingerprint; ~10M bridges). */
+function bridgesJsonOf(bridges: [string, string, string][]): string {
+  let out = '[';
+  for (let i = 0; i < bridges.length; i++) {
+    const [provider, namespace, externalId] = bridges[i];
+    out += `${i === 0 ? '' : ','}[${q(provider)},${q(namespace)},${q(externalId)}]`;
+  }
+  return out + ']';
 }
 
 function dedupeBridges(list: [string, string, string][]): [string, string, string][] {

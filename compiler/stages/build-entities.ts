@@ -106,6 +106,13 @@ const PRIOR_RETIRED_CODE = tagCode(TAG.priorRetired);
 const BRIDGE_CHAR = TAG.bridge.charCodeAt(0);
 const COMMA = 44;
 if (TAG.bridge.length !== 1) throw new Error('the bridge tag must be one character (see bridgeOf)');
+/** Relationship lines start with `R`, then `o` (from this ID) or `i` (to it), then the comma. */
+const REL_CHAR = TAG.relFrom.charCodeAt(0);
+const REL_FROM_CHAR = TAG.relFrom.charCodeAt(1);
+const REL_TO_CHAR = TAG.relTo.charCodeAt(1);
+if (TAG.relFrom.length !== 2 || TAG.relTo.length !== 2 || TAG.relTo.charCodeAt(0) !== REL_CHAR || REL_FROM_CHAR === REL_TO_CHAR) {
+  throw new Error('relationship tags must be two characters sharing the first (see materialize)');
+}
 /**
  * Field `k` (the tag being field 0) of the plain line `text[.., end)` whose tag ends at `comma`. Stage 1 spilled only
  * rows as wide as their header, so the field is on this line.
@@ -328,6 +335,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   // A plain bridge line (over half of all rows) is read without splitting it: only its provider, namespace and
   // external ID are sliced out, not its tag, ID and other columns (see bridgeOf).
   const bridgeFields = B ? [B.c.provider, B.c.namespace, B.c.external_id] : null;
+  const relKindAt = Ro ? Ro.c.kind : 0;
   const bridgeLast = bridgeFields ? Math.max(...bridgeFields) : 0;
   /** The [provider, namespace, external_id] of the plain bridge line `text[start, end)`, its tag's comma at `start + 1`. */
   const bridgeOf = (text: string, start: number, end: number): [string, string, string] => {
@@ -372,15 +380,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         break;
       }
       case TAG.relFrom:
-      case TAG.relTo: {
-        const kind = f[Ro!.c.kind];
-        const rels = (a.rels ??= new Map());
-        let fam = rels.get(kind);
-        if (!fam) rels.set(kind, (fam = { out: 0, in: 0 }));
-        if (tag === TAG.relFrom) fam.out++;
-        else fam.in++;
+      case TAG.relTo:
+        addRelation(a, f[Ro!.c.kind], tag === TAG.relFrom);
         break;
-      }
       case TAG.link: {
         const c = Lk!.c;
         a.link = [f[c.qid], f[c.confidence], f[c.dob_check], opt(f, c.inherited)];
@@ -486,9 +488,18 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
             const start = row & (ROW_OFFSETS - 1);
             let end = text.indexOf('\n', start);
             if (end === -1) end = text.length;
-            if (text.charCodeAt(start) === BRIDGE_CHAR && text.charCodeAt(start + 1) === COMMA) {
+            const c0 = text.charCodeAt(start);
+            if (c0 === BRIDGE_CHAR && text.charCodeAt(start + 1) === COMMA) {
               a.bridges.push(bridgeOf(text, start, end));
               continue;
+            }
+            // A relationship line (4M at full size, one per end) counts toward its kind alone: only that field is cut.
+            if (c0 === REL_CHAR && text.charCodeAt(start + 2) === COMMA) {
+              const c1 = text.charCodeAt(start + 1);
+              if (c1 === REL_FROM_CHAR || c1 === REL_TO_CHAR) {
+                addRelation(a, lineField(text, start + 2, end, relKindAt), c1 === REL_FROM_CHAR);
+                continue;
+              }
             }
             f = splitPlain(text, start, end);
           }
@@ -850,6 +861,15 @@ function aliasesOf(rows: [string, string, string, string][]): Alias[] {
 }
 
 const sameAlias = (x: Alias, y: Alias) => x.name === y.name && x.language === y.language && x.type === y.type && x.rank === y.rank;
+
+/** Counts one relationship of family `kind` on `a`: outgoing when `a` is its from_id, else incoming. */
+function addRelation(a: Acc, kind: string, outgoing: boolean): void {
+  const rels = (a.rels ??= new Map());
+  let fam = rels.get(kind);
+  if (!fam) rels.set(kind, (fam = { out: 0, in: 0 }));
+  if (outgoing) fam.out++;
+  else fam.in++;
+}
 
 function addAttr(a: Acc, name: string, value: string): void {
   const attrs = (a.attrs ??= new Map());

@@ -88,6 +88,16 @@ function layoutOf(header: string[], c: Record<string, number>, idColumn: string,
   return { header, c: shifted, idAt: shifted[idColumn], attrs };
 }
 
+/**
+ * Young generation of a side thread, in MiB (V8 gives a worker ~36 by default). The bridges thread is stage 1's
+ * longer half (it finished ~3 s after the main thread at full size), and it allocates a row's fields and keys ten
+ * million times. Full-size stage 1 alone, threaded, in nine pairs alternating with the default: 0.83-1.16x of the
+ * wall time, median 0.90x (CPU likewise); 128 MiB read 0.89-0.98x, and 384 MiB about what 192 did. The same size as
+ * stage 2's workers (RANGE_YOUNG_GENERATION_MB); it costs up to ~200 MB more RSS while stage 1 runs, below stage
+ * 2's peak.
+ */
+const SIDE_YOUNG_GENERATION_MB = 192;
+
 /** One table read on a side thread: plain data in and out. */
 export interface SideReadJob {
   /** `bridges`: the release's bridges (and, to check them, its live IDs); `prior`: the predecessor's tables. */
@@ -127,7 +137,9 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior') });
   }
   const abort = new AbortController();
-  const sideDone = ctx.options.threads ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables.ts#readSide', import.meta.url), side, abort.signal) : null;
+  const sideDone = ctx.options.threads
+    ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables.ts#readSide', import.meta.url), side, abort.signal, { youngGenerationMb: SIDE_YOUNG_GENERATION_MB })
+    : null;
   sideDone?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
 
   const r: Reader = {

@@ -68,16 +68,19 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
  * (Node 20, 5-field rows), and most of a compile's 19M rows take this path twice: once read, once built.
  */
 export function splitPlain(text: string, start: number, end: number): string[] {
-  const fields: string[] = [];
-  for (let from = start; ; ) {
+  // Commas counted first, so the array is made at its size: grown by push, its spare slots doubled what a row's
+  // array allocated (~10% slower in the same micro-benchmark).
+  let count = 1;
+  for (let comma = text.indexOf(',', start); comma !== -1 && comma < end; comma = text.indexOf(',', comma + 1)) count++;
+  const fields: string[] = new Array(count);
+  let from = start;
+  for (let i = 0; i < count - 1; i++) {
     const comma = text.indexOf(',', from);
-    if (comma === -1 || comma >= end) {
-      fields.push(text.slice(from, end));
-      return fields;
-    }
-    fields.push(text.slice(from, comma));
+    fields[i] = text.slice(from, comma);
     from = comma + 1;
   }
+  fields[count - 1] = text.slice(from, end);
+  return fields;
 }
 
 /**

@@ -334,12 +334,13 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   if (spills.length > 1 << (31 - ROW_SPILL_SHIFT)) throw new Error(`${spills.length} spills, more than rows can address`);
   // A plain bridge line (over half of all rows) is read without splitting it: only its provider, namespace and
   // external ID are sliced out, not its tag, ID and other columns (see bridgeOf).
-  const bridgeFields = B ? [B.c.provider, B.c.namespace, B.c.external_id] : null;
+  const pAt = B ? B.c.provider : 0;
+  const nAt = B ? B.c.namespace : 0;
+  const xAt = B ? B.c.external_id : 0;
+  const bridgeLast = Math.max(pAt, nAt, xAt);
   const relKindAt = Ro ? Ro.c.kind : 0;
-  const bridgeLast = bridgeFields ? Math.max(...bridgeFields) : 0;
   /** The [provider, namespace, external_id] of the plain bridge line `text[start, end)`, its tag's comma at `start + 1`. */
   const bridgeOf = (text: string, start: number, end: number): [string, string, string] => {
-    const [pAt, nAt, xAt] = bridgeFields!;
     let provider = '';
     let namespace = '';
     let externalId = '';

@@ -23,7 +23,9 @@ async function sampleTable(releaseDir: string, file: string, count: number, rand
   while (picks.size < want) picks.add(1 + Math.floor(random() * rows));
   let col: Record<string, number> = {};
   await readCsv(join(releaseDir, file), file, {
-    header: (h) => (col = columnIndex(h, required, file)),
+    header: (h) => {
+      col = columnIndex(h, required, file);
+    },
     row: (f, n) => {
       if (picks.has(n)) take(f, col);
     },

@@ -381,6 +381,8 @@ async function table(
       const header = h.map((x) => x.trim());
       c = columnIndex(header, required, stage);
       onHeader?.(header, c);
+      // `fn` reads only `required` columns (the rest of a row travels as its raw text): later fields stay unsliced.
+      return Math.max(...required.map((k) => c[k]));
     },
     row: (f, row, raw) => {
       fn(f, c, row, stage, raw);
@@ -398,7 +400,9 @@ async function readRedirects(rel: ReleaseInput, ctx: CompileContext | null): Pro
   if (t) {
     let c: Record<string, number> = {};
     await readCsv(t.path, t.label, {
-      header: (h) => (c = columnIndex(h, ['from_id', 'to_id', 'reason'], t.label)),
+      header: (h) => {
+        c = columnIndex(h, ['from_id', 'to_id', 'reason'], t.label);
+      },
       row: (f, row) => {
         const from = f[c.from_id];
         const to = f[c.to_id];

@@ -20,7 +20,9 @@ async function rows(table: string): Promise<Record<string, string>[]> {
   const out: Record<string, string>[] = [];
   let header: string[] = [];
   await readCsv(join(root, 'releases', STAMP, 'csv', `${table}.csv.gz`), table, {
-    header: (h) => (header = h),
+    header: (h) => {
+      header = h;
+    },
     row: (f) => void out.push(Object.fromEntries(header.map((h, i) => [h, f[i]]))),
   });
   return out;

@@ -15,7 +15,7 @@ import { RegisterError } from '../../common/errors.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
 import { expandBridges } from '../../common/shard-format.ts';
-import type { ShardPlace } from '../write/diff-base.ts';
+import { bridgesJsonText, type ShardPlace } from '../write/diff-base.ts';
 
 /** What the changelog compares of one entity of the predecessor. */
 export interface PriorEntity {
@@ -74,7 +74,7 @@ export class PriorShards {
     const core = JSON.parse(shard.subarray(0, place.coreEnd).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
     const section = Buffer.from(expandBridges(shard.subarray(place.bridgesStart, place.bridgesEnd), ENTITY_TYPES[place.type])).toString('utf8');
     const bridges = JSON.parse(section.slice(section.indexOf('['))) as { provider: string; namespace: string; external_id: string }[];
-    return { status: core.lifecycle_state, label: core.name_en, bridgesJson: JSON.stringify(bridges.map((b) => [b.provider, b.namespace, b.external_id])) };
+    return { status: core.lifecycle_state, label: core.name_en, bridgesJson: bridgesJsonText(bridges.map((b) => [b.provider, b.namespace, b.external_id] as const)) };
   }
 
   async close(): Promise<void> {

@@ -9,7 +9,7 @@ import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { DiffBaseWriter, fingerprint, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
+import { bridgesJsonText, DiffBaseWriter, fingerprint, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
 import { PriorShards } from '../read/prior-shards.ts';
 import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
@@ -526,7 +526,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const id = ids[first + i];
           const a = (accs[i] = materialize(id, gathered.get(id)!));
           const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
-          const bridgesJson = (bridgeTexts[i] = bridgesJsonOf(bridges));
+          const bridgesJson = (bridgeTexts[i] = bridgesJsonText(bridges));
           // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
           const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
           if (a.live) diffBase.addLive(id, fp);
@@ -881,16 +881,6 @@ function addAttr(a: Acc, name: string, value: string): void {
   const list = attrs.get(name);
   if (!list) attrs.set(name, [value]);
   else if (!list.includes(value)) list.push(value);
-}
-
-/** JSON.stringify(bridges), the same text, written out (for the diff base and its fingerprint; ~10M bridges). */
-function bridgesJsonOf(bridges: [string, string, string][]): string {
-  let out = '[';
-  for (let i = 0; i < bridges.length; i++) {
-    const [provider, namespace, externalId] = bridges[i];
-    out += `${i === 0 ? '' : ','}[${q(provider)},${q(namespace)},${q(externalId)}]`;
-  }
-  return out + ']';
 }
 
 /** Sorts and deduplicates an ID's own bridge list in place (the Acc made it; nothing else holds it) and returns it. */

@@ -14,6 +14,7 @@ import { RegisterError } from '../../common/errors.ts';
 import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR } from '../../common/dist-layout.ts';
 import type { ReleaseInput } from '../read/release-input.ts';
 import type { ContentFile } from './content-file.ts';
+import { jsonString } from '../../common/json-string.ts';
 
 export const DIFF_BASE_DIR = 'diff-base';
 const FORMAT = 3;
@@ -73,6 +74,20 @@ export interface ShardPlace {
 
 /** A location record: seven little-endian uint32 (the fields above, in order, type aside), the type byte, padding. */
 const LOCATION_BYTES = 32;
+
+/**
+ * An ID's bridges as the diff base and its fingerprints hold them: `[[provider, namespace, external_id], ...]`,
+ * JSON.stringify's text, written out (~10M bridges at full size). The successor compares the text it makes with the
+ * text read back from the predecessor (PriorShards), so both sides make it here.
+ */
+export function bridgesJsonText(bridges: readonly (readonly [string, string, string])[]): string {
+  let out = '[';
+  for (let i = 0; i < bridges.length; i++) {
+    const [provider, namespace, externalId] = bridges[i];
+    out += `${i === 0 ? '' : ','}[${jsonString(provider)},${jsonString(namespace)},${jsonString(externalId)}]`;
+  }
+  return out + ']';
+}
 
 /**
  * What a live ID's line holds: 64 bits of sha256 over its state, label and bridges (the ID's own (provider,

@@ -9,7 +9,7 @@ import type { ReleaseInput } from './read/release-input.ts';
 import { readTables } from './stages/read-tables.ts';
 import { buildEntities, HIGH_CARDINALITY } from './stages/build-entities.ts';
 import { startResolve } from './stages/build-resolve.ts';
-import { buildSearch } from './stages/build-search.ts';
+import { buildSearchDocs, searchOrdinals, startSearchTokens } from './stages/build-search.ts';
 import { buildChanges } from './stages/build-changes.ts';
 import { buildDocuments, releaseSummary } from './stages/build-documents.ts';
 import { HashedFamilyWriter } from './write/bucket-family-writer.ts';
@@ -74,12 +74,33 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       const [what, s] = [...ctx.slack][0];
       throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
     }
-    const entities = await timed(ctx, 'write entity index', () => index.finish());
-    const { family: resolve, ambiguous } = await timed(ctx, 'build resolve (rest)', () => resolving);
-    ctx.counts.ambiguous_provider_ids = ambiguous;
-    const { search, docs } = await timed(ctx, 'build search', () => buildSearch(ctx, built));
-    const changes = await timed(ctx, 'build changelog', () => buildChanges(ctx, built, prior?.stamp ?? null));
-    const { documents, providers } = await timed(ctx, 'build documents', () => buildDocuments(ctx, read, built));
+    // The search tokens need only stage 2's postings and the ordinals: they are built in their own thread while
+    // this one writes the entity index, the search docs, the changelog and the documents.
+    const { order, ordinalOfDoc } = await timed(ctx, 'order search docs', () => searchOrdinals(built));
+    const stopTokens = new AbortController();
+    const tokening = startSearchTokens(ctx, built, ordinalOfDoc, stopTokens.signal);
+    tokening.catch(() => {}); // awaited below; a failure on this thread first must not leave it unhandled
+    const onThisThread = async () => {
+      const entities = await timed(ctx, 'write entity index (search tokens alongside)', () => index.finish());
+      const { family: resolve, ambiguous } = await timed(ctx, 'build resolve (rest)', () => resolving);
+      ctx.counts.ambiguous_provider_ids = ambiguous;
+      const docs = await timed(ctx, 'build search docs', () => buildSearchDocs(ctx, built, order));
+      const changes = await timed(ctx, 'build changelog', () => buildChanges(ctx, built, prior?.stamp ?? null));
+      const { documents, providers } = await timed(ctx, 'build documents', () => buildDocuments(ctx, read, built));
+      return { entities, resolve, docs, changes, documents, providers };
+    };
+    let main: Awaited<ReturnType<typeof onThisThread>>;
+    try {
+      main = await onThisThread();
+    } catch (e) {
+      stopTokens.abort();
+      stopResolve.abort();
+      // Let both threads stop writing before the temp dir goes.
+      await Promise.all([tokening.catch(() => {}), resolving.catch(() => {})]);
+      throw e;
+    }
+    const { entities, resolve, docs, changes, documents, providers } = main;
+    const { search } = await timed(ctx, 'build search tokens (rest)', () => tokening);
     ctx.counts.providers = providers.length;
     const doc: ReleaseDoc = {
       format: DIST_FORMAT,

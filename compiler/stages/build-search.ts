@@ -6,6 +6,9 @@ import { MAX_CANDIDATES_PER_TOKEN, MIN_PREFIX } from '../../common/normalise.ts'
 import { REGISTER_ID } from '../../common/ids.ts';
 import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
 import type { CompileContext } from '../context.ts';
+import type { ContentFile } from '../write/content-file.ts';
+import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
+import { runInWorker } from '../worker/run-in-worker.ts';
 import { SEARCH_GROUPS, type EntitiesBuilt } from './build-entities.ts';
 
 /** Longest prefix stored for typeahead; a longer last token is matched on its first MAX_PREFIX characters. */
@@ -150,67 +153,124 @@ function comparatorOrder(ids: readonly string[], bridges: readonly number[]): In
   return Int32Array.from(order);
 }
 
-export async function buildSearch(ctx: CompileContext, built: EntitiesBuilt): Promise<{ search: BucketFamily; docs: BucketFamily; tokens: number }> {
-  ctx.progress.begin('build search index');
+/** Plain data in, for a worker thread: what the token family is built from. */
+export interface SearchTokensJob {
+  /** Stage 2's postings spills, one per range, and where each range's docs start. */
+  postings: GroupSpillHandle[];
+  docStarts: number[];
+  /** Each doc's ordinal (see ordinalOrder). */
+  ordinalOfDoc: Int32Array;
+  publicDir: string;
+  scratchDir: string;
+}
+
+export interface SearchTokensResult {
+  search: BucketFamily;
+  tokens: number;
+  files: ContentFile[];
+}
+
+/** Search docs in ordinal order, and each doc's ordinal: what both halves of the search index are built from. */
+export function searchOrdinals(built: EntitiesBuilt): { order: Int32Array; ordinalOfDoc: Int32Array } {
+  const order = ordinalOrder(built.docs.ids, built.docs.bridges);
+  const ordinalOfDoc = new Int32Array(order.length);
+  for (let o = 0; o < order.length; o++) ordinalOfDoc[order[o]] = o;
+  return { order, ordinalOfDoc };
+}
+
+/** The search docs family: one `[id, type, label, bridges]` per live entity, by ordinal. */
+export async function buildSearchDocs(ctx: CompileContext, built: EntitiesBuilt, order: Int32Array): Promise<BucketFamily> {
+  ctx.progress.begin('build search docs');
   const { ids, types, labels, bridges } = built.docs;
-  const order = ordinalOrder(ids, bridges);
-  const ordinalOfDoc = new Int32Array(ids.length);
-  const docsWriter = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET, ledger: ctx.written });
+  const writer = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET, ledger: ctx.written });
   for (let o = 0; o < order.length; o++) {
     const i = order[o];
-    ordinalOfDoc[i] = o;
-    docsWriter.push([ids[i], types[i], labels[i], bridges[i]]);
+    writer.push([ids[i], types[i], labels[i], bridges[i]]);
   }
-  const docs = await docsWriter.finish();
-
-  // A query reads up to six token buckets; 16 KiB keeps each decode well under a millisecond.
-  const writer = new HashedFamilyWriter({ root: ctx.publicDir, name: 'search/tokens', tmpDir: join(ctx.scratchDir, 'search-writer'), targetBucketBytes: 16 * 1024, ledger: ctx.written });
-  let tokens = 0;
-  for (let g = 0; g < SEARCH_GROUPS; g++) {
-    const gathered = new Map<string, number[]>();
-    // Lists are sorted below, so the order in which ranges contributed postings does not matter.
-    for (let r = 0; r < built.postings.length; r++) {
-      const text = built.postings[r].readText(g);
-      const start = built.docStarts[r];
-      for (let pos = 0; pos < text.length; ) {
-        const t1 = text.indexOf('\t', pos);
-        let doc = 0;
-        let at = t1 + 1;
-        for (let c = text.charCodeAt(at); c !== 9; c = text.charCodeAt(++at)) doc = doc * 10 + (c - 48);
-        const token = text.slice(pos, t1);
-        const v = ordinalOfDoc[start + doc] * 4 + (text.charCodeAt(at + 1) - 48);
-        pos = text.indexOf('\n', at + 1) + 1;
-        const list = gathered.get(token);
-        if (list) list.push(v);
-        else gathered.set(token, [v]);
-      }
-    }
-    for (const spill of built.postings) spill.release(g);
-    // A prefix collects references to its tokens' (sorted, capped) lists, not copies of their values: a short
-    // prefix can stand for thousands of tokens, and only its 500 smallest ordinals are kept.
-    const exact = new Map<string, ArrayLike<number>>();
-    const prefix = new Map<string, ArrayLike<number>[]>();
-    for (const [token, unsorted] of gathered) {
-      const list = ascendingCapped(unsorted, MAX_CANDIDATES_PER_TOKEN);
-      exact.set(token, list);
-      for (const j of prefixLengths(token)) {
-        const k = token.slice(0, j);
-        const acc = prefix.get(k);
-        if (acc) acc.push(list);
-        else prefix.set(k, [list]);
-      }
-    }
-    const keys = new Set([...exact.keys(), ...prefix.keys()]);
-    for (const k of keys) {
-      const e = exact.get(k) ?? [];
-      const lists = prefix.get(k);
-      const p = lists ? smallestOrdinals(lists, MAX_CANDIDATES_PER_TOKEN) : [];
-      writer.add(k, [deltaEncode(e), deltaEncode(p)]);
-      tokens++;
-    }
-  }
-  for (const spill of built.postings) spill.dispose();
-  const search = await writer.finish();
+  const family = await writer.finish();
   ctx.progress.end();
-  return { search, docs, tokens };
+  return family;
+}
+
+/**
+ * Starts the token family (in a worker thread unless threads are off); settles once it is written. It needs only
+ * stage 2's postings and the ordinals, so the main thread writes the entity index, the docs, the changelog and the
+ * documents meanwhile. Aborting `signal` stops the thread (then it rejects). The postings spills are gone after.
+ */
+export function startSearchTokens(ctx: CompileContext, built: EntitiesBuilt, ordinalOfDoc: Int32Array, signal?: AbortSignal): Promise<SearchTokensResult> {
+  const job: SearchTokensJob = {
+    postings: built.postings.map((sp) => sp.handle()),
+    docStarts: built.docStarts,
+    ordinalOfDoc,
+    publicDir: ctx.publicDir,
+    scratchDir: join(ctx.scratchDir, 'search-writer'),
+  };
+  const done = ctx.options.threads
+    ? runInWorker<SearchTokensJob, SearchTokensResult>(new URL('./build-search.ts#buildSearchTokens', import.meta.url), job, signal)
+    : buildSearchTokens(job);
+  return done.then((r) => {
+    for (const f of r.files) ctx.written.set(f.path, f);
+    return r;
+  });
+}
+
+/** The search tokens family: per token and typeahead prefix, the smallest ordinals that hold it (see below). */
+export async function buildSearchTokens(job: SearchTokensJob): Promise<SearchTokensResult> {
+  const ledger = new Map<string, ContentFile>();
+  const postings = job.postings.map((h) => GroupSpill.open(h));
+  const { docStarts, ordinalOfDoc } = job;
+  // A query reads up to six token buckets; 16 KiB keeps each decode well under a millisecond.
+  const writer = new HashedFamilyWriter({ root: job.publicDir, name: 'search/tokens', tmpDir: job.scratchDir, targetBucketBytes: 16 * 1024, ledger });
+  let tokens = 0;
+  try {
+    for (let g = 0; g < SEARCH_GROUPS; g++) {
+      const gathered = new Map<string, number[]>();
+      // Lists are sorted below, so the order in which ranges contributed postings does not matter.
+      for (let r = 0; r < postings.length; r++) {
+        const text = postings[r].readText(g);
+        const start = docStarts[r];
+        for (let pos = 0; pos < text.length; ) {
+          const t1 = text.indexOf('\t', pos);
+          let doc = 0;
+          let at = t1 + 1;
+          for (let c = text.charCodeAt(at); c !== 9; c = text.charCodeAt(++at)) doc = doc * 10 + (c - 48);
+          const token = text.slice(pos, t1);
+          const v = ordinalOfDoc[start + doc] * 4 + (text.charCodeAt(at + 1) - 48);
+          pos = text.indexOf('\n', at + 1) + 1;
+          const list = gathered.get(token);
+          if (list) list.push(v);
+          else gathered.set(token, [v]);
+        }
+      }
+      for (const spill of postings) spill.release(g);
+      // A prefix collects references to its tokens' (sorted, capped) lists, not copies of their values: a short
+      // prefix can stand for thousands of tokens, and only its 500 smallest ordinals are kept.
+      const exact = new Map<string, ArrayLike<number>>();
+      const prefix = new Map<string, ArrayLike<number>[]>();
+      for (const [token, unsorted] of gathered) {
+        const list = ascendingCapped(unsorted, MAX_CANDIDATES_PER_TOKEN);
+        exact.set(token, list);
+        for (const j of prefixLengths(token)) {
+          const k = token.slice(0, j);
+          const acc = prefix.get(k);
+          if (acc) acc.push(list);
+          else prefix.set(k, [list]);
+        }
+      }
+      const keys = new Set([...exact.keys(), ...prefix.keys()]);
+      for (const k of keys) {
+        const e = exact.get(k) ?? [];
+        const lists = prefix.get(k);
+        const p = lists ? smallestOrdinals(lists, MAX_CANDIDATES_PER_TOKEN) : [];
+        writer.add(k, [deltaEncode(e), deltaEncode(p)]);
+        tokens++;
+      }
+    }
+  } catch (err) {
+    await writer.abort();
+    throw err;
+  }
+  for (const spill of postings) spill.dispose();
+  const search = await writer.finish();
+  return { search, tokens, files: [...ledger.values()] };
 }

@@ -77,11 +77,12 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     // The search tokens need only stage 2's postings and the ordinals: they are built in their own thread while
     // this one writes the entity index, the search docs, the changelog and the documents.
     const { order, ordinalOfDoc } = await timed(ctx, 'order search docs', () => searchOrdinals(built));
+    // Inline (threads off), they are built at the end, so each stage's timing holds its own work.
     const stopTokens = new AbortController();
-    const tokening = startSearchTokens(ctx, built, ordinalOfDoc, stopTokens.signal);
-    tokening.catch(() => {}); // awaited below; a failure on this thread first must not leave it unhandled
+    const tokening = ctx.options.threads ? startSearchTokens(ctx, built, ordinalOfDoc, stopTokens.signal) : null;
+    tokening?.catch(() => {}); // awaited below; a failure on this thread first must not leave it unhandled
     const onThisThread = async () => {
-      const entities = await timed(ctx, 'write entity index (search tokens alongside)', () => index.finish());
+      const entities = await timed(ctx, tokening ? 'write entity index (search tokens alongside)' : 'write entity index', () => index.finish());
       const { family: resolve, ambiguous } = await timed(ctx, 'build resolve (rest)', () => resolving);
       ctx.counts.ambiguous_provider_ids = ambiguous;
       const docs = await timed(ctx, 'build search docs', () => buildSearchDocs(ctx, built, order));
@@ -96,11 +97,13 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       stopTokens.abort();
       stopResolve.abort();
       // Let both threads stop writing before the temp dir goes.
-      await Promise.all([tokening.catch(() => {}), resolving.catch(() => {})]);
+      await Promise.all([tokening?.catch(() => {}), resolving.catch(() => {})]);
       throw e;
     }
     const { entities, resolve, docs, changes, documents, providers } = main;
-    const { search } = await timed(ctx, 'build search tokens (rest)', () => tokening);
+    const { search } = tokening
+      ? await timed(ctx, 'build search tokens (rest)', () => tokening)
+      : await timed(ctx, 'build search tokens', () => startSearchTokens(ctx, built, ordinalOfDoc));
     ctx.counts.providers = providers.length;
     const doc: ReleaseDoc = {
       format: DIST_FORMAT,

@@ -9,7 +9,7 @@ import type { RedirectInfo, TablesRead } from './read-tables.ts';
 import { MsgpackOut, writeStrHeader, writeUtf8 } from '../write/msgpack-out.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import type { ContentFile } from '../write/content-file.ts';
-import { runInWorker } from '../worker/run-in-worker.ts';
+import { runStageJob } from '../worker/run-in-worker.ts';
 
 /** Plain data in, for a worker thread. */
 export interface ResolveJob {
@@ -40,11 +40,7 @@ export function startResolve(ctx: CompileContext, read: TablesRead, signal?: Abo
     publicDir: ctx.publicDir,
     scratchDir: join(ctx.scratchDir, 'resolve-writer'),
   };
-  const done = ctx.options.threads ? runInWorker<ResolveJob, ResolveResult>(new URL('./build-resolve.ts#buildResolve', import.meta.url), job, signal) : buildResolve(job);
-  return done.then((r) => {
-    for (const f of r.files) ctx.written.set(f.path, f);
-    return r;
-  });
+  return runStageJob(ctx.options.threads, ctx.written, new URL('./build-resolve.ts#buildResolve', import.meta.url), buildResolve, job, signal);
 }
 
 export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {

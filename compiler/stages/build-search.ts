@@ -8,7 +8,7 @@ import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-
 import type { CompileContext } from '../context.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
-import { runInWorker } from '../worker/run-in-worker.ts';
+import { runStageJob } from '../worker/run-in-worker.ts';
 import { SEARCH_GROUPS, type EntitiesBuilt } from './build-entities.ts';
 
 /** Longest prefix stored for typeahead; a longer last token is matched on its first MAX_PREFIX characters. */
@@ -166,7 +166,6 @@ export interface SearchTokensJob {
 
 export interface SearchTokensResult {
   search: BucketFamily;
-  tokens: number;
   files: ContentFile[];
 }
 
@@ -205,13 +204,7 @@ export function startSearchTokens(ctx: CompileContext, built: EntitiesBuilt, ord
     publicDir: ctx.publicDir,
     scratchDir: join(ctx.scratchDir, 'search-writer'),
   };
-  const done = ctx.options.threads
-    ? runInWorker<SearchTokensJob, SearchTokensResult>(new URL('./build-search.ts#buildSearchTokens', import.meta.url), job, signal)
-    : buildSearchTokens(job);
-  return done.then((r) => {
-    for (const f of r.files) ctx.written.set(f.path, f);
-    return r;
-  });
+  return runStageJob(ctx.options.threads, ctx.written, new URL('./build-search.ts#buildSearchTokens', import.meta.url), buildSearchTokens, job, signal);
 }
 
 /** The search tokens family: per token and typeahead prefix, the smallest ordinals that hold it (see below). */
@@ -221,7 +214,6 @@ export async function buildSearchTokens(job: SearchTokensJob): Promise<SearchTok
   const { docStarts, ordinalOfDoc } = job;
   // A query reads up to six token buckets; 16 KiB keeps each decode well under a millisecond.
   const writer = new HashedFamilyWriter({ root: job.publicDir, name: 'search/tokens', tmpDir: job.scratchDir, targetBucketBytes: 16 * 1024, ledger });
-  let tokens = 0;
   try {
     for (let g = 0; g < SEARCH_GROUPS; g++) {
       const gathered = new Map<string, number[]>();
@@ -263,7 +255,6 @@ export async function buildSearchTokens(job: SearchTokensJob): Promise<SearchTok
         const lists = prefix.get(k);
         const p = lists ? smallestOrdinals(lists, MAX_CANDIDATES_PER_TOKEN) : [];
         writer.add(k, [deltaEncode(e), deltaEncode(p)]);
-        tokens++;
       }
     }
   } catch (err) {
@@ -272,5 +263,5 @@ export async function buildSearchTokens(job: SearchTokensJob): Promise<SearchTok
   }
   for (const spill of postings) spill.dispose();
   const search = await writer.finish();
-  return { search, tokens, files: [...ledger.values()] };
+  return { search, files: [...ledger.values()] };
 }

@@ -49,16 +49,8 @@ export class RegisterIdTable {
 
   /** Sets `id`'s value, a non-negative int32; throws for a string that is not a register ID (see `fits`). */
   set(id: string, value: number): void {
-    if ((value | 0) !== value || value < 0) throw new Error(`register ID table value ${value} is not a non-negative int32`);
-    if (!this.parse(id)) throw new Error(`${JSON.stringify(id)} is not a register ID`);
-    const at = this.find();
-    if (at >= 0) {
-      this.values[at] = value;
-      return;
-    }
-    if ((this.count + 1) * 2 > this.hi.length) this.grow();
-    this.insert(this.keyHi, this.keyLo, value);
-    this.count++;
+    const at = this.findOrInsert(id, value);
+    if (at >= 0) this.values[at] = value;
   }
 
   /**
@@ -66,13 +58,19 @@ export class RegisterIdTable {
    * `has` then `set` take two of each. Throws as `set` does.
    */
   add(id: string, value: number): boolean {
+    return this.findOrInsert(id, value) < 0;
+  }
+
+  /** The slot already holding `id`; or, when none does, -1 once `id` is inserted with `value`. Throws as `set` does. */
+  private findOrInsert(id: string, value: number): number {
     if ((value | 0) !== value || value < 0) throw new Error(`register ID table value ${value} is not a non-negative int32`);
     if (!this.parse(id)) throw new Error(`${JSON.stringify(id)} is not a register ID`);
-    if (this.find() >= 0) return false;
+    const at = this.find();
+    if (at >= 0) return at;
     if ((this.count + 1) * 2 > this.hi.length) this.grow();
     this.insert(this.keyHi, this.keyLo, value);
     this.count++;
-    return true;
+    return -1;
   }
 
   private parse(id: string): boolean {

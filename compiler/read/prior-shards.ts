@@ -66,25 +66,28 @@ export class PriorShards {
     return fd;
   }
 
-  private readBlocking(path: string, offset: number, length: number): Buffer {
-    const fd = this.fd(path);
-    const out = Buffer.allocUnsafe(length);
+  /** The shard at `place`, read blocking. */
+  private readBlocking(place: ShardPlace): Buffer {
+    const path = this.packOf(place);
+    const out = Buffer.allocUnsafe(place.length);
     const t0 = performance.now();
-    const n = readSync(fd, out, 0, length, offset);
+    const n = readSync(this.fd(path), out, 0, place.length, place.offset);
     this.blockingReads++;
     if (performance.now() - t0 > this.slowReadMs) this.slowReads++;
-    if (n !== length) throw this.corrupt(path);
+    if (n !== place.length) throw this.corrupt(path);
     return out;
   }
 
-  private readInPool(path: string, offset: number, length: number): Promise<Buffer> {
+  /** The shard at `place`, read on the thread pool. */
+  private readInPool(place: ShardPlace): Promise<Buffer> {
+    const path = this.packOf(place);
     const fd = this.fd(path);
-    const out = Buffer.allocUnsafe(length);
+    const out = Buffer.allocUnsafe(place.length);
     const done = new Promise<Buffer>((resolve, reject) => {
-      read(fd, out, 0, length, offset, (err, n) => {
+      read(fd, out, 0, place.length, place.offset, (err, n) => {
         this.pending.delete(done);
         if (err) reject(err);
-        else if (n !== length) reject(this.corrupt(path));
+        else if (n !== place.length) reject(this.corrupt(path));
         else resolve(out);
       });
     });
@@ -102,14 +105,12 @@ export class PriorShards {
     let next = 0;
     for (; next < places.length && this.blocking; next++) {
       const [id, place] = places[next];
-      const pack = this.packOf(place);
-      found.set(id, this.parse(pack, place, this.readBlocking(pack, place.offset, place.length)));
+      found.set(id, this.parse(place, this.readBlocking(place)));
     }
     const lane = async (): Promise<void> => {
       while (next < places.length) {
         const [id, place] = places[next++];
-        const pack = this.packOf(place);
-        found.set(id, this.parse(pack, place, await this.readInPool(pack, place.offset, place.length)));
+        found.set(id, this.parse(place, await this.readInPool(place)));
       }
     };
     await Promise.all(Array.from({ length: Math.min(PRIOR_READS_IN_FLIGHT, places.length - next) }, lane));
@@ -124,9 +125,9 @@ export class PriorShards {
     return pack;
   }
 
-  /** The entity in `shard`, read from `place` in `pack`; throws when its bytes fail their checksum. */
-  private parse(pack: string, place: ShardPlace, shard: Buffer): PriorEntity {
-    if (checksum32(shard) !== place.checksum) throw this.corrupt(pack);
+  /** The entity in `shard`, read from `place`; throws when its bytes fail their checksum. */
+  private parse(place: ShardPlace, shard: Buffer): PriorEntity {
+    if (checksum32(shard) !== place.checksum) throw this.corrupt(this.packOf(place));
     const core = JSON.parse(shard.subarray(0, place.coreEnd).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
     const section = Buffer.from(expandBridges(shard.subarray(place.bridgesStart, place.bridgesEnd), ENTITY_TYPES[place.type])).toString('utf8');
     const bridges = JSON.parse(section.slice(section.indexOf('['))) as { provider: string; namespace: string; external_id: string }[];

@@ -41,16 +41,39 @@ export function fullBridgesSection(entityType: EntityType, bridges: readonly Bri
  */
 export function storedBridgesSection(entityType: EntityType, bridges: readonly BridgeRow[]): string {
   checkType(entityType);
+  return storedBridges(bridges, roleInRow);
+}
+const roleInRow = (b: BridgeRow): string => b[3];
+
+/**
+ * storedBridgesSection for bridges whose role `roleOf` gives (the compiler's `[provider, namespace, external_id]`
+ * rows, whose role is their provider's): no row of four is made per bridge, ~10M of them at full size. The text
+ * does not depend on the entity type, so it also stands for a merged ID's bridges in the diff base.
+ */
+export function storedBridges<B extends readonly [string, string, string, ...string[]]>(bridges: readonly B[], roleOf: (bridge: B) => string): string {
   let out = ',"bridges":[';
   for (let i = 0; i < bridges.length; i++) {
-    const [provider, namespace, externalId, role] = bridges[i];
+    const b = bridges[i];
+    const role = roleOf(b);
     const marker = MARKER_OF.get(role);
     if (marker === undefined) throw new Error(`[shard-format] unknown provider role ${JSON.stringify(role)}`);
     if (i > 0) out += ',';
-    out += `{"provider":${quoted(provider)},"namespace":${quoted(namespace)},"external_id":${jsonString(externalId)}${marker}}`;
+    out += `{"provider":${quoted(b[0])},"namespace":${quoted(b[1])},"external_id":${jsonString(b[2])}${marker}}`;
   }
   return out + ']';
 }
+
+/** The section storedBridges makes for no bridges. */
+export const NO_STORED_BRIDGES = ',"bridges":[]';
+
+/** `[provider, namespace, external_id]` of each bridge in a stored section (as storedBridges wrote it), in order. */
+export function parseStoredBridges(section: string): [string, string, string][] {
+  if (!section.startsWith(',"bridges":')) throw new Error(`[shard-format] not a bridges section: ${JSON.stringify(section.slice(0, 40))}`);
+  // Markers are the only raw control characters in the text (see the top of this file).
+  const list = JSON.parse(section.slice(',"bridges":'.length).replace(MARKERS_RE, '')) as { provider: string; namespace: string; external_id: string }[];
+  return list.map((b) => [b.provider, b.namespace, b.external_id]);
+}
+const MARKERS_RE = new RegExp(`[${String.fromCharCode(FIRST_MARKER)}-${String.fromCharCode(LAST_MARKER)}]`, 'g');
 
 // Providers and namespaces are a few dozen strings repeated over ~10M bridges: each is quoted once.
 const QUOTED = new Map<string, string>();

@@ -13,19 +13,17 @@
 // a lookup in the predecessor's entity index first made it two dependent reads.
 import { closeSync, openSync, read, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENTITY_TYPES } from '../../common/ids.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
-import { expandBridges } from '../../common/shard-format.ts';
-import { bridgesJsonText, type ShardPlace } from '../write/diff-base.ts';
+import type { ShardPlace } from '../write/diff-base.ts';
 
 /** What the changelog compares of one entity of the predecessor. */
 export interface PriorEntity {
   status: string;
   label: string;
-  /** Its bridges as `[provider, namespace, external_id][]` JSON, in the shard's (sorted) order. */
-  bridgesJson: string;
+  /** Its bridges section as the shard stores it (common/shard-format.ts storedBridges), which its fingerprint hashed. */
+  bridgesSection: string;
 }
 
 /** Shards read at once by entities() once reads have turned slow. */
@@ -129,9 +127,7 @@ export class PriorShards {
   private parse(place: ShardPlace, shard: Buffer): PriorEntity {
     if (checksum32(shard) !== place.checksum) throw this.corrupt(this.packOf(place));
     const core = JSON.parse(shard.subarray(0, place.coreEnd).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
-    const section = Buffer.from(expandBridges(shard.subarray(place.bridgesStart, place.bridgesEnd), ENTITY_TYPES[place.type])).toString('utf8');
-    const bridges = JSON.parse(section.slice(section.indexOf('['))) as { provider: string; namespace: string; external_id: string }[];
-    return { status: core.lifecycle_state, label: core.name_en, bridgesJson: bridgesJsonText(bridges.map((b) => [b.provider, b.namespace, b.external_id] as const)) };
+    return { status: core.lifecycle_state, label: core.name_en, bridgesSection: shard.subarray(place.bridgesStart, place.bridgesEnd).toString('utf8') };
   }
 
   /** Closes the packs once every read has settled (after a failure, the next chunk's reads may still be out). */

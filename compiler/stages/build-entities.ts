@@ -9,11 +9,11 @@ import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { bridgesJsonText, DiffBaseWriter, fingerprint, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
+import { DiffBaseWriter, fingerprint, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
 import { PriorShards } from '../read/prior-shards.ts';
 import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
-import { storedBridgesSection } from '../../common/shard-format.ts';
+import { NO_STORED_BRIDGES, parseStoredBridges, storedBridges } from '../../common/shard-format.ts';
 import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './read-tables.ts';
 import { scanRecords, splitPlain } from '../read/csv-reader.ts';
 import { ownCopy } from '../../common/own-copy.ts';
@@ -71,8 +71,8 @@ interface Acc {
   /** Redirected or tombstoned in the prior release. */
   priorRetired: boolean;
   priorBridges: [string, string, string][];
-  /** The prior bridges as the predecessor's diff base holds them (JSON), when it is read instead of its tables. */
-  priorBridgesJson: string | null;
+  /** The prior bridges section as the predecessor's diff base or shard holds it, when those are read instead of its tables. */
+  priorBridgesSection: string | null;
   /** Live in the predecessor: where its diff-base fingerprint starts (its values are read only if it differs); else -1. */
   priorFingerprintAt: number;
   /** Its ordinal among its partition's live IDs in the predecessor's diff base (see priorPlace). */
@@ -86,7 +86,7 @@ interface Gathered {
   priorRetired: boolean;
   priorFingerprintAt: number;
   priorOrdinal: number;
-  priorBridgesJson: string | null;
+  priorBridgesSection: string | null;
 }
 
 /** A gathered row's spill index sits this many bits up; below it, the line's offset in that spill's text. */
@@ -294,7 +294,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     rollup: new Map<string, { bridges: number; overlay: number; types: Map<string, number> }>(),
   };
   const sink = { index, shards };
-  const roleOf = (p: string) => providerRoles.get(p) ?? 'canonical_bridge';
+  const roleOfBridge = (b: readonly [string, string, string]) => providerRoles.get(b[0]) ?? 'canonical_bridge';
   /** Writes one event to the `all` stream, its type's and (when it names one still in this release) its provider's. */
   const emit = (type: string, event: Record<string, unknown>, provider?: string) => {
     const text = JSON.stringify(event);
@@ -426,7 +426,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       const gathered = new Map<string, Gathered>();
       const gather = (id: string): Gathered => {
         let g = gathered.get(id);
-        if (!g) gathered.set(id, (g = { rows: [], priorRetired: false, priorFingerprintAt: -1, priorOrdinal: -1, priorBridgesJson: null }));
+        if (!g) gathered.set(id, (g = { rows: [], priorRetired: false, priorFingerprintAt: -1, priorOrdinal: -1, priorBridgesSection: null }));
         return g;
       };
       /** Marks the ID of a retired-ID record (whose one field is the ID); false for a record of any other tag. */
@@ -468,7 +468,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
               g.priorFingerprintAt = at;
               g.priorOrdinal = ordinal;
             },
-            (id, bridgesJson) => (gather(id).priorBridgesJson = bridgesJson),
+            (id, section) => (gather(id).priorBridgesSection = section),
           )
         : null;
 
@@ -476,7 +476,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
       const materialize = (id: string, g: Gathered): Acc => {
         const a: Acc = {
           id, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null, oaliases: NONE, xids: NONE,
-          prior: null, priorRetired: g.priorRetired, priorBridges: NONE, priorBridgesJson: g.priorBridgesJson, priorFingerprintAt: g.priorFingerprintAt,
+          prior: null, priorRetired: g.priorRetired, priorBridges: NONE, priorBridgesSection: g.priorBridgesSection, priorFingerprintAt: g.priorFingerprintAt,
           priorOrdinal: g.priorOrdinal, live: false,
         };
         const rows = g.rows;
@@ -526,16 +526,17 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const id = ids[first + i];
           const a = (accs[i] = materialize(id, gathered.get(id)!));
           const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
-          const bridgesJson = (bridgeTexts[i] = bridgesJsonText(bridges));
+          // The section the shard is written with: the fingerprint hashes it, and the diff base keeps it for a merged ID.
+          const section = (bridgeTexts[i] = storedBridges(bridges, roleOfBridge));
           // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
-          const fp = a.live ? fingerprint(a.status, a.label, bridgesJson) : '';
+          const fp = a.live ? fingerprint(a.status, a.label, section) : '';
           if (a.live) diffBase.addLive(id, fp);
-          else if (bridges.length) diffBase.addMerged(id, bridgesJson);
+          else if (bridges.length) diffBase.addMerged(id, section);
           if (a.priorFingerprintAt < 0) continue;
           // Unchanged (nearly all): the prior values are the current ones.
           if (a.live && sameFingerprint(priorBase!, a.priorFingerprintAt, fp)) {
             a.prior = [a.status, a.label];
-            a.priorBridgesJson = bridgesJson;
+            a.priorBridgesSection = section;
           } else changed.push(i);
         }
         const was = changed.length
@@ -553,7 +554,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
             const w = old.get(ids[first + i]);
             if (w === undefined) continue;
             accs[i].prior = [w.status, w.label];
-            accs[i].priorBridgesJson = w.bridgesJson;
+            accs[i].priorBridgesSection = w.bridgesSection;
           }
         }
         for (let i = 0; i < n; i++) {
@@ -561,10 +562,10 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const a = accs[i];
           const redirect = read.redirects.get(id);
           const bridges = bridgeLists[i];
-          const bridgesJson = bridgeTexts[i];
+          const section = bridgeTexts[i];
           if (a.live) {
             const type = ENTITY_TYPES[a.type];
-            writeLive(a, type, bridges);
+            writeLive(a, type, bridges, section);
             if (hasPrior) {
               if (!a.prior) {
                 emit('entity_added', { type: 'entity_added', reep_id: id, entity_type: type, label: a.label });
@@ -593,9 +594,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           }
           if (hasPrior) {
             const after = a.live || redirect?.to ? bridges : [];
-            if (a.priorBridgesJson !== null) {
-              // Unchanged lists (nearly all) are equal JSON strings: nothing to parse or compare.
-              if (a.priorBridgesJson !== (after === bridges ? bridgesJson : '[]')) diffBridges(id, JSON.parse(a.priorBridgesJson), after);
+            if (a.priorBridgesSection !== null) {
+              // Unchanged lists (nearly all) are equal sections: nothing to parse or compare.
+              if (a.priorBridgesSection !== (after === bridges ? section : NO_STORED_BRIDGES)) diffBridges(id, parseStoredBridges(a.priorBridgesSection), after);
             } else if (a.priorBridges.length || bridges.length) {
               diffBridges(id, dedupeBridges(a.priorBridges), after);
             }
@@ -624,7 +625,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     slack: [...ctx.slack],
   };
 
-  function writeLive(a: Acc, type: EntityType, bridges: [string, string, string][]): void {
+  /** Writes a live ID's shard, index entry and search postings; `bridgeSection` is storedBridges of `bridges`. */
+  function writeLive(a: Acc, type: EntityType, bridges: [string, string, string][], bridgeSection: string): void {
     const typeIndex = a.type;
     // The ID as a string of its own: the docs list outlives this partition, and a slice would keep the
     // partition's whole text alive with it.
@@ -650,9 +652,8 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     let attrSection = attrs ? attributesSection(attrs) : ',"attributes":{}';
     if (type === 'match') attrSection += scorelineSection(attrs);
 
-    // Stored without the entity_type and role every bridge repeats (~47 bytes each, 18% of the shards at full
-    // size); the runtime splices them back at each marker byte (common/shard-format.ts).
-    const bridgeSection = storedBridgesSection(type, bridges.map(([provider, namespace, externalId]) => [provider, namespace, externalId, roleOf(provider)]));
+    // The bridges section is stored without the entity_type and role every bridge repeats (~47 bytes each, 18% of the
+    // shards at full size); the runtime splices them back at each marker byte (common/shard-format.ts).
     counts.bridges += bridges.length;
     for (const [prov] of bridges) {
       let r = built.rollup.get(prov);
@@ -679,7 +680,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     // Written in its sections, whose byte ends are the cuts the runtime slices at.
     const parts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, '}'];
     const loc = sink.shards.addParts(parts, cuts);
-    diffBase.place(loc.pack, loc.offset, loc.length, loc.checksum, cuts, typeIndex);
+    diffBase.place(loc.pack, loc.offset, loc.length, loc.checksum, cuts);
     sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, cuts[0], cuts[1], cuts[2], cuts[3], cuts[4], cuts[5], bridges.length, typeIndex, loc.checksum]);
 
     const doc = built.docs.ids.push(id) - 1;

@@ -6,7 +6,7 @@
 // made it 20% slower than a first compile), and reads the predecessor's shard only for an ID whose fingerprint
 // differs: one read at a known place, not an index lookup first (two dependent reads cost ~4x one, see
 // PriorShards). Fingerprints keep the text at ~35 bytes an ID (full bridge lists took 0.39 GiB at full size); a
-// location is 32 bytes. It is compile-internal: never served, hashed into the private manifest like everything else.
+// location is 28 bytes. It is compile-internal: never served, hashed into the private manifest like everything else.
 import { createHash, hash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,10 +14,10 @@ import { RegisterError } from '../../common/errors.ts';
 import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR } from '../../common/dist-layout.ts';
 import type { ReleaseInput } from '../read/release-input.ts';
 import type { ContentFile } from './content-file.ts';
-import { jsonString } from '../../common/json-string.ts';
 
 export const DIFF_BASE_DIR = 'diff-base';
-const FORMAT = 3;
+// 4: fingerprints and merged IDs' bridges over the stored bridges section, no longer a JSON list of their own.
+const FORMAT = 4;
 
 /** Identifies a diff base: the release it describes (by its manifest) and the partitioning it was cut by. */
 export interface DiffBaseMeta {
@@ -68,34 +68,22 @@ export interface ShardPlace {
   coreEnd: number;
   bridgesStart: number;
   bridgesEnd: number;
-  /** Index in ENTITY_TYPES, which the stored bridges section needs to be expanded. */
-  type: number;
 }
 
-/** A location record: seven little-endian uint32 (the fields above, in order, type aside), the type byte, padding. */
-const LOCATION_BYTES = 32;
+/** A location record: the fields above, in order, as seven little-endian uint32. */
+const LOCATION_BYTES = 28;
 
 /**
- * An ID's bridges as the diff base and its fingerprints hold them: `[[provider, namespace, external_id], ...]`,
- * JSON.stringify's text, written out (~10M bridges at full size). The successor compares the text it makes with the
- * text read back from the predecessor (PriorShards), so both sides make it here.
+ * What a live ID's line holds: 64 bits of sha256 over its state, label and bridges. The bridges are the section its
+ * shard stores (common/shard-format.ts storedBridges: the ID's own rows, sorted and deduplicated, each with its
+ * provider's role marker), the very text the shard is written from, so no second text of ~10M bridges is made for
+ * it. A successor that finds the fingerprint changed reads that section back from the predecessor's shard. A
+ * provider whose role changed changes the fingerprint of every ID it bridges: those are read back, compared as
+ * bridge lists, and found unchanged, which costs time but no event.
  */
-export function bridgesJsonText(bridges: readonly (readonly [string, string, string])[]): string {
-  let out = '[';
-  for (let i = 0; i < bridges.length; i++) {
-    const [provider, namespace, externalId] = bridges[i];
-    out += `${i === 0 ? '' : ','}[${jsonString(provider)},${jsonString(namespace)},${jsonString(externalId)}]`;
-  }
-  return out + ']';
-}
-
-/**
- * What a live ID's line holds: 64 bits of sha256 over its state, label and bridges (the ID's own (provider,
- * namespace, external ID) rows, sorted and deduplicated, as JSON).
- */
-export const fingerprint = (status: string, label: string, bridgesJson: string): string =>
+export const fingerprint = (status: string, label: string, bridgesSection: string): string =>
   // One-shot: a Hash object per entity cost ~5% of stage 2. The bytes hashed are the same as two updates'.
-  hash('sha256', JSON.stringify([status, label]) + bridgesJson, 'hex').slice(0, 16);
+  hash('sha256', JSON.stringify([status, label]) + bridgesSection, 'hex').slice(0, 16);
 
 /**
  * One entity range's diff base, a partition at a time: its lines (in ID order) and the places of its live IDs'
@@ -117,13 +105,16 @@ export class DiffBaseWriter {
     this.live++;
   }
 
-  /** A merged ID, with the bridges that named it (it has no shard to read them back from): `<id>\t0\t<JSON>`. */
-  addMerged(id: string, bridgesJson: string): void {
-    this.lines.push(`${id}\t0\t${bridgesJson}`);
+  /**
+   * A merged ID, with the bridges that named it (it has no shard to read them back from), as storedBridges writes
+   * them: `<id>\t0\t<section>`. The section's JSON holds no raw tab or newline, and its markers are neither.
+   */
+  addMerged(id: string, bridgesSection: string): void {
+    this.lines.push(`${id}\t0\t${bridgesSection}`);
   }
 
   /** Where the next live ID's shard went: `cuts` as ShardPackWriter.addParts reports them (core, aliases, attributes, bridges, ...). */
-  place(pack: number, offset: number, length: number, checksum: number, cuts: readonly number[], type: number): void {
+  place(pack: number, offset: number, length: number, checksum: number, cuts: readonly number[]): void {
     if ((this.placed + 1) * LOCATION_BYTES > this.places.length) {
       const grown = Buffer.alloc(this.places.length * 2);
       this.places.copy(grown);
@@ -138,7 +129,6 @@ export class DiffBaseWriter {
     b.writeUInt32LE(cuts[0], at + 16);
     b.writeUInt32LE(cuts[2], at + 20);
     b.writeUInt32LE(cuts[3], at + 24);
-    b[at + 28] = type;
   }
 
   /** Writes partition `p`'s two files and starts the next partition; returns the files for the private manifest. */
@@ -186,7 +176,7 @@ function readChecked(source: DiffBaseSource, name: string): Buffer {
 export function readDiffBasePartition(
   source: DiffBaseSource, p: number,
   onLive: (id: string, fingerprintAt: number, ordinal: number) => void,
-  onMerged: (id: string, bridgesJson: string) => void,
+  onMerged: (id: string, bridgesSection: string) => void,
 ): DiffBasePartition {
   const text = readChecked(source, partitionFile(p)).toString('utf8');
   const places = readChecked(source, locationFile(p));
@@ -217,7 +207,7 @@ export function priorPlace(source: DiffBaseSource, part: DiffBasePartition, p: n
   const at = ordinal * LOCATION_BYTES;
   return {
     pack: base + b.readUInt32LE(at), offset: b.readUInt32LE(at + 4), length: b.readUInt32LE(at + 8), checksum: b.readUInt32LE(at + 12),
-    coreEnd: b.readUInt32LE(at + 16), bridgesStart: b.readUInt32LE(at + 20), bridgesEnd: b.readUInt32LE(at + 24), type: b[at + 28],
+    coreEnd: b.readUInt32LE(at + 16), bridgesStart: b.readUInt32LE(at + 20), bridgesEnd: b.readUInt32LE(at + 24),
   };
 }
 

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ENTITY_TYPES, PROVIDER_ROLES, type EntityType } from '../../common/ids.ts';
-import { expandBridges, fullBridgesSection, storedBridgesSection, type BridgeRow } from '../../common/shard-format.ts';
+import { expandBridges, fullBridgesSection, NO_STORED_BRIDGES, parseStoredBridges, storedBridges, storedBridgesSection, type BridgeRow } from '../../common/shard-format.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -75,6 +75,22 @@ describe('stored bridges section', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+
+  it('reads back the rows it was written from (what a successor compares), and a role from a function is the same as one in the row', () => {
+    const str = fc.string({ unit: 'binary', maxLength: 40 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(str, str, str, fc.constantFrom(...PROVIDER_ROLES)), { maxLength: 12 }), (bridges) => {
+        const stored = storedBridgesSection('team', bridges);
+        const triples = bridges.map(([provider, namespace, externalId]) => [provider, namespace, externalId] as [string, string, string]);
+        expect(storedBridges(triples, (b) => bridges[triples.indexOf(b)][3])).toBe(stored);
+        expect(parseStoredBridges(stored)).toEqual(triples);
+      }),
+      { numRuns: 500 },
+    );
+    expect(storedBridges([], () => 'canonical_bridge')).toBe(NO_STORED_BRIDGES);
+    expect(parseStoredBridges(NO_STORED_BRIDGES)).toEqual([]);
+    expect(() => parseStoredBridges('[["p","","1"]]')).toThrow(/not a bridges section/);
   });
 
   it('refuses what the runtime could not expand', () => {

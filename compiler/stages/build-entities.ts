@@ -9,7 +9,7 @@ import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { DiffBaseWriter, fingerprint, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
+import { DiffBaseWriter, fingerprint, matchDiffBase, partitionFile, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
 import { PriorShards } from '../read/prior-shards.ts';
 import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { TAG, type RedirectInfo, type SpillLayout, type TablesRead } from './rea
 import { scanRecords, splitPlain } from '../read/csv-reader.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 import { jsonString } from '../../common/json-string.ts';
+import { RegisterError } from '../../common/errors.ts';
 import { join } from 'node:path';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
@@ -460,17 +461,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           },
         );
       }
-      const priorBase: DiffBasePartition | null = job.priorDiffBase
-        ? readDiffBasePartition(
-            job.priorDiffBase, p,
-            (id, at, ordinal) => {
-              const g = gather(id);
-              g.priorFingerprintAt = at;
-              g.priorOrdinal = ordinal;
-            },
-            (id, section) => (gather(id).priorBridgesSection = section),
-          )
-        : null;
+      const priorBase: DiffBasePartition | null = job.priorDiffBase ? readDiffBasePartition(job.priorDiffBase, p) : null;
 
       /** An ID's accumulated rows: its gathered rows read and applied in the order they were read. */
       const materialize = (id: string, g: Gathered): Acc => {
@@ -511,7 +502,24 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
 
       // The default sort, on the keys alone: sorting [id, rows] entries with a comparator, to spare the lookup
       // below, cost more than the lookup (a key keeps its hash, so that lookup is cheap).
-      const ids = [...gathered.keys()].sort();
+      let ids = [...gathered.keys()].sort();
+      if (priorBase) {
+        // The predecessor's values of each ID, found by walking its diff base beside `ids`. An ID only the
+        // predecessor had (no row now, not even a redirect: noted below as missing) is added and the walk redone.
+        const live = (i: number, at: number, ordinal: number) => {
+          const g = gathered.get(ids[i])!;
+          g.priorFingerprintAt = at;
+          g.priorOrdinal = ordinal;
+        };
+        const merged = (i: number, section: string) => (gathered.get(ids[i])!.priorBridgesSection = section);
+        const absent = matchDiffBase(priorBase, ids, live, merged);
+        if (absent.length) {
+          for (const id of absent) gather(id);
+          ids = [...gathered.keys()].sort();
+          const still = matchDiffBase(priorBase, ids, live, merged);
+          if (still.length) throw new RegisterError('compile', `lists ${still[0]} out of order; recompile the prior release (or remove its folder) and retry`, `${job.priorDiffBase!.dir}/${partitionFile(p)}`);
+        }
+      }
       // In chunks of IDs, each built, written and dropped before the next, so an entity's rows and accumulators die
       // young. Preparing a chunk works out each ID's bridges and fingerprint, to learn which IDs changed since the
       // predecessor, and starts reading their old values from its shards (see PriorShards); the next chunk is

@@ -1,5 +1,5 @@
 // A wrong release is refused with one line naming the file (and row) and the reason, and dist/ is left unchanged.
-import { mkdtempSync, readdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -121,6 +121,33 @@ describe('compile refuses a wrong release', () => {
     expect(await refused(d, true)).toMatch(/csv\/bridges\.csv: unknown register ID \(1 rows, e\.g\. row 3: rt0000000000dead\); refused under --strict/);
     const reports = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
     expect(reports[0].slack).toEqual([{ what: 'csv/bridges.csv: unknown register ID', count: 1, example: 'row 3: rt0000000000dead' }]);
+  });
+
+  it("an ID of the predecessor gone without a redirect is reported and its bridges logged as removed, read from the diff base or the tables alike", async () => {
+    const d = fresh();
+    const NEXT = '20261008T000000Z';
+    writeHandRelease(d.releases, STAMP, good());
+    const next = good();
+    next.entities = next.entities.filter((r) => r[0] !== B);
+    next.bridges = next.bridges.filter((r) => r[3] !== B);
+    writeHandRelease(d.releases, NEXT, next);
+    const reports = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
+    const gone = { what: 'csv/entities.csv.gz: ID of the prior release missing without redirect or tombstone', count: 1, example: B };
+    expect(reports[1].slack).toEqual([gone]);
+    const digest = () => JSON.parse(readFileSync(join(d.dist, NEXT, 'manifest.json'), 'utf8')).digest as string;
+    const withBase = digest();
+    // Its one bridge is logged as removed; nothing else changed.
+    const doc = JSON.parse(readFileSync(join(d.dist, NEXT, 'public', 'release.json'), 'utf8'));
+    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 1 });
+
+    // The same successor from the predecessor's tables (its diff base gone): the same report and bytes.
+    rmSync(join(d.dist, STAMP, 'private', 'diff-base'), { recursive: true });
+    const [again] = await compileAll({ releases: d.releases, dist: d.dist, stamp: NEXT, progress: false });
+    expect(again.slack).toEqual([gone]);
+    expect(digest()).toBe(withBase);
+    await expect(compileAll({ releases: d.releases, dist: mkdtempSync(join(tmpdir(), 'ir-bad-strict-')), strict: true, progress: false })).rejects.toThrow(
+      /ID of the prior release missing without redirect or tombstone \(1 rows, e\.g\. rt000000000000b2\); refused under --strict/,
+    );
   });
 
   it('a file on disk that release.json does not list is ignored', async () => {

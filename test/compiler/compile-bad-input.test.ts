@@ -150,6 +150,22 @@ describe('compile refuses a wrong release', () => {
     );
   });
 
+  it("a provider whose role changed logs no bridge change, read from the diff base or the tables alike", async () => {
+    const d = fresh();
+    const NEXT = '20261008T000000Z';
+    writeHandRelease(d.releases, STAMP, { ...good(), providers: [['opta', 'canonical_bridge']] });
+    writeHandRelease(d.releases, NEXT, { ...good(), providers: [['opta', 'bridge_only']] });
+    const reports = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
+    expect(reports[1].slack).toEqual([]);
+    const doc = JSON.parse(readFileSync(join(d.dist, NEXT, 'public', 'release.json'), 'utf8'));
+    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 0 });
+    const digest = () => JSON.parse(readFileSync(join(d.dist, NEXT, 'manifest.json'), 'utf8')).digest as string;
+    const withBase = digest();
+    rmSync(join(d.dist, STAMP, 'private', 'diff-base'), { recursive: true });
+    await compileAll({ releases: d.releases, dist: d.dist, stamp: NEXT, progress: false });
+    expect(digest()).toBe(withBase);
+  });
+
   it('a file on disk that release.json does not list is ignored', async () => {
     const d = fresh();
     const dir = writeHandRelease(d.releases, STAMP, good());

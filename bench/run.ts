@@ -7,7 +7,7 @@ import { rm, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { measureCompile, duKb, type CompileFigures } from './lib/compile-measure.ts';
+import { measureCompile, duKb, linkTree, type CompileFigures } from './lib/compile-measure.ts';
 import { measureFloor, measureZcat, type ReleaseFloor, type ZcatFloor } from './lib/input-floor.ts';
 import { round } from './lib/load-generator.ts';
 import { BASE_STAMP, NEXT_STAMP, ensureReleases } from './lib/releases.ts';
@@ -149,9 +149,11 @@ export async function main(argv: string[]): Promise<BenchResult> {
     return f;
   };
   const AGAIN = `${BASE_STAMP}-again`;
+  const NEXT_AGAIN = `${NEXT_STAMP}-again`;
   let base: CompileFigures;
   let next: CompileFigures;
   let again: CompileFigures | null = null;
+  let nextAgain: CompileFigures | null = null;
   const savedBase = reuseCompile ? reusable(BASE_STAMP) : null;
   const savedNext = reuseCompile ? reusable(NEXT_STAMP) : null;
   if (savedBase && savedNext) {
@@ -161,6 +163,8 @@ export async function main(argv: string[]): Promise<BenchResult> {
     // Without a repeat from that same run, the successor is compared with the first compile alone.
     const savedAgain = savedFigures(AGAIN);
     if (savedAgain && savedAgain.measuredAt > savedNext.measuredAt) again = savedAgain;
+    const savedNextAgain = savedFigures(NEXT_AGAIN);
+    if (again && savedNextAgain && savedNextAgain.measuredAt > savedNext.measuredAt && savedNextAgain.measuredAt < again.measuredAt) nextAgain = savedNextAgain;
   } else {
     // Compiling here would replace the dist the serving figures are meant to be measured on.
     if (serveOnly) throw new Error(`--serve-only: no compile of these exact releases under ${dist}; run once without it first`);
@@ -169,17 +173,24 @@ export async function main(argv: string[]): Promise<BenchResult> {
     await rm(dist, { recursive: true, force: true });
     base = await compileOne(BASE_STAMP);
     next = await compileOne(NEXT_STAMP);
-    // The first release once more, after the successor (A, B, A), into a dist of its own: this VM's speed drifts
-    // by tens of percent within minutes, so the successor is judged against the mean of the two compiles of the
-    // first release around it rather than against one run minutes earlier. The repeat is also the full-size check
-    // that a release compiles to the same bytes.
+    // Then the successor once more and the first release once more (A, B, B, A), each into a dist of its own: this
+    // VM's speed drifts by tens of percent within minutes (the first release's two compiles of one run have differed
+    // by 6-10%, more than the 5% allowed), so the successor's two compiles are judged against the first release's
+    // two around them, an order that cancels a drift steady over the four. The successor's repeat compiles beside a
+    // hard-linked copy of the first release's compiled folder, its predecessor, which it only reads. The first
+    // release's repeat is also the full-size check that a release compiles to the same bytes.
     const againDist = join(work, 'dist-again');
     await rm(againDist, { recursive: true, force: true });
+    await linkTree(join(dist, BASE_STAMP), join(againDist, BASE_STAMP));
+    nextAgain = await compileOne(NEXT_STAMP, againDist, NEXT_AGAIN);
+    await rm(againDist, { recursive: true, force: true });
+    log(`compile: the repeat of ${NEXT_STAMP} ${nextAgain.digest === next.digest ? 'has the same digest' : `DIFFERS: ${nextAgain.digest} vs ${next.digest}`}`);
     again = await compileOne(BASE_STAMP, againDist, AGAIN);
     await rm(againDist, { recursive: true, force: true });
     log(`compile: the repeat of ${BASE_STAMP} ${again.digest === base.digest ? 'has the same digest' : `DIFFERS: ${again.digest} vs ${base.digest}`}`);
   }
   const firstMeanMs = again ? (base.processWallMs + again.processWallMs) / 2 : base.processWallMs;
+  const nextMeanMs = nextAgain ? (next.processWallMs + nextAgain.processWallMs) / 2 : next.processWallMs;
   const totalKb = await duKb(dist);
 
   let serve: BenchResult['serve'] = null;
@@ -212,9 +223,10 @@ export async function main(argv: string[]): Promise<BenchResult> {
       baseVsFloor: round(base.processWallMs / floorBase.wallMs, 2),
       nextVsFloor: round(next.processWallMs / floorNext.wallMs, 2),
       again,
-      nextVsBase: round(next.processWallMs / firstMeanMs, 2),
+      nextAgain,
+      nextVsBase: round(nextMeanMs / firstMeanMs, 2),
       nextVsFirstRun: round(next.processWallMs / base.processWallMs, 2),
-      sameBytes: again ? again.digest === base.digest : null,
+      sameBytes: again ? again.digest === base.digest && (!nextAgain || nextAgain.digest === next.digest) : null,
     },
     dist: { totalKb, servedStampKb: next.distKb },
     serve,

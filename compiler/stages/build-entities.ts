@@ -9,7 +9,7 @@ import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
 import { ShardPackWriter } from '../write/shard-pack-writer.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { DiffBaseWriter, fingerprint, matchDiffBase, partitionFile, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
+import { DiffBaseWriter, fingerprint, matchDiffBase, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace } from '../write/diff-base.ts';
 import { PriorShards } from '../read/prior-shards.ts';
 import { IndexEntryLog, readIndexEntryLog } from '../write/index-entry-log.ts';
 import { mkdirSync } from 'node:fs';
@@ -500,24 +500,25 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         return a;
       };
 
-      // The default sort, on the keys alone: sorting [id, rows] entries with a comparator, to spare the lookup
-      // below, cost more than the lookup (a key keeps its hash, so that lookup is cheap).
+      // The default sort, on the keys alone, then one lookup per ID for what was gathered under it: sorting
+      // [id, rows] entries with a comparator cost more than the lookup (a key keeps its hash, so it is cheap).
       let ids = [...gathered.keys()].sort();
+      let gs = ids.map((id) => gathered.get(id)!);
       if (priorBase) {
         // The predecessor's values of each ID, found by walking its diff base beside `ids`. An ID only the
         // predecessor had (no row now, not even a redirect: noted below as missing) is added and the walk redone.
         const live = (i: number, at: number, ordinal: number) => {
-          const g = gathered.get(ids[i])!;
-          g.priorFingerprintAt = at;
-          g.priorOrdinal = ordinal;
+          gs[i].priorFingerprintAt = at;
+          gs[i].priorOrdinal = ordinal;
         };
-        const merged = (i: number, section: string) => (gathered.get(ids[i])!.priorBridgesSection = section);
+        const merged = (i: number, section: string) => (gs[i].priorBridgesSection = section);
         const absent = matchDiffBase(priorBase, ids, live, merged);
         if (absent.length) {
           for (const id of absent) gather(id);
           ids = [...gathered.keys()].sort();
+          gs = ids.map((id) => gathered.get(id)!);
           const still = matchDiffBase(priorBase, ids, live, merged);
-          if (still.length) throw new RegisterError('compile', `lists ${still[0]} out of order; recompile the prior release (or remove its folder) and retry`, `${job.priorDiffBase!.dir}/${partitionFile(p)}`);
+          if (still.length) throw new RegisterError('compile', `lists ${still[0]} out of order; recompile the prior release (or remove its folder) and retry`, priorBase.textFile);
         }
       }
       // In chunks of IDs, each built, written and dropped before the next, so an entity's rows and accumulators die
@@ -528,14 +529,14 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         const n = Math.min(CHUNK_IDS, ids.length - first);
         const accs: Acc[] = new Array(n);
         const bridgeLists: [string, string, string][][] = new Array(n);
-        const bridgeTexts: string[] = new Array(n);
+        const sections: string[] = new Array(n);
         const changed: number[] = [];
         for (let i = 0; i < n; i++) {
           const id = ids[first + i];
-          const a = (accs[i] = materialize(id, gathered.get(id)!));
+          const a = (accs[i] = materialize(id, gs[first + i]));
           const bridges = (bridgeLists[i] = dedupeBridges(a.bridges));
           // The section the shard is written with: the fingerprint hashes it, and the diff base keeps it for a merged ID.
-          const section = (bridgeTexts[i] = storedBridges(bridges, roleOfBridge));
+          const section = (sections[i] = storedBridges(bridges, roleOfBridge));
           // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
           const fp = a.live ? fingerprint(a.status, a.label, section) : '';
           if (a.live) diffBase.addLive(id, fp);
@@ -551,10 +552,10 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           ? priorShards!.entities(changed.map((i): [string, ShardPlace] => [ids[first + i], priorPlace(job.priorDiffBase!, priorBase!, p, accs[i].priorOrdinal)]))
           : null;
         was?.catch(() => {}); // awaited when the chunk is written; this only keeps an early failure from counting as unhandled
-        return { first, n, accs, bridgeLists, bridgeTexts, changed, was };
+        return { first, n, accs, bridgeLists, sections, changed, was };
       };
       for (let next = ids.length ? prepare(0) : null; next; ) {
-        const { first, n, accs, bridgeLists, bridgeTexts, changed, was } = next;
+        const { first, n, accs, bridgeLists, sections, changed, was } = next;
         next = first + n < ids.length ? prepare(first + n) : null;
         if (was) {
           const old = await was;
@@ -570,7 +571,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const a = accs[i];
           const redirect = read.redirects.get(id);
           const bridges = bridgeLists[i];
-          const section = bridgeTexts[i];
+          const section = sections[i];
           if (a.live) {
             const type = ENTITY_TYPES[a.type];
             writeLive(a, type, bridges, section);

@@ -156,7 +156,8 @@ export function writeDiffBaseMeta(privateDir: string, meta: DiffBaseMeta): void 
 export interface DiffBasePartition {
   text: string;
   places: Buffer;
-  /** The partition's location file, which an error names. */
+  /** The partition's two files, which errors name. */
+  textFile: string;
   placesFile: string;
 }
 
@@ -171,7 +172,10 @@ function readChecked(source: DiffBaseSource, name: string): Buffer {
 
 /** Reads one partition of a predecessor's diff base (both files checked against its private manifest); see matchDiffBase. */
 export function readDiffBasePartition(source: DiffBaseSource, p: number): DiffBasePartition {
-  return { text: readChecked(source, partitionFile(p)).toString('utf8'), places: readChecked(source, locationFile(p)), placesFile: `${source.dir}/${locationFile(p)}` };
+  return {
+    text: readChecked(source, partitionFile(p)).toString('utf8'), places: readChecked(source, locationFile(p)),
+    textFile: `${source.dir}/${partitionFile(p)}`, placesFile: `${source.dir}/${locationFile(p)}`,
+  };
 }
 
 /**

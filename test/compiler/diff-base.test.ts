@@ -9,7 +9,7 @@ const PLACE_BYTES = 28;
 /** A partition as a predecessor's compile would write it: one line per ID in String order, a place per live one. */
 function partition(lines: [id: string, live: boolean][], places = lines.filter(([, live]) => live).length): DiffBasePartition {
   const text = lines.map(([id, live], i) => (live ? `${id}\t1\t${i.toString(16).padStart(16, '0')}` : `${id}\t0\t,"bridges":[{"provider":"p","namespace":"","external_id":"${i}"\u0001}]`)).join('\n');
-  return { text: lines.length ? `${text}\n` : '', places: Buffer.alloc(places * PLACE_BYTES), placesFile: 'p0000.loc' };
+  return { text: lines.length ? `${text}\n` : '', places: Buffer.alloc(places * PLACE_BYTES), textFile: 'p0000.tsv', placesFile: 'p0000.loc' };
 }
 
 /** What a walk reports: per ID of `ids`, its line's kind and ordinal (or section), and the IDs `ids` lacks. */

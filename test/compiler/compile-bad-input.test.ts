@@ -45,6 +45,24 @@ function tamper(dir: string, rel: string, content: Buffer, fixManifest: boolean)
   writeFileSync(join(dir, 'checksums.txt'), sums.join('\n'));
 }
 
+const NEXT = '20261008T000000Z';
+
+/**
+ * Compiles `first` and its successor `next`: the successor's slack, change counts and digest, then the same once more
+ * with the predecessor read from its tables (its diff base removed).
+ */
+async function successorBothWays(d: { releases: string; dist: string }, first: Record<string, Rows>, next: Record<string, Rows>) {
+  writeHandRelease(d.releases, STAMP, first);
+  writeHandRelease(d.releases, NEXT, next);
+  const digest = () => JSON.parse(readFileSync(join(d.dist, NEXT, 'manifest.json'), 'utf8')).digest as string;
+  const reports = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
+  const doc = JSON.parse(readFileSync(join(d.dist, NEXT, 'public', 'release.json'), 'utf8'));
+  const withBase = { slack: reports[1].slack, changeCounts: doc.changes.counts, digest: digest() };
+  rmSync(join(d.dist, STAMP, 'private', 'diff-base'), { recursive: true });
+  const [again] = await compileAll({ releases: d.releases, dist: d.dist, stamp: NEXT, progress: false });
+  return { ...withBase, fromTables: { slack: again.slack, digest: digest() } };
+}
+
 describe('compile refuses a wrong release', () => {
   it('size mismatch names the file', async () => {
     const d = fresh();
@@ -125,45 +143,27 @@ describe('compile refuses a wrong release', () => {
 
   it("an ID of the predecessor gone without a redirect is reported and its bridges logged as removed, read from the diff base or the tables alike", async () => {
     const d = fresh();
-    const NEXT = '20261008T000000Z';
-    writeHandRelease(d.releases, STAMP, good());
     const next = good();
     next.entities = next.entities.filter((r) => r[0] !== B);
     next.bridges = next.bridges.filter((r) => r[3] !== B);
-    writeHandRelease(d.releases, NEXT, next);
-    const reports = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
+    const run = await successorBothWays(d, good(), next);
     const gone = { what: 'csv/entities.csv.gz: ID of the prior release missing without redirect or tombstone', count: 1, example: B };
-    expect(reports[1].slack).toEqual([gone]);
-    const digest = () => JSON.parse(readFileSync(join(d.dist, NEXT, 'manifest.json'), 'utf8')).digest as string;
-    const withBase = digest();
+    expect(run.slack).toEqual([gone]);
     // Its one bridge is logged as removed; nothing else changed.
-    const doc = JSON.parse(readFileSync(join(d.dist, NEXT, 'public', 'release.json'), 'utf8'));
-    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 1 });
-
+    expect(run.changeCounts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 1 });
     // The same successor from the predecessor's tables (its diff base gone): the same report and bytes.
-    rmSync(join(d.dist, STAMP, 'private', 'diff-base'), { recursive: true });
-    const [again] = await compileAll({ releases: d.releases, dist: d.dist, stamp: NEXT, progress: false });
-    expect(again.slack).toEqual([gone]);
-    expect(digest()).toBe(withBase);
+    expect(run.fromTables.slack).toEqual([gone]);
+    expect(run.fromTables.digest).toBe(run.digest);
     await expect(compileAll({ releases: d.releases, dist: mkdtempSync(join(tmpdir(), 'ir-bad-strict-')), strict: true, progress: false })).rejects.toThrow(
       /ID of the prior release missing without redirect or tombstone \(1 rows, e\.g\. rt000000000000b2\); refused under --strict/,
     );
   });
 
   it("a provider whose role changed logs no bridge change, read from the diff base or the tables alike", async () => {
-    const d = fresh();
-    const NEXT = '20261008T000000Z';
-    writeHandRelease(d.releases, STAMP, { ...good(), providers: [['opta', 'canonical_bridge']] });
-    writeHandRelease(d.releases, NEXT, { ...good(), providers: [['opta', 'bridge_only']] });
-    const reports = await compileAll({ releases: d.releases, dist: d.dist, progress: false });
-    expect(reports[1].slack).toEqual([]);
-    const doc = JSON.parse(readFileSync(join(d.dist, NEXT, 'public', 'release.json'), 'utf8'));
-    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 0 });
-    const digest = () => JSON.parse(readFileSync(join(d.dist, NEXT, 'manifest.json'), 'utf8')).digest as string;
-    const withBase = digest();
-    rmSync(join(d.dist, STAMP, 'private', 'diff-base'), { recursive: true });
-    await compileAll({ releases: d.releases, dist: d.dist, stamp: NEXT, progress: false });
-    expect(digest()).toBe(withBase);
+    const run = await successorBothWays(fresh(), { ...good(), providers: [['opta', 'canonical_bridge']] }, { ...good(), providers: [['opta', 'bridge_only']] });
+    expect(run.slack).toEqual([]);
+    expect(run.changeCounts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 0 });
+    expect(run.fromTables.digest).toBe(run.digest);
   });
 
   it('a file on disk that release.json does not list is ignored', async () => {

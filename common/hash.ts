@@ -2,7 +2,7 @@
 // Written out by hand (no Buffer) so an edge runtime computes the same value, and so a key is hashed without copying.
 
 const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
+export const FNV_PRIME = 0x01000193;
 
 /** FNV-1a 32 of the UTF-8 encoding of `s`, as an unsigned 32-bit integer. */
 export function fnv1a32(s: string): number {
@@ -44,4 +44,19 @@ export function bucketOf(key: string, buckets: number): number {
   if (buckets <= 1) return 0;
   const bits = 31 - Math.clz32(buckets);
   return fnv1a32(key) >>> (32 - bits);
+}
+
+/**
+ * FNV-1a 32 of `bytes[start, end)`: fnv1a32 of the string those bytes encode, when they are valid UTF-8. The
+ * compiler hashes keys straight from the CSV bytes it reads, without making their strings.
+ */
+export function fnv1a32Bytes(bytes: Uint8Array, start: number, end: number, h = FNV_OFFSET): number {
+  for (let i = start; i < end; i++) h = Math.imul(h ^ bytes[i], FNV_PRIME);
+  return h >>> 0;
+}
+
+/** bucketOf over bytes (see fnv1a32Bytes). */
+export function bucketOfBytes(bytes: Uint8Array, start: number, end: number, buckets: number): number {
+  if (buckets <= 1) return 0;
+  return fnv1a32Bytes(bytes, start, end) >>> (32 - (31 - Math.clz32(buckets)));
 }

@@ -1,11 +1,16 @@
-// The compiler's CSV reader over spilled text: scanRecords, which leaves plain lines unsplit for stage 2 to split
-// when it builds their entity, must see exactly the records parseRecords sees, quoted ones included.
+// The compiler's CSV reader: over spilled text, scanRecords (which leaves plain lines unsplit for stage 2 to split
+// when it builds their entity) must see exactly the records parseRecords sees, quoted ones included; over a table's
+// bytes, scanCsvBytes and readCsvRecords (stage 1's reader) must see exactly what the text reader sees.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRecords, readCsv, scanRecords, splitPlain } from '../../compiler/read/csv-reader.ts';
+import { CsvRecord, parseRecords, readCsv, readCsvRecords, scanCsvBytes, scanRecords, splitPlain } from '../../compiler/read/csv-reader.ts';
+import { FieldInterner } from '../../compiler/read/field-interner.ts';
+import { RegisterIdTable } from '../../compiler/read/register-id-table.ts';
+import { fnv1a32, fnv1a32Bytes } from '../../common/hash.ts';
 
 // Fields with the characters that decide the path: commas, quotes and newlines (quoted), and non-ASCII text.
 const field = fc.string({ unit: fc.constantFrom(...'ab,"\né1 '.split('')), maxLength: 12 });
@@ -139,5 +144,143 @@ describe('readCsv', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+/** Each field of a record as the byte reader gives it, through the one accessor a visitor would use. */
+const fieldsOf = (r: CsvRecord, count: number): string[] => Array.from({ length: count }, (_, k) => r.text(k));
+
+describe('scanCsvBytes', () => {
+  it('frames LF and CRLF bytes cut into chunks anywhere (inside a character too) as parseRecords frames the text', () => {
+    const table = fc.record({
+      records: spilled,
+      crlf: fc.boolean(),
+      cuts: fc.array(fc.nat(), { maxLength: 5 }),
+      lastLineEnds: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(table, ({ records, crlf, cuts, lastLineEnds }) => {
+        const eol = crlf ? '\r\n' : '\n';
+        let text = records.map((r) => r.map(encode).join(',')).join(eol);
+        if (lastLineEnds && records.length) text += eol;
+        const want: [string[], string][] = [];
+        parseRecords(text, true, (f, raw) => want.push([f, raw]));
+        const bytes = Buffer.from(text);
+        const ends = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        const record = new CsvRecord();
+        record.ends = new Int32Array(5);
+        const got: [string[], string][] = [];
+        let carry = Buffer.alloc(0);
+        let at = 0;
+        for (const end of [...ends, bytes.length]) {
+          const chunk = Buffer.concat([carry, bytes.subarray(at, end)]);
+          at = Math.max(at, end);
+          const final = end === bytes.length;
+          const used = scanCsvBytes(chunk, final, record, (count) => {
+            if (!record.quoted) expect(record.ascii).toBe(!/[^\x00-\x7f]/.test(record.raw()));
+            got.push([fieldsOf(record, count), record.raw()]);
+          });
+          carry = chunk.subarray(used);
+          if (final) break;
+        }
+        expect(got).toEqual(want);
+      }),
+    );
+  });
+});
+
+describe('readCsvRecords', () => {
+  it('gives the header, rows, raw texts and errors that readCsv gives, gzipped or not', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'csv-'));
+    try {
+      const read = async (path: string) => {
+        const text: string[][] = [];
+        const bytes: string[][] = [];
+        const textRows = await readCsv(path, 't.csv', { header: (h) => void text.push(['header', ...h]), row: (f, row, raw) => void text.push([String(row), raw, ...f]) });
+        const byteRows = await readCsvRecords(path, 't.csv', {
+          header: (h) => void bytes.push(['header', ...h]),
+          record: (r, row) => void bytes.push([String(row), r.raw(), ...fieldsOf(r, r.quoted ? r.quoted.length : r.ends.length)]),
+        });
+        expect(byteRows).toBe(textRows);
+        expect(bytes).toEqual(text);
+        return text;
+      };
+      // A byte-order mark, a blank line, a quoted record over two lines, non-ASCII text, CRLF: and enough rows that
+      // most arrive in later chunks of the stream.
+      const rows = Array.from({ length: 40_000 }, (_, i) => (i % 997 === 0 ? `r${i},"two\nlines, é",x${i}` : `r${i},Zoë ${i % 13},${'x'.repeat(i % 70)}`));
+      const body = `\ufeffid,name,pad\r\n${rows.slice(0, 20).join('\r\n')}\r\n\r\n${rows.slice(20).join('\n')}\n`;
+      for (const [name, data] of [['t.csv', Buffer.from(body)], ['t.csv.gz', gzipSync(body)]] as const) {
+        writeFileSync(join(dir, name), data);
+        const seen = await read(join(dir, name));
+        expect(seen[0]).toEqual(['header', 'id', 'name', 'pad']);
+        expect(seen.length).toBe(rows.length + 1);
+      }
+      for (const [bad, error] of [
+        ['id,a\nr1,x\nr2,x,y\n', /t\.csv row 2: expected 2 fields, found 3/],
+        ['id,a\nr1,x\nr2,"open\n', /t\.csv row 2: unterminated quoted field/],
+        ['id,a\nr1,x"y\n', /t\.csv row 1: quote inside an unquoted field/],
+        ['', /t\.csv: no header row/],
+      ] as const) {
+        writeFileSync(join(dir, 'bad.csv'), bad);
+        await expect(readCsv(join(dir, 'bad.csv'), 't.csv', { row() {} })).rejects.toThrow(error);
+        await expect(readCsvRecords(join(dir, 'bad.csv'), 't.csv', { record() {} })).rejects.toThrow(error);
+      }
+      writeFileSync(join(dir, 'cut.csv.gz'), gzipSync(body).subarray(0, 5000));
+      await expect(readCsvRecords(join(dir, 'cut.csv.gz'), 't.csv', { record() {} })).rejects.toThrow(/t\.csv row \d+: corrupt or truncated gzip/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('reading fields from their bytes', () => {
+  /** One plain or quoted record of `fields`, framed by the byte reader. */
+  const recordOf = (fields: string[]): CsvRecord => {
+    const r = new CsvRecord();
+    r.ends = new Int32Array(fields.length);
+    scanCsvBytes(Buffer.from(`,,${fields.map(encode).join(',')}\n`).subarray(2), true, r, () => {});
+    return r;
+  };
+
+  it('hashes bytes as fnv1a32 hashes the string they encode', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 30 }), fc.string({ maxLength: 4 }), (s, pad) => {
+        const bytes = Buffer.from(pad + s);
+        const from = Buffer.byteLength(pad);
+        expect(fnv1a32Bytes(bytes, from, bytes.length)).toBe(fnv1a32(s));
+      }),
+    );
+  });
+
+  it('looks register IDs up from a record as from their strings, quoted or not', () => {
+    const table = new RegisterIdTable();
+    table.set('rt000000000000a1', 3);
+    for (const id of ['rt000000000000a1', 'rt000000000000a2', 'rT000000000000a1', 'rt000000000000a', 'x', '']) {
+      for (const r of [recordOf(['x', id, 'y']), recordOf(['x,"', id, 'y'])]) {
+        expect(table.getIn(r, 1)).toBe(table.get(id));
+        expect(table.fitsIn(r, 1)).toBe(table.fits(id));
+      }
+    }
+    const other = new RegisterIdTable();
+    expect(other.addIn(recordOf(['rt000000000000b1']), 0, 4)).toBe(true);
+    expect(other.addIn(recordOf(['"x"', 'rt000000000000b1']), 1, 5)).toBe(false);
+    other.setIn(recordOf(['rt000000000000b2']), 0, 6);
+    expect([other.get('rt000000000000b1'), other.get('rt000000000000b2')]).toEqual([4, 6]);
+    expect(() => other.setIn(recordOf(['nope']), 0, 1)).toThrow(/"nope" is not a register ID/);
+  });
+
+  it('interns a column\'s values from bytes and from strings alike, in first-seen order', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('espn', 'fbref', 'é-club', 'a,b', '', 'espn2', 'x"y'), { maxLength: 40 }), (values) => {
+        const interner = new FieldInterner();
+        const order: string[] = [];
+        for (const [i, v] of values.entries()) {
+          const at = i % 2 ? interner.indexOf(v) : interner.indexIn(recordOf(['id', v]), 1);
+          if (!order.includes(v)) order.push(v);
+          expect(interner.values[at]).toBe(v);
+        }
+        expect(interner.values).toEqual(order);
+      }),
+    );
   });
 });

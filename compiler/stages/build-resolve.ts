@@ -10,6 +10,8 @@ import { MsgpackOut, writeStrHeader, writeUtf8 } from '../write/msgpack-out.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runStageJob } from '../worker/run-in-worker.ts';
+import { FNV_PRIME, fnv1a32Bytes } from '../../common/hash.ts';
+import type { CsvRecord } from '../read/csv-reader.ts';
 
 /** Plain data in, for a worker thread. */
 export interface ResolveJob {
@@ -160,6 +162,43 @@ export function addResolveRecord(spill: GroupSpill, key: string, hash: number, i
   buf[at + 8] = type;
   buf[at + 9] = ilen;
   spill.commit(at + RECORD_HEAD + klen + ilen);
+}
+
+/**
+ * addResolveRecord for a plain bridge row whose bytes are its characters (CsvRecord.ascii): the key is made of the
+ * row's `provider`, `namespace` and `externalId` fields and the ID is its field `id`, all copied from its bytes.
+ * Returns the key's length.
+ */
+export function addResolveRecordIn(spill: GroupSpill, row: CsvRecord, provider: number, namespace: number, externalId: number, id: number, type: number): number {
+  const src = row.buf;
+  const p0 = row.fieldStart(provider);
+  const n0 = row.fieldStart(namespace);
+  const e0 = row.fieldStart(externalId);
+  const i0 = row.fieldStart(id);
+  const p1 = row.ends[provider];
+  const n1 = row.ends[namespace];
+  const e1 = row.ends[externalId];
+  const i1 = row.ends[id];
+  // The key's separators are NUL bytes (see resolveKey): hashing one is a multiply.
+  const hash = fnv1a32Bytes(src, e0, e1, Math.imul(fnv1a32Bytes(src, n0, n1, Math.imul(fnv1a32Bytes(src, p0, p1), FNV_PRIME)), FNV_PRIME));
+  const klen = p1 - p0 + n1 - n0 + e1 - e0 + 2;
+  const ilen = i1 - i0;
+  if (ilen > 0xff) throw new Error(`register ID of ${ilen} bytes in a resolve record`);
+  const buf = spill.reserve(hashGroupOf(hash), RECORD_HEAD + klen + ilen);
+  let at = spill.cursor;
+  buf.writeUInt32LE(hash, at);
+  buf.writeUInt32LE(klen, at + 4);
+  buf[at + 8] = type;
+  buf[at + 9] = ilen;
+  at += RECORD_HEAD;
+  for (let i = p0; i < p1; i++) buf[at++] = src[i];
+  buf[at++] = 0;
+  for (let i = n0; i < n1; i++) buf[at++] = src[i];
+  buf[at++] = 0;
+  for (let i = e0; i < e1; i++) buf[at++] = src[i];
+  for (let i = i0; i < i1; i++) buf[at++] = src[i];
+  spill.commit(at);
+  return klen;
 }
 
 function recordItem(data: Buffer, at: number): [string, number] {

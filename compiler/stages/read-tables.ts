@@ -2,19 +2,19 @@
 // Redirects and the set of live IDs stay in memory (a few bytes per ID); every other row goes to its partition.
 // The bridges table (half of all rows) and the predecessor's tables are read by worker threads meanwhile.
 import { join } from 'node:path';
-import { columnIndex, readCsv } from '../read/csv-reader.ts';
-import { ownCopy } from '../../common/own-copy.ts';
+import { columnIndex, readCsvRecords, type CsvRecord } from '../read/csv-reader.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
-import { bucketOf, fnv1a32 } from '../../common/hash.ts';
+import { bucketOf, bucketOfBytes, fnv1a32 } from '../../common/hash.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { resolveKey } from '../../common/dist-layout.ts';
 import { mergeSlack, noteSlack, Progress, type CompileContext } from '../context.ts';
 import type { ReleaseInput, TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
-import { addResolveRecord } from './build-resolve.ts';
+import { addResolveRecord, addResolveRecordIn } from './build-resolve.ts';
 import { RegisterIdTable } from '../read/register-id-table.ts';
+import { FieldInterner } from '../read/field-interner.ts';
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -76,6 +76,9 @@ export const TYPE_TABLES: [TableName, EntityType][] = [
 const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
 
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
+/** partitionOf field `k` of a record, hashed from its bytes when they are its characters. */
+const partitionIn = (r: CsvRecord, k: number, partitions: number): number =>
+  r.quoted || !r.ascii ? bucketOf(r.text(k), partitions) : bucketOfBytes(r.buf, r.fieldStart(k), r.ends[k], partitions);
 /** The bridges reader packs a live ID's type index into this many low bits beside its partition. */
 const TYPE_BITS = 4;
 if (ENTITY_TYPES.length > 1 << TYPE_BITS) throw new Error(`more entity types than ${TYPE_BITS} bits hold`);
@@ -188,31 +191,36 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
 
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
 async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, live: RegisterIdTable): Promise<void> {
-  const put = (p: number, tag: string, raw: string) => r.spill.addTaggedLine(p, tag, raw);
-  await spilled(r, rel, false, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label, raw) => {
-    const id = f[c.reep_id];
-    checkId(id, label, row);
-    const type = f[c.entity_type];
+  // A row's own bytes go to its partition: copied as read, never decoded and encoded again.
+  const put = (p: number, tag: string, f: CsvRecord) => r.spill.addTaggedBytes(p, tag, f.buf, f.start, f.end);
+  const retired = new RegisterIdTable();
+  for (const id of out.redirects.keys()) retired.set(id, 0);
+  const types = new FieldInterner();
+  await spilled(r, rel, false, 'entities', TAG.entity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, row, label) => {
+    const k = c.reep_id;
+    if (!live.fitsIn(f, k)) checkId(f.text(k), label, row);
+    const type = types.values[types.indexIn(f, c.entity_type)];
     if (!isEntityType(type)) throw new RegisterError('compile', `unknown entity_type ${JSON.stringify(type)}`, label, row);
-    if (out.redirects.has(id)) throw new RegisterError('compile', `register ID ${id} is live and also in redirects`, label, row);
-    const p = partitionOf(id, r.partitions);
-    if (!live.add(id, p)) throw new RegisterError('compile', `duplicate register ID ${id}`, label, row);
-    put(p, TAG.entity, raw);
+    if (retired.getIn(f, k) >= 0) throw new RegisterError('compile', `register ID ${f.text(k)} is live and also in redirects`, label, row);
+    const p = partitionIn(f, k, r.partitions);
+    if (!live.addIn(f, k, p)) throw new RegisterError('compile', `duplicate register ID ${f.text(k)}`, label, row);
+    put(p, TAG.entity, f);
   });
   for (const [id, red] of out.redirects) {
     if (red.to && !live.has(red.to)) {
       throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, 'csv/redirects.csv.gz');
     }
     // Every retired ID gets its stub even when no other row names it.
-    put(partitionOf(id, r.partitions), TAG.retired, id);
+    r.spill.addTaggedLine(partitionOf(id, r.partitions), TAG.retired, id);
   }
-  for (const id of out.priorRedirects.keys()) put(partitionOf(id, r.partitions), TAG.priorRetired, id);
+  for (const id of out.priorRedirects.keys()) r.spill.addTaggedLine(partitionOf(id, r.partitions), TAG.priorRetired, id);
 
   /** The partition of a live ID; -1 (the row noted and dropped) for any other. */
-  const known = (id: string, label: string, row: number): number => {
-    const p = live.get(id);
+  const known = (f: CsvRecord, k: number, label: string, row: number): number => {
+    const p = live.getIn(f, k);
     // A live ID was checked when the entities table was read; only another one needs the pattern test.
     if (p >= 0) return p;
+    const id = f.text(k);
     checkId(id, label, row);
     noteSlack(r, label, 'unknown register ID', `row ${row}: ${id}`);
     return -1;
@@ -220,63 +228,62 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
 
   for (let i = 0; i < TYPE_TABLES.length; i++) {
     const tag = TAG.typed(i);
-    await spilled(r, rel, false, TYPE_TABLES[i][0], tag, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
-      const p = known(f[c.reep_id], label, row);
-      if (p >= 0) put(p, tag, raw);
+    await spilled(r, rel, false, TYPE_TABLES[i][0], tag, ['reep_id'], 'reep_id', true, (f, c, row, label) => {
+      const p = known(f, c.reep_id, label, row);
+      if (p >= 0) put(p, tag, f);
     });
   }
-  await spilled(r, rel, false, 'aliases', TAG.alias, ['reep_id', 'alias', 'kind', 'rank', 'language'], 'reep_id', false, (f, c, row, label, raw) => {
-    const p = known(f[c.reep_id], label, row);
-    if (p >= 0) put(p, TAG.alias, raw);
+  await spilled(r, rel, false, 'aliases', TAG.alias, ['reep_id', 'alias', 'kind', 'rank', 'language'], 'reep_id', false, (f, c, row, label) => {
+    const p = known(f, c.reep_id, label, row);
+    if (p >= 0) put(p, TAG.alias, f);
   });
   await table(r, rel, false, 'providers', ['provider', 'role'], (f, c, row, label) => {
-    const role = f[c.role];
+    const role = f.text(c.role);
     if (role !== 'canonical_bridge' && role !== 'bridge_only' && role !== 'overlay_only') {
       throw new RegisterError('compile', `unknown provider role ${JSON.stringify(role)}`, label, row);
     }
-    out.providerRoles.set(f[c.provider], role);
+    out.providerRoles.set(f.text(c.provider), role);
   });
   await table(
     r, rel, false, 'relationships', ['from_id', 'to_id', 'kind'],
-    (f, c, row, label, raw) => {
-      const from = f[c.from_id];
-      const to = f[c.to_id];
-      const fromAt = live.get(from);
-      const toAt = live.get(to);
-      if (fromAt < 0) checkId(from, label, row);
-      if (toAt < 0) checkId(to, label, row);
+    (f, c, row, label) => {
+      const fromAt = live.getIn(f, c.from_id);
+      const toAt = live.getIn(f, c.to_id);
+      if (fromAt < 0) checkId(f.text(c.from_id), label, row);
+      if (toAt < 0) checkId(f.text(c.to_id), label, row);
       if (fromAt < 0 || toAt < 0) {
-        noteSlack(r, label, 'unknown register ID', `row ${row}: ${fromAt >= 0 ? to : from}`);
+        noteSlack(r, label, 'unknown register ID', `row ${row}: ${f.text(fromAt >= 0 ? c.to_id : c.from_id)}`);
         return;
       }
-      put(fromAt, TAG.relFrom, raw);
-      put(toAt, TAG.relTo, raw);
+      put(fromAt, TAG.relFrom, f);
+      put(toAt, TAG.relTo, f);
     },
     (header, c) => {
       r.layouts.set(TAG.relFrom, layoutOf(header, c, 'from_id', false));
       r.layouts.set(TAG.relTo, layoutOf(header, c, 'to_id', false));
     },
   );
-  await spilled(r, rel, false, 'overlay_links', TAG.link, ['reep_id', 'qid', 'confidence', 'dob_check'], 'reep_id', false, (f, c, row, label, raw) => {
-    const p = known(f[c.reep_id], label, row);
-    if (p >= 0) put(p, TAG.link, raw);
+  await spilled(r, rel, false, 'overlay_links', TAG.link, ['reep_id', 'qid', 'confidence', 'dob_check'], 'reep_id', false, (f, c, row, label) => {
+    const p = known(f, c.reep_id, label, row);
+    if (p >= 0) put(p, TAG.link, f);
   });
-  await spilled(r, rel, false, 'overlay_aliases', TAG.overlayAlias, ['reep_id', 'name'], 'reep_id', false, (f, c, row, label, raw) => {
-    const p = known(f[c.reep_id], label, row);
-    if (p >= 0) put(p, TAG.overlayAlias, raw);
+  await spilled(r, rel, false, 'overlay_aliases', TAG.overlayAlias, ['reep_id', 'name'], 'reep_id', false, (f, c, row, label) => {
+    const p = known(f, c.reep_id, label, row);
+    if (p >= 0) put(p, TAG.overlayAlias, f);
   });
-  await spilled(r, rel, false, 'overlay_xids', TAG.xid, ['reep_id', 'provider', 'property', 'external_id'], 'reep_id', false, (f, c, row, label, raw) => {
-    const p = known(f[c.reep_id], label, row);
+  await spilled(r, rel, false, 'overlay_xids', TAG.xid, ['reep_id', 'provider', 'property', 'external_id'], 'reep_id', false, (f, c, row, label) => {
+    const p = known(f, c.reep_id, label, row);
     if (p < 0) return;
-    if (!out.providers.has(f[c.provider])) out.providers.add(ownCopy(f[c.provider]));
-    put(p, TAG.xid, raw);
+    const provider = f.text(c.provider);
+    if (!out.providers.has(provider)) out.providers.add(provider);
+    put(p, TAG.xid, f);
   });
-  await spilled(r, rel, false, 'observed_clubs', TAG.observed, ['reep_id'], 'reep_id', true, (f, c, row, label, raw) => {
-    const p = known(f[c.reep_id], label, row);
-    if (p >= 0) put(p, TAG.observed, raw);
+  await spilled(r, rel, false, 'observed_clubs', TAG.observed, ['reep_id'], 'reep_id', true, (f, c, row, label) => {
+    const p = known(f, c.reep_id, label, row);
+    if (p >= 0) put(p, TAG.observed, f);
   });
   await table(r, rel, false, 'coverage', ['section', 'key', 'value'], (f, c) => {
-    out.coverage.push([f[c.section], f[c.key], f[c.value]]);
+    out.coverage.push([f.text(c.section), f.text(c.key), f.text(c.value)]);
   });
 }
 
@@ -289,8 +296,8 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     spill: new GroupSpill({ dir: join(job.scratchDir, 'partitions'), groups: job.partitions }),
     layouts: new Map(),
   };
-  const put = (id: string, tag: string, raw: string) => r.spill.addTaggedLine(partitionOf(id, r.partitions), tag, raw);
-  const providers = new Set<string>();
+  const put = (f: CsvRecord, k: number, tag: string) => r.spill.addTaggedBytes(partitionIn(f, k, r.partitions), tag, f.buf, f.start, f.end);
+  const providers = new FieldInterner();
   let resolve: GroupSpill | null = null;
   let resolveBytes = 0;
   const rel = job.release;
@@ -300,42 +307,47 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     // bridges its own compile kept (of live or merged IDs), as its diff base would hold them.
     const live = new RegisterIdTable();
     const redirects = new Map(job.redirects);
-    await spilled(r, rel, true, 'entities', TAG.priorEntity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c, _row, _label, raw) => {
+    await spilled(r, rel, true, 'entities', TAG.priorEntity, ['reep_id', 'entity_type', 'status', 'label'], 'reep_id', false, (f, c) => {
       // An ID of another shape cannot name anything in this release; its row is still the predecessor's.
-      if (live.fits(f[c.reep_id])) live.set(f[c.reep_id], 0);
-      put(f[c.reep_id], TAG.priorEntity, raw);
+      if (live.fitsIn(f, c.reep_id)) live.setIn(f, c.reep_id, 0);
+      put(f, c.reep_id, TAG.priorEntity);
     });
-    await spilled(r, rel, true, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c, _row, _label, raw) => {
-      const id = f[c.reep_id];
-      if (live.has(id) || redirects.get(id)?.to) put(id, TAG.priorBridge, raw);
+    await spilled(r, rel, true, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c) => {
+      if (live.getIn(f, c.reep_id) >= 0 || redirects.get(f.text(c.reep_id))?.to) put(f, c.reep_id, TAG.priorBridge);
     });
   } else {
     // Live IDs with their partition and type (packed: partition << TYPE_BITS | type index), read again here rather than
     // shipped across threads; the main thread checks the entities table, so a bad row there is reported from there.
     const live = new RegisterIdTable();
+    const types = new FieldInterner();
     await table(r, rel, false, 'entities', ['reep_id', 'entity_type'], (f, c) => {
-      const id = f[c.reep_id];
-      const type = ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType);
-      if (type >= 0 && live.fits(id)) live.set(id, (partitionOf(id, r.partitions) << TYPE_BITS) | type);
+      const type = ENTITY_TYPES.indexOf(types.values[types.indexIn(f, c.entity_type)] as EntityType);
+      if (type >= 0 && live.fitsIn(f, c.reep_id)) live.setIn(f, c.reep_id, (partitionIn(f, c.reep_id, r.partitions) << TYPE_BITS) | type);
     });
     const redirects = new Map(job.redirects);
     resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: HASH_GROUPS }); // the resolve writer's hash groups (build-resolve.ts)
-    await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label, raw) => {
-      const id = f[c.reep_id];
+    await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label) => {
       // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
-      const packed = live.get(id);
+      const packed = live.getIn(f, c.reep_id);
+      const id = packed >= 0 ? '' : f.text(c.reep_id);
       if (packed < 0) checkId(id, label, row);
-      const provider = f[c.provider];
-      if (!provider) throw new RegisterError('compile', 'empty provider', label, row);
-      if (f[c.external_id] === '') throw new RegisterError('compile', 'empty external_id', label, row);
-      const final = packed >= 0 ? id : redirects.get(id)?.to;
-      if (final) {
-        if (!providers.has(provider)) providers.add(ownCopy(provider));
-        r.spill.addTaggedLine(packed >= 0 ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, raw);
+      if (f.empty(c.provider)) throw new RegisterError('compile', 'empty provider', label, row);
+      if (f.empty(c.external_id)) throw new RegisterError('compile', 'empty external_id', label, row);
+      const final = packed >= 0 ? null : redirects.get(id)?.to;
+      if (packed >= 0 || final) {
+        const provider = providers.indexIn(f, c.provider);
+        r.spill.addTaggedBytes(packed >= 0 ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, f.buf, f.start, f.end);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
-        const key = resolveKey(provider, f[c.namespace], f[c.external_id]);
-        addResolveRecord(resolve!, key, fnv1a32(key), id, (packed >= 0 ? packed : live.get(final)) & ((1 << TYPE_BITS) - 1));
-        resolveBytes += resolveEntryBytes(key, id);
+        const type = (packed >= 0 ? packed : live.get(final!)) & ((1 << TYPE_BITS) - 1);
+        if (!f.quoted && f.ascii) {
+          const keyLength = addResolveRecordIn(resolve!, f, c.provider, c.namespace, c.external_id, c.reep_id, type);
+          resolveBytes += (keyLength < 32 ? 1 : 2) + keyLength + 4 + f.ends[c.reep_id] - f.fieldStart(c.reep_id);
+        } else {
+          const key = resolveKey(providers.values[provider], f.text(c.namespace), f.text(c.external_id));
+          const rowId = f.text(c.reep_id);
+          addResolveRecord(resolve!, key, fnv1a32(key), rowId, type);
+          resolveBytes += resolveEntryBytes(key, rowId);
+        }
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
       } else {
@@ -345,7 +357,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     resolve.seal();
   }
   r.spill.seal();
-  return { spill: r.spill.handle(), resolve: resolve?.handle() ?? null, resolveBytes, layouts: [...r.layouts], providers: [...providers], slack: [...r.slack] };
+  return { spill: r.spill.handle(), resolve: resolve?.handle() ?? null, resolveBytes, layouts: [...r.layouts], providers: providers.values, slack: [...r.slack] };
 }
 
 /**
@@ -360,7 +372,7 @@ function checkId(id: string, label: string, row: number): void {
   if (!REGISTER_ID.test(id)) throw new RegisterError('compile', `bad register ID ${JSON.stringify(id)}`, label, row);
 }
 
-type RowFn = (f: string[], c: Record<string, number>, row: number, label: string, raw: string) => void;
+type RowFn = (f: CsvRecord, c: Record<string, number>, row: number, label: string) => void;
 
 /** Reads one table whose rows are spilled under `tag`, keyed by `idColumn`, and records its layout. */
 function spilled(r: Reader, rel: ReleaseInput, prior: boolean, name: TableName, tag: string, required: string[], idColumn: string, withAttrs: boolean, fn: RowFn): Promise<void> {
@@ -376,16 +388,14 @@ async function table(
   let c: Record<string, number> = {};
   const stage = prior ? `${rel.stamp}/${t.label}` : t.label;
   r.progress.begin(`read ${stage}`);
-  await readCsv(t.path, stage, {
+  await readCsvRecords(t.path, stage, {
     header: (h) => {
       const header = h.map((x) => x.trim());
       c = columnIndex(header, required, stage);
       onHeader?.(header, c);
-      // `fn` reads only `required` columns (the rest of a row travels as its raw text): later fields stay unsliced.
-      return Math.max(...required.map((k) => c[k]));
     },
-    row: (f, row, raw) => {
-      fn(f, c, row, stage, raw);
+    record: (f, row) => {
+      fn(f, c, row, stage);
       r.progress.tick(row);
     },
   });
@@ -399,14 +409,14 @@ async function readRedirects(rel: ReleaseInput, ctx: CompileContext | null): Pro
   const label = ctx ? 'csv/redirects.csv.gz' : `${rel.stamp}/csv/redirects.csv.gz`;
   if (t) {
     let c: Record<string, number> = {};
-    await readCsv(t.path, t.label, {
+    await readCsvRecords(t.path, t.label, {
       header: (h) => {
         c = columnIndex(h, ['from_id', 'to_id', 'reason'], t.label);
       },
-      row: (f, row) => {
-        const from = f[c.from_id];
-        const to = f[c.to_id];
-        const reason = f[c.reason];
+      record: (f, row) => {
+        const from = f.text(c.from_id);
+        const to = f.text(c.to_id);
+        const reason = f.text(c.reason);
         if (ctx) {
           checkId(from, t.label, row);
           if (to !== '') checkId(to, t.label, row);

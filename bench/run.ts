@@ -17,7 +17,7 @@ import { sampleKeys } from './lib/sample-keys.ts';
 import { measureServe } from './lib/serve-measure.ts';
 
 /** Input-floor figures as saved next to the compile figures, so a --serve-only run can report them unchanged. */
-type Floor = { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null; measuredAt: string };
+type Floor = { base: ReleaseFloor; next: ReleaseFloor; text: ReleaseFloor | null; zcat: ZcatFloor | null; measuredAt: string };
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -120,12 +120,15 @@ export async function main(argv: string[]): Promise<BenchResult> {
     const floorBase = await measureFloor(releases.base);
     const floorNext = await measureFloor(releases.next);
     log(`input floor: first ${(floorBase.wallMs / 1000).toFixed(1)} s wall, ${(floorBase.cpuMs / 1000).toFixed(1)} s CPU; successor ${(floorNext.wallMs / 1000).toFixed(1)} s`);
+    const text = await measureFloor(releases.base, 'text');
+    log(`input floor: the text reader over the first ${(text.wallMs / 1000).toFixed(1)} s`);
     const zcat = await measureZcat(releases.base);
     if (zcat) log(`input floor: zcat | wc -l ${(zcat.wallMs / 1000).toFixed(1)} s (${zcat.lines} lines)`);
-    floor = { base: floorBase, next: floorNext, zcat, measuredAt };
+    floor = { base: floorBase, next: floorNext, text, zcat, measuredAt };
     await writeFile(floorFile, JSON.stringify({ fingerprint, floor }));
   }
   const { base: floorBase, next: floorNext, zcat } = floor;
+  const textFloor = floor.text ?? null;
 
   const dist = join(work, 'dist');
   const figuresFile = (stamp: string) => join(work, `compile-figures-${stamp}.json`);
@@ -216,7 +219,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
     },
     options: { entities, seed, durationS, concurrency, skipServe, samples, wideSamples, waitQuietS: quietWaitMs / 1000, ...(serveOnly ? { serveOnly } : {}) },
     releases: { dir: releases.dir, reused: releases.reused, generateMs: releases.generateMs, inputBytes: floorBase.bytes },
-    floor: { base: floorBase, next: floorNext, zcat, measuredAt: floor.measuredAt },
+    floor: { base: floorBase, next: floorNext, text: textFloor, zcat, measuredAt: floor.measuredAt },
     compile: {
       base,
       next,

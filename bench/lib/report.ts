@@ -43,7 +43,8 @@ export interface BenchResult {
   options: { entities: number; seed: string; durationS: number; concurrency: number; skipServe: boolean; samples: number; wideSamples?: number; waitQuietS: number; serveOnly?: boolean };
   releases: { dir: string; reused: boolean; generateMs: number | null; inputBytes: number };
   /** measuredAt: when the floor was read (earlier than `date` when a --serve-only run reused it). */
-  floor: { base: ReleaseFloor; next: ReleaseFloor; zcat: ZcatFloor | null; measuredAt?: string };
+  /** `text`: the text reader over the first release, for reference (null in runs from before it was measured). */
+  floor: { base: ReleaseFloor; next: ReleaseFloor; text?: ReleaseFloor | null; zcat: ZcatFloor | null; measuredAt?: string };
   compile: {
     base: CompileFigures;
     next: CompileFigures;
@@ -163,12 +164,15 @@ function render(r: BenchResult): string[] {
   for (const t of r.targets) o.push(`| ${t.name} | ${t.target} | ${t.measured} | ${t.met === null ? 'n/a' : t.met ? 'met' : '**missed**'} |`);
   o.push('');
 
-  o.push('### Input floor (gunzip + split into rows and fields, nothing else)', '');
+  const floorReader = r.floor.base.reader === 'bytes' ? 'the compiler\'s own byte reader' : 'the text reader, as the compiler read then';
+  o.push(`### Input floor (gunzip + split into rows and fields with ${floorReader}, nothing else)`, '');
   if (r.options.serveOnly && r.floor.measuredAt) o.push(`Input floor figures reused (\`--serve-only\`) from the run at ${r.floor.measuredAt}; same input releases.`, '');
   o.push('| table | gzipped MB | rows | wall s | CPU s |', '|---|---:|---:|---:|---:|');
   for (const t of r.floor.base.tables) o.push(`| ${t.file} | ${(t.bytes / 1e6).toFixed(1)} | ${t.rows.toLocaleString('en-US')} | ${(t.wallMs / 1000).toFixed(2)} | ${(t.cpuMs / 1000).toFixed(2)} |`);
   o.push(`| **first release** | ${(r.floor.base.bytes / 1e6).toFixed(1)} | ${r.floor.base.rows.toLocaleString('en-US')} | **${(r.floor.base.wallMs / 1000).toFixed(2)}** | ${(r.floor.base.cpuMs / 1000).toFixed(2)} |`);
   o.push(`| **successor** | ${(r.floor.next.bytes / 1e6).toFixed(1)} | ${r.floor.next.rows.toLocaleString('en-US')} | **${(r.floor.next.wallMs / 1000).toFixed(2)}** | ${(r.floor.next.cpuMs / 1000).toFixed(2)} |`);
+  const tf = r.floor.text;
+  if (tf) o.push(`| the text reader, \`readCsv\` (a string per field; first release, reference) | | ${tf.rows.toLocaleString('en-US')} | ${(tf.wallMs / 1000).toFixed(2)} | ${(tf.cpuMs / 1000).toFixed(2)} |`);
   const z = r.floor.zcat;
   if (z) o.push(`| \`zcat \\| wc -l\` (first release, reference) | | ${z.lines.toLocaleString('en-US')} lines | ${(z.wallMs / 1000).toFixed(2)} | ${z.cpuMs === null ? '' : (z.cpuMs / 1000).toFixed(2)} |`);
   o.push('');

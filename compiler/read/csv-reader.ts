@@ -315,12 +315,11 @@ export class CsvRecord {
  * Frames the complete records of `data` into `rec`, calling `emit(fields)` after each with its field count; returns
  * where an incomplete last record starts (data.length when all was consumed). With `final`, the end of the data
  * ends the last record. A plain record's field ends go into `rec.ends` as far as it has room; wider records are
- * still counted. `recordsBefore` numbers the records for a syntax error.
+ * still counted. A syntax error is thrown as a CsvSyntaxError, which the caller numbers.
  */
-export function scanCsvBytes(data: Buffer, final: boolean, rec: CsvRecord, emit: (fields: number) => void, recordsBefore = 0): number {
+export function scanCsvBytes(data: Buffer, final: boolean, rec: CsvRecord, emit: (fields: number) => void): number {
   const n = data.length;
   rec.buf = data;
-  let records = recordsBefore;
   let pos = 0;
   while (pos < n) {
     // Read per record: the header's record is how the reader learns the width it sizes `ends` to.
@@ -351,13 +350,12 @@ export function scanCsvBytes(data: Buffer, final: boolean, rec: CsvRecord, emit:
         else if (c === 10 && !inQuotes) break;
       }
       if (j === n && !final) return pos;
-      const parsed = quotedRecord(data.toString('utf8', pos, j), 0, true, records)!;
+      const parsed = quotedRecord(data.toString('utf8', pos, j), 0, true, 0)!;
       rec.quoted = parsed.fields;
       rec.start = pos;
       rec.end = j > pos && data[j - 1] === 13 ? j - 1 : j;
       rec.ascii = false;
       emit(parsed.fields.length);
-      records++;
       pos = j + 1;
       continue;
     }
@@ -369,7 +367,6 @@ export function scanCsvBytes(data: Buffer, final: boolean, rec: CsvRecord, emit:
     rec.end = end;
     rec.ascii = high < 0x80;
     emit(commas + 1);
-    records++;
     pos = i + 1;
   }
   return n;

@@ -13,10 +13,10 @@ const FIRST_BITS = 16;
 const EMPTY = -1;
 
 /**
- * The value of each UTF-16 code unit as a lowercase hex digit, or -1: one load per character instead of two range
- * tests, and a parse ORs the loads to learn of a bad digit once, at the end, rather than branching per character.
+ * The value of each byte as a lowercase hex digit, or -1: one load per character instead of two range tests, and a
+ * parse ORs the loads to learn of a bad digit once, at the end, rather than branching per character.
  */
-const HEX = new Int8Array(1 << 16).fill(-1);
+const HEX = new Int8Array(256).fill(-1);
 for (let d = 0; d < 16; d++) HEX['0123456789abcdef'.charCodeAt(d)] = d;
 
 export class RegisterIdTable {
@@ -28,6 +28,8 @@ export class RegisterIdTable {
   /** The key `parse` found last: the letter and the first 6 digits, and the last 8 digits. */
   private keyHi = 0;
   private keyLo = 0;
+  /** A string ID's characters, for `parse`. */
+  private readonly scratch = Buffer.alloc(16);
 
   get size(): number {
     return this.count;
@@ -105,35 +107,30 @@ export class RegisterIdTable {
     return -1;
   }
 
+  /**
+   * Parses a string ID by copying its characters into a 16-byte buffer and parsing that: the byte path (parseIn) is
+   * the hot one, and one parser serves both. A character above 0xff is no ID's, so it fails the parse as 0 does.
+   */
   private parse(id: string): boolean {
-    if (id.length !== 16 || id.charCodeAt(0) !== 114) return false;
-    const letter = id.charCodeAt(1) - 97;
-    if (letter < 0 || letter > 25) return false;
-    let hi = letter;
-    let bad = 0;
-    for (let i = 2; i < 8; i++) {
-      const d = HEX[id.charCodeAt(i)];
-      bad |= d;
-      hi = (hi << 4) | d;
+    if (id.length !== 16) return false;
+    const b = this.scratch;
+    for (let i = 0; i < 16; i++) {
+      const c = id.charCodeAt(i);
+      b[i] = c > 0xff ? 0 : c;
     }
-    let lo = 0;
-    for (let i = 8; i < 16; i++) {
-      const d = HEX[id.charCodeAt(i)];
-      bad |= d;
-      lo = (lo << 4) | d;
-    }
-    if (bad < 0) return false;
-    this.keyHi = hi;
-    this.keyLo = lo;
-    return true;
+    return this.parseBytes(b, 0);
   }
 
-  /** `parse` of field `k` of a record: of its bytes when it is plain (the same digits table serves bytes). */
+  /** `parse` of field `k` of a record: of its bytes when it is plain. */
   private parseIn(record: CsvRecord, k: number): boolean {
     if (record.quoted) return this.parse(record.quoted[k]);
-    const b = record.buf;
     const start = record.fieldStart(k);
-    if (record.ends[k] - start !== 16 || b[start] !== 114) return false;
+    return record.ends[k] - start === 16 && this.parseBytes(record.buf, start);
+  }
+
+  /** Parses the 16 bytes at `b[start]` into keyHi and keyLo; false when they are no register ID. */
+  private parseBytes(b: Buffer, start: number): boolean {
+    if (b[start] !== 114) return false;
     const letter = b[start + 1] - 97;
     if (letter < 0 || letter > 25) return false;
     let hi = letter;

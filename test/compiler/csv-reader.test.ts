@@ -21,6 +21,33 @@ const spilled = fc
   .chain((width) => fc.array(fc.array(field, { minLength: width, maxLength: width }), { maxLength: 30 }))
   .map((records) => records.filter((r) => r.length > 1 || r[0] !== ''));
 
+/** Spilled records as one table's text, LF or CRLF, and where a stream might cut it into chunks. */
+const cutTable = fc.record({ records: spilled, crlf: fc.boolean(), cuts: fc.array(fc.nat(), { maxLength: 5 }), lastLineEnds: fc.boolean() });
+function tableText({ records, crlf, lastLineEnds }: { records: string[][]; crlf: boolean; lastLineEnds: boolean }): string {
+  const eol = crlf ? '\r\n' : '\n';
+  const text = records.map((r) => r.map(encode).join(',')).join(eol);
+  return lastLineEnds && records.length ? text + eol : text;
+}
+
+/**
+ * Feeds `whole` to `scan` as a stream would: each cut ends a chunk, and what `scan` leaves unread of a chunk (it
+ * returns where that starts) is carried into the next.
+ */
+function feed<T extends string | Buffer>(whole: T, cuts: number[], scan: (chunk: T, final: boolean) => number): void {
+  const ends = [...new Set(cuts.map((c) => c % (whole.length + 1)))].sort((a, b) => a - b);
+  const join = (carry: T, at: number, end: number): T =>
+    (typeof whole === 'string' ? carry + whole.slice(at, end) : Buffer.concat([carry as Buffer, (whole as Buffer).subarray(at, end)])) as T;
+  let carry = whole.slice(0, 0) as T;
+  let at = 0;
+  for (const end of [...ends, whole.length]) {
+    const chunk = join(carry, at, end);
+    at = Math.max(at, end);
+    const final = end === whole.length;
+    carry = chunk.slice(scan(chunk, final)) as T;
+    if (final) break;
+  }
+}
+
 describe('scanRecords', () => {
   it('gives the records parseRecords gives, plain lines as offsets that split to the same fields', () => {
     fc.assert(
@@ -55,30 +82,12 @@ describe('scanRecords', () => {
 
 describe('parseRecords', () => {
   it('reads LF and CRLF records cut into chunks anywhere as whole records, each raw text parsing back to its fields', () => {
-    const table = fc.record({
-      records: spilled,
-      crlf: fc.boolean(),
-      cuts: fc.array(fc.nat(), { maxLength: 4 }),
-      lastLineEnds: fc.boolean(),
-    });
     fc.assert(
-      fc.property(table, ({ records, crlf, cuts, lastLineEnds }) => {
-        const eol = crlf ? '\r\n' : '\n';
-        let text = records.map((r) => r.map(encode).join(',')).join(eol);
-        if (lastLineEnds && records.length) text += eol;
-        // Fed as a stream would feed it: each cut ends a chunk, and what a chunk leaves unread is carried over.
-        const ends = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+      fc.property(cutTable, (table) => {
+        const { records, cuts } = table;
         const got: string[][] = [];
         const raws: string[] = [];
-        let carry = '';
-        let at = 0;
-        for (const end of [...ends, text.length]) {
-          const chunk = carry + text.slice(at, end);
-          at = Math.max(at, end);
-          const final = end === text.length;
-          carry = chunk.slice(parseRecords(chunk, final, (f, raw) => (got.push(f), raws.push(raw))));
-          if (final) break;
-        }
+        feed(tableText(table), cuts, (chunk, final) => parseRecords(chunk, final, (f, raw) => (got.push(f), raws.push(raw))));
         const expected = records.length ? records : [];
         // An empty last field of a lone one-field record reads as a blank line, which the table reader skips.
         expect(got.filter((f) => f.length > 1 || f[0] !== '')).toEqual(expected);
@@ -152,37 +161,20 @@ const fieldsOf = (r: CsvRecord, count: number): string[] => Array.from({ length:
 
 describe('scanCsvBytes', () => {
   it('frames LF and CRLF bytes cut into chunks anywhere (inside a character too) as parseRecords frames the text', () => {
-    const table = fc.record({
-      records: spilled,
-      crlf: fc.boolean(),
-      cuts: fc.array(fc.nat(), { maxLength: 5 }),
-      lastLineEnds: fc.boolean(),
-    });
     fc.assert(
-      fc.property(table, ({ records, crlf, cuts, lastLineEnds }) => {
-        const eol = crlf ? '\r\n' : '\n';
-        let text = records.map((r) => r.map(encode).join(',')).join(eol);
-        if (lastLineEnds && records.length) text += eol;
+      fc.property(cutTable, (table) => {
+        const text = tableText(table);
         const want: [string[], string][] = [];
         parseRecords(text, true, (f, raw) => want.push([f, raw]));
-        const bytes = Buffer.from(text);
-        const ends = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
         const record = new CsvRecord();
         record.ends = new Int32Array(5);
         const got: [string[], string][] = [];
-        let carry = Buffer.alloc(0);
-        let at = 0;
-        for (const end of [...ends, bytes.length]) {
-          const chunk = Buffer.concat([carry, bytes.subarray(at, end)]);
-          at = Math.max(at, end);
-          const final = end === bytes.length;
-          const used = scanCsvBytes(chunk, final, record, (count) => {
+        feed(Buffer.from(text), table.cuts, (chunk, final) =>
+          scanCsvBytes(chunk, final, record, (count) => {
             if (!record.quoted) expect(record.ascii).toBe(!/[^\x00-\x7f]/.test(record.raw()));
             got.push([fieldsOf(record, count), record.raw()]);
-          });
-          carry = chunk.subarray(used);
-          if (final) break;
-        }
+          }),
+        );
         expect(got).toEqual(want);
       }),
     );

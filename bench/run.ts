@@ -9,7 +9,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measureCompile, duKb, linkTree, type CompileFigures } from './lib/compile-measure.ts';
 import { measureFloor, measureZcat, type ReleaseFloor, type ZcatFloor } from './lib/input-floor.ts';
-import { round } from './lib/load-generator.ts';
 import { BASE_STAMP, NEXT_STAMP, ensureReleases } from './lib/releases.ts';
 import { FULL_SIZE, judge, writeResults, type BenchResult } from './lib/report.ts';
 import { runToEnd, waitForQuiet } from './lib/processes.ts';
@@ -203,7 +202,8 @@ export async function main(argv: string[]): Promise<BenchResult> {
     const keys = await sampleKeys(releases.next, samples, sampleSeed);
     const wide = wideSamples ? (await sampleKeys(releases.next, wideSamples, sampleSeed + 1, { bridges: false })).entities : [];
     const s = await measureServe({ root: ROOT, dist, work: join(work, 'serve'), samples: keys, wideEntities: wide, seed: sampleSeed, durationS, concurrency, transport, workers, quietWaitMs, log });
-    serve = { ...s, entityVsServe: round(s.runtime.entity.rps / s.serve.rps, 2), entityVsBare: round(s.runtime.entity.rps / s.bare.rps, 2) };
+    // Ratios are kept exact: a target is judged on them, and a ratio rounded first could round onto its side of the line.
+    serve = { ...s, entityVsServe: s.runtime.entity.rps / s.serve.rps, entityVsBare: s.runtime.entity.rps / s.bare.rps };
   }
 
   const partial: Omit<BenchResult, 'targets'> = {
@@ -223,12 +223,12 @@ export async function main(argv: string[]): Promise<BenchResult> {
     compile: {
       base,
       next,
-      baseVsFloor: round(base.processWallMs / floorBase.wallMs, 2),
-      nextVsFloor: round(next.processWallMs / floorNext.wallMs, 2),
+      baseVsFloor: base.processWallMs / floorBase.wallMs,
+      nextVsFloor: next.processWallMs / floorNext.wallMs,
       again,
       nextAgain,
-      nextVsBase: round(nextMeanMs / firstMeanMs, 2),
-      nextVsFirstRun: round(next.processWallMs / base.processWallMs, 2),
+      nextVsBase: nextMeanMs / firstMeanMs,
+      nextVsFirstRun: next.processWallMs / base.processWallMs,
       sameBytes: again ? again.digest === base.digest && (!nextAgain || nextAgain.digest === next.digest) : null,
     },
     dist: { totalKb, servedStampKb: next.distKb },

@@ -73,6 +73,11 @@ const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const gib = (b: number) => `${(b / GiB).toFixed(2)} GiB`;
 const mib = (b: number) => `${(b / MiB).toFixed(0)} MiB`;
 const x = (r: number) => `${r.toFixed(2)}×`;
+/**
+ * A judged ratio: to two decimals, or three where two would round it onto its threshold's value (1.053 shown as
+ * 1.05× beside "missed" would read as a contradiction). Runs saved before 2026-11-24's third were rounded to two.
+ */
+const xj = (r: number, threshold: number) => (x(r) === x(threshold) && r !== threshold ? `${r.toFixed(3)}×` : x(r));
 
 export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
   const t: Target[] = [];
@@ -80,7 +85,7 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
   const { base, next } = r.compile;
   add('compile wall, full release', '≤ 5 min', s(base.processWallMs), base.processWallMs <= 300_000);
   add('compile peak RSS (either release)', '≤ 4 GiB', gib(Math.max(base.maxRssBytes, next.maxRssBytes)), Math.max(base.maxRssBytes, next.maxRssBytes) <= 4 * GiB);
-  add('compile wall / input floor wall', '≤ 4×', x(r.compile.baseVsFloor), r.compile.baseVsFloor <= 4);
+  add('compile wall / input floor wall', '≤ 4×', xj(r.compile.baseVsFloor, 4), r.compile.baseVsFloor <= 4);
   // Two runs of the same work differ by a few percent on a shared machine; 5% is the allowance for that noise.
   const { again, nextAgain } = r.compile;
   const successor = nextAgain ? `${s(next.processWallMs)} and ${s(nextAgain.processWallMs)}` : s(next.processWallMs);
@@ -89,7 +94,7 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
     : nextAgain
       ? `, their mean against the mean of the first release's ${s(base.processWallMs)} before them and ${s(again.processWallMs)} after; order A, B, B, A`
       : `, against the mean of the first release's ${s(base.processWallMs)} before it and ${s(again.processWallMs)} after`;
-  add('successor compile (with changelog) vs first', 'no slower (≤ 1.05×)', `${successor} (${x(r.compile.nextVsBase)}${against})`, r.compile.nextVsBase <= 1.05);
+  add('successor compile (with changelog) vs first', 'no slower (≤ 1.05×)', `${successor} (${xj(r.compile.nextVsBase, 1.05)}${against})`, r.compile.nextVsBase <= 1.05);
   if (again) {
     const twice = nextAgain ? 'each release compiled twice gives the same bytes' : 'first release compiled twice gives the same bytes';
     const digests = (a: CompileFigures, b: CompileFigures) => (a.digest === b.digest ? `same (${a.digest.slice(0, 12)}…)` : `${a.digest.slice(0, 12)}… vs ${b.digest.slice(0, 12)}…`);
@@ -98,10 +103,10 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
   add('dist on disk, served release', '≤ 3 GiB', `${gib(r.dist.servedStampKb * 1024)} (both stamps ${gib(r.dist.totalKb * 1024)})`, r.dist.servedStampKb * 1024 <= 3 * GiB);
   if (r.serve) {
     const sv = r.serve;
-    add('entity+includes rps / serve rps', '≥ 1.0', `${x(sv.entityVsServe)} (${sv.runtime.entity.rps} vs ${sv.serve.rps})`, sv.entityVsServe >= 1);
+    add('entity+includes rps / serve rps', '≥ 1.0', `${xj(sv.entityVsServe, 1)} (${sv.runtime.entity.rps} vs ${sv.serve.rps})`, sv.entityVsServe >= 1);
     const pairs = sv.entityBarePairs ?? [];
     const pairText = pairs.length > 1 ? `; the median of ${pairs.length} alternating pairs: ${pairs.map((p) => x(p.entity / p.bare)).join(', ')}` : '';
-    add('entity+includes rps / bare node:http rps', '≥ 0.5', `${x(sv.entityVsBare)} (${sv.runtime.entity.rps} vs ${sv.bare.rps}${pairText})`, sv.entityVsBare >= 0.5);
+    add('entity+includes rps / bare node:http rps', '≥ 0.5', `${xj(sv.entityVsBare, 0.5)} (${sv.runtime.entity.rps} vs ${sv.bare.rps}${pairText})`, sv.entityVsBare >= 0.5);
     const p99 = (name: string, l: LoadResult, ms: number) => add(`p99 ${name}`, `≤ ${ms} ms`, `${l.p99Ms} ms`, l.p99Ms <= ms && clean(l));
     p99('entity', sv.runtime.entity, 10);
     p99('resolve', sv.runtime.resolve, 10);

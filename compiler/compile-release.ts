@@ -206,11 +206,17 @@ async function fsyncTree(dir: string): Promise<void> {
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) await fsyncTree(p);
-    else {
-      const h = await open(p, 'r');
-      await h.sync();
-      await h.close();
-    }
+    else await fsyncFile(p);
   }
   await fsyncDir(dir);
+}
+
+/** fsync of one file, its handle closed even when the sync fails (a failed fsync would otherwise leak it). */
+export async function fsyncFile(path: string): Promise<void> {
+  const h = await open(path, 'r');
+  try {
+    await h.sync();
+  } finally {
+    await h.close();
+  }
 }

@@ -137,11 +137,11 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       await rm(aside, { recursive: true, force: true });
       await rename(final, aside);
       await rename(outDir, final);
-      await fsyncDir(distDir);
+      await fsyncPath(distDir);
       await rm(aside, { recursive: true, force: true });
     } else {
       await rename(outDir, final);
-      await fsyncDir(distDir);
+      await fsyncPath(distDir);
     }
     return {
       stamp: release.stamp,
@@ -192,27 +192,22 @@ function sortKeys(o: Record<string, number>): Record<string, number> {
   return out;
 }
 
-export async function fsyncDir(dir: string): Promise<void> {
-  const h = await open(dir, 'r');
-  try {
-    await h.sync();
-  } finally {
-    await h.close();
-  }
-}
 
 async function fsyncTree(dir: string): Promise<void> {
   const { readdir } = await import('node:fs/promises');
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) await fsyncTree(p);
-    else await fsyncFile(p);
+    else await fsyncPath(p);
   }
-  await fsyncDir(dir);
+  await fsyncPath(dir);
 }
 
-/** fsync of one file, its handle closed even when the sync fails (a failed fsync would otherwise leak it). */
-export async function fsyncFile(path: string): Promise<void> {
+/**
+ * fsync of one file or directory (a directory's, so a rename or new entry in it is durable), its handle closed even
+ * when the sync fails.
+ */
+export async function fsyncPath(path: string): Promise<void> {
   const h = await open(path, 'r');
   try {
     await h.sync();

@@ -6,7 +6,7 @@ import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type DistIndex, type ReleaseDoc } from '../common/dist-layout.ts';
 import { openRelease, type ReleaseInput } from './read/release-input.ts';
-import { ASIDE_PREFIX, compileRelease, fsyncDir, fsyncFile, type CompileReport } from './compile-release.ts';
+import { ASIDE_PREFIX, compileRelease, fsyncPath, type CompileReport } from './compile-release.ts';
 import type { CompileOptions } from './context.ts';
 
 /** Options of `register compile`. */
@@ -100,8 +100,8 @@ export async function writeIndex(dist: string): Promise<DistIndex> {
   };
   const tmp = join(dist, `.${INDEX_FILE}.${process.pid}.tmp`);
   await writeFile(tmp, JSON.stringify(index));
-  await fsyncFile(tmp);
+  await fsyncPath(tmp);
   await rename(tmp, join(dist, INDEX_FILE));
-  await fsyncDir(dist);
+  await fsyncPath(dist);
   return index;
 }

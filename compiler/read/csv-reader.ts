@@ -207,26 +207,20 @@ async function stream(
 ): Promise<number> {
   const source = chunksOf(path);
   const decoder = new StringDecoder('utf8');
+  const rows = new TableRows(stage, label);
   let carry = '';
-  let width = -1;
   let lastField = Infinity;
-  let rowNo = 0; // data rows seen; 0 while reading the header
 
   const emit = (fields: string[], raw: string) => {
-    if (width < 0) {
-      if (fields.length > 0 && fields[0].charCodeAt(0) === 0xfeff) fields[0] = fields[0].slice(1);
-      width = fields.length;
-      const last = onHeader(fields);
+    if (rows.width < 0) {
+      const last = onHeader(rows.header(fields));
       if (typeof last === 'number' && Number.isInteger(last) && last >= 0) lastField = last;
       return;
     }
-    if (fields.length === 1 && fields[0] === '') return; // a blank line (such as a trailing one) is not a row
-    rowNo++;
-    if (fields.length !== width) throw new RegisterError(stage, `expected ${width} fields, found ${fields.length}`, label, rowNo);
-    onRow(fields, rowNo, raw);
+    if (rows.row(fields.length, fields.length === 1 && fields[0] === '')) onRow(fields, rows.count, raw);
   };
   const parse = (text: string, final: boolean) => {
-    carry = text.slice(parseRecords(text, final, emit, width < 0 ? Infinity : lastField));
+    carry = text.slice(parseRecords(text, final, emit, rows.width < 0 ? Infinity : lastField));
   };
 
   try {
@@ -237,10 +231,43 @@ async function stream(
     parse(carry + decoder.end(), true);
     if (onChunk) await onChunk();
   } catch (e) {
-    throw readError(e, stage, label, rowNo + 1);
+    throw readError(e, stage, label, rows.count + 1);
   }
-  if (width < 0) throw new RegisterError(stage, 'no header row', label);
-  return rowNo;
+  return rows.end();
+}
+
+/**
+ * The rules both forms of the reader apply to the records they frame: the first is the header (a leading
+ * byte-order mark dropped), a blank line is no row, and each row after the header is counted and must be as wide.
+ */
+class TableRows {
+  /** The header's width; -1 until the header is read. */
+  width = -1;
+  /** Data rows seen (the header is not one). */
+  count = 0;
+
+  constructor(private readonly stage: string, private readonly label: string) {}
+
+  /** Takes the header's fields, its mark dropped in place; returns them. */
+  header(fields: string[]): string[] {
+    if (fields.length > 0 && fields[0].charCodeAt(0) === 0xfeff) fields[0] = fields[0].slice(1);
+    this.width = fields.length;
+    return fields;
+  }
+
+  /** Counts a record of `fields` fields, unless it is `blank` (false then: no row); throws for a row of another width. */
+  row(fields: number, blank: boolean): boolean {
+    if (blank) return false;
+    this.count++;
+    if (fields !== this.width) throw new RegisterError(this.stage, `expected ${this.width} fields, found ${fields}`, this.label, this.count);
+    return true;
+  }
+
+  /** The number of rows, once the table is read; throws for a table without even a header. */
+  end(): number {
+    if (this.width < 0) throw new RegisterError(this.stage, 'no header row', this.label);
+    return this.count;
+  }
 }
 
 /** The decompressed bytes of `path` (gzip when it ends in `.gz`), in chunks of about 1 MiB. */
@@ -386,21 +413,16 @@ export interface CsvRecordVisitor {
  */
 export async function readCsvRecords(path: string, label: string, visitor: CsvRecordVisitor, stage = 'compile'): Promise<number> {
   const record = new CsvRecord();
-  let width = -1;
-  let rowNo = 0;
+  const rows = new TableRows(stage, label);
   const emit = (fields: number) => {
-    if (width < 0) {
-      const header = record.quoted ?? record.raw().split(',');
-      if (header.length > 0 && header[0].charCodeAt(0) === 0xfeff) header[0] = header[0].slice(1);
-      width = header.length;
-      record.ends = new Int32Array(width);
+    if (rows.width < 0) {
+      const header = rows.header(record.quoted ?? record.raw().split(','));
+      record.ends = new Int32Array(header.length);
       visitor.header?.(header);
       return;
     }
-    if (fields === 1 && (record.quoted ? record.quoted[0] === '' : record.end === record.start)) return; // a blank line is not a row
-    rowNo++;
-    if (fields !== width) throw new RegisterError(stage, `expected ${width} fields, found ${fields}`, label, rowNo);
-    visitor.record(record, rowNo);
+    const blank = fields === 1 && (record.quoted ? record.quoted[0] === '' : record.end === record.start);
+    if (rows.row(fields, blank)) visitor.record(record, rows.count);
   };
   let carry: Buffer | null = null;
   try {
@@ -410,10 +432,9 @@ export async function readCsvRecords(path: string, label: string, visitor: CsvRe
     }
     if (carry && carry.length) scanCsvBytes(carry, true, record, emit);
   } catch (e) {
-    throw readError(e, stage, label, rowNo + 1);
+    throw readError(e, stage, label, rows.count + 1);
   }
-  if (width < 0) throw new RegisterError(stage, 'no header row', label);
-  return rowNo;
+  return rows.end();
 }
 
 /** A slice of a table: the header (the same array every time) and the next data rows. */

@@ -341,12 +341,12 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
         const type = (packed >= 0 ? packed : live.get(final!)) & ((1 << TYPE_BITS) - 1);
         if (!f.quoted && f.ascii) {
           const keyLength = addResolveRecordIn(resolve!, f, c.provider, c.namespace, c.external_id, c.reep_id, type);
-          resolveBytes += (keyLength < 32 ? 1 : 2) + keyLength + 4 + f.ends[c.reep_id] - f.fieldStart(c.reep_id);
+          resolveBytes += resolveEntryBytes(keyLength, f.ends[c.reep_id] - f.fieldStart(c.reep_id));
         } else {
           const key = resolveKey(providers.values[provider], f.text(c.namespace), f.text(c.external_id));
           const rowId = f.text(c.reep_id);
           addResolveRecord(resolve!, key, fnv1a32(key), rowId, type);
-          resolveBytes += resolveEntryBytes(key, rowId);
+          resolveBytes += resolveEntryBytes(key.length, rowId.length);
         }
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
@@ -361,12 +361,13 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
 }
 
 /**
- * A resolve entry's bytes in its bucket, as one bridge row would make it: the key (a string header and the key)
- * and the value `[[id, type]]` (two array headers, the ID's string header and bytes, a fixint type). Characters
- * stand in for UTF-8 bytes, and a key named by several rows counts once per row: an estimate, but one that depends
- * on the input alone, which is all the bucket count needs to be deterministic.
+ * A resolve entry's bytes in its bucket, for a key and an ID of these lengths in characters, as one bridge row would
+ * make it: the key (a string header and the key) and the value `[[id, type]]` (two array headers, the ID's string
+ * header and bytes, a fixint type). Characters stand in for UTF-8 bytes (a row read as bytes is passed its byte
+ * counts only when it is ASCII, where the two agree), and a key named by several rows counts once per row: an
+ * estimate, but one that depends on the input alone, which is all the bucket count needs to be deterministic.
  */
-export const resolveEntryBytes = (key: string, id: string): number => (key.length < 32 ? 1 : 2) + key.length + 4 + id.length;
+export const resolveEntryBytes = (keyLength: number, idLength: number): number => (keyLength < 32 ? 1 : 2) + keyLength + 4 + idLength;
 
 function checkId(id: string, label: string, row: number): void {
   if (!REGISTER_ID.test(id)) throw new RegisterError('compile', `bad register ID ${JSON.stringify(id)}`, label, row);

@@ -1,6 +1,6 @@
 // Compiles one verified release into dist/<stamp>/: the stages run in order over one context, into a temp dir that
 // is fsynced and renamed into place only when everything succeeded.
-import { mkdir, rm, rename, writeFile, open, readFile, stat } from 'node:fs/promises';
+import { mkdir, rm, rename, writeFile, open, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ReleaseDoc } from '../common/dist-layout.ts';
@@ -192,9 +192,7 @@ function sortKeys(o: Record<string, number>): Record<string, number> {
   return out;
 }
 
-
 async function fsyncTree(dir: string): Promise<void> {
-  const { readdir } = await import('node:fs/promises');
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) await fsyncTree(p);

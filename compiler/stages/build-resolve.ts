@@ -156,12 +156,17 @@ export function addResolveRecord(spill: GroupSpill, key: string, hash: number, i
   const at = spill.cursor;
   const klen = writeUtf8(buf, key, at + RECORD_HEAD);
   const ilen = writeUtf8(buf, id, at + RECORD_HEAD + klen);
+  writeRecordHead(buf, at, hash, klen, type, ilen);
+  spill.commit(at + RECORD_HEAD + klen + ilen);
+}
+
+/** A resolve record's head at `at` (see RECORD_HEAD). */
+function writeRecordHead(buf: Buffer, at: number, hash: number, klen: number, type: number, ilen: number): void {
   if (ilen > 0xff) throw new Error(`register ID of ${ilen} bytes in a resolve record`);
   buf.writeUInt32LE(hash, at);
   buf.writeUInt32LE(klen, at + 4);
   buf[at + 8] = type;
   buf[at + 9] = ilen;
-  spill.commit(at + RECORD_HEAD + klen + ilen);
 }
 
 /**
@@ -183,14 +188,9 @@ export function addResolveRecordIn(spill: GroupSpill, row: CsvRecord, provider: 
   const hash = fnv1a32Bytes(src, e0, e1, Math.imul(fnv1a32Bytes(src, n0, n1, Math.imul(fnv1a32Bytes(src, p0, p1), FNV_PRIME)), FNV_PRIME));
   const klen = p1 - p0 + n1 - n0 + e1 - e0 + 2;
   const ilen = i1 - i0;
-  if (ilen > 0xff) throw new Error(`register ID of ${ilen} bytes in a resolve record`);
   const buf = spill.reserve(hashGroupOf(hash), RECORD_HEAD + klen + ilen);
-  let at = spill.cursor;
-  buf.writeUInt32LE(hash, at);
-  buf.writeUInt32LE(klen, at + 4);
-  buf[at + 8] = type;
-  buf[at + 9] = ilen;
-  at += RECORD_HEAD;
+  writeRecordHead(buf, spill.cursor, hash, klen, type, ilen);
+  let at = spill.cursor + RECORD_HEAD;
   for (let i = p0; i < p1; i++) buf[at++] = src[i];
   buf[at++] = 0;
   for (let i = n0; i < n1; i++) buf[at++] = src[i];

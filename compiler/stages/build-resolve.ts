@@ -6,7 +6,7 @@ import type { BucketFamily } from '../../common/bucket-format.ts';
 import { chooseBuckets, GroupedHashedFamilyWriter, HASH_GROUPS, hashGroupOf } from '../write/bucket-family-writer.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../context.ts';
 import type { RedirectInfo, TablesRead } from './read-tables.ts';
-import { MsgpackOut, writeStrHeader, writeUtf8 } from '../write/msgpack-out.ts';
+import { writeStrHeader, writeUtf8 } from '../write/msgpack-out.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { runStageJob } from '../worker/run-in-worker.ts';
@@ -58,65 +58,51 @@ export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
     ledger,
   });
   const redirects = new Map(job.redirects);
-  const values = new MsgpackOut(1024 * 1024);
   let ambiguous = 0;
   try {
     for (let g = 0; g < spill.groups; g++) {
       const data = spill.readBytes(g);
       spill.release(g);
       const n = spill.count(g);
-      // Each key once, in the order first seen, with the offset of its first record; a key named by several rows
-      // (rare: the 409 case, or a row repeated) keeps its other records' offsets aside.
-      const entryOf = new Map<string, number>();
-      const keys: string[] = [];
+      // Keys stay bytes in the records; the writer merges records naming the same key (rare: the 409 case, or a
+      // row repeated) and asks for each distinct key's value once.
+      const keyAt = new Int32Array(n);
+      const keyLength = new Int32Array(n);
       const hashes = new Uint32Array(n);
-      const firstAt = new Int32Array(n);
-      let moreAt: Map<number, number[]> | null = null;
+      const recordAt = new Int32Array(n);
       for (let at = 0, r = 0; r < n; r++) {
         if (at + RECORD_HEAD > data.length) throw new Error(`resolve spill group ${g} ends inside record ${r}`);
-        const klen = data.readUInt32LE(at + 4);
-        const key = data.toString('utf8', at + RECORD_HEAD, at + RECORD_HEAD + klen);
-        const e = entryOf.get(key);
-        if (e === undefined) {
-          entryOf.set(key, keys.length);
-          hashes[keys.length] = data.readUInt32LE(at);
-          firstAt[keys.length] = at;
-          keys.push(key);
-        } else {
-          moreAt ??= new Map();
-          const list = moreAt.get(e);
-          if (list) list.push(at);
-          else moreAt.set(e, [at]);
-        }
-        at += RECORD_HEAD + klen + data[at + 9];
+        recordAt[r] = at;
+        hashes[r] = data.readUInt32LE(at);
+        keyAt[r] = at + RECORD_HEAD;
+        keyLength[r] = data.readUInt32LE(at + 4);
+        at += RECORD_HEAD + keyLength[r] + data[at + 9];
+        if (at > data.length) throw new Error(`resolve spill group ${g} ends inside record ${r}`);
       }
-      const ends = new Int32Array(keys.length);
-      values.pos = 0;
-      for (let e = 0; e < keys.length; e++) {
-        const more = moreAt?.get(e);
-        if (more === undefined) {
+      writer.writeGroup(g, data, keyAt, keyLength, hashes, n, (out, order, lo, hi) => {
+        if (hi - lo === 1) {
           // [[id, type]], copied from the record: two array headers, the ID's string header and bytes, the type.
-          const at = firstAt[e];
+          const at = recordAt[order[lo]];
           const ilen = data[at + 9];
           const from = at + RECORD_HEAD + data.readUInt32LE(at + 4);
-          values.ensure(8 + ilen);
-          const buf = values.buf;
-          let pos = values.pos;
+          out.ensure(8 + ilen);
+          const buf = out.buf;
+          let pos = out.pos;
           buf[pos++] = 0x91;
           buf[pos++] = 0x92;
           pos = writeStrHeader(buf, pos, ilen);
           for (let q = 0; q < ilen; q++) buf[pos + q] = data[from + q];
           pos += ilen;
           buf[pos++] = data[at + 8]; // a type index is a positive fixint
-          values.pos = pos;
-        } else {
-          const value = candidates([firstAt[e], ...more].map((at) => recordItem(data, at)), redirects);
-          if (value.length > 1) ambiguous++;
-          values.value(value);
+          out.pos = pos;
+          return;
         }
-        ends[e] = values.pos;
-      }
-      writer.writeEncodedGroup(g, keys, hashes, values.buf, ends);
+        const items: [string, number][] = [];
+        for (let k = lo; k < hi; k++) items.push(recordItem(data, recordAt[order[k]]));
+        const value = candidates(items, redirects);
+        if (value.length > 1) ambiguous++;
+        out.value(value);
+      });
     }
   } catch (err) {
     await writer.abort();

@@ -344,54 +344,32 @@ export class GroupedHashedFamilyWriter {
   }
 
   /**
-   * Writes group `g`: `keys[i]` maps to `values[i]`. Keys must be unique and all belong to `g`; groups come in
-   * ascending order (a group may be skipped: its buckets stay empty).
+   * Writes group `g`, whose keys are held as UTF-8 bytes (the records a caller spilled): key i is
+   * `data[keyAt[i], keyAt[i] + keyLength[i])` with fnv1a32 `hashes[i]`, for i below `n`, and every key must belong to
+   * `g`; groups come in ascending order (a group may be skipped: its buckets stay empty). Entries whose keys are
+   * equal are one entry (a key may be named by several records): `value(out, order, lo, hi)` appends the value of
+   * the key shared by entries `order[lo]` to `order[hi - 1]`, listed in input order. No string is made per key: at
+   * full size the resolve family's 10M keys as strings (decoded, merged through a Map, sorted, encoded again) cost
+   * more than the rest of its stage.
    */
-  writeGroup(g: number, keys: string[], values: unknown[]): void {
-    if (keys.length !== values.length) throw new RegisterError('compile', `${keys.length} keys but ${values.length} values`, this.opts.name);
-    this.write(g, keys, null, (out, i) => out.value(values[i]));
-  }
-
-  /**
-   * writeGroup for values already in msgpack: `keys[i]` maps to the bytes `values[ends[i - 1], ends[i])` (from 0 for
-   * the first), and `hashes[i]` is fnv1a32 of `keys[i]`, which the caller had to compute to group its keys anyway.
-   * Copying encoded values spares building an object per value only for the writer to take it apart again.
-   */
-  writeEncodedGroup(g: number, keys: string[], hashes: Uint32Array, values: Uint8Array, ends: Int32Array): void {
-    const n = keys.length;
-    if (hashes.length < n || ends.length < n) throw new RegisterError('compile', `${n} keys but ${Math.min(hashes.length, ends.length)} hashes or values`, this.opts.name);
-    this.write(g, keys, hashes, (out, i) => {
-      const from = i === 0 ? 0 : ends[i - 1];
-      const len = ends[i] - from;
-      out.ensure(len);
-      // Most values are a few dozen bytes: a plain loop beats the native copy call.
-      if (len < 64) for (let q = 0; q < len; q++) out.buf[out.pos + q] = values[from + q];
-      else out.buf.set(values.subarray(from, ends[i]), out.pos);
-      out.pos += len;
-    });
-  }
-
-  /** Both writeGroups: `value(out, i)` appends key i's value. A hash given is trusted, and checked against the group. */
-  private write(g: number, keys: string[], hashes: Uint32Array | null, value: (out: MsgpackOut, i: number) => void): void {
+  writeGroup(
+    g: number, data: Uint8Array, keyAt: Int32Array, keyLength: Int32Array, hashes: Uint32Array, n: number,
+    value: (out: MsgpackOut, order: Int32Array, lo: number, hi: number) => void,
+  ): void {
     const name = this.opts.name;
-    if (this.done) throw new RegisterError('compile', 'writeGroup after finish', name);
-    if (!Number.isInteger(g) || g < this.next || g >= GROUPS) {
-      throw new RegisterError('compile', `group ${g} out of order (next may be ${this.next} to ${GROUPS - 1})`, name);
-    }
-    this.next = g + 1;
-    const n = keys.length;
+    this.startGroup(g);
     if (n === 0) return;
+    if (keyAt.length < n || keyLength.length < n || hashes.length < n) throw new RegisterError('compile', `${n} keys but fewer offsets, lengths or hashes`, name);
     const { bits, perGroup } = this;
     const first = g * perGroup;
+    // Equal keys have equal hashes: comparing those first spares most byte comparisons.
+    const same = (x: number, y: number) => hashes[x] === hashes[y] && sameBytes(data, keyAt[x], keyLength[x], keyAt[y], keyLength[y]);
     const local = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      const key = keys[i];
-      if (typeof key !== 'string') throw new RegisterError('compile', `key must be a string, got ${typeof key}`, name);
-      const hash = hashes === null ? fnv1a32(key) : hashes[i];
-      if (hashGroupOf(hash) !== g) throw new RegisterError('compile', `key ${showKey(key)} does not belong to group ${g}`, name);
-      local[i] = (hash >>> (32 - bits)) - first;
+      if (hashGroupOf(hashes[i]) !== g) throw new RegisterError('compile', `key ${showKey(Buffer.from(data.subarray(keyAt[i], keyAt[i] + keyLength[i])).toString('utf8'))} does not belong to group ${g}`, name);
+      local[i] = (hashes[i] >>> (32 - bits)) - first;
     }
-    const { starts, order } = orderByBucket(local, keys, perGroup, name);
+    const { starts, order } = orderBytesByBucket(local, data, keyAt, keyLength, perGroup);
 
     const out = this.out;
     out.pos = 0;
@@ -400,21 +378,39 @@ export class GroupedHashedFamilyWriter {
       const lo = starts[b];
       const hi = starts[b + 1];
       if (hi === lo) continue;
+      let distinct = 1;
+      for (let k = lo + 1; k < hi; k++) if (!same(order[k - 1], order[k])) distinct++;
+      this.count += distinct;
       const start = out.pos;
-      out.arrayHeader((hi - lo) * 2);
-      for (let k = lo; k < hi; k++) {
-        const key = keys[order[k]];
-        // Only a non-ASCII key can hold a lone surrogate, which UTF-8 cannot carry (see HashedFamilyWriter.add).
-        if (out.string(key) !== key.length && LONE_SURROGATE.test(key)) {
-          throw new RegisterError('compile', `key ${showKey(key)} holds a lone surrogate`, name);
-        }
-        value(out, order[k]);
+      out.arrayHeader(distinct * 2);
+      for (let k = lo; k < hi; ) {
+        const e = order[k];
+        const at = keyAt[e];
+        const len = keyLength[e];
+        let end = k + 1;
+        while (end < hi && same(e, order[end])) end++;
+        out.ensure(5 + len);
+        const buf = out.buf;
+        let pos = writeStrHeader(buf, out.pos, len);
+        for (let q = 0; q < len; q++) buf[pos + q] = data[at + q];
+        out.pos = pos + len;
+        value(out, order, k, end);
+        k = end;
       }
       setDirectoryEntry(this.dir, first + b, base + start, out.buf, start, out.pos);
     }
     if (base + out.pos > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, name);
     this.pack.write(out.bytes());
-    this.count += n;
+  }
+
+  /** Checks that group `g` may come next (groups ascend) and makes it the last one written. */
+  private startGroup(g: number): void {
+    const name = this.opts.name;
+    if (this.done) throw new RegisterError('compile', 'writeGroup after finish', name);
+    if (!Number.isInteger(g) || g < this.next || g >= GROUPS) {
+      throw new RegisterError('compile', `group ${g} out of order (next may be ${this.next} to ${GROUPS - 1})`, name);
+    }
+    this.next = g + 1;
   }
 
   /** Writes the directory and names both files. */
@@ -464,6 +460,65 @@ function orderByBucket(local: Int32Array, keys: string[], count: number, name: s
     }
   }
   return { starts, order };
+}
+
+/**
+ * orderByBucket for keys held as UTF-8 bytes (see GroupedHashedFamilyWriter.writeGroup): within a bucket, entries are in JS string order
+ * of their keys, and entries with equal keys are next to each other in input order. Nothing is refused.
+ */
+function orderBytesByBucket(local: Int32Array, data: Uint8Array, keyAt: Int32Array, keyLength: Int32Array, count: number): { starts: Int32Array; order: Int32Array } {
+  const n = local.length;
+  const starts = new Int32Array(count + 1);
+  for (let i = 0; i < n; i++) starts[local[i] + 1]++;
+  for (let b = 0; b < count; b++) starts[b + 1] += starts[b];
+  const order = new Int32Array(n);
+  const fill = starts.slice(0, count);
+  for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
+  // Entry indexes break ties, so equal keys keep input order whatever the sort.
+  const byKey = (x: number, y: number): number => compareUtf8(data, keyAt[x], keyLength[x], keyAt[y], keyLength[y]) || x - y;
+  for (let b = 0; b < count; b++) {
+    const lo = starts[b];
+    const hi = starts[b + 1];
+    if (hi - lo < 2) continue;
+    if (hi - lo <= 16) {
+      // A short run: insertion sort. Longer ones (a point-lookup bucket holds ~90 keys) sorted faster natively.
+      for (let k = lo + 1; k < hi; k++) {
+        const e = order[k];
+        let j = k - 1;
+        while (j >= lo && byKey(order[j], e) > 0) {
+          order[j + 1] = order[j];
+          j--;
+        }
+        order[j + 1] = e;
+      }
+    } else order.subarray(lo, hi).sort(byKey);
+  }
+  return { starts, order };
+}
+
+function sameBytes(data: Uint8Array, a: number, aLength: number, b: number, bLength: number): boolean {
+  if (aLength !== bLength) return false;
+  for (let i = 0; i < aLength; i++) if (data[a + i] !== data[b + i]) return false;
+  return true;
+}
+
+/**
+ * Compares two UTF-8 byte strings in the JS string order of what they decode to (UTF-16 code units). Byte order is
+ * code point order, which differs from it only where a character above U+FFFF meets one from U+E000 to U+FFFF; so
+ * bytes decide while they are ASCII, and two keys first differing beyond ASCII are decoded and compared as strings.
+ */
+function compareUtf8(data: Uint8Array, a: number, aLength: number, b: number, bLength: number): number {
+  const n = Math.min(aLength, bLength);
+  for (let i = 0; i < n; i++) {
+    const x = data[a + i];
+    const y = data[b + i];
+    if (x === y) continue;
+    if (x < 0x80 && y < 0x80) return x - y;
+    const s = Buffer.from(data.buffer, data.byteOffset + a, aLength).toString('utf8');
+    const t = Buffer.from(data.buffer, data.byteOffset + b, bLength).toString('utf8');
+    return s < t ? -1 : s > t ? 1 : 0;
+  }
+  return aLength - bLength;
 }
 
 /** Bucket `bucket`'s directory entry: where its bytes `bytes[start, end)` sit in the pack, their length and checksum. */

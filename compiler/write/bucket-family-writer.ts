@@ -366,7 +366,7 @@ export class GroupedHashedFamilyWriter {
     const same = (x: number, y: number) => hashes[x] === hashes[y] && sameBytes(data, keyAt[x], keyLength[x], keyAt[y], keyLength[y]);
     const local = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      if (hashGroupOf(hashes[i]) !== g) throw new RegisterError('compile', `key ${showKey(Buffer.from(data.subarray(keyAt[i], keyAt[i] + keyLength[i])).toString('utf8'))} does not belong to group ${g}`, name);
+      if (hashGroupOf(hashes[i]) !== g) throw new RegisterError('compile', `key ${showKey(utf8Text(data, keyAt[i], keyLength[i]))} does not belong to group ${g}`, name);
       local[i] = (hashes[i] >>> (32 - bits)) - first;
     }
     const { starts, order } = orderBytesByBucket(local, data, keyAt, keyLength, perGroup);
@@ -439,34 +439,27 @@ export class GroupedHashedFamilyWriter {
  * writers lay them out: `local[i]` is entry i's bucket within the group's `count`. Bucket b's entries are
  * `order[starts[b]]` to `order[starts[b + 1] - 1]`. A key given twice is refused.
  */
-function orderByBucket(local: Int32Array, keys: string[], count: number, name: string): { starts: Int32Array; order: number[] } {
-  const n = local.length;
-  // Counting sort by bucket first (buckets are a small dense range); keys are then sorted per bucket.
-  const starts = new Int32Array(count + 1);
-  for (let i = 0; i < n; i++) starts[local[i] + 1]++;
-  for (let b = 0; b < count; b++) starts[b + 1] += starts[b];
-  const order = new Array<number>(n);
-  const fill = starts.slice(0, count);
-  for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
+function orderByBucket(local: Int32Array, keys: string[], count: number, name: string): { starts: Int32Array; order: Int32Array } {
+  const { starts, order } = byBucket(local, count);
   const byKey = (x: number, y: number): number => (keys[x] < keys[y] ? -1 : keys[x] > keys[y] ? 1 : 0);
   for (let b = 0; b < count; b++) {
     const lo = starts[b];
     const hi = starts[b + 1];
     if (hi - lo < 2) continue;
-    const run = order.slice(lo, hi).sort(byKey);
-    for (let k = 0; k < run.length; k++) {
-      if (k > 0 && keys[run[k]] === keys[run[k - 1]]) throw new RegisterError('compile', `duplicate key ${showKey(keys[run[k]])}`, name);
-      order[lo + k] = run[k];
+    const run = order.subarray(lo, hi).sort(byKey);
+    for (let k = 1; k < run.length; k++) {
+      if (keys[run[k]] === keys[run[k - 1]]) throw new RegisterError('compile', `duplicate key ${showKey(keys[run[k]])}`, name);
     }
   }
   return { starts, order };
 }
 
 /**
- * orderByBucket for keys held as UTF-8 bytes (see GroupedHashedFamilyWriter.writeGroup): within a bucket, entries are in JS string order
- * of their keys, and entries with equal keys are next to each other in input order. Nothing is refused.
+ * Entries 0..n-1 counting-sorted by their bucket `local[i]` (buckets are a small dense range, `count` of them), in
+ * input order within one: bucket b's entries are `order[starts[b]]` to `order[starts[b + 1] - 1]`. Both orderings
+ * then sort each bucket by key.
  */
-function orderBytesByBucket(local: Int32Array, data: Uint8Array, keyAt: Int32Array, keyLength: Int32Array, count: number): { starts: Int32Array; order: Int32Array } {
+function byBucket(local: Int32Array, count: number): { starts: Int32Array; order: Int32Array } {
   const n = local.length;
   const starts = new Int32Array(count + 1);
   for (let i = 0; i < n; i++) starts[local[i] + 1]++;
@@ -474,6 +467,16 @@ function orderBytesByBucket(local: Int32Array, data: Uint8Array, keyAt: Int32Arr
   const order = new Int32Array(n);
   const fill = starts.slice(0, count);
   for (let i = 0; i < n; i++) order[fill[local[i]]++] = i;
+  return { starts, order };
+}
+
+/**
+ * orderByBucket for keys held as UTF-8 bytes (see GroupedHashedFamilyWriter.writeGroup): within a bucket, entries
+ * are in JS string order of their keys, and entries with equal keys are next to each other in input order. Nothing
+ * is refused.
+ */
+function orderBytesByBucket(local: Int32Array, data: Uint8Array, keyAt: Int32Array, keyLength: Int32Array, count: number): { starts: Int32Array; order: Int32Array } {
+  const { starts, order } = byBucket(local, count);
   // Entry indexes break ties, so equal keys keep input order whatever the sort.
   const byKey = (x: number, y: number): number => compareUtf8(data, keyAt[x], keyLength[x], keyAt[y], keyLength[y]) || x - y;
   for (let b = 0; b < count; b++) {
@@ -514,12 +517,15 @@ function compareUtf8(data: Uint8Array, a: number, aLength: number, b: number, bL
     const y = data[b + i];
     if (x === y) continue;
     if (x < 0x80 && y < 0x80) return x - y;
-    const s = Buffer.from(data.buffer, data.byteOffset + a, aLength).toString('utf8');
-    const t = Buffer.from(data.buffer, data.byteOffset + b, bLength).toString('utf8');
+    const s = utf8Text(data, a, aLength);
+    const t = utf8Text(data, b, bLength);
     return s < t ? -1 : s > t ? 1 : 0;
   }
   return aLength - bLength;
 }
+
+/** The text of the UTF-8 bytes `data[at, at + length)`. */
+const utf8Text = (data: Uint8Array, at: number, length: number): string => Buffer.from(data.buffer, data.byteOffset + at, length).toString('utf8');
 
 /** Bucket `bucket`'s directory entry: where its bytes `bytes[start, end)` sit in the pack, their length and checksum. */
 function setDirectoryEntry(dir: Buffer, bucket: number, offset: number, bytes: Uint8Array, start: number, end: number): void {

@@ -65,14 +65,12 @@ export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
       spill.release(g);
       const n = spill.count(g);
       // Keys stay bytes in the records; the writer merges records naming the same key (rare: the 409 case, or a
-      // row repeated) and asks for each distinct key's value once.
+      // row repeated) and asks for each distinct key's value once. Record r starts at keyAt[r] - RECORD_HEAD.
       const keyAt = new Int32Array(n);
       const keyLength = new Int32Array(n);
       const hashes = new Uint32Array(n);
-      const recordAt = new Int32Array(n);
       for (let at = 0, r = 0; r < n; r++) {
         if (at + RECORD_HEAD > data.length) throw new Error(`resolve spill group ${g} ends inside record ${r}`);
-        recordAt[r] = at;
         hashes[r] = data.readUInt32LE(at);
         keyAt[r] = at + RECORD_HEAD;
         keyLength[r] = data.readUInt32LE(at + 4);
@@ -82,9 +80,10 @@ export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
       writer.writeGroup(g, data, keyAt, keyLength, hashes, n, (out, order, lo, hi) => {
         if (hi - lo === 1) {
           // [[id, type]], copied from the record: two array headers, the ID's string header and bytes, the type.
-          const at = recordAt[order[lo]];
+          const e = order[lo];
+          const at = keyAt[e] - RECORD_HEAD;
           const ilen = data[at + 9];
-          const from = at + RECORD_HEAD + data.readUInt32LE(at + 4);
+          const from = keyAt[e] + keyLength[e];
           out.ensure(8 + ilen);
           const buf = out.buf;
           let pos = out.pos;
@@ -98,7 +97,7 @@ export async function buildResolve(job: ResolveJob): Promise<ResolveResult> {
           return;
         }
         const items: [string, number][] = [];
-        for (let k = lo; k < hi; k++) items.push(recordItem(data, recordAt[order[k]]));
+        for (let k = lo; k < hi; k++) items.push(recordItem(data, keyAt[order[k]] - RECORD_HEAD));
         const value = candidates(items, redirects);
         if (value.length > 1) ambiguous++;
         out.value(value);

@@ -14,7 +14,8 @@ export interface CsvVisitor {
   /**
    * Called once with the header row (a leading byte-order mark removed). It may return the last field the rows'
    * visitor reads: a plain row's later fields are then left unsliced (undefined), though still counted against the
-   * header's width. Stage 1 reads one or two columns of most tables and passes the rest on as the raw text.
+   * header's width. (Stage 1, which read tables this way for one or two columns each, now reads them over bytes with
+   * readCsvRecords, which slices nothing unasked.)
    */
   header?(columns: string[]): number | void;
   /**

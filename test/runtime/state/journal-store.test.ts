@@ -239,7 +239,14 @@ describe('journal store: compaction', () => {
     expect(readdirSync(dir)).toContain('snapshot.json');
     expect(journals(dir)).toHaveLength(1);
     expect(journals(dir)[0]).not.toBe('journal-00000000.log');
-    expect(statSync(join(dir, journals(dir)[0])).size).toBeLessThan(2000 + 200);
+    // The snapshot covers every journal before the one left, so that journal holds only the records written since
+    // the last rotation. How many that is depends on how long the snapshot's fsync took while charges went on (CI
+    // once saw 3,144 bytes against a 2,000-byte threshold), so the test asserts what compaction guarantees instead
+    // of a byte bound: the snapshot names the journal left, and that journal holds fewer than the 140 records.
+    const snapshot = JSON.parse(readFileSync(join(dir, 'snapshot.json'), 'utf8').slice(9)) as { gen: number };
+    expect(journals(dir)[0]).toBe(`journal-${String(snapshot.gen).padStart(8, '0')}.log`);
+    const left = readFileSync(join(dir, journals(dir)[0]), 'utf8').split('\n').filter(Boolean).length;
+    expect(left).toBeLessThan(140);
 
     const again = await open(dir, { compactBytes: 2000 });
     let total = 0;

@@ -22,9 +22,11 @@ describe('dist format', () => {
     writeFileSync(join(root, STAMP, 'public', 'release.json'), doc);
     const sha256 = createHash('sha256').update(doc).digest('hex');
     writeFileSync(join(root, STAMP, 'public', 'manifest.json'), JSON.stringify({ files: { 'release.json': { bytes: doc.length, sha256 } } }));
-    await expect(loadRelease(createFsSource({ root }), STAMP, createBucketCache(1 << 20))).rejects.toThrow(
+    const source = createFsSource({ root });
+    await expect(loadRelease(source, STAMP, createBucketCache(1 << 20))).rejects.toThrow(
       `release ${STAMP} is in format "identity-register-dist/1", this runtime reads ${DIST_FORMAT}; recompile it`,
     );
+    await source.close();
   });
 
   it('compileAll recompiles a stamp whose manifest has another format', async () => {

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { NOT_AT_HAND } from '../../../runtime/interfaces.ts';
 import { loadRelease, type Release } from '../../../runtime/release/open-release.ts';
 import { createBucketCache } from '../../../runtime/release/bucket-family-reader.ts';
-import { createFsSource } from '../../../runtime/source/fs-source.ts';
+import { createFsSource, type FsShardSource } from '../../../runtime/source/fs-source.ts';
 import { ShardCache } from '../../../runtime/release/shard-cache.ts';
 import { compileAll } from '../../../compiler/compile.ts';
 import { ID, makeHandWorld, STAMPS, type World } from '../../fixtures/hand-world.ts';
@@ -15,9 +15,19 @@ beforeAll(async () => {
   world = await makeHandWorld();
   await compileAll({ releases: world.releases, dist: world.dist, progress: false });
 });
-afterAll(() => rmSync(world.root, { recursive: true, force: true }));
+// Every source is closed, so no pack handle is left for garbage collection to close (Node warns, DEP0137).
+const sources: FsShardSource[] = [];
+const source = (reads: 'sync' | 'pool'): FsShardSource => {
+  const s = createFsSource({ root: world.dist, reads });
+  sources.push(s);
+  return s;
+};
+afterAll(async () => {
+  for (const s of sources) await s.close();
+  rmSync(world.root, { recursive: true, force: true });
+});
 
-const open = async (stamp: string, reads: 'sync' | 'pool'): Promise<Release> => loadRelease(createFsSource({ root: world.dist, reads }), stamp, createBucketCache(1 << 20));
+const open = async (stamp: string, reads: 'sync' | 'pool'): Promise<Release> => loadRelease(source(reads), stamp, createBucketCache(1 << 20));
 // Bytes compare as text whether they are a Buffer or a plain Uint8Array (the replacer sees a value before toJSON).
 const plain = (x: unknown) =>
   JSON.parse(
@@ -52,7 +62,7 @@ describe('Release.entityNow', () => {
 
   it('keeps a looked-up ID at hand although its index bucket is not retained, with the same answer', async () => {
     // A bucket cache of 0 bytes retains nothing: only the release's memo of recent index entries can answer.
-    const release = await loadRelease(createFsSource({ root: world.dist, reads: 'sync' }), STAMPS[0], createBucketCache(0));
+    const release = await loadRelease(source('sync'), STAMPS[0], createBucketCache(0));
     for (const id of [ID.arsenal, ID.mergedOld, ID.tomb]) {
       expect(release.entityNow(id), id).toBe(NOT_AT_HAND);
       const awaited = await release.entity(id);
@@ -73,7 +83,7 @@ describe('Release.entityNow', () => {
 
   it('has a shard at hand from the shard cache once it was read, even from the thread pool, with the same bytes', async () => {
     const shards = new ShardCache(1 << 20);
-    const release = await loadRelease(createFsSource({ root: world.dist, reads: 'pool' }), STAMPS[0], createBucketCache(1 << 20), shards);
+    const release = await loadRelease(source('pool'), STAMPS[0], createBucketCache(1 << 20), shards);
     const awaited = await release.entity(ID.arsenal);
     expect(shards.size).toBe(1);
     const now = release.entityNow(ID.arsenal);

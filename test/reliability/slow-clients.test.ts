@@ -23,18 +23,21 @@ const SLACK = 700;
 let world: FuzzWorld;
 let server: RunningServer;
 let keyStore: ReturnType<typeof openKeyStore>;
+let source: ReturnType<typeof createFsSource>;
 let auth: string;
 
 beforeAll(async () => {
   world = await makeFuzzWorld();
   auth = `Authorization: Bearer ${world.keys.partner}\r\n`;
   keyStore = openKeyStore({ file: world.keysFile });
-  const { app } = buildApp({ dist: world.dist, source: createFsSource({ root: world.dist }), store: createMemoryStore(), keyStore });
+  source = createFsSource({ root: world.dist });
+  const { app } = buildApp({ dist: world.dist, source, store: createMemoryStore(), keyStore });
   server = await listen(app, { port: 0, headersTimeoutMs: HEADERS_TIMEOUT, requestTimeoutMs: REQUEST_TIMEOUT });
 });
 afterAll(async () => {
   await server?.close();
   keyStore?.close();
+  await source?.close(); // its pack handles, which garbage collection would otherwise close (Node warns, DEP0137)
   if (world) rmSync(world.root, { recursive: true, force: true });
 });
 
@@ -166,7 +169,8 @@ describe('body cap', () => {
 describe('shutdown with slow clients connected', () => {
   it('close() finishes a slow in-flight request, tells keep-alive clients to go, and does not wait forever for a slowloris', async () => {
     const keys = openKeyStore({ file: world.keysFile });
-    const { app } = buildApp({ dist: world.dist, source: createFsSource({ root: world.dist }), store: createMemoryStore(), keyStore: keys });
+    const ownSource = createFsSource({ root: world.dist });
+    const { app } = buildApp({ dist: world.dist, source: ownSource, store: createMemoryStore(), keyStore: keys });
     const own = await listen(app, { port: 0, headersTimeoutMs: HEADERS_TIMEOUT, requestTimeoutMs: REQUEST_TIMEOUT });
     try {
       // A keep-alive client with one answered request, a body arriving slowly, and headers that never end.
@@ -200,6 +204,7 @@ describe('shutdown with slow clients connected', () => {
       await Promise.race([own.close(), new Promise((r) => setTimeout(r, 100))]);
       own.server.closeAllConnections();
       keys.close();
+      await ownSource.close();
     }
   });
 });

@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { measureCompile, duKb, linkTree, type CompileFigures } from './lib/compile-measure.ts';
 import { measureFloor, measureZcat, type ReleaseFloor, type ZcatFloor } from './lib/input-floor.ts';
+import { measureOutputFloor, type OutputFloor } from './lib/output-floor.ts';
 import { BASE_STAMP, NEXT_STAMP, ensureReleases } from './lib/releases.ts';
 import { FULL_SIZE, judge, writeResults, type BenchResult } from './lib/report.ts';
 import { runToEnd, waitForQuiet } from './lib/processes.ts';
@@ -191,6 +192,25 @@ export async function main(argv: string[]): Promise<BenchResult> {
     await rm(againDist, { recursive: true, force: true });
     log(`compile: the repeat of ${BASE_STAMP} ${again.digest === base.digest ? 'has the same digest' : `DIFFERS: ${again.digest} vs ${base.digest}`}`);
   }
+  // The output floor is tied to the compiled files it copies the sizes of: saved with the releases' fingerprint and
+  // the first release's digest, and measured again whenever either changed (a --serve-only run never writes gigabytes).
+  const outputFloorFile = join(work, 'output-floor-figures.json');
+  let outputFloor: (OutputFloor & { measuredAt: string }) | null = null;
+  try {
+    const saved = JSON.parse(readFileSync(outputFloorFile, 'utf8')) as { fingerprint: string; digest: string; outputFloor: OutputFloor & { measuredAt: string } };
+    if (saved.fingerprint === fingerprint && saved.digest === base.digest && (serveOnly || reuseCompile)) outputFloor = saved.outputFloor;
+  } catch {
+    // none saved
+  }
+  if (outputFloor) log(`output floor: keeping the figures measured at ${outputFloor.measuredAt}`);
+  else if (!serveOnly) {
+    await quiet('output floor');
+    log(`output floor: writing as many bytes as dist/${BASE_STAMP} holds, in the same files, with nothing else`);
+    outputFloor = { ...measureOutputFloor(join(dist, BASE_STAMP), join(work, 'output-floor')), measuredAt: new Date().toISOString() };
+    await writeFile(outputFloorFile, JSON.stringify({ fingerprint, digest: base.digest, outputFloor }));
+    log(`output floor: ${outputFloor.files} files, ${(outputFloor.bytes / 2 ** 30).toFixed(2)} GiB, ${(outputFloor.wallMs / 1000).toFixed(1)} s wall, ${(outputFloor.cpuMs / 1000).toFixed(1)} s CPU`);
+  }
+
   const firstMeanMs = again ? (base.processWallMs + again.processWallMs) / 2 : base.processWallMs;
   const nextMeanMs = nextAgain ? (next.processWallMs + nextAgain.processWallMs) / 2 : next.processWallMs;
   const totalKb = await duKb(dist);
@@ -220,6 +240,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
     options: { entities, seed, durationS, concurrency, skipServe, samples, wideSamples, waitQuietS: quietWaitMs / 1000, ...(serveOnly ? { serveOnly } : {}) },
     releases: { dir: releases.dir, reused: releases.reused, generateMs: releases.generateMs, inputBytes: floorBase.bytes },
     floor: { base: floorBase, next: floorNext, text: textFloor, zcat, measuredAt: floor.measuredAt },
+    outputFloor,
     compile: {
       base,
       next,

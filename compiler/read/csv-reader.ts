@@ -11,13 +11,8 @@ import { StringDecoder } from 'node:string_decoder';
 import { RegisterError } from '../../common/errors.ts';
 
 export interface CsvVisitor {
-  /**
-   * Called once with the header row (a leading byte-order mark removed). It may return the last field the rows'
-   * visitor reads: a plain row's later fields are then left unsliced (undefined), though still counted against the
-   * header's width. (Stage 1, which read tables this way for one or two columns each, now reads them over bytes with
-   * readCsvRecords, which slices nothing unasked.)
-   */
-  header?(columns: string[]): number | void;
+  /** Called once with the header row (a leading byte-order mark removed). */
+  header?(columns: string[]): void;
   /**
    * Called for each data row; `row` counts data rows from 1 (the header is not counted). `raw` is the record's
    * own CSV text (quotes as written, line end removed): parsing it again gives the same fields, so a consumer can
@@ -39,7 +34,7 @@ const stripCr = (s: string): string => (s.length > 0 && s.charCodeAt(s.length - 
  * Parses complete records of `text` and hands each to `emit`; returns the offset where an incomplete last record
  * starts (text.length when all was consumed). With `final`, the end of the text ends the last record.
  */
-export function parseRecords(text: string, final: boolean, emit: (fields: string[], raw: string) => void, lastField = Infinity): number {
+export function parseRecords(text: string, final: boolean, emit: (fields: string[], raw: string) => void): number {
   let pos = 0;
   let records = 0;
   const n = text.length;
@@ -54,7 +49,7 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
       if (nl === -1 && !final) return pos;
       const lineEnd = nl === -1 ? n : nl;
       const end = lineEnd > pos && text.charCodeAt(lineEnd - 1) === 13 ? lineEnd - 1 : lineEnd;
-      emit(splitPlain(text, pos, end, lastField), text.slice(pos, end));
+      emit(splitPlain(text, pos, end), text.slice(pos, end));
       if (nl === -1) return n;
       records++;
       pos = nl + 1;
@@ -73,24 +68,21 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
 /**
  * The fields of the quote-free record `text[start, end)`, split at every comma. Walking the commas with indexOf and
  * slicing each field from the whole text is ~1.8x faster than slicing the line and calling `split(',')` on it
- * (Node 20, 5-field rows), and most of a compile's 19M rows take this path twice: once read, once built. Fields after
- * `lastField` are counted but not sliced: they stay undefined.
+ * (Node 20, 5-field rows); stage 2 splits its spilled rows this way.
  */
-export function splitPlain(text: string, start: number, end: number, lastField = Infinity): string[] {
+export function splitPlain(text: string, start: number, end: number): string[] {
   // Commas counted first, so the array is made at its size: grown by push, its spare slots doubled what a row's
   // array allocated (~10% slower in the same micro-benchmark).
   let count = 1;
   for (let comma = text.indexOf(',', start); comma !== -1 && comma < end; comma = text.indexOf(',', comma + 1)) count++;
   const fields: string[] = new Array(count);
   let from = start;
-  const sliced = Math.min(count - 1, lastField);
-  for (let i = 0; i < sliced; i++) {
+  for (let i = 0; i < count - 1; i++) {
     const comma = text.indexOf(',', from);
     fields[i] = text.slice(from, comma);
     from = comma + 1;
   }
-  if (sliced === count - 1) fields[count - 1] = text.slice(from, end);
-  else fields[sliced] = text.slice(from, text.indexOf(',', from));
+  fields[count - 1] = text.slice(from, end);
   return fields;
 }
 
@@ -201,7 +193,7 @@ async function stream(
   path: string,
   label: string,
   stage: string,
-  onHeader: (h: string[]) => number | void,
+  onHeader: (h: string[]) => void,
   onRow: (fields: string[], row: number, raw: string) => void,
   /** After each chunk's rows; a returned promise pauses reading until it settles (backpressure). */
   onChunk?: () => Promise<void> | void,
@@ -210,18 +202,16 @@ async function stream(
   const decoder = new StringDecoder('utf8');
   const rows = new TableRows(stage, label);
   let carry = '';
-  let lastField = Infinity;
 
   const emit = (fields: string[], raw: string) => {
     if (rows.width < 0) {
-      const last = onHeader(rows.header(fields));
-      if (typeof last === 'number' && Number.isInteger(last) && last >= 0) lastField = last;
+      onHeader(rows.header(fields));
       return;
     }
     if (rows.row(fields.length, fields.length === 1 && fields[0] === '')) onRow(fields, rows.count, raw);
   };
   const parse = (text: string, final: boolean) => {
-    carry = text.slice(parseRecords(text, final, emit, rows.width < 0 ? Infinity : lastField));
+    carry = text.slice(parseRecords(text, final, emit));
   };
 
   try {

@@ -105,7 +105,8 @@ export class GroupSpill {
 
   /**
    * The group's buffer, flushed first when it lacks room for `most` more bytes from `used[group]`; null when `most`
-   * is more than a whole buffer holds, for the caller to append that line on its own.
+   * is more than a whole buffer holds (the group then flushed), for the caller to append that line on its own or, for
+   * a binary record, to give the group a buffer that size.
    */
   private roomFor(group: number, most: number): Buffer | null {
     let buf = this.buffers[group];
@@ -128,13 +129,8 @@ export class GroupSpill {
    * buffer directly spares a Buffer per record, which a copying `add` would need for millions of short records.
    */
   reserve(group: number, most: number): Buffer {
-    let buf = this.buffers[group];
-    if (buf === null) buf = this.buffers[group] = Buffer.allocUnsafe(Math.max(this.flushBytes, most));
-    if (most > buf.length - this.used[group]) {
-      this.flush(group);
-      // A record longer than the flush size gets a buffer of its own size, kept for the group's later records.
-      if (most > buf.length) buf = this.buffers[group] = Buffer.allocUnsafe(most);
-    }
+    // A record longer than the flush size gets a buffer of its own size, kept for the group's later records.
+    const buf = this.roomFor(group, most) ?? (this.buffers[group] = Buffer.allocUnsafe(most));
     this.cursor = this.used[group];
     this.reserved = group;
     return buf;

@@ -102,15 +102,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
   // The compile and floor figures are tied to the exact inputs: a fingerprint of both release.json files.
   const fingerprint = createHash('sha256').update(readFileSync(join(releases.base, 'release.json'))).update(readFileSync(join(releases.next, 'release.json'))).digest('hex');
   const floorFile = join(work, 'floor-figures.json');
-  const savedFloor = (): Floor | null => {
-    try {
-      const saved = JSON.parse(readFileSync(floorFile, 'utf8')) as { fingerprint: string; floor: Floor };
-      return saved.fingerprint === fingerprint ? saved.floor : null;
-    } catch {
-      return null;
-    }
-  };
-  let floor = serveOnly ? savedFloor() : null;
+  let floor = serveOnly ? readSaved<Floor>(floorFile, fingerprint) : null;
   if (floor) {
     log(`input floor: --serve-only: keeping the figures measured at ${floor.measuredAt}`);
   } else {
@@ -125,7 +117,7 @@ export async function main(argv: string[]): Promise<BenchResult> {
     const zcat = await measureZcat(releases.base);
     if (zcat) log(`input floor: zcat | wc -l ${(zcat.wallMs / 1000).toFixed(1)} s (${zcat.lines} lines)`);
     floor = { base: floorBase, next: floorNext, text, zcat, measuredAt };
-    await writeFile(floorFile, JSON.stringify({ fingerprint, floor }));
+    await writeSaved(floorFile, fingerprint, floor);
   }
   const { base: floorBase, next: floorNext, zcat } = floor;
   const textFloor = floor.text ?? null;
@@ -133,20 +125,13 @@ export async function main(argv: string[]): Promise<BenchResult> {
   const dist = join(work, 'dist');
   const figuresFile = (stamp: string) => join(work, `compile-figures-${stamp}.json`);
   /** Figures saved by an earlier compile of these very releases under `name`, or null. */
-  const savedFigures = (name: string): CompileFigures | null => {
-    try {
-      const saved = JSON.parse(readFileSync(figuresFile(name), 'utf8')) as { fingerprint: string; figures: CompileFigures };
-      return saved.fingerprint === fingerprint ? saved.figures : null;
-    } catch {
-      return null;
-    }
-  };
+  const savedFigures = (name: string): CompileFigures | null => readSaved<CompileFigures>(figuresFile(name), fingerprint);
   const reusable = (stamp: string): CompileFigures | null => (existsSync(join(dist, stamp, 'manifest.json')) ? savedFigures(stamp) : null);
   const compileOne = async (stamp: string, into = dist, name = stamp) => {
     await quiet('compile');
     log(`compile: ${name} in a child process`);
     const f = await measureCompile({ root: ROOT, releases: releases.dir, dist: into, stamp, reportFile: join(work, `compile-${name}.json`), logFile });
-    await writeFile(figuresFile(name), JSON.stringify({ fingerprint, figures: f }));
+    await writeSaved(figuresFile(name), fingerprint, f);
     log(`compile: ${name} ${(f.processWallMs / 1000).toFixed(1)} s wall, ${(f.cpuMs / 1000).toFixed(1)} s CPU, peak RSS ${(f.maxRssBytes / 2 ** 20).toFixed(0)} MiB, ${(f.distKb / 1024).toFixed(0)} MiB on disk, other jobs ${f.otherCpuPct}% CPU`);
     for (const t of f.timings) log(`compile:   ${t.stage.padEnd(20)} ${(t.wallMs / 1000).toFixed(1).padStart(7)} s wall ${(t.cpuMs / 1000).toFixed(1).padStart(7)} s CPU  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB`);
     return f;
@@ -195,19 +180,14 @@ export async function main(argv: string[]): Promise<BenchResult> {
   // The output floor is tied to the compiled files it copies the sizes of: saved with the releases' fingerprint and
   // the first release's digest, and measured again whenever either changed (a --serve-only run never writes gigabytes).
   const outputFloorFile = join(work, 'output-floor-figures.json');
-  let outputFloor: (OutputFloor & { measuredAt: string }) | null = null;
-  try {
-    const saved = JSON.parse(readFileSync(outputFloorFile, 'utf8')) as { fingerprint: string; digest: string; outputFloor: OutputFloor & { measuredAt: string } };
-    if (saved.fingerprint === fingerprint && saved.digest === base.digest && (serveOnly || reuseCompile)) outputFloor = saved.outputFloor;
-  } catch {
-    // none saved
-  }
+  const outputFloorKey = `${fingerprint} ${base.digest}`;
+  let outputFloor = serveOnly || reuseCompile ? readSaved<OutputFloor & { measuredAt: string }>(outputFloorFile, outputFloorKey) : null;
   if (outputFloor) log(`output floor: keeping the figures measured at ${outputFloor.measuredAt}`);
   else if (!serveOnly) {
     await quiet('output floor');
     log(`output floor: writing as many bytes as dist/${BASE_STAMP} holds, in the same files, with nothing else`);
     outputFloor = { ...measureOutputFloor(join(dist, BASE_STAMP), join(work, 'output-floor')), measuredAt: new Date().toISOString() };
-    await writeFile(outputFloorFile, JSON.stringify({ fingerprint, digest: base.digest, outputFloor }));
+    await writeSaved(outputFloorFile, outputFloorKey, outputFloor);
     log(`output floor: ${outputFloor.files} files, ${(outputFloor.bytes / 2 ** 30).toFixed(2)} GiB, ${(outputFloor.wallMs / 1000).toFixed(1)} s wall, ${(outputFloor.cpuMs / 1000).toFixed(1)} s CPU`);
   }
 
@@ -262,6 +242,24 @@ export async function main(argv: string[]): Promise<BenchResult> {
   for (const t of result.targets) log(`${t.met === null ? 'n/a   ' : t.met ? 'met   ' : 'MISSED'} ${t.name}: ${t.measured} (target ${t.target})`);
   log(`done in ${(result.totalWallMs / 1000).toFixed(0)} s; wrote bench/results.md and bench/results.json`);
   return result;
+}
+
+/**
+ * Figures an earlier run saved to `file` for `fingerprint` (what they were measured on: the input releases, say),
+ * or null when none are saved there or they were measured on something else.
+ */
+function readSaved<T>(file: string, fingerprint: string): T | null {
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { fingerprint: string; figures: T };
+    return saved.fingerprint === fingerprint ? saved.figures : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Saves `figures` to `file` for readSaved, under `fingerprint`. */
+async function writeSaved(file: string, fingerprint: string, figures: unknown): Promise<void> {
+  await writeFile(file, JSON.stringify({ fingerprint, figures }));
 }
 
 /**

@@ -6,9 +6,11 @@
 //
 // It is reported beside the input floor because together they bound how close to the input floor any compile can
 // come: the compile ratio target (≤ 4× the input floor) has to fit both reading and writing in it.
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import { MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR } from '../../common/dist-layout.ts';
+import type { PartManifest } from '../../compiler/dist-manifest.ts';
 
 export interface OutputFloor {
   /** The compiled folder whose files were matched, dist/<stamp>. */
@@ -24,18 +26,16 @@ export interface OutputFloor {
 /** The compiler's write size (ContentFileWriter's buffer in the shard packs). */
 const WRITE_BYTES = 4 * 1024 * 1024;
 
-/** Every regular file under `dir`, with its size, in a stable order. */
-function filesUnder(dir: string): { path: string; bytes: number }[] {
+/**
+ * Every file the compile wrote under `stampDir`, with its size, as its public and private manifests list them (the
+ * manifests themselves, a few KiB, are left out).
+ */
+function filesListed(stampDir: string): { path: string; bytes: number }[] {
   const out: { path: string; bytes: number }[] = [];
-  const walk = (d: string): void => {
-    for (const name of readdirSync(d).sort()) {
-      const p = join(d, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else if (st.isFile()) out.push({ path: p, bytes: st.size });
-    }
-  };
-  walk(dir);
+  for (const part of [PUBLIC_DIR, PRIVATE_DIR]) {
+    const manifest = JSON.parse(readFileSync(join(stampDir, part, MANIFEST_FILE), 'utf8')) as Pick<PartManifest, 'files'>;
+    for (const [path, f] of Object.entries(manifest.files)) out.push({ path: join(stampDir, part, path), bytes: f.bytes });
+  }
   return out;
 }
 
@@ -59,9 +59,9 @@ const cpuMsSince = (c0: NodeJS.CpuUsage): number => {
   return (c.user + c.system) / 1000;
 };
 
-/** Writes files matching `stampDir`'s under `scratch` (deleted before and after) and measures it. */
+/** Writes files matching those `stampDir`'s manifests list under `scratch` (deleted before and after) and measures it. */
 export function measureOutputFloor(stampDir: string, scratch: string): OutputFloor {
-  const files = filesUnder(stampDir);
+  const files = filesListed(stampDir);
   if (files.length === 0) throw new Error(`output floor: no files under ${stampDir}`);
   const buf = sampleBuffer(files);
   rmSync(scratch, { recursive: true, force: true });

@@ -89,6 +89,11 @@ export interface StateStore {
    * A cost of 0 just reports the remaining credits.
    */
   charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult>;
+  /**
+   * Gives back `cost` lookups charged to `keyId` in `period` (never below zero used): the request they paid for
+   * failed with a 5xx, and nobody is charged for a server error. The caller refunds a charge at most once.
+   */
+  refund(keyId: string, period: string, cost: number): Promise<void>;
   /** Credits left for `keyId` in `period` without charging. */
   remaining(keyId: string, period: string, quota: number): Promise<number>;
   /**

@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import { StateUnavailableError, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { frameRecord, scanRecords } from './journal-record.ts';
 import { RateWindows } from './rate-window.ts';
-import { StateCore, checkCharge, checkNoticeArgs, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
+import { StateCore, checkCharge, checkNoticeArgs, checkRefund, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
 import { acquireStateLock } from './state-lock.ts';
 
 export { StateDirLockedError } from './state-lock.ts';
@@ -193,6 +193,15 @@ class JournalStore implements InspectableStateStore {
       () => this.unreserve(slot, cost),
     );
     return { ok: true, remaining: Math.max(0, quota - used - cost) };
+  }
+
+  async refund(keyId: string, period: string, cost: number): Promise<void> {
+    checkRefund(cost);
+    // A refund follows its charge's answer, so the charge is already counted in `core`.
+    const n = Math.min(cost, this.core.used(keyId, period));
+    if (n === 0) return;
+    this.assertOpen();
+    await this.append(['c', keyId, period, -n], () => this.core.addUsed(keyId, period, -n), noop);
   }
 
   /** Takes a charge's reservation back: once it is durable (and counted in `core`) or refused. */
@@ -598,7 +607,8 @@ function applyRecord(core: StateCore, r: unknown): boolean {
   const isText = (v: unknown): v is string | null => v === null || typeof v === 'string';
   switch (r[0]) {
     case 'c':
-      if (r.length !== 4 || typeof r[1] !== 'string' || typeof r[2] !== 'string' || !Number.isSafeInteger(r[3]) || r[3] < 0) return false;
+      if (r.length !== 4 || typeof r[1] !== 'string' || typeof r[2] !== 'string' || !Number.isSafeInteger(r[3])) return false;
+      // A negative record is a refund (state-store refund); addUsed never goes below zero.
       core.addUsed(r[1], r[2], r[3]);
       return true;
     case 's':

@@ -2,7 +2,7 @@
 
 import type { ChargeResult, NoticeState } from '../interfaces.ts';
 import { RateWindows } from './rate-window.ts';
-import { StateCore, checkCharge, checkNoticeArgs, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
+import { StateCore, checkCharge, checkNoticeArgs, checkRefund, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
 
 /** A StateStore whose state lives and dies with the process. `writable` is true: within the process it keeps what it is told. */
 export function createMemoryStore(): InspectableStateStore {
@@ -14,6 +14,10 @@ export function createMemoryStore(): InspectableStateStore {
     charge: async (keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> => {
       checkCharge(cost, quota);
       return core.tryCharge(keyId, period, cost, quota);
+    },
+    refund: async (keyId: string, period: string, cost: number): Promise<void> => {
+      checkRefund(cost);
+      core.addUsed(keyId, period, -Math.min(cost, core.used(keyId, period)));
     },
     remaining: async (keyId: string, period: string, quota: number): Promise<number> => Math.max(0, quota - core.used(keyId, period)),
     hit: async (keyId: string, nowMs: number, rate: number): Promise<number> => rates.hit(keyId, nowMs, rate),

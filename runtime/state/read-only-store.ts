@@ -20,6 +20,7 @@ export function createReadOnlyStore(options: ReadOnlyStoreOptions = {}): StateSt
   return {
     writable: false,
     charge: mem.charge,
+    refund: mem.refund,
     remaining: mem.remaining,
     hit: mem.hit,
     notices: mem.notices,

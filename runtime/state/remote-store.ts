@@ -18,7 +18,7 @@ export interface StateLink {
   onClose(listener: () => void): void;
 }
 
-const METHODS = ['admit', 'charge', 'remaining', 'hit', 'notices', 'markSeen', 'acknowledge'] as const;
+const METHODS = ['admit', 'charge', 'refund', 'remaining', 'hit', 'notices', 'markSeen', 'acknowledge'] as const;
 type Method = (typeof METHODS)[number];
 type Call = [id: number, method: Method, args: unknown[]];
 type Failure = { name: string; message: string };
@@ -77,6 +77,9 @@ export function createRemoteStore(link: StateLink, opts: { writable: boolean }):
     admit: (keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number) =>
       call<Admission>('admit', [keyId, nowMs, rate, period, cost, quota]),
     charge: (keyId: string, period: string, cost: number, quota: number) => call<ChargeResult>('charge', [keyId, period, cost, quota]),
+    refund: async (keyId: string, period: string, cost: number) => {
+      await call('refund', [keyId, period, cost]);
+    },
     remaining: (keyId: string, period: string, quota: number) => call<number>('remaining', [keyId, period, quota]),
     hit: (keyId: string, nowMs: number, rate: number) => call<number>('hit', [keyId, nowMs, rate]),
     notices: async (provider: string, batchId: number, findingIds: string[]) =>

@@ -157,6 +157,10 @@ export function checkCharge(cost: number, quota: number): void {
   if (typeof quota !== 'number' || Number.isNaN(quota)) throw new RangeError(`[state] charge: quota must be a number, got ${quota}`);
 }
 
+export function checkRefund(cost: number): void {
+  if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`[state] refund: cost must be a non-negative integer, got ${cost}`);
+}
+
 export function checkNoticeArgs(op: string, provider: string, batchId: number, findingIds: string[]): void {
   if (typeof provider !== 'string' || provider === '') throw new TypeError(`[state] ${op}: provider must be a non-empty string`);
   if (!Number.isSafeInteger(batchId)) throw new TypeError(`[state] ${op}: batchId must be an integer, got ${batchId}`);

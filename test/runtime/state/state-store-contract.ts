@@ -70,6 +70,23 @@ export function stateStoreContract(name: string, makeStore: () => Promise<StateS
       expect(await store.charge('k2', oct, 1, 3)).toEqual({ ok: true, remaining: 2 });
     });
 
+    it('gives a refunded charge back, never below nothing used', async () => {
+      await store.charge('k1', P, 5, 10);
+      await store.refund('k1', P, 2);
+      expect(await store.remaining('k1', P, 10)).toBe(7);
+      await store.refund('k1', P, 100);
+      expect(await store.remaining('k1', P, 10)).toBe(10);
+      await store.refund('k2', P, 1);
+      expect(await store.remaining('k2', P, 10)).toBe(10);
+      await expect(store.refund('k1', P, -1)).rejects.toThrow(RangeError);
+    });
+
+    it('gives back exactly what concurrent refunds return', async () => {
+      await store.charge('k1', P, 500, 1000);
+      await Promise.all(Array.from({ length: 300 }, () => store.refund('k1', P, 1)));
+      expect(await store.remaining('k1', P, 1000)).toBe(800);
+    });
+
     it('rejects a negative or fractional cost', async () => {
       await expect(store.charge('k1', P, -1, 10)).rejects.toThrow(RangeError);
       await expect(store.charge('k1', P, 1.5, 10)).rejects.toThrow(RangeError);

@@ -16,8 +16,22 @@ export interface DistIndex {
   v1: string | null;
   /** Stamp served under /api/next: newest release of all. */
   next: string | null;
-  /** Every compiled stamp, oldest first, with its predecessor and whether it is publishable. */
-  releases: { stamp: string; prior: string | null; publishable: boolean; generated_at: string }[];
+  /** Every compiled stamp, oldest first, with its predecessor, whether it is publishable, and its manifests' sha256. */
+  releases: IndexedRelease[];
+}
+
+/** One compiled stamp as dist/index.json lists it. */
+export interface IndexedRelease {
+  stamp: string;
+  prior: string | null;
+  publishable: boolean;
+  generated_at: string;
+  /**
+   * sha256 (hex) of the stamp's three manifests: the roots of its chain of trust (docs/integrity.md). `public` is
+   * all a mirror needs; `private` vouches for the notice batches a local runtime reads; `manifest` for `register
+   * verify`. These are digests of digests: nothing of the private part can be learnt from them.
+   */
+  sha256: { manifest: string; public: string; private: string };
 }
 
 export const INDEX_FILE = 'index.json';

@@ -1,9 +1,8 @@
 // `register compile` and `register verify`: argument parsing and reporting around compileAll and verifyStamp.
 import { parseArgs } from 'node:util';
-import { join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { compileAll, listStamps } from './compile.ts';
-import { verifyStamp } from './dist-manifest.ts';
+import { verifyDist } from './dist-manifest.ts';
 
 export async function compileCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -32,12 +31,14 @@ export async function verifyCommand(argv: string[]): Promise<void> {
   const dist = values.dist ?? 'dist';
   const stamps = await listStamps(dist);
   if (stamps.length === 0) throw new RegisterError('verify', `no compiled release under ${dist}/`);
+  const verdict = await verifyDist(dist, stamps);
+  for (const p of verdict.index) process.stderr.write(`[verify] ${p}\n`);
   let bad = 0;
-  for (const stamp of stamps) {
-    const problems = await verifyStamp(join(dist, stamp));
+  for (const { stamp, published, problems } of verdict.stamps) {
     for (const p of problems) process.stderr.write(`[verify] ${stamp}/${p}\n`);
     if (problems.length) bad++;
-    else process.stderr.write(`[verify] ${stamp}: ok\n`);
+    else process.stderr.write(`[verify] ${stamp}: ok${published ? '' : ' (compiled, not listed in index.json)'}\n`);
   }
+  if (verdict.index.length) throw new RegisterError('verify', `index.json is damaged or does not match the dist${bad ? `, and ${bad} release(s) differ from their manifest` : ''}`);
   if (bad) throw new RegisterError('verify', `${bad} release(s) differ from their manifest`);
 }

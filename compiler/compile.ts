@@ -4,7 +4,9 @@ import { readdir, readFile, writeFile, rename, mkdir, rm } from 'node:fs/promise
 import { join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
-import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type DistIndex, type ReleaseDoc } from '../common/dist-layout.ts';
+import { createHash } from 'node:crypto';
+import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type DistIndex, type ReleaseDoc } from '../common/dist-layout.ts';
+import { sealIndex } from '../common/index-file.ts';
 import { openRelease, type ReleaseInput } from './read/release-input.ts';
 import { ASIDE_PREFIX, compileRelease, fsyncPath, type CompileReport } from './compile-release.ts';
 import type { CompileOptions } from './context.ts';
@@ -84,13 +86,23 @@ async function sweepTemp(dist: string): Promise<void> {
   }
 }
 
-/** Rebuilds dist/index.json from the compiled stamps: v1 = newest publishable, next = newest. */
+/**
+ * Rebuilds dist/index.json from the compiled stamps: v1 = newest publishable, next = newest. Each stamp is listed
+ * with the sha256 of its manifests, and the file is sealed with a checksum of its own text (common/index-file.ts):
+ * the root of the chain of trust the runtime and `register verify` check every other file against.
+ */
 export async function writeIndex(dist: string): Promise<DistIndex> {
   const releases: DistIndex['releases'] = [];
+  const sha256Of = async (...path: string[]) => createHash('sha256').update(await readFile(join(dist, ...path))).digest('hex');
   for (const stamp of await listStamps(dist)) {
     if (!(await isCompiled(dist, stamp))) continue;
     const doc = JSON.parse(await readFile(join(dist, stamp, PUBLIC_DIR, RELEASE_DOC), 'utf8')) as ReleaseDoc;
-    releases.push({ stamp, prior: doc.prior, publishable: doc.summary.publishable, generated_at: doc.summary.generated_at });
+    const sha256 = {
+      manifest: await sha256Of(stamp, MANIFEST_FILE),
+      public: await sha256Of(stamp, PUBLIC_DIR, MANIFEST_FILE),
+      private: await sha256Of(stamp, PRIVATE_DIR, MANIFEST_FILE),
+    };
+    releases.push({ stamp, prior: doc.prior, publishable: doc.summary.publishable, generated_at: doc.summary.generated_at, sha256 });
   }
   const index: DistIndex = {
     format: DIST_FORMAT,
@@ -99,7 +111,7 @@ export async function writeIndex(dist: string): Promise<DistIndex> {
     releases,
   };
   const tmp = join(dist, `.${INDEX_FILE}.${process.pid}.tmp`);
-  await writeFile(tmp, JSON.stringify(index));
+  await writeFile(tmp, sealIndex(index));
   await fsyncPath(tmp);
   await rename(tmp, join(dist, INDEX_FILE));
   await fsyncPath(dist);

@@ -1,9 +1,10 @@
 // Manifests of a compiled release: every file with size and sha256, and digests over the public part, the private
 // part and the whole tree. `register verify` re-hashes against them.
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import { createHash } from 'node:crypto';
-import { MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR } from '../common/dist-layout.ts';
+import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, type IndexedRelease } from '../common/dist-layout.ts';
+import { openIndex } from '../common/index-file.ts';
 import { sha256File } from './read/release-input.ts';
 
 export interface PartManifest {
@@ -71,33 +72,54 @@ export async function writeManifests(
   return top;
 }
 
-/** Re-hashes a compiled release; returns one line per difference (empty when it matches). */
-export async function verifyStamp(dir: string): Promise<string[]> {
-  const problems: string[] = [];
-  let top: StampManifest;
+const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/**
+ * The manifest at `path` (relative to the stamp folder `dir`), parsed, or a problem line: missing, not the bytes
+ * index.json vouches for (`want`, when the stamp is published), or not JSON.
+ */
+async function readManifest<T>(dir: string, path: string, want: string | undefined, problems: string[]): Promise<T | null> {
+  let bytes: Buffer;
   try {
-    top = JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8'));
+    bytes = await readFile(join(dir, path));
   } catch {
-    return [`${MANIFEST_FILE}: missing or unreadable`];
+    problems.push(`${path}: missing or unreadable`);
+    return null;
   }
+  if (want !== undefined && sha256Hex(bytes) !== want) problems.push(`${path}: sha256 ${sha256Hex(bytes)} does not match ${INDEX_FILE} (${want})`);
+  try {
+    return JSON.parse(bytes.toString('utf8')) as T;
+  } catch {
+    problems.push(`${path}: not JSON`);
+    return null;
+  }
+}
+
+/**
+ * Re-hashes a compiled release; returns one line per difference (empty when it matches). `listed`: the stamp's
+ * entry in index.json when it is published, whose manifest sha256s the manifests must match (a stamp compiled but
+ * not yet published, as a killed compile may leave, is checked against its own manifests alone).
+ */
+export async function verifyStamp(dir: string, listed?: IndexedRelease): Promise<string[]> {
+  const problems: string[] = [];
+  const top = await readManifest<StampManifest>(dir, MANIFEST_FILE, listed?.sha256.manifest, problems);
+  if (!top) return problems;
+  if (top.format !== DIST_FORMAT) problems.push(`${MANIFEST_FILE}: format ${JSON.stringify(top.format)}, expected ${DIST_FORMAT}`);
+  if (top.stamp !== basename(dir)) problems.push(`${MANIFEST_FILE}: names stamp ${JSON.stringify(top.stamp)}, not its folder ${basename(dir)}`);
   const digests: Record<string, string> = {};
   for (const part of [PUBLIC_DIR, PRIVATE_DIR]) {
-    let listed: PartManifest;
-    try {
-      listed = JSON.parse(await readFile(join(dir, part, MANIFEST_FILE), 'utf8'));
-    } catch {
-      problems.push(`${part}/${MANIFEST_FILE}: missing or unreadable`);
-      continue;
-    }
+    const manifest = await readManifest<PartManifest & { stamp?: string }>(dir, `${part}/${MANIFEST_FILE}`, listed?.sha256[part === PUBLIC_DIR ? 'public' : 'private'], problems);
+    if (!manifest) continue;
+    if (manifest.stamp !== basename(dir)) problems.push(`${part}/${MANIFEST_FILE}: names stamp ${JSON.stringify(manifest.stamp)}, not its folder ${basename(dir)}`);
     const actual = await hashPart(join(dir, part));
-    for (const [f, want] of Object.entries(listed.files)) {
+    for (const [f, want] of Object.entries(manifest.files ?? {})) {
       const got = actual.files[f];
       if (!got) problems.push(`${part}/${f}: listed in the manifest but missing`);
       else if (got.bytes !== want.bytes) problems.push(`${part}/${f}: ${got.bytes} bytes, manifest says ${want.bytes}`);
       else if (got.sha256 !== want.sha256) problems.push(`${part}/${f}: sha256 ${got.sha256} does not match the manifest (${want.sha256})`);
     }
-    for (const f of Object.keys(actual.files)) if (!listed.files[f]) problems.push(`${part}/${f}: present but not in the manifest`);
-    if (actual.digest !== listed.digest) problems.push(`${part}/${MANIFEST_FILE}: digest does not match its files`);
+    for (const f of Object.keys(actual.files)) if (!manifest.files?.[f]) problems.push(`${part}/${f}: present but not in the manifest`);
+    if (actual.digest !== manifest.digest) problems.push(`${part}/${MANIFEST_FILE}: digest does not match its files`);
     digests[part] = actual.digest;
   }
   if (digests.public && digests.private) {
@@ -106,4 +128,38 @@ export async function verifyStamp(dir: string): Promise<string[]> {
     }
   }
   return problems;
+}
+
+/** What `register verify` found for a whole dist: index.json's own problems, and each stamp's. */
+export interface DistVerdict {
+  index: string[];
+  stamps: { stamp: string; published: boolean; problems: string[] }[];
+}
+
+/**
+ * Verifies a dist from its root: index.json's seal, every stamp it lists (present, and matching the manifest sha256s
+ * it records), and every compiled stamp folder against its manifests.
+ */
+export async function verifyDist(dist: string, stamps: string[]): Promise<DistVerdict> {
+  const index: string[] = [];
+  const entries = new Map<string, IndexedRelease>();
+  let text: string | null = null;
+  try {
+    text = await readFile(join(dist, INDEX_FILE), 'utf8');
+  } catch {
+    index.push(`${INDEX_FILE}: missing or unreadable`);
+  }
+  if (text !== null) {
+    try {
+      for (const r of openIndex(text).releases) entries.set(r.stamp, r);
+    } catch (e) {
+      index.push(`${INDEX_FILE}: ${(e as Error).message}`);
+    }
+  }
+  for (const stamp of entries.keys()) if (!stamps.includes(stamp)) index.push(`${INDEX_FILE}: lists ${stamp}, which is not in the dist`);
+  const verdicts: DistVerdict['stamps'] = [];
+  for (const stamp of stamps) {
+    verdicts.push({ stamp, published: entries.has(stamp), problems: await verifyStamp(join(dist, stamp), entries.get(stamp)) });
+  }
+  return { index, stamps: verdicts };
 }

@@ -1,6 +1,7 @@
 // The router core: a Web-standard `fetch(Request) → Response`. It matches the route, then applies the contract's
 // order of checks (auth 401 → validation 400 → rate 429 → quota 402 → charged lookup) and writes every error
-// body from an ApiError. Nothing here touches node:http; runtime/node-adapter.ts does.
+// body from an ApiError. It is the one place where a failure becomes an answer (and a log line), and where a
+// charge whose request then failed (5xx) is given back. Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError } from './api-error.ts';
 import { NOT_AT_HAND, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
@@ -10,6 +11,8 @@ import { admit } from './state/admit.ts';
 import { quotaPeriod } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
 import { GoneError } from './routes/entities.ts';
+import { ArtefactError, UpstreamError } from './read-errors.ts';
+import { stderrLogger, type Logger } from './log.ts';
 
 /** Options of createApp. */
 export interface AppOptions {
@@ -23,8 +26,11 @@ export interface AppOptions {
   readNotices?: Services['readNotices'];
   /** Largest accepted request body in bytes (default 256 KiB); larger is 413. */
   maxBodyBytes?: number;
-  /** Called with unexpected errors (default: one line on stderr, never a key). */
-  onError?: (e: unknown) => void;
+  /**
+   * Where failures are reported, one record per failed answer (a damaged file, an origin that is down, a bug) naming
+   * the file or URL and the check; never a key. Default: each record's line on stderr.
+   */
+  log?: Logger;
 }
 
 export interface App {
@@ -57,23 +63,58 @@ interface CompiledRoute {
 
 export function createApp(opts: AppOptions): App {
   const clock = opts.clock ?? systemClock;
+  const log = opts.log ?? stderrLogger;
+
+  /**
+   * What a client is told for a failure, and the one log line about it. Domain errors carry the file or URL and the
+   * check for the log; the answer names neither (a wrong ID's `detail` at most).
+   */
+  function failure(e: unknown): ApiError {
+    if (e instanceof ApiError) return e;
+    if (e instanceof ArtefactError) {
+      log({ level: 'error', event: 'artefact_corrupt', line: `[serve] artefact_corrupt: ${e.file}: ${e.check}`, file: e.file, check: e.check });
+      return new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check; nothing was charged.', e.subject === undefined ? {} : { detail: e.subject });
+    }
+    if (e instanceof UpstreamError) {
+      log({ level: 'error', event: 'upstream_unavailable', line: `[serve] upstream_unavailable: ${e.url}: ${e.reason}`, file: e.url, check: e.reason });
+      return new ApiError(503, 'upstream_unavailable', "The mirror's origin cannot be reached right now; nothing was charged.");
+    }
+    if (e instanceof StateUnavailableError) return new ApiError(503, 'state_unavailable', 'The state store cannot record this request right now; nothing was charged.');
+    log({ level: 'error', event: 'internal_error', line: `[serve] internal error: ${(e as Error)?.stack ?? String(e)}` });
+    return new ApiError(500, 'internal_error', 'The server failed to answer this request.');
+  }
+
+  /** Gives back `cost` lookups charged in `period`: nobody pays for a server error. Returns the credits after it. */
+  async function giveBack(key: KeyRecord, period: string, cost: number, credits: number | null): Promise<number | null> {
+    try {
+      await opts.store.refund(key.id, period, cost);
+      return credits === null ? null : Math.min(key.quota, credits + cost);
+    } catch (e) {
+      log({ level: 'error', event: 'refund_failed', line: `[serve] refund_failed: ${cost} lookup(s) of key ${key.id} in ${period} not given back: ${(e as Error)?.message ?? String(e)}` });
+      return credits;
+    }
+  }
+
   const services: Services = {
     catalog: opts.catalog,
     store: opts.store,
     clock,
     readNotices: opts.readNotices ?? (async () => null),
+    failure,
   };
   const compiled: CompiledRoute[] = opts.routes.map((def) => ({
     def,
     segments: def.path.split('/').slice(1).map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : s)),
   }));
-  const onError = opts.onError ?? ((e: unknown) => process.stderr.write(`[serve] internal error: ${(e as Error)?.stack ?? String(e)}\n`));
-
   async function handle(request: Request): Promise<Answer> {
     const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+    const head = request.method === 'HEAD';
     let key: KeyRecord | null = null;
     let costing = false;
     let credits: number | null = null;
+    // Lookups charged to `key` in `period` and not given back yet: returned if the answer turns out a 5xx.
+    let charged = 0;
+    let period = '';
     try {
       const { pathname, query } = requestTarget(request.url);
       const rawSegments = pathname.split('/');
@@ -81,12 +122,20 @@ export function createApp(opts: AppOptions): App {
       const ns = (NAMESPACES as readonly string[]).includes(rawSegments[2]) && rawSegments[1] === 'api' ? (rawSegments[2] as Namespace) : null;
       // Every answer names the stamp it was made from once a release is loaded, errors included.
       const atHand = opts.catalog.forNamespaceNow(ns ?? 'v1');
-      const release = atHand !== NOT_AT_HAND ? atHand : await opts.catalog.forNamespace(ns ?? 'v1').catch(() => null);
+      let unavailable: unknown = null;
+      const release =
+        atHand !== NOT_AT_HAND
+          ? atHand
+          : await opts.catalog.forNamespace(ns ?? 'v1').catch((e: unknown) => {
+              unavailable = e;
+              return null;
+            });
       if (release) headers['x-register-release-stamp'] = release.stamp;
       if (ns === null) throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
       const rest = rawSegments.slice(3);
       if (rest.length === 0) rest.push('');
-      const { route, params, allowed } = match(compiled, rest, request.method === 'HEAD' ? 'GET' : request.method);
+      // HEAD is GET without the body: the same route, checks, charge and headers (see finish).
+      const { route, params, allowed } = match(compiled, rest, head ? 'GET' : request.method);
       if (!route) {
         if (allowed.length) {
           throw new ApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`, { headers: { allow: allowed.join(', ') } });
@@ -96,7 +145,8 @@ export function createApp(opts: AppOptions): App {
       const def = route;
       // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
       if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
-      if (!release && !def.noRelease) throw new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
+      // A release that exists but cannot be opened (damaged, or its mirror's origin is down) answers why, 503 either way.
+      if (!release && !def.noRelease) throw unavailable ?? new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
       const now = clock.now();
       if (def.auth) {
         const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
@@ -111,7 +161,8 @@ export function createApp(opts: AppOptions): App {
       const ctx: RequestContext = { request, method: request.method, ns, params, query, release: release!, key, now, services };
       const prepared = await def.prepare(ctx);
       if (costing && key) {
-        const { wait, charge } = await admit(opts.store, key.id, now, key.rate, quotaPeriod(now), prepared.cost, key.quota);
+        period = quotaPeriod(now);
+        const { wait, charge } = await admit(opts.store, key.id, now, key.rate, period, prepared.cost, key.quota);
         if (charge === null) {
           throw new ApiError(429, 'rate_limited', `More than ${key.rate} costing request(s) in one second.`, {
             headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
@@ -121,23 +172,29 @@ export function createApp(opts: AppOptions): App {
         if (!charge.ok) {
           throw new ApiError(402, 'quota_exceeded', `The monthly allowance of ${key.quota} lookups is used up (this request needs ${prepared.cost}).`);
         }
+        charged = prepared.cost;
       }
       const reply = await prepared.run();
-      return finish(reply, headers, costing ? credits : null, request.method === 'HEAD');
+      // A 5xx costs nothing; a batch answered whole gives back its items that could not be answered.
+      const back = reply.status >= 500 ? charged : Math.min(charged, reply.refund ?? 0);
+      if (back > 0) {
+        charged = 0;
+        credits = await giveBack(key!, period, back, credits);
+      }
+      return finish(reply, headers, costing ? credits : null, head);
     } catch (e) {
-      let err: ApiError;
       if (e instanceof GoneError) {
         if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
-        return finish({ status: 410, body: e.stub }, headers, costing ? credits : null, request.method === 'HEAD');
+        return finish({ status: 410, body: e.stub }, headers, costing ? credits : null, head);
       }
-      if (e instanceof ApiError) err = e;
-      else if (e instanceof StateUnavailableError) err = new ApiError(503, 'state_unavailable', 'The state store cannot record this request right now; nothing was charged.');
-      else {
-        onError(e);
-        err = new ApiError(500, 'internal_error', 'The server failed to answer this request.');
+      const err = failure(e);
+      if (err.status >= 500 && charged > 0) {
+        const back = charged;
+        charged = 0;
+        credits = await giveBack(key!, period, back, credits);
       }
       if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
-      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing ? credits : null, request.method === 'HEAD');
+      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing ? credits : null, head);
     }
   }
 
@@ -153,12 +210,21 @@ function toResponse(a: Answer): Response {
   return new Response(a.body as BodyInit | null, { status: a.status, headers: a.headers });
 }
 
+const utf8 = new TextEncoder();
+
 function finish(reply: Reply, base: Record<string, string>, credits: number | null, head: boolean): Answer {
   const headers = reply.headers ? { ...base, ...reply.headers } : base;
   if (credits !== null) headers['x-register-credits-remaining'] = String(credits);
-  const body = reply.status === 304 || head ? null : reply.body;
-  if (body === null) delete headers['content-type'];
-  return { status: reply.status, headers, body };
+  if (reply.status === 304 || reply.body === null) {
+    delete headers['content-type'];
+    return { status: reply.status, headers, body: null };
+  }
+  // HEAD answers what GET would, headers included: the body's type and length, without the body.
+  if (head) {
+    headers['content-length'] = String(typeof reply.body === 'string' ? utf8.encode(reply.body).length : reply.body.length);
+    return { status: reply.status, headers, body: null };
+  }
+  return { status: reply.status, headers, body: reply.body };
 }
 
 async function safeRemaining(store: StateStore, key: KeyRecord, clock: Clock): Promise<number | null> {

@@ -5,7 +5,7 @@
 import type { Include } from '../common/ids.ts';
 import { concatToSend } from '../common/bytes.ts';
 import { expandBridgesInto } from '../common/shard-format.ts';
-import { ApiError } from './api-error.ts';
+import { ArtefactError } from './read-errors.ts';
 import type { LiveEntity } from './release/open-release.ts';
 
 const enc = new TextEncoder();
@@ -36,8 +36,8 @@ function sectionValue(e: LiveEntity, i: number, key: string): Uint8Array | null 
 function pushBridges(out: Uint8Array[], e: LiveEntity, stored: Uint8Array): void {
   try {
     expandBridgesInto(out, stored, e.entityType);
-  } catch {
-    throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: e.id });
+  } catch (err) {
+    throw new ArtefactError(e.file, `the bridges section of ${e.id} does not expand (${(err as Error).message})`, e.id);
   }
 }
 

@@ -5,6 +5,8 @@
 export interface ShardSource {
   /** A short description for logs and errors (never includes credentials). */
   readonly label: string;
+  /** How logs name the file at `path`: its path on disk or its URL (never credentials). Default `<label> <path>`. */
+  where?(path: string): string;
   /** Whole file at `path` (relative to the dist root, `/`-separated), or null if it does not exist. */
   readFile(path: string): Promise<Uint8Array | null>;
   /**

@@ -1,6 +1,8 @@
 // What a route is: a path template, whether it needs a key and costs lookups, and a handler split in two:
 // `prepare` validates (400s cost nothing) and says the cost; `run` does the lookup once the cost is charged.
 import type { Namespace } from '../common/ids.ts';
+import type { NoticeBatch } from '../common/dist-layout.ts';
+import type { ApiError } from './api-error.ts';
 import type { Clock, KeyRecord, StateStore } from './interfaces.ts';
 import type { Release } from './release/open-release.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
@@ -10,6 +12,8 @@ export interface Reply {
   status: number;
   body: string | Uint8Array | null;
   headers?: Record<string, string>;
+  /** Lookups of the charge to give back: a batch's items that could not be answered (each a 503 in place). */
+  refund?: number;
 }
 
 export interface RequestContext {
@@ -30,8 +34,13 @@ export interface Services {
   catalog: ReleaseCatalog;
   store: StateStore;
   clock: Clock;
-  /** Reads a private notice batch of `stamp` for `provider` (local disk only), or null when there is none. */
-  readNotices(stamp: string, provider: string): Promise<Uint8Array | null>;
+  /** The private notice batch of `stamp` for `provider`, checked (local disk only), or null when there is none. */
+  readNotices(stamp: string, provider: string): Promise<NoticeBatch | null>;
+  /**
+   * The answer to a failure, for a route that answers it in place (a batch item): the core's one mapping from
+   * errors to ApiError, which also writes the failure's log line (runtime/app.ts).
+   */
+  failure(e: unknown): ApiError;
 }
 
 export interface Prepared {

@@ -1,13 +1,12 @@
 // Wires a runtime from its parts: a shard source (local dist or HTTP mirror), the key store, the state store, the
 // route table and the Node adapter. `register serve`, `npm start` and the end-to-end tests all start it here.
-import { join, resolve } from 'node:path';
-import { readFile } from 'node:fs/promises';
-import { PRIVATE_DIR } from '../common/dist-layout.ts';
 import { createApp, type App } from './app.ts';
 import { systemClock, type Clock, type KeyStore, type ShardSource, type StateStore } from './interfaces.ts';
 import { openKeyStore } from './keys/key-store.ts';
 import { listen, type RunningServer } from './node-adapter.ts';
+import { stderrLogger, type Logger } from './log.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
+import { createNoticeReader } from './release/notice-reader.ts';
 import { allRoutes } from './routes/index.ts';
 import { batchOptionsFor } from './routes/batch.ts';
 import { createFsSource } from './source/fs-source.ts';
@@ -37,6 +36,8 @@ export interface RuntimeOptions {
   /** Overrides for tests: a state store or key store built elsewhere. */
   store?: StateStore;
   keyStore?: KeyStore;
+  /** Where failures are reported (a damaged file, an origin that is down, a bug), one record each. Default: stderr. */
+  log?: Logger;
 }
 
 export interface Runtime {
@@ -50,11 +51,14 @@ export function isUrl(s: string): boolean {
   return /^https?:\/\//i.test(s);
 }
 
-export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: StateStore; keyStore: KeyStore }): { app: App; catalog: ReleaseCatalog } {
+/** An app over its parts; `close` releases what it opened itself (the private part's file handles). */
+export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: StateStore; keyStore: KeyStore }): { app: App; catalog: ReleaseCatalog; close(): Promise<void> } {
   const clock = opts.clock ?? systemClock;
   const dist = opts.dist ?? 'dist';
   const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
-  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes });
+  const log = opts.log ?? stderrLogger;
+  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log });
+  const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
   const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
   const app = createApp({
     catalog,
@@ -64,16 +68,10 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source)),
     maxBodyBytes,
     // Notices are read from the local private part only; a mirror never hosts them.
-    readNotices: async (stamp, provider) => {
-      if (!privateDist) return null;
-      try {
-        return await readFile(join(resolve(privateDist), stamp, PRIVATE_DIR, 'notices', `${encodeURIComponent(provider)}.json`));
-      } catch {
-        return null;
-      }
-    },
+    readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,
+    log,
   });
-  return { app, catalog };
+  return { app, catalog, close: async () => privateSource?.close() };
 }
 
 export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
@@ -81,7 +79,8 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
   const source = isUrl(dist) ? createHttpSource({ baseUrl: dist }) : createFsSource({ root: dist });
   const store = opts.store ?? (await openStateStore(opts.state === undefined ? '.state' : opts.state));
   const keyStore = opts.keyStore ?? openKeyStore({ file: opts.keys ?? 'keys.json' });
-  const { app } = buildApp({ ...opts, source, store, keyStore });
+  const built = buildApp({ ...opts, source, store, keyStore });
+  const app = built.app;
   const server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });
   return {
     app,
@@ -91,6 +90,7 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
       await server.close();
       await store.close();
       keyStore.close();
+      await built.close();
       await source.close();
     },
   };

@@ -114,6 +114,10 @@ const errorResponse = (description: string, codes: readonly string[], headers: J
 // Vocabularies.
 
 const ERROR_CODES_401 = ['missing_key', 'invalid_key', 'revoked_key', 'expired_key'] as const;
+/** Refusals written before a request reaches a route (components/responses/ProtocolRefusal). */
+const PROTOCOL_REFUSAL_CODES = ['bad_request', 'request_timeout', 'headers_too_large', 'expectation_failed'] as const;
+/** Why a lookup that was due could not be answered: 503, and nothing charged. */
+const UNANSWERED_CODES = ['artefact_corrupt', 'upstream_unavailable', 'internal_error'] as const;
 const KNOWN_ERROR_CODES = [
   'invalid_id',
   'unknown_include',
@@ -141,10 +145,13 @@ const KNOWN_ERROR_CODES = [
   'rate_limited',
   'index_unavailable',
   'artefact_corrupt',
+  'upstream_unavailable',
   'state_unavailable',
   'summary_unavailable',
   'ack_storage_unavailable',
+  'internal_error',
   'uri_too_long',
+  ...PROTOCOL_REFUSAL_CODES,
 ] as const;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -420,10 +427,12 @@ const schemas: Record<string, JsonObject> = {
     type: 'object',
     description:
       'What the item would have returned alone: its HTTP status and body. A miss, a bad ID or a tombstone in one ' +
-      'item never fails the batch.',
+      'item never fails the batch. An item that cannot be answered (a compiled file failed its integrity check, ' +
+      "the mirror's origin is down) is 503 with an Error body and costs nothing; the other items are answered and " +
+      'charged as usual.',
     required: ['status', 'body'],
     properties: {
-      status: { type: 'integer', enum: [200, 400, 404, 409, 410] },
+      status: { type: 'integer', enum: [200, 400, 404, 409, 410, 503] },
       body: { type: 'object' },
     },
     additionalProperties: false,
@@ -451,6 +460,10 @@ const schemas: Record<string, JsonObject> = {
       {
         if: { properties: { status: { const: 410 } } },
         then: { properties: { body: schemaRef('GoneError') } },
+      },
+      {
+        if: { properties: { status: { const: 503 } } },
+        then: { properties: { body: errorOf(UNANSWERED_CODES) } },
       },
     ],
   },
@@ -909,11 +922,21 @@ const responses: Record<string, JsonObject> = {
   },
   PayloadTooLarge: errorResponse('The request body is too large.', ['payload_too_large']),
   IndexUnavailable: errorResponse(
-    'No release index is loaded (`index_unavailable`); or a compiled artefact this answer needs failed its integrity ' +
-      'check (`artefact_corrupt`: the server refuses to answer from bytes it cannot trust); or the state store cannot ' +
-      'record the request (`state_unavailable`, nothing charged).',
-    ['index_unavailable', 'artefact_corrupt', 'state_unavailable'],
+    'No release index is loaded (`index_unavailable`); or a compiled artefact this answer needs is damaged, ' +
+      'truncated or missing (`artefact_corrupt`: the server refuses to answer from bytes it cannot trust); or a ' +
+      "mirror's origin cannot be reached, timed out or answered 5xx (`upstream_unavailable`); or the state store " +
+      'cannot record the request (`state_unavailable`). A 503 costs nothing: a lookup charged before the failure ' +
+      'is given back, and `X-Register-Credits-Remaining` shows the credits after it.',
+    ['index_unavailable', 'artefact_corrupt', 'upstream_unavailable', 'state_unavailable'],
     STAMP_IF_LOADED,
+  ),
+  ProtocolRefusal: errorResponse(
+    'A request refused before it reaches a route, on any path: not valid HTTP, or an HTTP/1.1 request without ' +
+      '`Host` (400 `bad_request`); headers or body too slow (408 `request_timeout`); an `Expect` other than ' +
+      '`100-continue` (417 `expectation_failed`); headers too large (431 `headers_too_large`); `CONNECT` (405 ' +
+      '`method_not_allowed`, with `Allow`). Always with an Error body and `Connection: close`.',
+    [...PROTOCOL_REFUSAL_CODES, 'method_not_allowed'],
+    {},
   ),
   UriTooLong: errorResponse('The request URL is longer than 4,096 characters. Not charged.', ['uri_too_long'], STAMP_IF_LOADED),
   NotModified: {
@@ -1115,7 +1138,11 @@ const paths: Record<string, PathItem> = {
         'request. More than 100 items: 400 `batch_too_large`; more than 20 resolve items: 400 ' +
         '`resolve_batch_too_large` (both name the limit); empty `requests`: 400 `empty_batch`; malformed body: 400 ' +
         '`invalid_body`; bad shared include: 400 `unknown_include`. No quota is consumed on these rejections. If the ' +
-        'key has fewer credits than the batch needs, the whole batch is 402 and nothing is charged.',
+        'key has fewer credits than the batch needs, the whole batch is 402 and nothing is charged. An item that ' +
+        'cannot be answered is `{status: 503, body: Error}` in place and is given back: `X-Register-Credits-Remaining` ' +
+        'counts only the items answered. Memory: an entity is at most 256 KiB as compiled, so one batch holds at ' +
+        'most about 100 × 0.5 MiB of answer while it is composed (docs/integrity.md states the budget the test ' +
+        'holds it to).',
       cost: 'per_item',
       requestBody: { required: true, content: jsonContent(schemaRef('BatchRequest')) },
       responses: {
@@ -1329,7 +1356,17 @@ Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
 - **Errors**: \`{error, message?, detail?}\`. 401 codes \`missing_key\`, \`invalid_key\`, \`revoked_key\`,
   \`expired_key\`. Any undocumented path answers 404 \`not_found\` (components/responses/UnknownPath); a documented
   path with another method answers 405 \`method_not_allowed\` with \`Allow\` (components/responses/MethodNotAllowed).
-- **503** \`index_unavailable\` on any release-reading endpoint while no release is loaded.
+- **503** \`index_unavailable\` on any release-reading endpoint while no release is loaded; \`artefact_corrupt\`
+  when a compiled file the answer needs is damaged, truncated or missing (every file is checked before use: the
+  server never answers other bytes); \`upstream_unavailable\` when a mirror's origin cannot be reached. A 5xx
+  costs nothing: a charge taken before the failure is given back. A batch item that cannot be answered is 503 in
+  place and costs nothing; the others are answered and charged.
+- **HEAD** on any GET path answers what the GET would: the same status and headers, \`Content-Length\` included,
+  without a body. It performs the lookup, so on a costing path it is rate-limited and charged like the GET (a free
+  HEAD would tell anyone whether an ID exists) and carries \`X-Register-Credits-Remaining\`. A HEAD of
+  \`/notices\` marks nothing seen.
+- **Refusals before routing** (not valid HTTP, no \`Host\` on HTTP/1.1, a bad \`Expect\`, \`CONNECT\`, slow or
+  oversized headers) carry an Error body too (components/responses/ProtocolRefusal).
 - **x-lookup-cost** on each operation: lookups charged per request (\`per_item\` for the batch).`;
 
 export const openapiDocument: OpenApiDocument = deepFreeze({

@@ -1,9 +1,11 @@
-// Reads one bucketed family (common/bucket-format.ts) through a ShardSource: the directory once, then one bucket
-// per lookup with one ranged read. Buckets are kept as their checksum-verified bytes in a shared LRU and a lookup
+// Reads one bucketed family (common/bucket-format.ts) through a ShardSource: the directory once (checked whole
+// against its sha256 in the release's manifest), then one bucket per lookup with one ranged read (checked against
+// the directory's CRC-32). Buckets are kept as their checksum-verified bytes in a shared LRU and a lookup
 // walks those bytes, decoding only the value it returns; a bucket looked into again gets an entry index, so hot
 // buckets (search tokens, search docs) are binary-searched or indexed instead of walked.
+import { createHash } from 'node:crypto';
 import { checksum32 } from '../../common/checksum.ts';
-import { ApiError } from '../api-error.ts';
+import { ArtefactError, fileOf, readFailure } from '../read-errors.ts';
 import {
   bucketEntries,
   DIRECTORY_ENTRY_BYTES,
@@ -54,6 +56,11 @@ const SLOT_OVERHEAD_BYTES = 320;
 export interface BucketFamilyReaderOptions {
   /** Where verified buckets are kept (weight = bytes + the index they may get + a slot overhead). Default: a private cache of 8 MiB. */
   cache?: BucketCache;
+  /**
+   * The directory's sha256 (hex) as the release's manifest lists it: the directory is refused unless its bytes hash
+   * to it. Default: none, and only its length is checked (for families read outside a release, e.g. in tests).
+   */
+  directorySha256?: string;
 }
 
 export const createBucketCache = (maxBytes: number): BucketCache => new LruCache<number, CachedBucket>({ maxWeight: maxBytes });
@@ -63,17 +70,28 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
   const where = `${source.label} ${family.pack}`;
   if (!(family.buckets <= MAX_BUCKETS)) throw new Error(`[bucket-reader] ${where}: ${family.buckets} buckets, at most ${MAX_BUCKETS} supported`);
   const keyBase = bucketCacheKey(family.pack, 0);
+  const dirFile = fileOf(source, family.directory);
+  const packFile = fileOf(source, family.pack);
   let directory: Promise<Uint8Array> | null = null;
 
   // Loaded once and shared by concurrent first lookups; a failed load is forgotten so the next lookup retries.
+  // Read once per process, so hashing it whole costs nothing per lookup; a zeroed or altered entry would otherwise
+  // turn a bucket into an empty one, and a lookup into a wrong "not found".
   const loadDirectory = (): Promise<Uint8Array> => {
     directory ??= (async () => {
-      const bytes = await source.readFile(family.directory);
-      if (!bytes) throw new Error(`[bucket-reader] ${source.label} ${family.directory}: directory missing`);
+      let bytes: Uint8Array | null;
+      try {
+        bytes = await source.readFile(family.directory);
+      } catch (err) {
+        throw readFailure(err, dirFile);
+      }
+      if (!bytes) throw new ArtefactError(dirFile, 'not found');
       if (bytes.byteLength !== family.buckets * DIRECTORY_ENTRY_BYTES) {
-        throw new Error(
-          `[bucket-reader] ${source.label} ${family.directory}: ${bytes.byteLength} bytes, expected ${family.buckets} entries of ${DIRECTORY_ENTRY_BYTES}`,
-        );
+        throw new ArtefactError(dirFile, `${bytes.byteLength} bytes, expected ${family.buckets} entries of ${DIRECTORY_ENTRY_BYTES}`);
+      }
+      if (opts.directorySha256 !== undefined) {
+        const actual = createHash('sha256').update(bytes).digest('hex');
+        if (actual !== opts.directorySha256) throw new ArtefactError(dirFile, `sha256 ${actual} does not match the manifest (${opts.directorySha256})`);
       }
       return bytes;
     })().catch((err) => {
@@ -83,11 +101,8 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
     return directory;
   };
 
-  // The client learns only that the answer cannot be trusted; which file and why goes nowhere near a response.
-  const corrupt = (what: string) => {
-    void what;
-    return new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check.');
-  };
+  // Which file and why goes to the operator's log (runtime/app.ts), nowhere near a response.
+  const corrupt = (what: string) => new ArtefactError(packFile, what);
 
   const hashed = family.addressing === 'fnv1a32-top-bits';
   const loadBucket = async (bucket: number): Promise<CachedBucket | null> => {
@@ -105,9 +120,10 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
         try {
           bytes = await source.readRange(family.pack, offset, length);
         } catch (err) {
-          throw corrupt(`bucket ${bucket} unreadable (${(err as Error).message})`);
+          // Missing or truncated (ArtefactError), or the mirror's origin is down (UpstreamError, not damage).
+          throw readFailure(err, packFile);
         }
-        if (checksum32(bytes) !== checksum) throw corrupt(`bucket ${bucket} fails its checksum`);
+        if (checksum32(bytes) !== checksum) throw corrupt(`crc32 of bucket ${bucket} (bytes ${offset}+${length}) does not match its directory entry`);
         // A view into a larger buffer (a source that cached the whole file) would keep all of it alive under
         // this bucket's weight; own copy keeps the cache bound a bound on memory. (A copy made by the
         // constructor: Buffer's slice() would be another view.)
@@ -161,7 +177,10 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       if (per < 1) throw new Error(`[bucket-reader] ${where}: ordinal family without per_bucket`);
       const bucket = Math.floor(ordinal / per);
       const c = cache.get(keyBase + bucket) ?? (await loadBucket(bucket));
-      return c ? walk(bucket, c, (bytes, index) => valueInBucket<V>(bytes, ordinal % per, index)) : undefined;
+      const v = c ? walk(bucket, c, (bytes, index) => valueInBucket<V>(bytes, ordinal % per, index)) : undefined;
+      // Every ordinal below `entries` has a value: a gap means the directory or bucket disagrees with release.json.
+      if (v === undefined) throw corrupt(`ordinal ${ordinal} of ${family.entries} is not in bucket ${bucket}`);
+      return v;
     },
   };
 }

@@ -1,8 +1,13 @@
 // Which compiled release each namespace serves: dist/index.json, re-read at most once a second so a newly
 // compiled stamp is picked up without a restart. Opened releases are kept, since older stamps stay addressable.
+// index.json is the root of the chain of trust (docs/integrity.md): its seal is checked whenever its text changes,
+// and each stamp is opened only if its public manifest hashes to what the index records.
 import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
+import { openIndex } from '../../common/index-file.ts';
 import type { Namespace } from '../../common/ids.ts';
 import { NOT_AT_HAND, type Clock, type ShardSource } from '../interfaces.ts';
+import { stderrLogger, type Logger } from '../log.ts';
+import { ArtefactError, fileOf, readFailure, UpstreamError } from '../read-errors.ts';
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
@@ -20,16 +25,28 @@ export interface CatalogOptions {
   shardCacheBytes?: number;
   /** Bytes of finished entity answers kept across all releases (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
   bodyCacheBytes?: number;
+  /** Where a damaged index.json or a stamp that cannot be opened is reported, once per distinct reason (default: stderr). */
+  log?: Logger;
 }
+
+/** Why a file the catalog needs cannot be used. */
+type ReadFailure = ArtefactError | UpstreamError;
 
 export class ReleaseCatalog {
   private index: DistIndex | null = null;
   private indexText = '';
+  /** Why the index cannot be read while no earlier one was: requests answer it (503) instead of "nothing compiled". */
+  private indexFailure: ReadFailure | null = null;
   private checkedAt = -Infinity;
   private refreshing: Promise<void> | null = null;
-  private readonly releases = new Map<string, Promise<Release>>();
+  /** Opening or opened releases, with the public manifest sha256 each was opened against. */
+  private readonly releases = new Map<string, { sha256: string; opening: Promise<Release> }>();
   /** The releases of `releases` that have opened, for forNamespaceNow. */
   private readonly opened = new Map<string, Release>();
+  /** Stamps that failed to open, answered as they are until the next re-read of the index rather than re-read per request. */
+  private readonly failed = new Map<string, ReadFailure>();
+  private readonly logged = new Set<string>();
+  private readonly log: Logger;
   readonly cache: BucketCache;
   readonly shards: ShardCache;
   readonly bodies: BodyCache;
@@ -38,9 +55,10 @@ export class ReleaseCatalog {
     this.cache = createBucketCache(opts.cacheBytes ?? DEFAULT_BUCKET_CACHE_BYTES);
     this.shards = new ShardCache(opts.shardCacheBytes ?? DEFAULT_SHARD_CACHE_BYTES);
     this.bodies = new BodyCache(opts.bodyCacheBytes ?? DEFAULT_BODY_CACHE_BYTES);
+    this.log = opts.log ?? stderrLogger;
   }
 
-  /** The current index (null when nothing is compiled). */
+  /** The current index (null when nothing is compiled). Throws why, when index.json exists but cannot be used. */
   async current(): Promise<DistIndex | null> {
     const now = this.opts.clock.now();
     if (now - this.checkedAt >= (this.opts.refreshMs ?? 1000)) {
@@ -48,28 +66,66 @@ export class ReleaseCatalog {
     }
     // Until the first index is read, every request waits for it (later refreshes run in the background).
     if (!this.index && this.refreshing) await this.refreshing;
+    if (!this.index && this.indexFailure) throw this.indexFailure;
     return this.index;
   }
 
   private async refresh(now: number): Promise<void> {
     this.checkedAt = now;
+    this.failed.clear();
+    const file = fileOf(this.opts.source, INDEX_FILE);
+    let bytes: Uint8Array | null;
     try {
-      const bytes = await this.opts.source.readFile(INDEX_FILE);
-      if (!bytes) return;
-      const text = new TextDecoder().decode(bytes);
-      if (text !== this.indexText) {
-        const parsed = JSON.parse(text) as DistIndex;
-        // Open the new stamps before switching, so the first request after a publish does not pay for it.
-        await Promise.all([parsed.v1, parsed.next].filter((s): s is string => !!s).map((s) => this.release(s)));
-        this.index = parsed;
-        this.indexText = text;
-      }
-    } catch {
-      // Keep serving what we had: a mirror mid-upload or a transient read error must not take the API down.
+      bytes = await this.opts.source.readFile(INDEX_FILE);
+    } catch (err) {
+      return this.indexUnusable(readFailure(err, file));
     }
+    if (!bytes) {
+      // Nothing compiled yet, or the pointer was deleted: keep serving what we had (its stamps are immutable).
+      if (this.index) this.logOnce('index-missing', `[serve] ${file}: not found; still serving ${this.index.v1 ?? '-'} (v1) and ${this.index.next ?? '-'} (next)`, file, 'not found');
+      return;
+    }
+    const text = new TextDecoder().decode(bytes);
+    if (text === this.indexText) return;
+    let parsed: DistIndex;
+    try {
+      parsed = openIndex(text);
+    } catch (err) {
+      return this.indexUnusable(new ArtefactError(file, (err as Error).message));
+    }
+    // Open the new stamps before switching, so the first request after a publish does not pay for it, and a stamp
+    // that cannot be opened is never switched to while an earlier index serves.
+    const stamps = [...new Set([parsed.v1, parsed.next].filter((s): s is string => !!s))];
+    const opens = await Promise.allSettled(stamps.map((s) => this.release(s, parsed)));
+    const problems = opens.flatMap((o, i) => (o.status === 'rejected' ? [[stamps[i], o.reason] as const] : []));
+    for (const [stamp, reason] of problems) {
+      const r = reason as Error;
+      const why = r instanceof ArtefactError ? `${r.file}: ${r.check}` : (r?.message ?? String(r));
+      this.logOnce(`stamp ${stamp} ${why}`, `[serve] ${file} names ${stamp}, which cannot be opened: ${why}; ${this.index ? 'still serving the previous index' : 'answering 503 for it'}`, file, why);
+    }
+    // A first index is taken even with a broken stamp: the namespace it serves answers 503 naming no file, the other
+    // is served. A later one only when every stamp it names opened.
+    if (this.index && problems.length) return;
+    this.index = parsed;
+    this.indexText = text;
+    this.indexFailure = null;
   }
 
-  /** The release a namespace serves, or null. */
+  private indexUnusable(failure: ReadFailure): void {
+    const why = failure instanceof ArtefactError ? failure.check : failure.reason;
+    const where = failure instanceof ArtefactError ? failure.file : failure.url;
+    this.logOnce(`index ${why}`, `[serve] ${where}: ${why}; ${this.index ? 'still serving the previous index' : 'nothing served until it is repaired'}`, where, why);
+    if (!this.index) this.indexFailure = failure;
+  }
+
+  private logOnce(key: string, line: string, file: string, check: string): void {
+    if (this.logged.has(key)) return;
+    if (this.logged.size >= 1000) this.logged.clear();
+    this.logged.add(key);
+    this.log({ level: 'error', event: 'release_unavailable', line, file, check });
+  }
+
+  /** The release a namespace serves, or null. Rejects why, when it (or the index) cannot be opened. */
   async forNamespace(ns: Namespace): Promise<Release | null> {
     const index = await this.current();
     const stamp = index?.[ns];
@@ -88,16 +144,31 @@ export class ReleaseCatalog {
     return this.opened.get(stamp) ?? NOT_AT_HAND;
   }
 
-  release(stamp: string): Promise<Release> {
-    let r = this.releases.get(stamp);
-    if (!r) {
-      r = loadRelease(this.opts.source, stamp, this.cache, this.shards, this.bodies);
-      r.then(
-        (opened) => this.opened.set(stamp, opened),
-        () => this.releases.delete(stamp),
-      );
-      this.releases.set(stamp, r);
-    }
-    return r;
+  /**
+   * Release `stamp` as `index` (default: the current one) lists it. Rejects with ArtefactError when the index does
+   * not list it or its files fail their checks, UpstreamError when a mirror's origin cannot give them.
+   */
+  release(stamp: string, index: DistIndex | null = this.index): Promise<Release> {
+    const sha256 = index?.releases.find((r) => r.stamp === stamp)?.sha256.public;
+    if (sha256 === undefined) return Promise.reject(new ArtefactError(fileOf(this.opts.source, INDEX_FILE), `lists no release ${stamp}`));
+    const known = this.releases.get(stamp);
+    // Same manifest, same release; another manifest means the stamp was compiled again, so it is opened again.
+    if (known && known.sha256 === sha256) return known.opening;
+    const failed = this.failed.get(stamp);
+    if (failed) return Promise.reject(failed);
+    const opening = loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies);
+    opening.then(
+      (opened) => {
+        if (this.releases.get(stamp)?.opening === opening) this.opened.set(stamp, opened);
+      },
+      (err: unknown) => {
+        if (this.releases.get(stamp)?.opening !== opening) return;
+        this.releases.delete(stamp);
+        if (err instanceof ArtefactError || err instanceof UpstreamError) this.failed.set(stamp, err);
+      },
+    );
+    this.releases.set(stamp, { sha256, opening });
+    this.opened.delete(stamp);
+    return opening;
   }
 }

@@ -1,11 +1,14 @@
 // One compiled release as the runtime sees it: release.json plus lazily opened bucketed families and shard packs,
-// all read through a ShardSource, so the same code serves a local dist/ or a mirror over HTTP.
+// all read through a ShardSource, so the same code serves a local dist/ or a mirror over HTTP. Every byte is checked
+// before use (docs/integrity.md): the public manifest against index.json, release.json, the documents and the
+// directories against the manifest, buckets and shards against their CRC-32s.
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { createHash } from 'node:crypto';
-import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
-import { ApiError } from '../api-error.ts';
+import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
+import { MAX_SHARD_BYTES } from '../../common/limits.ts';
 import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
+import { ArtefactError, fileOf, readFailure } from '../read-errors.ts';
 import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
 import { shardCacheKey, type ShardCache } from './shard-cache.ts';
 import { packNumber } from './pack-numbers.ts';
@@ -30,6 +33,8 @@ export interface LiveEntity {
   cuts: number[];
   bridgeCount: number;
   entityType: string;
+  /** The file the shard was read from, as logs name it (a composer that finds it broken says where). */
+  file: string;
   /** The ID the client asked for, when it was a merged ID. */
   requestedId?: string;
 }
@@ -59,8 +64,8 @@ export class Release {
     readonly doc: ReleaseDoc,
     private readonly source: ShardSource,
     private readonly cache: BucketCache,
-    /** sha256 of every public file (public/manifest.json), to check documents before they are served. */
-    private readonly sha256Of: Record<string, string>,
+    /** Every public file with its size and sha256 (public/manifest.json, itself checked against index.json). */
+    private readonly files: Record<string, ManifestEntry>,
     /** Verified shards kept across requests (shared by the catalog's releases), or null for none. */
     private readonly shards: ShardCache | null = null,
     /** Finished answers kept across requests (shared by the catalog's releases), or null for none. */
@@ -76,7 +81,10 @@ export class Release {
 
   private family(f: ReleaseDoc['families']['entities']): BucketFamilyReader {
     const prefix = `${this.stamp}/${PUBLIC_DIR}/`;
-    return openBucketFamily(this.source, { ...f, directory: prefix + f.directory, pack: prefix + f.pack }, { cache: this.cache });
+    const directory = prefix + f.directory;
+    // A directory the manifest does not list cannot be vouched for: never read it (the empty string matches no hash).
+    const directorySha256 = this.files[f.directory]?.sha256 ?? '';
+    return openBucketFamily(this.source, { ...f, directory, pack: prefix + f.pack }, { cache: this.cache, directorySha256 });
   }
 
   /**
@@ -91,8 +99,9 @@ export class Release {
       const target = await this.entity(v[1]);
       return target?.kind === 'live' ? { ...target, requestedId: id } : target;
     }
-    if (v[0] === ENTRY_TOMBSTONE) return { kind: 'gone', body: await this.shard(v[1], v[2], v[3], v[4], id) };
-    return liveOf(id, v, await this.shard(v[1], v[2], v[3], v[12], id));
+    if (v[0] === ENTRY_TOMBSTONE) return { kind: 'gone', body: await this.shard(this.shardPack(v[1], id), v[2], v[3], v[4], id) };
+    const p = this.shardPack(v[1], id);
+    return liveOf(id, v, await this.shard(p, v[2], v[3], v[12], id), p);
   }
 
   /**
@@ -108,11 +117,12 @@ export class Release {
       return target !== NOT_AT_HAND && target?.kind === 'live' ? { ...target, requestedId: id } : target;
     }
     if (v[0] === ENTRY_TOMBSTONE) {
-      const body = this.readShardNow(v[1], v[2], v[3], v[4], id);
+      const body = this.readShardNow(this.shardPack(v[1], id), v[2], v[3], v[4], id);
       return body === NOT_AT_HAND ? body : { kind: 'gone', body };
     }
-    const shard = this.readShardNow(v[1], v[2], v[3], v[12], id);
-    return shard === NOT_AT_HAND ? shard : liveOf(id, v, shard);
+    const p = this.shardPack(v[1], id);
+    const shard = this.readShardNow(p, v[2], v[3], v[12], id);
+    return shard === NOT_AT_HAND ? shard : liveOf(id, v, shard, p);
   }
 
   /** The answer body this release kept under `key` (see keepBody), or undefined. Never write to it. */
@@ -141,23 +151,31 @@ export class Release {
   }
 
   /** A verified shard, read at once when it can be (readShardNow), else through the source's promise. */
-  private shard(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | Promise<Uint8Array> {
-    const now = this.readShardNow(pack, offset, length, checksum, id);
+  private shard(p: ShardPack, offset: number, length: number, checksum: number, id: string): Uint8Array | Promise<Uint8Array> {
+    const now = this.readShardNow(p, offset, length, checksum, id);
     if (now !== NOT_AT_HAND) return now;
-    const p = this.shardPack(pack);
-    if (p === null) return verifiedShard(null, checksum, id);
-    return this.source.readRange(p.path, offset, length, true).then((bytes) => this.retained(p, offset, verifiedShard(bytes, checksum, id)));
+    return this.source.readRange(p.path, offset, length, true).then(
+      (bytes) => this.retained(p, offset, verifiedShard(p, bytes, offset, checksum, id)),
+      (err: unknown) => {
+        throw shardUnreadable(err, p, id);
+      },
+    );
   }
 
   /** The shard from the cache, or read and verified without waiting, or NOT_AT_HAND when it needs a wait. */
-  private readShardNow(pack: number, offset: number, length: number, checksum: number, id: string): Uint8Array | typeof NOT_AT_HAND {
-    const p = this.shardPack(pack);
-    if (p === null) return NOT_AT_HAND; // a bad pack number is refused by shard()
+  private readShardNow(p: ShardPack, offset: number, length: number, checksum: number, id: string): Uint8Array | typeof NOT_AT_HAND {
+    // An entry claiming more than the compiler ever writes is damage, and must not make a request allocate it.
+    if (length > MAX_SHARD_BYTES) throw new ArtefactError(this.entitiesFile, `the index entry of ${id} claims a shard of ${length} bytes, more than ${MAX_SHARD_BYTES}`, id);
     const cached = this.shards?.get(shardCacheKey(p.number, offset), length);
     if (cached) return cached;
     if (!this.source.readRangeNow) return NOT_AT_HAND;
-    const bytes = this.source.readRangeNow(p.path, offset, length, true);
-    return bytes === NOT_AT_HAND ? bytes : this.retained(p, offset, verifiedShard(bytes, checksum, id));
+    let bytes: Uint8Array | typeof NOT_AT_HAND;
+    try {
+      bytes = this.source.readRangeNow(p.path, offset, length, true);
+    } catch (err) {
+      throw shardUnreadable(err, p, id);
+    }
+    return bytes === NOT_AT_HAND ? bytes : this.retained(p, offset, verifiedShard(p, bytes, offset, checksum, id));
   }
 
   /** Keeps a verified shard in the cache (a copy) and hands the bytes on. */
@@ -166,16 +184,20 @@ export class Release {
     return bytes;
   }
 
+  /** How logs name the entity index pack, whose entries point at shards. */
+  private get entitiesFile(): string {
+    return fileOf(this.source, `${this.stamp}/${PUBLIC_DIR}/${this.doc.families.entities.pack}`);
+  }
+
   /** Each shard pack's path from the source root and its cache number, made once per pack rather than per read. */
   private readonly shardPacks: ShardPack[] = [];
-  private shardPack(pack: number): ShardPack | null {
+  private shardPack(pack: number, id: string): ShardPack {
+    const known = this.shardPacks[pack];
+    if (known !== undefined) return known;
     const name = this.doc.shard_packs[pack];
-    if (name === undefined) return null;
-    if (this.shardPacks[pack] === undefined) {
-      const path = `${this.stamp}/${PUBLIC_DIR}/${name}`;
-      this.shardPacks[pack] = { path, number: packNumber(path) };
-    }
-    return this.shardPacks[pack];
+    if (name === undefined) throw new ArtefactError(this.entitiesFile, `the index entry of ${id} names shard pack ${pack}; release.json lists ${this.doc.shard_packs.length}`, id);
+    const path = `${this.stamp}/${PUBLIC_DIR}/${name}`;
+    return (this.shardPacks[pack] = { path, number: packNumber(path), file: fileOf(this.source, path) });
   }
 
   resolve(provider: string, namespace: string, externalId: string): Promise<ResolveValue | undefined> {
@@ -199,16 +221,11 @@ export class Release {
     return { total: s.total, reader: r };
   }
 
-  /** A precomputed response body (path relative to public/), read once. */
+  /** A precomputed response body (path relative to public/), read once and checked whole against the manifest. */
   document(path: string): Promise<Uint8Array> {
     let p = this.documentCache.get(path);
     if (!p) {
-      p = this.source.readFile(`${this.stamp}/${PUBLIC_DIR}/${path}`).then((b) => {
-        if (!b) throw new ApiError(503, 'index_unavailable', 'A release document is missing from the compiled dist.');
-        // Read once per process, so a full hash is cheap; altered bytes are refused, never served.
-        if (sha256Hex(b) !== this.sha256Of[path]) throw new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check.');
-        return b;
-      });
+      p = readVerified(this.source, `${this.stamp}/${PUBLIC_DIR}/${path}`, this.files[path]?.sha256, `${PUBLIC_DIR}/${MANIFEST_FILE}`);
       p.catch(() => this.documentCache.delete(path));
       this.documentCache.set(path, p);
     }
@@ -216,36 +233,81 @@ export class Release {
   }
 }
 
+/** A file as a part manifest lists it. */
+export interface ManifestEntry {
+  bytes: number;
+  sha256: string;
+}
+
 interface ShardPack {
   path: string;
   number: number;
+  /** How logs name it (fileOf), made once. */
+  file: string;
 }
 
 /** A live index entry (ENTRY_LIVE) and its verified shard. */
-function liveOf(id: string, v: Extract<EntityIndexValue, { length: 13 }>, shard: Uint8Array): LiveEntity {
-  return { kind: 'live', id, shard, cuts: [v[4], v[5], v[6], v[7], v[8], v[9]], bridgeCount: v[10], entityType: ENTITY_TYPES[v[11]] };
+function liveOf(id: string, v: Extract<EntityIndexValue, { length: 13 }>, shard: Uint8Array, p: ShardPack): LiveEntity {
+  return { kind: 'live', id, shard, cuts: [v[4], v[5], v[6], v[7], v[8], v[9]], bridgeCount: v[10], entityType: ENTITY_TYPES[v[11]], file: p.file };
 }
 
-function verifiedShard(bytes: Uint8Array | null, checksum: number, id: string): Uint8Array {
+function verifiedShard(p: ShardPack, bytes: Uint8Array, offset: number, checksum: number, id: string): Uint8Array {
   // Wrong bytes are worse than no answer: a corrupted pack is refused until the dist is repaired.
-  if (!bytes || checksum32(bytes) !== checksum) throw new ApiError(503, 'artefact_corrupt', 'The compiled data for this ID failed its integrity check.', { detail: id });
+  if (checksum32(bytes) !== checksum) throw new ArtefactError(p.file, `crc32 of bytes ${offset}+${bytes.byteLength} does not match the index entry of ${id}`, id);
   return bytes;
 }
 
-export async function loadRelease(source: ShardSource, stamp: string, cache: BucketCache, shards: ShardCache | null = null, bodies: BodyCache | null = null): Promise<Release> {
-  const manifestBytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`);
-  if (!manifestBytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${MANIFEST_FILE}`);
-  const files = (JSON.parse(new TextDecoder().decode(manifestBytes)) as { files: Record<string, { sha256: string }> }).files;
-  const sha256Of: Record<string, string> = {};
-  for (const [path, f] of Object.entries(files)) sha256Of[path] = f.sha256;
-  const bytes = await source.readFile(`${stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`);
-  if (!bytes) throw new Error(`release ${stamp} has no ${PUBLIC_DIR}/${RELEASE_DOC}`);
-  // A release whose own description is altered is not opened at all.
-  if (sha256Hex(bytes) !== sha256Of[RELEASE_DOC]) throw new Error(`release ${stamp}: ${RELEASE_DOC} does not match its manifest`);
-  const doc = JSON.parse(new TextDecoder().decode(bytes)) as ReleaseDoc;
-  // Another format's shards may be stored differently (format 2 stores bridges compactly): never guess at them.
-  if (doc.format !== DIST_FORMAT) throw new Error(`release ${stamp} is in format ${JSON.stringify(doc.format)}, this runtime reads ${DIST_FORMAT}; recompile it`);
-  return new Release(doc, source, cache, sha256Of, shards, bodies);
+/** A shard read that failed: missing or truncated pack (ArtefactError), or an origin that is down (UpstreamError). */
+function shardUnreadable(err: unknown, p: ShardPack, id: string): Error {
+  const e = readFailure(err, p.file);
+  return e instanceof ArtefactError ? e.about(id) : e;
 }
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+/**
+ * A whole file that must hash to `sha256` (hex), as `vouchedBy` (the file that listed it) says. Missing, unreadable
+ * or different bytes throw ArtefactError; an origin that is down throws UpstreamError. `undefined`: the voucher does
+ * not list the file, which is refused like damage.
+ */
+export async function readVerified(source: ShardSource, path: string, sha256: string | undefined, vouchedBy: string): Promise<Uint8Array> {
+  const file = fileOf(source, path);
+  if (sha256 === undefined) throw new ArtefactError(file, `not listed in ${vouchedBy}`);
+  let bytes: Uint8Array | null;
+  try {
+    bytes = await source.readFile(path);
+  } catch (err) {
+    throw readFailure(err, file);
+  }
+  if (!bytes) throw new ArtefactError(file, 'not found');
+  const actual = sha256Hex(bytes);
+  if (actual !== sha256) throw new ArtefactError(file, `sha256 ${actual} does not match ${vouchedBy} (${sha256})`);
+  return bytes;
+}
+
+/** The JSON a verified file holds; bytes that hash right yet do not parse mean a broken compile, refused the same way. */
+export function parseVerified<T>(source: ShardSource, path: string, bytes: Uint8Array): T {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as T;
+  } catch (e) {
+    throw new ArtefactError(fileOf(source, path), `not JSON (${(e as Error).message})`);
+  }
+}
+
+/**
+ * Opens release `stamp`: its public manifest must hash to `manifestSha256` (what index.json records), and
+ * release.json to what that manifest lists. Throws ArtefactError (or UpstreamError) otherwise.
+ */
+export async function loadRelease(
+  source: ShardSource, stamp: string, manifestSha256: string, cache: BucketCache, shards: ShardCache | null = null, bodies: BodyCache | null = null,
+): Promise<Release> {
+  const manifestPath = `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`;
+  const manifest = parseVerified<{ files?: Record<string, ManifestEntry> }>(source, manifestPath, await readVerified(source, manifestPath, manifestSha256, INDEX_FILE));
+  const files = manifest.files ?? {};
+  const docPath = `${stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`;
+  const doc = parseVerified<ReleaseDoc>(source, docPath, await readVerified(source, docPath, files[RELEASE_DOC]?.sha256, `${PUBLIC_DIR}/${MANIFEST_FILE}`));
+  // Another format's shards may be stored differently (format 2 stores bridges compactly): never guess at them.
+  if (doc.format !== DIST_FORMAT) throw new ArtefactError(fileOf(source, docPath), `format ${JSON.stringify(doc.format)}, this runtime reads ${DIST_FORMAT}; recompile it`);
+  if (doc.stamp !== stamp) throw new ArtefactError(fileOf(source, docPath), `names stamp ${JSON.stringify(doc.stamp)}, not ${stamp}`);
+  return new Release(doc, source, cache, files, shards, bodies);
+}

@@ -1,5 +1,7 @@
 // POST /batch: each item runs through the same function as its single endpoint and yields its own {status, body};
-// structurally invalid items answer 400 in place and cost nothing; the whole batch is one request for the rate limit.
+// structurally invalid items answer 400 in place and cost nothing; an item that cannot be answered (a damaged file,
+// an origin that is down) answers 503 in place and its lookup is given back; the whole batch is one request for the
+// rate limit.
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
@@ -99,53 +101,79 @@ const settled = (p: EntityPlan): Looked | null => {
 };
 const lookUp = (p: EntityPlan): Promise<Looked> => liveEntity(p.release, p.entity).then((entity) => ({ entity }), (failed: unknown) => ({ failed }));
 
+/** The batch being composed: its parts, and how to answer an item that fails. */
+interface Composing {
+  out: Uint8Array[];
+  /** The core's mapping of a failure to its ApiError (and log line): Services.failure. */
+  failure: (e: unknown) => ApiError;
+  /** Items answered 503 in place, whose lookups are given back. */
+  failed: number;
+}
+
 /**
- * Pushes one item's `{status, body}` onto `out` as byte slices: entity bodies pass through as the compiler wrote
+ * Pushes one item's `{status, body}` onto the parts as byte slices: entity bodies pass through as the compiler wrote
  * them, and are kept for the next request that asks the same (see entityItem in entities.ts).
  */
-function entityItem(p: EntityPlan, looked: Looked, out: Uint8Array[]): void {
-  if ('failed' in looked) return failedItem(looked.failed, out);
-  out.push(statusHead(200));
-  const from = out.length;
-  entityParts(looked.entity, p.include, p.lang, out);
-  p.release.keepBody(p.key, out, from);
-  out.push(CLOSE);
+function entityItem(p: EntityPlan, looked: Looked, b: Composing): void {
+  if ('failed' in looked) return failedItem(looked.failed, b);
+  const at = b.out.length;
+  try {
+    b.out.push(statusHead(200));
+    const from = b.out.length;
+    entityParts(looked.entity, p.include, p.lang, b.out);
+    p.release.keepBody(p.key, b.out, from);
+    b.out.push(CLOSE);
+  } catch (e) {
+    // A shard that passed its checksum yet does not compose: drop what was pushed of it, answer it in place.
+    b.out.length = at;
+    failedItem(e, b);
+  }
 }
 
 /** The same for an item that is not an entity lookup: its 400, or its own run. */
-async function otherItem(p: OtherPlan, out: Uint8Array[]): Promise<void> {
+async function otherItem(p: OtherPlan, b: Composing): Promise<void> {
   if ('error' in p) {
-    out.push(statusHead(p.error.status), enc.encode(p.error.bodyText()), CLOSE);
+    b.out.push(statusHead(p.error.status), enc.encode(p.error.bodyText()), CLOSE);
     return;
   }
   try {
     const r = await p.run();
-    out.push(statusHead(r.status), asBytes(r.body), CLOSE);
+    b.out.push(statusHead(r.status), asBytes(r.body), CLOSE);
   } catch (failed) {
-    failedItem(failed, out);
+    failedItem(failed, b);
   }
 }
 
-/** An item's 4xx in place (a retired ID's 410 carries the compiler's stub); anything else fails the batch. */
-function failedItem(e: unknown, out: Uint8Array[]): void {
-  if (e instanceof GoneError) out.push(statusHead(410), e.stub);
-  else if (e instanceof ApiError && e.status < 500) out.push(statusHead(e.status), enc.encode(e.bodyText()));
-  else throw e;
-  out.push(CLOSE);
+/**
+ * An item's failure in place: a 4xx as its endpoint answers it (a retired ID's 410 carries the compiler's stub);
+ * anything else is 503 with the Error body the core maps it to, and costs nothing. One bad item never fails the batch.
+ */
+function failedItem(e: unknown, b: Composing): void {
+  if (e instanceof GoneError) b.out.push(statusHead(410), e.stub);
+  else {
+    const err = b.failure(e);
+    if (err.status < 500) b.out.push(statusHead(err.status), enc.encode(err.bodyText()));
+    else {
+      b.failed++;
+      b.out.push(statusHead(503), enc.encode((err.status === 503 ? err : new ApiError(503, err.code, err.message)).bodyText()));
+    }
+  }
+  b.out.push(CLOSE);
 }
 
 /**
  * The batch's body, items in order. An entity whose index bucket and shard are at hand is composed without a
  * promise; otherwise its lookup and those of up to LOOKAHEAD items after it start together and are awaited in turn.
  */
-async function compose(planned: Planned[]): Promise<Reply> {
+async function compose(planned: Planned[], failure: (e: unknown) => ApiError): Promise<Reply> {
   const parts: Uint8Array[] = [enc.encode('{"results":[')];
+  const b: Composing = { out: parts, failure, failed: 0 };
   const ahead: (Promise<Looked> | undefined)[] = [];
   for (let i = 0; i < planned.length; i++) {
     if (i) parts.push(COMMA);
     const p = planned[i];
     if (!('entity' in p)) {
-      await otherItem(p, parts);
+      await otherItem(p, b);
       continue;
     }
     const kept = p.release.keptBody(p.key);
@@ -163,10 +191,10 @@ async function compose(planned: Planned[]): Promise<Reply> {
       looked = await ahead[i]!;
       ahead[i] = undefined;
     }
-    entityItem(p, looked, parts);
+    entityItem(p, looked, b);
   }
   parts.push(enc.encode(`],"count":${planned.length}}`));
-  return { status: 200, body: concatToSend(parts) };
+  return { status: 200, body: concatToSend(parts), refund: b.failed };
 }
 
 /**
@@ -226,7 +254,7 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
         return {
           cost,
           run() {
-            return gate.run(() => compose(planned));
+            return gate.run(() => compose(planned, c.services.failure));
           },
         };
       },

@@ -7,7 +7,6 @@ import { allowOnly, intParam } from '../params.ts';
 import type { RequestContext, RouteDef } from '../route.ts';
 import { readJsonBody } from './batch.ts';
 
-const dec = new TextDecoder();
 // Parsed batches per app (keyed by its services object), so two runtimes in one process never share one.
 const cachesByApp = new WeakMap<object, Map<string, Promise<NoticeBatch | null>>>();
 const MAX_ACK_IDS = 1000;
@@ -26,7 +25,7 @@ function currentBatch(c: RequestContext, provider: string): Promise<NoticeBatch 
   if (!batches) cachesByApp.set(c.services, (batches = new Map()));
   let p = batches.get(k);
   if (!p) {
-    p = c.services.readNotices(c.release.stamp, provider).then((b) => (b ? (JSON.parse(dec.decode(b)) as NoticeBatch) : null));
+    p = c.services.readNotices(c.release.stamp, provider);
     p.catch(() => batches!.delete(k));
     batches.set(k, p);
     if (batches.size > 256) batches.delete(batches.keys().next().value!);
@@ -59,7 +58,8 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
               const s = state.get(f.finding_id) ?? { seen_at: null, acknowledged_at: null };
               return { ...f, seen: s.seen_at !== null, seen_at: s.seen_at, acknowledged: s.acknowledged_at !== null, acknowledged_at: s.acknowledged_at };
             });
-            if (batch && ids.length) await c.services.store.markSeen(provider, batch.batch_id, ids, new Date(c.now).toISOString());
+            // A HEAD delivers nothing, so it marks nothing seen (it answers the same status and headers as the GET).
+            if (batch && ids.length && c.method !== 'HEAD') await c.services.store.markSeen(provider, batch.batch_id, ids, new Date(c.now).toISOString());
             const next = offset + page.length < all.length ? offset + page.length : null;
             const body = JSON.stringify({
               provider, batch_id: batch?.batch_id ?? null, generated_at: batch?.generated_at ?? null, findings, count: findings.length,

@@ -4,6 +4,7 @@ import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import { transientBytes } from '../../common/bytes.ts';
 import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
+import { ArtefactError } from '../read-errors.ts';
 import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
 
 /** Options of createFsSource. */
@@ -65,6 +66,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
   let closed = false;
 
   const inside = root.endsWith(sep) ? root : root + sep;
+  const where = (path: string): string => inside + path.split('/').join(sep);
   // Every lookup reads a few files (index pack, shard pack) again and again: checking and resolving each path
   // once, not per read, was ~5% of a batch's CPU. Only accepted paths are kept; a refused one throws every time.
   const accepted = new Map<string, string>();
@@ -149,7 +151,8 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       try {
         f = await h.opening;
       } catch (err) {
-        if (isNotFound(err)) throw new Error(`[${tag}] ${path}: not found`);
+        // A compiled file that is not there is a damaged dist, as the release layer reports it.
+        if (isNotFound(err)) throw new ArtefactError(where(path), 'not found');
         throw new Error(`[${tag}] ${path}: ${(err as Error).message}`);
       }
       // Evicted and closed between lookup and use: open it again.
@@ -185,6 +188,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
 
   return {
     label,
+    where,
 
     readFile: readWholeShared,
 
@@ -195,7 +199,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
       if (isMutablePath(path)) {
         // A pointer file may be replaced by rename at any moment: read the current one, never a kept handle.
         const whole = await readWholeShared(path);
-        if (!whole) throw new Error(`[${tag}] ${path}: not found`);
+        if (!whole) throw new ArtefactError(where(path), 'not found');
         if (offset + length > whole.byteLength) throw shorter(path, offset, length, whole.byteLength);
         return whole.slice(offset, offset + length);
       }
@@ -256,8 +260,9 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
     return out;
   }
 
+  // Shorter than the directory or index entry that points into it: a truncated file.
   function shorter(path: string, offset: number, length: number, size: number): Error {
-    return new Error(`[${tag}] ${path}: range ${offset}+${length} is past the end of the file (${size} bytes)`);
+    return new ArtefactError(where(path), `range ${offset}+${length} is past the end of the file (${size} bytes)`);
   }
 }
 

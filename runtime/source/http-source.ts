@@ -1,6 +1,9 @@
 // ShardSource driver for a dist/ hosted by a CDN or mirror: whole files by GET, pieces by HTTP Range requests,
-// with identical in-flight requests shared and fetched bytes kept in a bounded LRU.
+// with identical in-flight requests shared and fetched bytes kept in a bounded LRU. An origin that cannot answer
+// (unreachable, timed out, 5xx, a broken reply) throws UpstreamError; a file it says is missing or shorter than
+// asked throws ArtefactError: the first is an outage, the second a damaged mirror.
 import type { ShardSource } from '../interfaces.ts';
+import { ArtefactError, UpstreamError } from '../read-errors.ts';
 import { LruCache } from '../release/lru-cache.ts';
 import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
 
@@ -68,6 +71,9 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   // Each segment is percent-encoded so that `?`, `#` and `%` in a file name stay part of the path.
   const urlOf = (path: string): URL => new URL(path.split('/').map(encodeURIComponent).join('/'), base);
   const where = (url: URL, range?: string): string => `${url.pathname}${range ? ` (bytes=${range})` : ''}`;
+  // The URL as logs name it: the base had its credentials moved to a header, so none are in it.
+  const href = (url: URL, range?: string): string => `${url.origin}${where(url, range)}`;
+  const upstream = (url: URL, why: string, range?: string, method = 'GET'): UpstreamError => new UpstreamError(`${method} ${href(url, range)}`, why);
   const assertOpen = () => {
     if (closed) throw new Error(`[${tag}] ${label} is closed`);
   };
@@ -122,7 +128,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
         : e?.name === 'AbortError'
           ? 'source closed'
           : `${e?.message ?? String(err)}${(e?.cause as Error)?.message ? ` (${(e.cause as Error).message})` : ''}`;
-    return new Error(`[${tag}] ${method} ${where(url, range)}: ${why}`);
+    return upstream(url, why, range, method);
   }
 
   async function discard(res: Response): Promise<void> {
@@ -138,7 +144,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     }
     if (res.status !== 200) {
       await discard(res);
-      throw new Error(`[${tag}] GET ${where(url)}: HTTP ${res.status}`);
+      throw upstream(url, `HTTP ${res.status}`);
     }
     return body(res, url);
   }
@@ -152,19 +158,17 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
       const m = CONTENT_RANGE.exec(res.headers.get('content-range') ?? '');
       if (!m) {
         await discard(res);
-        throw new Error(`[${tag}] GET ${where(url, range)}: 206 without a usable Content-Range`);
+        throw upstream(url, '206 without a usable Content-Range', range);
       }
       const [a, b, total] = [Number(m[1]), Number(m[2]), m[3] === '*' ? NaN : Number(m[3])];
       if (a !== offset || b !== end) {
         await discard(res);
         // Servers clamp a range that runs past the end of the file.
         if (a === offset && b < end && total === b + 1) throw shorter(url, range, total);
-        throw new Error(`[${tag}] GET ${where(url, range)}: server sent bytes ${a}-${b}`);
+        throw upstream(url, `server sent bytes ${a}-${b}`, range);
       }
       const bytes = await body(res, url, range);
-      if (bytes.byteLength !== length) {
-        throw new Error(`[${tag}] GET ${where(url, range)}: body has ${bytes.byteLength} bytes, expected ${length}`);
-      }
+      if (bytes.byteLength !== length) throw upstream(url, `body has ${bytes.byteLength} bytes, expected ${length}`, range);
       return bytes;
     }
     if (res.status === 200) {
@@ -179,8 +183,8 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
       const total = /^bytes \*\/(\d+)$/.exec(res.headers.get('content-range') ?? '')?.[1];
       throw shorter(url, range, total === undefined ? NaN : Number(total));
     }
-    if (res.status === 404 || res.status === 410) throw new Error(`[${tag}] GET ${where(url, range)}: not found`);
-    throw new Error(`[${tag}] GET ${where(url, range)}: HTTP ${res.status}`);
+    if (res.status === 404 || res.status === 410) throw new ArtefactError(href(url), 'not found');
+    throw upstream(url, `HTTP ${res.status}`, range);
   }
 
   async function loadEmptyRange(path: string, offset: number): Promise<Uint8Array> {
@@ -188,19 +192,20 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     const url = urlOf(path);
     const res = await request(url, { method: 'HEAD' });
     await discard(res);
-    if (res.status === 404 || res.status === 410) throw new Error(`[${tag}] HEAD ${url.pathname}: not found`);
-    if (res.status !== 200) throw new Error(`[${tag}] HEAD ${url.pathname}: HTTP ${res.status}`);
+    if (res.status === 404 || res.status === 410) throw new ArtefactError(href(url), 'not found');
+    if (res.status !== 200) throw upstream(url, `HTTP ${res.status}`, undefined, 'HEAD');
     const size = Number(res.headers.get('content-length'));
     if (Number.isFinite(size) && offset > size) throw shorter(url, `${offset}-`, size);
     return new Uint8Array(0);
   }
 
   function shorter(url: URL, range: string, size: number): Error {
-    return new Error(`[${tag}] GET ${where(url, range)}: range is past the end of the file${Number.isNaN(size) ? '' : ` (${size} bytes)`}`);
+    return new ArtefactError(href(url), `range ${range} is past the end of the file${Number.isNaN(size) ? '' : ` (${size} bytes)`}`);
   }
 
   return {
     label,
+    where: (path) => href(urlOf(path)),
 
     async readFile(path) {
       assertOpen();

@@ -310,7 +310,9 @@ function checkHeaders(where: string, response: JsonObject, cacheKey: string, get
 export function validateResponse(sample: ResponseSample): unknown {
   const body = typeof sample.body === 'string' ? sample.body : decoder.decode(sample.body);
   const where = `${sample.method.toUpperCase()} ${sample.path} → ${sample.status}`;
-  const match = findOperation(sample.method, sample.path);
+  // The document states HEAD once for every GET path: the GET's status and headers, Content-Length included, no body.
+  const head = sample.method.toUpperCase() === 'HEAD';
+  const match = findOperation(head ? 'GET' : sample.method, sample.path);
 
   let response: JsonObject;
   let cacheKey: string;
@@ -357,6 +359,12 @@ export function validateResponse(sample: ResponseSample): unknown {
   if (contentType === null || contentType.trim().toLowerCase() !== JSON_CONTENT_TYPE) {
     throw new Error(`[openapi] ${where}: Content-Type must be "${JSON_CONTENT_TYPE}", got ${JSON.stringify(contentType)}`);
   }
+  if (head) {
+    if (body !== '') throw new Error(`[openapi] ${where}: a HEAD answer has no body, got ${excerpt(body)}`);
+    const length = get('content-length');
+    if (length === null || !/^[1-9][0-9]*$/.test(length)) throw new Error(`[openapi] ${where}: Content-Length must be the GET body's length, got ${JSON.stringify(length)}`);
+    return undefined;
+  }
   if (body === '') throw new Error(`[openapi] ${where}: empty body, a JSON body is documented`);
 
   let parsed: unknown;
@@ -379,6 +387,32 @@ export function validateResponse(sample: ResponseSample): unknown {
   if (!validate(parsed)) {
     throw new Error(`[openapi] ${where}: body does not match the documented schema:\n  ${formatErrors(validate.errors)}\n  body: ${excerpt(body)}`);
   }
+  return parsed;
+}
+
+/**
+ * Checks a refusal written before routing (not HTTP, no Host, a bad Expect, CONNECT, slow or huge headers) against
+ * components/responses/ProtocolRefusal: status, Error body and code. Returns the parsed body.
+ */
+export function validateProtocolRefusal(sample: Omit<ResponseSample, 'method' | 'path'>): ErrorBody {
+  const body = typeof sample.body === 'string' ? sample.body : decoder.decode(sample.body);
+  const where = `refusal → ${sample.status}`;
+  const response = resolveDocumentRef(openapiDocument.components.responses.ProtocolRefusal);
+  const get = headerGetter(sample.headers);
+  const contentType = get('content-type');
+  if (contentType === null || contentType.trim().toLowerCase() !== JSON_CONTENT_TYPE) {
+    throw new Error(`[openapi] ${where}: Content-Type must be "${JSON_CONTENT_TYPE}", got ${JSON.stringify(contentType)}`);
+  }
+  if (get('content-length') !== String(Buffer.byteLength(body))) throw new Error(`[openapi] ${where}: Content-Length ${get('content-length')} for a body of ${Buffer.byteLength(body)} bytes`);
+  const byStatus: Record<number, string> = { 400: 'bad_request', 405: 'method_not_allowed', 408: 'request_timeout', 417: 'expectation_failed', 431: 'headers_too_large' };
+  const code = byStatus[sample.status];
+  if (code === undefined) throw new Error(`[openapi] ${where}: not a documented refusal status`);
+  const parsed = JSON.parse(body) as ErrorBody;
+  if (JSON.stringify(parsed) !== body) throw new Error(`[openapi] ${where}: body is not canonical JSON`);
+  const schema = ((response.content as JsonObject)['application/json'] as JsonObject).schema as JsonValue;
+  const validate = cachedValidator('protocol-refusal', schema);
+  if (!validate(parsed)) throw new Error(`[openapi] ${where}: body does not match ProtocolRefusal:\n  ${formatErrors(validate.errors)}`);
+  if (parsed.error !== code) throw new Error(`[openapi] ${where}: expected code ${code}, got ${parsed.error}`);
   return parsed;
 }
 

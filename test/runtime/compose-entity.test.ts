@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { INCLUDES, type EntityType, type Include } from '../../common/ids.ts';
 import { fullBridgesSection, storedBridgesSection, type BridgeRow } from '../../common/shard-format.ts';
 import { bridgesBody, entityBody, overlayBody, relationshipsBody } from '../../runtime/compose-entity.ts';
-import { ApiError } from '../../runtime/api-error.ts';
+import { ArtefactError } from '../../runtime/read-errors.ts';
 import type { LiveEntity } from '../../runtime/release/open-release.ts';
 
 const enc = new TextEncoder();
@@ -25,7 +25,7 @@ function shardOf(id: string, type: EntityType, bridgesSection: string, bridgeCou
   let at = 0;
   for (const b of bytes) cuts.push((at += b.length));
   const shard = enc.encode(sections.join('') + '}');
-  return { kind: 'live', id, shard, cuts, bridgeCount, entityType: type, requestedId };
+  return { kind: 'live', id, shard, cuts, bridgeCount, entityType: type, file: 'test shard', requestedId };
 }
 
 const subsets = (xs: readonly Include[]): Include[][] => xs.reduce<Include[][]>((acc, x) => [...acc, ...acc.map((s) => [...s, x])], [[]]);
@@ -63,7 +63,7 @@ describe('composing entities from stored bridges', () => {
     expect(dec.decode(bridgesBody(stored))).toContain('"bridges":[],"count":0');
   });
 
-  it('answers 503 artefact_corrupt for a bridges section that cannot be expanded', () => {
+  it('refuses a bridges section that cannot be expanded, naming its file and ID (the core answers 503 artefact_corrupt)', () => {
     const broken = shardOf('rp0123456789abcde', 'player', ',"bridges":[{"provider":"p","namespace":"","external_id":"1"\u0009}]', 1);
     for (const body of [() => bridgesBody(broken), () => entityBody(broken, new Set<Include>(['bridges']), null)]) {
       let err: unknown;
@@ -72,8 +72,9 @@ describe('composing entities from stored bridges', () => {
       } catch (e) {
         err = e;
       }
-      expect(err).toBeInstanceOf(ApiError);
-      expect([(err as ApiError).status, (err as ApiError).code]).toEqual([503, 'artefact_corrupt']);
+      expect(err).toBeInstanceOf(ArtefactError);
+      expect((err as ArtefactError).message).toMatch(/^test shard: the bridges section of rp0123456789abcde does not expand/);
+      expect((err as ArtefactError).subject).toBe('rp0123456789abcde');
     }
     // Views that do not emit bridges never look at them.
     expect(() => entityBody(broken, new Set<Include>(['aliases']), null)).not.toThrow();

@@ -1,10 +1,11 @@
 // The bucket reader over an in-memory source: what it keeps (verified bytes, weighed by their length), and that
 // bytes failing their checksum or their shape answer 503 artefact_corrupt rather than a wrong value.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DIRECTORY_ENTRY_BYTES, encodeMsgpack, type BucketFamily } from '../../../common/bucket-format.ts';
 import { bucketOf } from '../../../common/hash.ts';
 import { checksum32 } from '../../../common/checksum.ts';
-import { ApiError } from '../../../runtime/api-error.ts';
+import { ArtefactError } from '../../../runtime/read-errors.ts';
 import { NOT_AT_HAND, type ShardSource } from '../../../runtime/interfaces.ts';
 import { bucketCacheKey, createBucketCache, openBucketFamily } from '../../../runtime/release/bucket-family-reader.ts';
 
@@ -51,13 +52,14 @@ function hashedFamily(name: string, keys: string[], buckets: number) {
   return memoryFamily(name, bytes, 'fnv1a32-top-bits', { entries: keys.length });
 }
 
-const corruptCode = async (p: Promise<unknown>) => {
+/** The file and check a refused read names (what the core logs before it answers 503 artefact_corrupt). */
+const refusal = async (p: Promise<unknown>): Promise<string> => {
   const err = await p.then(
     () => null,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ApiError);
-  return [(err as ApiError).status, (err as ApiError).code];
+  expect(err).toBeInstanceOf(ArtefactError);
+  return (err as ArtefactError).message;
 };
 
 describe('openBucketFamily', () => {
@@ -148,22 +150,44 @@ describe('openBucketFamily', () => {
     expect(await reader.at(values.length)).toBeUndefined();
   });
 
-  it('answers 503 artefact_corrupt for bytes failing their checksum, and for checksummed bytes that are not a bucket', async () => {
+  it('refuses bytes failing their checksum, and checksummed bytes that are not a bucket, naming the pack and the check', async () => {
     const { family, files } = hashedFamily('c', keys, 4);
     const flipped = files[family.pack].slice();
     flipped[10] ^= 0x20;
     const bad = openBucketFamily(memorySource({ ...files, [family.pack]: flipped }).source, family);
     const hit = keys.find((k) => bucketOf(k, 4) === 0)!;
-    expect(await corruptCode(bad.get(hit))).toEqual([503, 'artefact_corrupt']);
+    expect(await refusal(bad.get(hit))).toMatch(/^memory c\.pack: crc32 of bucket 0 \(bytes \d+\+\d+\) does not match its directory entry$/);
 
     // A compile bug rather than a flipped byte: the checksum matches, the shape does not.
     const notBuckets = [encodeMsgpack({ a: 1 }), encodeMsgpack(['k', 1, 'j']), new Uint8Array([0x92, 0xa1, 0x6b, 0xc1]), encodeMsgpack([1, 2])];
     for (const b of notBuckets) {
       const m = memoryFamily('m', [b], 'fnv1a32-top-bits', { entries: 1 });
       const reader = openBucketFamily(memorySource(m.files).source, m.family);
-      expect(await corruptCode(reader.get('k'))).toEqual([503, 'artefact_corrupt']);
+      expect(await refusal(reader.get('k'))).toMatch(/^memory m\.pack: bucket 0 is not a bucket/);
     }
     const o = memoryFamily('o', [new Uint8Array([0x93, 0x01, 0xc1, 0x02])], 'ordinal', { per_bucket: 3, entries: 3 });
-    expect(await corruptCode(openBucketFamily(memorySource(o.files).source, o.family).at(2))).toEqual([503, 'artefact_corrupt']);
+    expect(await refusal(openBucketFamily(memorySource(o.files).source, o.family).at(2))).toMatch(/^memory o\.pack: bucket 0 is not a bucket/);
+  });
+
+  it('checks the directory whole against its sha256: a zeroed or altered entry is refused, never read as an empty bucket', async () => {
+    const { family, files } = hashedFamily('d', keys, 4);
+    const sha256 = createHash('sha256').update(files[family.directory]).digest('hex');
+    const good = openBucketFamily(memorySource(files).source, family, { directorySha256: sha256 });
+    expect(await good.get(keys[0])).toEqual([keys[0], 0]);
+    const zeroed = files[family.directory].slice();
+    zeroed.fill(0, 0, DIRECTORY_ENTRY_BYTES * 4); // every length 0: without the hash, every key would be "absent"
+    const reader = openBucketFamily(memorySource({ ...files, [family.directory]: zeroed }).source, family, { directorySha256: sha256 });
+    for (const k of keys.slice(0, 8)) expect(await refusal(reader.get(k))).toMatch(/^memory d-dir\.bin: sha256 [0-9a-f]{64} does not match the manifest/);
+    const missing = { ...files };
+    delete missing[family.directory];
+    expect(await refusal(openBucketFamily(memorySource(missing).source, family, { directorySha256: sha256 }).get(keys[0]))).toBe('memory d-dir.bin: not found');
+  });
+
+  it('refuses an ordinal below the family size that its bucket does not hold (a gap is damage, not an end)', async () => {
+    const o = memoryFamily('g', [encodeMsgpack(['a', 'b', 'c']), new Uint8Array(0)], 'ordinal', { per_bucket: 3, entries: 6 });
+    const reader = openBucketFamily(memorySource(o.files).source, o.family);
+    expect(await reader.at(2)).toBe('c');
+    expect(await refusal(reader.at(4))).toBe('memory g.pack: ordinal 4 of 6 is not in bucket 1');
+    expect(await reader.at(6)).toBeUndefined();
   });
 });

@@ -21,10 +21,11 @@ describe('dist format', () => {
     mkdirSync(join(root, STAMP, 'public'), { recursive: true });
     writeFileSync(join(root, STAMP, 'public', 'release.json'), doc);
     const sha256 = createHash('sha256').update(doc).digest('hex');
-    writeFileSync(join(root, STAMP, 'public', 'manifest.json'), JSON.stringify({ files: { 'release.json': { bytes: doc.length, sha256 } } }));
+    const manifest = Buffer.from(JSON.stringify({ files: { 'release.json': { bytes: doc.length, sha256 } } }));
+    writeFileSync(join(root, STAMP, 'public', 'manifest.json'), manifest);
     const source = createFsSource({ root });
-    await expect(loadRelease(source, STAMP, createBucketCache(1 << 20))).rejects.toThrow(
-      `release ${STAMP} is in format "identity-register-dist/1", this runtime reads ${DIST_FORMAT}; recompile it`,
+    await expect(loadRelease(source, STAMP, createHash('sha256').update(manifest).digest('hex'), createBucketCache(1 << 20))).rejects.toThrow(
+      `${join(root, STAMP, 'public', 'release.json')}: format "identity-register-dist/1", this runtime reads ${DIST_FORMAT}; recompile it`,
     );
     await source.close();
   });

@@ -1,7 +1,9 @@
 // Release.entityNow is a shortcut, not a second meaning: over a compiled world (live IDs, a merge chain, a
 // tombstone, an ID never published) it answers exactly what entity() answers, or NOT_AT_HAND before the reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { NOT_AT_HAND } from '../../../runtime/interfaces.ts';
 import { loadRelease, type Release } from '../../../runtime/release/open-release.ts';
 import { createBucketCache } from '../../../runtime/release/bucket-family-reader.ts';
@@ -27,7 +29,9 @@ afterAll(async () => {
   rmSync(world.root, { recursive: true, force: true });
 });
 
-const open = async (stamp: string, reads: 'sync' | 'pool'): Promise<Release> => loadRelease(source(reads), stamp, createBucketCache(1 << 20));
+/** What index.json vouches for: the sha256 of the stamp's public manifest. */
+const manifestSha256 = (stamp: string): string => createHash('sha256').update(readFileSync(join(world.dist, stamp, 'public', 'manifest.json'))).digest('hex');
+const open = async (stamp: string, reads: 'sync' | 'pool'): Promise<Release> => loadRelease(source(reads), stamp, manifestSha256(stamp), createBucketCache(1 << 20));
 // Bytes compare as text whether they are a Buffer or a plain Uint8Array (the replacer sees a value before toJSON).
 const plain = (x: unknown) =>
   JSON.parse(
@@ -62,7 +66,7 @@ describe('Release.entityNow', () => {
 
   it('keeps a looked-up ID at hand although its index bucket is not retained, with the same answer', async () => {
     // A bucket cache of 0 bytes retains nothing: only the release's memo of recent index entries can answer.
-    const release = await loadRelease(source('sync'), STAMPS[0], createBucketCache(0));
+    const release = await loadRelease(source('sync'), STAMPS[0], manifestSha256(STAMPS[0]), createBucketCache(0));
     for (const id of [ID.arsenal, ID.mergedOld, ID.tomb]) {
       expect(release.entityNow(id), id).toBe(NOT_AT_HAND);
       const awaited = await release.entity(id);
@@ -83,7 +87,7 @@ describe('Release.entityNow', () => {
 
   it('has a shard at hand from the shard cache once it was read, even from the thread pool, with the same bytes', async () => {
     const shards = new ShardCache(1 << 20);
-    const release = await loadRelease(source('pool'), STAMPS[0], createBucketCache(1 << 20), shards);
+    const release = await loadRelease(source('pool'), STAMPS[0], manifestSha256(STAMPS[0]), createBucketCache(1 << 20), shards);
     const awaited = await release.entity(ID.arsenal);
     expect(shards.size).toBe(1);
     const now = release.entityNow(ID.arsenal);

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { UpstreamError } from '../../../runtime/read-errors.ts';
 import { createHttpSource } from '../../../runtime/source/http-source.ts';
 import { bytesOf, expectBytes, shardSourceContract } from './shard-source-contract.ts';
 import { serveDir, type ServedDir } from '../../helpers/serve-dir.ts';
@@ -97,7 +98,7 @@ describe('http source', () => {
     await source.close();
   });
 
-  it('names the URL path and status on server errors, and never the credentials', async () => {
+  it('names the URL and status on server errors as an upstream failure, and never the credentials', async () => {
     served.hook = (_req, res) => {
       res.writeHead(503);
       res.end('busy');
@@ -107,8 +108,9 @@ describe('http source', () => {
     const source = createHttpSource({ baseUrl: `http://mirror-user:s3cret-pass@${base.host}/dist/` });
     expect(source.label).toBe(`http:http://${base.host}/dist/`);
     const err = await source.readFile('rel/public/release.json').catch((e: Error) => e);
-    expect(err).toBeInstanceOf(Error);
-    expect((err as Error).message).toBe('[http-source] GET /dist/rel/public/release.json: HTTP 503');
+    expect(err).toBeInstanceOf(UpstreamError);
+    expect((err as UpstreamError).url).toBe(`GET http://${base.host}/dist/rel/public/release.json`);
+    expect((err as UpstreamError).reason).toBe('HTTP 503');
     expect((err as Error).message).not.toMatch(/s3cret|mirror-user/);
     // The credentials travel as Basic auth instead.
     expect(served.log[0].authorization).toBe('Basic ' + Buffer.from('mirror-user:s3cret-pass').toString('base64'));
@@ -119,7 +121,7 @@ describe('http source', () => {
     served.hook = () => true; // never answers
     const source = createHttpSource({ baseUrl: served.baseUrl, timeoutMs: 150 });
     const started = Date.now();
-    await expect(source.readRange('r/data.bin', 0, 10)).rejects.toThrow(/GET \/r\/data\.bin \(bytes=0-9\): timed out after 150 ms/);
+    await expect(source.readRange('r/data.bin', 0, 10)).rejects.toThrow(/^GET http:\/\/127\.0\.0\.1:\d+\/r\/data\.bin \(bytes=0-9\): timed out after 150 ms$/);
     expect(Date.now() - started).toBeLessThan(2000);
     // The failure is not cached: the next read retries.
     served.hook = null;

@@ -134,8 +134,43 @@ function clientErrorResponse(e: NodeJS.ErrnoException): string {
       : e.code === 'HPE_HEADER_OVERFLOW'
         ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.']
         : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'];
-  const body = new ApiError(status, code, message).bodyText();
-  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
+  return rawRefusal(new ApiError(status, code, message), reason);
+}
+
+/** A whole response for a socket no ServerResponse writes to (a request Node could not parse, a CONNECT). */
+function rawRefusal(err: ApiError, reason: string, extra = ''): string {
+  const body = err.bodyText();
+  return `HTTP/1.1 ${err.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
+}
+
+const CONNECT_REFUSED = rawRefusal(
+  new ApiError(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy.'),
+  'Method Not Allowed',
+  'Allow: GET, HEAD, POST\r\n',
+);
+
+/** One request being answered on a socket. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  done: Promise<void>;
+}
+
+/**
+ * Writes `text` (a whole response) on `socket` and closes it once written, without corrupting an answer already on
+ * the wire: after every answer still being made on it (a pipelined request before the broken one), at once when
+ * the failing request is the one still being read (its body timed out), and not at all when an answer is half
+ * written (nothing valid can follow it).
+ */
+function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: string): void {
+  const write = (): void => {
+    if (!socket.writable || socket.destroyed) return void socket.destroy();
+    socket.end(text, () => socket.destroy());
+  };
+  const live = exchanges ? [...exchanges] : [];
+  if (live.some((x) => x.res.headersSent && !x.res.writableFinished)) return void socket.destroy();
+  if (live.length === 0 || live.some((x) => !x.req.complete)) return write();
+  void Promise.all(live.map((x) => x.done)).then(write);
 }
 
 /**
@@ -168,23 +203,42 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
   // Node enforces both timeouts only when it sweeps its connections, by default every 30 s: a slow client then
   // held its socket for up to 30 s past the timeout (60 s with the defaults). Sweep often enough to be on time.
   const connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeout) / 5)));
-  const server = createServer({ connectionsCheckingInterval }, async (req: IncomingMessage, res: ServerResponse) => {
+  // The answers being made on each socket, so a refusal written straight to the socket never cuts into one.
+  const exchangesOn = new WeakMap<Socket, Set<Exchange>>();
+  // requireHostHeader off: Node's own 400 for a missing Host has no body; handle() answers it with one.
+  const server = createServer({ connectionsCheckingInterval, requireHostHeader: false }, async (req: IncomingMessage, res: ServerResponse) => {
     const done = handle(req, res);
+    const socket = req.socket;
+    let exchanges = exchangesOn.get(socket);
+    if (!exchanges) exchangesOn.set(socket, (exchanges = new Set()));
+    const x: Exchange = { req, res, done };
+    exchanges.add(x);
     inFlight.add(done);
     await done;
     inFlight.delete(done);
+    exchanges.delete(x);
   });
   server.headersTimeout = headersTimeout;
   server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = 5_000;
   server.maxHeadersCount = 100;
-  server.on('clientError', (e: NodeJS.ErrnoException, socket: Socket) => {
-    if (socket.writable && socket.bytesWritten === 0) socket.write(clientErrorResponse(e));
-    socket.destroy();
+  server.on('clientError', (e: NodeJS.ErrnoException, socket: Socket) => refuseOn(socket, exchangesOn.get(socket), clientErrorResponse(e)));
+  // Without these listeners Node answers an unknown Expect with a bodiless 417 and drops a CONNECT without a word.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    errorResponse(res, new ApiError(417, 'expectation_failed', 'Only Expect: 100-continue is understood.'));
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => {});
+    refuseOn(socket, exchangesOn.get(socket), CONNECT_REFUSED);
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
+      if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.headers.host === undefined) {
+        // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without Host.
+        errorResponse(res, new ApiError(400, 'bad_request', 'An HTTP/1.1 request needs a Host header.'));
+        return;
+      }
       let body: Buffer | undefined;
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         // One byte past the cap is enough for the app to see the body is too large and answer 413 itself: in the
@@ -198,8 +252,9 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       const out = answer.headers;
       const raw = answer.body;
       const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+      // A HEAD answer carries the GET body's length, which the app set; only a bodiless answer of its own is 0.
       if (bytes) out['content-length'] = String(bytes.length);
-      else if (answer.status !== 304) out['content-length'] = '0';
+      else if (answer.status !== 304 && out['content-length'] === undefined) out['content-length'] = '0';
       // While shutting down, a keep-alive client is told to go rather than left to send its next request into a
       // connection that is about to close.
       if (closing) out.connection = 'close';

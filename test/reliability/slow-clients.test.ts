@@ -8,7 +8,7 @@ import { listen, type RunningServer } from '../../runtime/node-adapter.ts';
 import { buildApp } from '../../runtime/server.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createMemoryStore } from '../../runtime/state/memory-store.ts';
-import { validateResponse } from '../helpers/openapi-validator.ts';
+import { validateProtocolRefusal, validateResponse } from '../helpers/openapi-validator.ts';
 import { ID, STAMPS } from '../fixtures/hand-world.ts';
 import { dribble, parseFirstResponse, percentile, rawConnect, steadyClient, type RawConnection } from './support/raw-http.ts';
 import { makeFuzzWorld, type FuzzWorld } from './support/reliability-world.ts';
@@ -53,7 +53,7 @@ async function expectCutWith408(conns: RawConnection[], min: number, max: number
   for (const c of conns) {
     const r = parseFirstResponse(c.received());
     expect(r.status).toBe(408);
-    expect(JSON.parse(r.body)).toMatchObject({ error: 'request_timeout' });
+    validateProtocolRefusal(r);
   }
 }
 
@@ -210,22 +210,58 @@ describe('shutdown with slow clients connected', () => {
 });
 
 describe('broken HTTP', () => {
-  it('garbage instead of a request line gets 400 with an Error body', async () => {
+  /** The one answer a connection gets to `text` before the server closes it. */
+  async function refusal(text: string): Promise<ReturnType<typeof parseFirstResponse>> {
     const c = rawConnect(server.port);
-    c.socket.write('THIS IS NOT HTTP\r\n\r\n');
+    c.socket.write(text);
     await c.closed;
     const r = parseFirstResponse(c.received());
-    expect(r.status).toBe(400);
-    expect(JSON.parse(r.body)).toMatchObject({ error: 'bad_request' });
+    expect(r.headers.get('connection')).toBe('close');
+    validateProtocolRefusal(r);
+    return r;
+  }
+
+  it('garbage instead of a request line gets 400 with an Error body', async () => {
+    expect((await refusal('THIS IS NOT HTTP\r\n\r\n')).status).toBe(400);
+  });
+
+  it('a malformed request line (a bad method token, a space in the target) gets 400 with an Error body', async () => {
+    expect((await refusal('G(T /api/v1/meta HTTP/1.1\r\nHost: x\r\n\r\n')).status).toBe(400);
+    expect((await refusal('GET /api/v1/me ta HTTP/1.1\r\nHost: x\r\n\r\n')).status).toBe(400);
   });
 
   it('headers over 16 KB get 431 with an Error body', async () => {
+    expect((await refusal(`GET /api/v1/meta HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).status).toBe(431);
+  });
+
+  it('an HTTP/1.1 request without Host gets 400 with an Error body (Node would send none)', async () => {
+    const r = await refusal(`GET /api/v1/meta HTTP/1.1\r\n${auth}\r\n`);
+    expect([r.status, JSON.parse(r.body).message]).toEqual([400, 'An HTTP/1.1 request needs a Host header.']);
+  });
+
+  it('an Expect other than 100-continue gets 417 with an Error body', async () => {
+    expect((await refusal(`GET /api/v1/meta HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n${auth}\r\n`)).status).toBe(417);
+  });
+
+  it('CONNECT gets 405 with Allow and an Error body instead of a silent close', async () => {
+    const r = await refusal('CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n');
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('GET, HEAD, POST');
+  });
+
+  it('garbage pipelined after a good request: the good answer first, whole, then the 400 with its body', async () => {
     const c = rawConnect(server.port);
-    c.socket.write(`GET /api/v1/meta HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const path = `/api/v1/entities/${ID.arsenal}?include=bridges`;
+    c.socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${auth}\r\nNOT HTTP AT ALL\r\n\r\n`);
     await c.closed;
-    const r = parseFirstResponse(c.received());
-    expect(r.status).toBe(431);
-    expect(JSON.parse(r.body)).toMatchObject({ error: 'headers_too_large' });
+    const raw = c.received();
+    const first = parseFirstResponse(raw);
+    expect(first.status).toBe(200);
+    validateResponse({ method: 'GET', path, status: first.status, headers: first.headers, body: first.body });
+    const rest = raw.slice(raw.indexOf('\r\n\r\n') + 4 + Number(first.headers.get('content-length')));
+    const second = parseFirstResponse(rest);
+    expect(second.status).toBe(400);
+    validateProtocolRefusal(second);
   });
 });
 

@@ -414,21 +414,19 @@ export function checkExchange(x: Exchange, opts: { knownGaps?: KnownGap[]; allow
   const allowed = (opts.allowed5xx ?? []).includes(parsed?.error ?? '') || (r.method === 'HEAD' && x.body === '' && x.status === 503 && (opts.allowed5xx ?? []).length > 0);
   if (x.status >= 500 && !allowed) problems.push(`${where}: server error ${x.body.slice(0, 200)}`);
   const gap = (opts.knownGaps ?? []).find((g) => g.matches(x, parsed));
-  if (r.method === 'HEAD') {
-    if (opts.checkHeadBody && x.body !== '') problems.push(`${where}: HEAD answered with a body`);
-  } else {
-    if (!gap) {
-      // A path the URL parser moved out of /api/v1 or /api/next (`/api/../meta`) is outside the API: only the
-      // unknown-path 404 is right there, whatever document path its tail happens to look like.
-      const path = seenPath(r.target);
-      try {
-        validateResponse({ method: r.method, path: IN_API.test(path) ? path : `/outside-the-api${path}`, status: x.status, headers: x.headers, body: x.body });
-      } catch (e) {
-        problems.push(`${where}: ${(e as Error).message.split('\n').slice(0, 3).join(' | ')}`);
-      }
+  if (r.method === 'HEAD' && opts.checkHeadBody && x.body !== '') problems.push(`${where}: HEAD answered with a body`);
+  if (!gap) {
+    // A path the URL parser moved out of /api/v1 or /api/next (`/api/../meta`) is outside the API: only the
+    // unknown-path 404 is right there, whatever document path its tail happens to look like. A HEAD is checked as
+    // the document states it: the GET's status and headers, its body's length, no body.
+    const path = seenPath(r.target);
+    try {
+      validateResponse({ method: r.method, path: IN_API.test(path) ? path : `/outside-the-api${path}`, status: x.status, headers: x.headers, body: x.body });
+    } catch (e) {
+      problems.push(`${where}: ${(e as Error).message.split('\n').slice(0, 3).join(' | ')}`);
     }
-    if (x.status >= 400 && !isErrorShape(parsed)) problems.push(`${where}: a ${x.status} without an Error body: ${x.body.slice(0, 120)}`);
   }
+  if (r.method !== 'HEAD' && x.status >= 400 && !isErrorShape(parsed)) problems.push(`${where}: a ${x.status} without an Error body: ${x.body.slice(0, 120)}`);
   if (x.creditsBefore !== null && x.creditsAfter !== null) {
     const charged = x.creditsBefore - x.creditsAfter;
     let want: number;

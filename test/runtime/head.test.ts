@@ -1,0 +1,84 @@
+// HEAD is a GET without a body, on every GET path: the same status and headers (Content-Length the GET body's),
+// charged and rate-limited like the GET on a costing path (so it is no free existence oracle), and a HEAD of
+// /notices marks nothing seen.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addKey } from '../../runtime/keys/key-file.ts';
+import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { client } from '../helpers/api-client.ts';
+import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+
+let world: World;
+let rt: Runtime;
+let partner: string;
+let opta: string;
+let slow: string;
+
+beforeAll(async () => {
+  world = await makeHandWorld();
+  const file = join(world.root, 'keys.json');
+  partner = (await addKey({ file, name: 'partner', quota: 1000, rate: 1000 })).key;
+  opta = (await addKey({ file, name: 'opta', quota: 1000, rate: 1000, provider: 'opta' })).key;
+  slow = (await addKey({ file, name: 'slow', quota: 1000, rate: 1 })).key;
+  rt = await startRuntime({ dist: world.dist, keys: file, state: join(world.root, 'state'), port: 0 });
+});
+afterAll(async () => {
+  await rt?.close();
+});
+
+/** Every GET path of the API, with a hit, a miss and a refusal among them. */
+const PATHS = [
+  '/', '/meta', '/providers', '/coverage', '/provider-notices/summary', '/key', '/openapi.json',
+  `/entities/${ID.arsenal}?include=aliases,bridges,overlay`, `/entities/${ID.mergedOld}`, `/entities/${ID.tomb}`, `/entities/${ID.never}`, '/entities/nope',
+  `/entities/${ID.arsenal}/bridges`, `/entities/${ID.arsenal}/overlay`, `/entities/${ID.season}/relationships`,
+  '/resolve/transfermarkt/11?namespace=verein', '/resolve/transfermarkt/500?namespace=verein', '/resolve/nobody/1',
+  '/search?q=arsenal', '/search?q=ab', '/changes/releases', '/changes/summary', '/changes?limit=2', '/nope',
+];
+const SKIP_HEADERS = new Set(['date', 'x-register-credits-remaining', 'keep-alive', 'connection']);
+const headersOf = (h: Headers) => [...h.entries()].filter(([k]) => !SKIP_HEADERS.has(k));
+const credits = (h: Headers) => Number(h.get('x-register-credits-remaining'));
+
+describe('HEAD', () => {
+  it('answers every GET path with the GET status and headers, Content-Length the GET body length, and no body', async () => {
+    const call = client(rt.url + '/api/v1', partner);
+    for (const path of PATHS) {
+      const get = await call(path);
+      const head = await call(path, { method: 'HEAD' }); // validated against the document as a HEAD: no body, a length
+      expect(head.status, path).toBe(get.status);
+      expect(head.text, path).toBe('');
+      expect(headersOf(head.headers), path).toEqual(headersOf(get.headers));
+      expect(head.headers.get('content-length'), path).toBe(String(Buffer.byteLength(get.text)));
+    }
+  });
+
+  it('costs what the GET costs, and shows the credits after it', async () => {
+    const call = client(rt.url + '/api/v1', partner);
+    for (const path of [`/entities/${ID.arsenal}`, `/entities/${ID.never}`, `/entities/${ID.tomb}`, '/resolve/fbref/old1', '/search?q=chelsea', '/meta']) {
+      const before = (await call('/key')).json.credits_remaining;
+      const get = await call(path);
+      const mid = (await call('/key')).json.credits_remaining;
+      const head = await call(path, { method: 'HEAD' });
+      const after = (await call('/key')).json.credits_remaining;
+      expect(before - mid, path).toBe(mid - after);
+      if (get.headers.has('x-register-credits-remaining')) expect(credits(head.headers), path).toBe(after);
+    }
+  });
+
+  it('is rate-limited like the GET', async () => {
+    const call = client(rt.url + '/api/v1', slow);
+    const first = await call(`/entities/${ID.palmer}`, { method: 'HEAD' });
+    const second = await call(`/entities/${ID.palmer}`, { method: 'HEAD' });
+    expect([first.status, second.status]).toEqual([200, 429]);
+    expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('of /notices marks nothing seen', async () => {
+    const call = client(rt.url + '/api/v1', opta);
+    const head = await call('/notices?limit=2', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    const first = await call('/notices?limit=2');
+    expect(first.json.findings.map((f: { seen: boolean }) => f.seen)).toEqual([false, false]);
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(first.text)));
+    expect((await call('/notices?limit=2')).json.findings.map((f: { seen: boolean }) => f.seen)).toEqual([true, true]);
+  });
+});

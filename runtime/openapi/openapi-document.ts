@@ -1064,7 +1064,11 @@ const paths: Record<string, PathItem> = {
       responses: {
         '200': ok('Redacted summary.', schemaRef('ProviderNoticeSummaryResponse')),
         '401': responseRef('Unauthorized'),
-        '503': errorResponse('The summary artefact (or the release) is not generated.', ['summary_unavailable', 'index_unavailable'], STAMP_IF_LOADED),
+        '503': errorResponse(
+          'The summary artefact (or the release) is not generated, or a compiled file it needs failed its check or cannot be fetched.',
+          ['summary_unavailable', 'index_unavailable', 'artefact_corrupt', 'upstream_unavailable'],
+          STAMP_IF_LOADED,
+        ),
       },
     }),
   },
@@ -1250,8 +1254,9 @@ const paths: Record<string, PathItem> = {
         '403': responseRef('ProviderScopeRequired'),
         '413': responseRef('PayloadTooLarge'),
         '503': errorResponse(
-          'The deployment has no writable state store (e.g. a read-only mirror), or no release is loaded.',
-          ['ack_storage_unavailable', 'index_unavailable'],
+          'The deployment has no writable state store (e.g. a read-only mirror), no release is loaded, or the ' +
+            'notice batch (or a file vouching for it) failed its check.',
+          ['ack_storage_unavailable', 'index_unavailable', 'artefact_corrupt', 'upstream_unavailable'],
           STAMP_IF_LOADED,
         ),
       },

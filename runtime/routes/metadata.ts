@@ -39,6 +39,8 @@ export const metadataRoutes: RouteDef[] = [
     path: '/key',
     auth: true,
     costing: false,
+    // A key's plan and credits need no release: they answer while none is loaded or while it cannot be opened.
+    noRelease: true,
     prepare(c) {
       const k = c.key!;
       return {

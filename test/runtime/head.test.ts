@@ -35,7 +35,11 @@ const PATHS = [
   '/search?q=arsenal', '/search?q=ab', '/changes/releases', '/changes/summary', '/changes?limit=2', '/nope',
 ];
 const SKIP_HEADERS = new Set(['date', 'x-register-credits-remaining', 'keep-alive', 'connection']);
-const headersOf = (h: Headers) => [...h.entries()].filter(([k]) => !SKIP_HEADERS.has(k));
+const headersOf = (h: Headers) => {
+  const out: [string, string][] = [];
+  h.forEach((v, k) => void (SKIP_HEADERS.has(k) || out.push([k, v])));
+  return out.sort();
+};
 const credits = (h: Headers) => Number(h.get('x-register-credits-remaining'));
 
 describe('HEAD', () => {

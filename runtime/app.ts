@@ -6,7 +6,7 @@ import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError } from './api-error.ts';
 import { NOT_AT_HAND, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
-import type { RequestContext, Reply, RouteDef, Services } from './route.ts';
+import type { Body, RequestContext, Reply, RouteDef, Services } from './route.ts';
 import { admit } from './state/admit.ts';
 import { quotaPeriod } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
@@ -44,11 +44,11 @@ export interface App {
   readonly routes: RouteDef[];
 }
 
-/** A finished answer: status, headers (lower-case names) and the exact body bytes or text (null: no body). */
+/** A finished answer: status, headers (lower-case names) and the exact body bytes or text, maybe in pieces (null: no body). */
 export interface Answer {
   status: number;
   headers: Record<string, string>;
-  body: string | Uint8Array | null;
+  body: Body;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -207,7 +207,17 @@ export function createApp(opts: AppOptions): App {
 
 /** The answer as a Web Response (app.fetch): headers and bytes as the Node adapter writes them. */
 function toResponse(a: Answer): Response {
-  return new Response(a.body as BodyInit | null, { status: a.status, headers: a.headers });
+  const body = Array.isArray(a.body) ? new Blob(a.body as BlobPart[]) : a.body;
+  return new Response(body as BodyInit | null, { status: a.status, headers: a.headers });
+}
+
+/** The byte length of a body. */
+export function bodyLength(body: Exclude<Body, null>): number {
+  if (typeof body === 'string') return utf8.encode(body).length;
+  if (!Array.isArray(body)) return body.length;
+  let n = 0;
+  for (const piece of body) n += piece.length;
+  return n;
 }
 
 const utf8 = new TextEncoder();
@@ -221,7 +231,7 @@ function finish(reply: Reply, base: Record<string, string>, credits: number | nu
   }
   // HEAD answers what GET would, headers included: the body's type and length, without the body.
   if (head) {
-    headers['content-length'] = String(typeof reply.body === 'string' ? utf8.encode(reply.body).length : reply.body.length);
+    headers['content-length'] = String(bodyLength(reply.body));
     return { status: reply.status, headers, body: null };
   }
   return { status: reply.status, headers, body: reply.body };

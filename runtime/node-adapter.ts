@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ApiError } from './api-error.ts';
-import type { App } from './app.ts';
+import { bodyLength, type App } from './app.ts';
 
 /**
  * The part of a Web `Request` the app reads (url, method, headers.get, arrayBuffer), backed by the Node request.
@@ -253,13 +253,18 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       const raw = answer.body;
       const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
       // A HEAD answer carries the GET body's length, which the app set; only a bodiless answer of its own is 0.
-      if (bytes) out['content-length'] = String(bytes.length);
+      if (bytes) out['content-length'] = String(Array.isArray(bytes) ? bodyLength(bytes) : bytes.length);
       else if (answer.status !== 304 && out['content-length'] === undefined) out['content-length'] = '0';
       // While shutting down, a keep-alive client is told to go rather than left to send its next request into a
       // connection that is about to close.
       if (closing) out.connection = 'close';
       res.writeHead(answer.status, out);
-      res.end(bytes ?? undefined);
+      if (Array.isArray(bytes)) {
+        // Pieces go out as one gathered write; each is released once the socket has taken it.
+        res.cork();
+        for (const piece of bytes) res.write(piece);
+        res.end();
+      } else res.end(bytes ?? undefined);
       if (body && !req.complete) discardRest(req);
     } catch (e) {
       if (!res.headersSent) errorResponse(res, new ApiError(400, 'bad_request', 'The request could not be read.'));

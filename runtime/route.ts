@@ -7,10 +7,16 @@ import type { Clock, KeyRecord, StateStore } from './interfaces.ts';
 import type { Release } from './release/open-release.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 
+/**
+ * A response body: text, bytes, or bytes in pieces sent one after another (a large batch, so its answer is never
+ * held twice: once in pieces and once joined).
+ */
+export type Body = string | Uint8Array | Uint8Array[] | null;
+
 /** A response a handler produced: status, exact body bytes or text, and extra headers. */
 export interface Reply {
   status: number;
-  body: string | Uint8Array | null;
+  body: Body;
   headers?: Record<string, string>;
   /** Lookups of the charge to give back: a batch's items that could not be answered (each a 503 in place). */
   refund?: number;

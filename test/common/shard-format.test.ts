@@ -58,6 +58,22 @@ describe('stored bridges section', () => {
     expect(expandText(storedBridgesSection('team', []), 'team')).toBe(',"bridges":[]');
   });
 
+  it('expands a section of thousands of bridges (copied in one array, not sliced) to exactly today’s text', () => {
+    for (const type of ['team', 'match'] as EntityType[]) {
+      const bridges: BridgeRow[] = Array.from({ length: 3000 }, (_, i) => [i % 5 ? 'transfermarkt' : 'opta', i % 2 ? '' : 'verein', AWKWARD_IDS[i % AWKWARD_IDS.length] + i, PROVIDER_ROLES[i % PROVIDER_ROLES.length]]);
+      const stored = enc.encode(storedBridgesSection(type, bridges));
+      expect(stored.length).toBeGreaterThan(64 * 1024);
+      expect(dec.decode(expandBridges(stored, type))).toBe(today(type, bridges));
+      // And any slice of it, as the runtime cuts it.
+      expect(dec.decode(expandBridges(stored.subarray(',"bridges":'.length), type))).toBe(today(type, bridges).slice(',"bridges":'.length));
+    }
+    const legacy = enc.encode(today('player', Array.from({ length: 500 }, (_, i) => ['opta', '', `p${i}`, 'canonical_bridge'] as BridgeRow)));
+    expect(expandBridges(legacy, 'player')).toBe(legacy);
+    const big = storedBridgesSection('team', Array.from({ length: 500 }, (_, i) => ['opta', '', `p${i}`, 'canonical_bridge'] as BridgeRow));
+    expect(() => expandBridges(enc.encode(big), 'club')).toThrow(/unknown entity type "club"/);
+    expect(() => expandBridges(enc.encode(big.replace('\u0001}', '\u0007}')), 'team')).toThrow(/no bridge marker/);
+  });
+
   it('passes a section without markers through untouched (shards written before the stored form)', () => {
     const legacy = enc.encode(today('player', [['opta', '', 'p"1', 'canonical_bridge']]));
     expect(expandBridges(legacy, 'player')).toBe(legacy);

@@ -5,11 +5,16 @@
 // the pristine run read a byte the damage changed, the damaged run must have noticed (a 503 somewhere), and each
 // artefact_corrupt answer wrote one log line naming the damaged file. In-process for the many cases, over a mirror
 // (HTTP source) for a representative subset, and over real HTTP for a few.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReleaseDoc } from '../../common/dist-layout.ts';
+import { listStamps } from '../../compiler/compile.ts';
+import { verifyDist, verifyStamp } from '../../compiler/dist-manifest.ts';
+import { openIndex } from '../../common/index-file.ts';
 import type { KeyStore, ShardSource } from '../../runtime/interfaces.ts';
 import { openKeyStore } from '../../runtime/keys/key-store.ts';
 import type { LogRecord } from '../../runtime/log.ts';
@@ -243,6 +248,42 @@ describe('a damaged dist never answers other bytes', () => {
     }
     console.log(`[damage] ${cases} cases in-process over ${targets().length} files; ${noticed} read by the pristine run and refused by the damaged one`);
   }, 120_000);
+});
+
+describe('register verify', () => {
+  it('names every damaged file: each kind of pack and directory, the documents, both manifests and the stamp\'s, a notice batch, index.json', async () => {
+    const pick = (prefix: string) => files.find((f) => f.startsWith(`${STAMP}/${prefix}`) && statSync(join(world.dist, f)).size > 0)!;
+    const targets = [
+      ...['public/shards/pack-', 'public/entities/index-dir-', 'public/entities/index-', 'public/resolve/keys-', 'public/search/docs-dir-', 'public/changes/all-', 'public/documents/', 'public/release.json'].map(pick),
+      `${STAMP}/public/manifest.json`, `${STAMP}/private/manifest.json`, `${STAMP}/private/notices/opta.json`, `${STAMP}/private/diff-base/meta.json`, `${STAMP}/manifest.json`, 'index.json',
+    ];
+    const entry = openIndex(readFileSync(join(world.dist, 'index.json'), 'utf8')).releases.find((r) => r.stamp === STAMP)!;
+    // Every kind flipped; deletion (one check for any file: listed but missing) for a few.
+    const cases: [string, DamageKind][] = [...targets.map((f) => [f, 'flip'] as [string, DamageKind]), [targets[0], 'delete'], [`${STAMP}/private/notices/opta.json`, 'delete'], [`${STAMP}/public/manifest.json`, 'delete'], ['index.json', 'truncate']];
+    for (const [file, kind] of cases) {
+      const to = join(scratch, 'verify');
+      // Real folders (no shared folder links), as verify walks the tree; just the damaged stamp, checked against
+      // its index entry, unless the damage is to index.json itself (then the whole dist, from its root).
+      const whole = file === 'index.json';
+      damagedCopy(world.dist, files, to, file, kind, { linkFolders: false, only: whole ? undefined : (f) => f.startsWith(`${STAMP}/`) });
+      const verdict = whole ? await verifyDist(to, await listStamps(to)) : { index: [], stamps: [{ stamp: STAMP, problems: await verifyStamp(join(to, STAMP), entry) }] };
+      const lines = [...verdict.index, ...verdict.stamps.flatMap((v) => v.problems.map((p) => `${v.stamp}/${p}`))];
+      expect(lines.some((l) => l.startsWith(`${file}:`)), `${kind} ${file}: ${lines.join(' | ')}`).toBe(true);
+      removeCopy(to);
+    }
+  }, 60_000);
+
+  it('exits non-zero naming a damaged private manifest, and passes the pristine dist', () => {
+    const run = (dist: string) => spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/register.mjs', import.meta.url)), 'verify', '--dist', dist], { encoding: 'utf8' });
+    const good = run(world.dist);
+    expect(good.status, good.stderr).toBe(0);
+    const to = join(scratch, 'verify-cli');
+    damagedCopy(world.dist, files, to, `${STAMP}/private/manifest.json`, 'flip', { linkFolders: false });
+    const bad = run(to);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(new RegExp(`\\[verify\\] ${STAMP}/private/manifest\\.json: sha256 [0-9a-f]{64} does not match index\\.json`));
+    removeCopy(to);
+  }, 60_000);
 });
 
 describe('index.json naming a stamp that cannot be opened', () => {

@@ -39,6 +39,11 @@ async function listFiles(root: string): Promise<string[]> {
   return out.filter((f) => f !== MANIFEST_FILE).sort();
 }
 
+const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Files up to this size are hashed from one read rather than streamed. */
+const SMALL_FILE_BYTES = 1024 * 1024;
+
 /**
  * Hashes every file under `root` (except its manifest.json). `known` holds files already hashed while they were
  * written (the content-addressed packs, most of the bytes); only the others are read back.
@@ -48,8 +53,9 @@ export async function hashPart(root: string, known?: Map<string, { bytes: number
   const digest = createHash('sha256');
   for (const f of await listFiles(root)) {
     const k = known?.get(f);
-    const sha256 = k ? k.sha256 : await sha256File(join(root, f));
     const bytes = k ? k.bytes : (await stat(join(root, f))).size;
+    // Most unknown files are small (a stamp's diff base is 512 of them): one read each, not a 1 MiB stream buffer.
+    const sha256 = k ? k.sha256 : bytes <= SMALL_FILE_BYTES ? sha256Hex(await readFile(join(root, f))) : await sha256File(join(root, f));
     files[f] = { bytes, sha256 };
     digest.update(`${sha256}  ${bytes}  ${f}\n`);
   }
@@ -72,7 +78,6 @@ export async function writeManifests(
   return top;
 }
 
-const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 /**
  * The manifest at `path` (relative to the stamp folder `dir`), parsed, or a problem line: missing, not the bytes

@@ -105,6 +105,9 @@ const lookUp = (p: EntityPlan): Promise<Looked> => liveEntity(p.release, p.entit
 interface Composing {
   /** Slices of the items composed since the last flush (views of shards and of shared bytes). */
   out: Uint8Array[];
+  /** Bytes in `out`, and how many of its slices are counted in it. */
+  waiting: number;
+  counted: number;
   /** Pieces of the answer already joined (see FLUSH_BYTES). */
   pieces: Uint8Array[];
   /** The core's mapping of a failure to its ApiError (and log line): Services.failure. */
@@ -124,11 +127,14 @@ export const FLUSH_BYTES = 1024 * 1024;
 
 /** Joins the waiting slices into one piece when they hold FLUSH_BYTES or more; they (and their shards) are then garbage. */
 function flushIfLarge(b: Composing): void {
-  let waiting = 0;
-  for (const part of b.out) waiting += part.length;
-  if (waiting < FLUSH_BYTES) return;
+  // Only the slices pushed since the last call are added up: the batch's parts are counted once, not per item.
+  for (let i = b.counted; i < b.out.length; i++) b.waiting += b.out[i].length;
+  b.counted = b.out.length;
+  if (b.waiting < FLUSH_BYTES) return;
   b.pieces.push(concat(b.out));
   b.out.length = 0;
+  b.waiting = 0;
+  b.counted = 0;
 }
 
 /**
@@ -188,7 +194,7 @@ function failedItem(e: unknown, b: Composing): void {
  */
 async function compose(planned: Planned[], failure: (e: unknown) => ApiError): Promise<Reply> {
   const parts: Uint8Array[] = [enc.encode('{"results":[')];
-  const b: Composing = { out: parts, pieces: [], failure, failed: 0 };
+  const b: Composing = { out: parts, waiting: 0, counted: 0, pieces: [], failure, failed: 0 };
   const ahead: (Promise<Looked> | undefined)[] = [];
   for (let i = 0; i < planned.length; i++) {
     if (i) parts.push(COMMA);

@@ -39,11 +39,16 @@ export class ReleaseCatalog {
   private indexFailure: ReadFailure | null = null;
   private checkedAt = -Infinity;
   private refreshing: Promise<void> | null = null;
-  /** Opening or opened releases, with the public manifest sha256 each was opened against. */
-  private readonly releases = new Map<string, { sha256: string; opening: Promise<Release> }>();
+  /**
+   * Opening or opened releases by releaseKey (stamp and public manifest sha256): a stamp compiled again is another
+   * release, opened beside the one the current index still serves until the new index is switched to.
+   */
+  private readonly releases = new Map<string, Promise<Release>>();
   /** The releases of `releases` that have opened, for forNamespaceNow. */
   private readonly opened = new Map<string, Release>();
-  /** Stamps that failed to open, answered as they are until the next re-read of the index rather than re-read per request. */
+  /** releaseKey of what each namespace of the current index serves. */
+  private servedKeys: Record<Namespace, string | null> = { v1: null, next: null };
+  /** Releases (releaseKey) that failed to open, answered as they are until the next re-read of the index rather than re-read per request. */
   private readonly failed = new Map<string, ReadFailure>();
   private readonly logged = new Set<string>();
   private readonly log: Logger;
@@ -109,6 +114,14 @@ export class ReleaseCatalog {
     this.index = parsed;
     this.indexText = text;
     this.indexFailure = null;
+    this.servedKeys = { v1: keyIn(parsed, parsed.v1), next: keyIn(parsed, parsed.next) };
+    // Releases the new index does not list as they were opened (a stamp compiled again) are let go.
+    const listed = new Set(parsed.releases.map((r) => releaseKey(r.stamp, r.sha256.public)));
+    for (const k of [...this.releases.keys()]) {
+      if (listed.has(k)) continue;
+      this.releases.delete(k);
+      this.opened.delete(k);
+    }
   }
 
   private indexUnusable(failure: ReadFailure): void {
@@ -139,9 +152,9 @@ export class ReleaseCatalog {
    */
   forNamespaceNow(ns: Namespace): Release | null | typeof NOT_AT_HAND {
     if (!this.index || this.opts.clock.now() - this.checkedAt >= (this.opts.refreshMs ?? 1000)) return NOT_AT_HAND;
-    const stamp = this.index[ns];
-    if (!stamp) return null;
-    return this.opened.get(stamp) ?? NOT_AT_HAND;
+    const key = this.servedKeys[ns];
+    if (key === null) return null;
+    return this.opened.get(key) ?? NOT_AT_HAND;
   }
 
   /**
@@ -149,26 +162,33 @@ export class ReleaseCatalog {
    * not list it or its files fail their checks, UpstreamError when a mirror's origin cannot give them.
    */
   release(stamp: string, index: DistIndex | null = this.index): Promise<Release> {
-    const sha256 = index?.releases.find((r) => r.stamp === stamp)?.sha256.public;
-    if (sha256 === undefined) return Promise.reject(new ArtefactError(fileOf(this.opts.source, INDEX_FILE), `lists no release ${stamp}`));
-    const known = this.releases.get(stamp);
-    // Same manifest, same release; another manifest means the stamp was compiled again, so it is opened again.
-    if (known && known.sha256 === sha256) return known.opening;
-    const failed = this.failed.get(stamp);
+    const key = index && keyIn(index, stamp);
+    if (!key) return Promise.reject(new ArtefactError(fileOf(this.opts.source, INDEX_FILE), `lists no release ${stamp}`));
+    const known = this.releases.get(key);
+    if (known) return known;
+    const failed = this.failed.get(key);
     if (failed) return Promise.reject(failed);
-    const opening = loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies);
+    const opening = loadRelease(this.opts.source, stamp, key.slice(stamp.length + 1), this.cache, this.shards, this.bodies);
     opening.then(
       (opened) => {
-        if (this.releases.get(stamp)?.opening === opening) this.opened.set(stamp, opened);
+        if (this.releases.get(key) === opening) this.opened.set(key, opened);
       },
       (err: unknown) => {
-        if (this.releases.get(stamp)?.opening !== opening) return;
-        this.releases.delete(stamp);
-        if (err instanceof ArtefactError || err instanceof UpstreamError) this.failed.set(stamp, err);
+        if (this.releases.get(key) !== opening) return;
+        this.releases.delete(key);
+        if (err instanceof ArtefactError || err instanceof UpstreamError) this.failed.set(key, err);
       },
     );
-    this.releases.set(stamp, { sha256, opening });
-    this.opened.delete(stamp);
+    this.releases.set(key, opening);
     return opening;
   }
+}
+
+/** A release as opened: its stamp and the public manifest sha256 index.json vouches for. */
+const releaseKey = (stamp: string, sha256: string): string => `${stamp} ${sha256}`;
+
+/** releaseKey of `stamp` as `index` lists it, or null. */
+function keyIn(index: DistIndex, stamp: string | null): string | null {
+  const sha256 = stamp === null ? undefined : index.releases.find((r) => r.stamp === stamp)?.sha256.public;
+  return sha256 === undefined ? null : releaseKey(stamp!, sha256);
 }

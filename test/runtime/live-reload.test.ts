@@ -43,6 +43,20 @@ describe('live reload', () => {
     expect((await v1('/entities/rt00000000000fff')).json.name_en).toBe('Newcomers');
   });
 
+  it('serves a stamp compiled again with other bytes once index.json vouches for its new manifest', async () => {
+    const { key } = await addKey({ file: keysFile(), name: 'recompiled', quota: 1000, rate: 1000 });
+    const next = client(rt.url + '/api/next', key);
+    await eventually(async () => (await next('/meta')).status === 200);
+    const stamp = (await next('/meta')).json.release.stamp as string;
+    expect((await next('/entities/rt00000000000ffe')).status).toBe(404);
+    // The same stamp again, with one more entity: new manifests, new content-addressed packs, a new index entry.
+    writeHandRelease(world.releases, stamp, { entities: [['rt00000000000fff', 'team', 'active', 'Newcomers', '', '', '', '', ''], ['rt00000000000ffe', 'team', 'active', 'Latecomers', '', '', '', '', '']] }, { publishable: true });
+    await compileAll({ releases: world.releases, dist: world.dist, stamp, progress: false });
+    await eventually(async () => (await next('/entities/rt00000000000ffe')).status === 200);
+    expect((await next('/entities/rt00000000000ffe')).json.name_en).toBe('Latecomers');
+    expect((await next('/meta')).json.release.stamp).toBe(stamp);
+  });
+
   it('refuses a revoked key within a second', async () => {
     const { key, record } = await addKey({ file: keysFile(), name: 'soon revoked', quota: 1000, rate: 1000 });
     const call = client(rt.url + '/api/v1', key);

@@ -158,4 +158,16 @@ describe('a mirror whose origin fails', () => {
       mirror.hook = null;
     }
   });
+
+  it('answers 503 upstream_unavailable when the origin cannot be reached at all, at no charge', async () => {
+    const call = client(remote.url + '/api/v1', key);
+    expect((await call('/meta')).status).toBe(200);
+    const before = (await call('/key')).json.credits_remaining;
+    logs.length = 0;
+    await mirror.close(); // connections refused from now on
+    const r = await call(`/entities/${ID.season}/relationships`);
+    expect([r.status, r.json.error]).toEqual([503, 'upstream_unavailable']);
+    expect((await call('/key')).json.credits_remaining).toBe(before);
+    expect(logs.filter((l) => l.event === 'upstream_unavailable').map((l) => l.file)).toEqual([expect.stringMatching(new RegExp(`^GET ${mirror.baseUrl}${STAMPS[1]}/public/`))]);
+  });
 });

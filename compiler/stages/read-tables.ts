@@ -15,6 +15,7 @@ import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
 import { addResolveRecord, addResolveRecordIn } from './build-resolve.ts';
 import { RegisterIdTable } from '../read/register-id-table.ts';
 import { FieldInterner } from '../read/field-interner.ts';
+import { capsOf } from '../read/cell-caps.ts';
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -208,7 +209,7 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
   });
   for (const [id, red] of out.redirects) {
     if (red.to && !live.has(red.to)) {
-      throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, 'csv/redirects.csv.gz');
+      throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, rel.tables.redirects!.label);
     }
     // Every retired ID gets its stub even when no other row names it.
     r.spill.addTaggedLine(partitionOf(id, r.partitions), TAG.retired, id);
@@ -373,6 +374,24 @@ function checkId(id: string, label: string, row: number): void {
   if (!REGISTER_ID.test(id)) throw new RegisterError('compile', `bad register ID ${JSON.stringify(id)}`, label, row);
 }
 
+/**
+ * A redirect row must be one of the two kinds the format has: a merge (`merged`, to the survivor's ID) or a
+ * tombstone (`de_corroborated`, with no target). Anything else would publish an ID whose fate is a guess.
+ */
+function checkRedirect(from: string, to: string, reason: string, label: string, row: number): void {
+  const fail = (why: string): never => {
+    throw new RegisterError('compile', why, label, row);
+  };
+  if (reason === 'merged') {
+    if (to === '') fail(`merged redirect of ${from} has no to_id`);
+    if (to === from) fail(`redirect cycle: ${from} redirects to itself`);
+  } else if (reason === 'de_corroborated') {
+    if (to !== '') fail(`de_corroborated redirect of ${from} names to_id ${to}; a tombstone has none`);
+  } else {
+    fail(`redirect of ${from} has reason ${JSON.stringify(reason)}; it must be merged (with a to_id) or de_corroborated (without)`);
+  }
+}
+
 type RowFn = (f: CsvRecord, c: Record<string, number>, row: number, label: string) => void;
 
 /** Reads one table whose rows are spilled under `tag`, keyed by `idColumn`, and records its layout. */
@@ -386,10 +405,11 @@ async function table(
 ): Promise<void> {
   const t = rel.tables[name];
   if (!t) return;
-  let c: Record<string, number> = {};
+  let c: Record<string, number> = Object.create(null);
   const stage = prior ? `${rel.stamp}/${t.label}` : t.label;
   r.progress.begin(`read ${stage}`);
   await readCsvRecords(t.path, stage, {
+    caps: (h) => capsOf(name, h.map((x) => x.trim())),
     header: (h) => {
       const header = h.map((x) => x.trim());
       c = columnIndex(header, required, stage);
@@ -407,28 +427,28 @@ async function table(
 async function readRedirects(rel: ReleaseInput, ctx: CompileContext | null): Promise<Map<string, RedirectInfo>> {
   const raw = new Map<string, { to: string; reason: string; row: number }>();
   const t = rel.tables.redirects;
-  const label = ctx ? 'csv/redirects.csv.gz' : `${rel.stamp}/csv/redirects.csv.gz`;
-  if (t) {
-    let c: Record<string, number> = {};
-    await readCsvRecords(t.path, t.label, {
-      header: (h) => {
-        c = columnIndex(h, ['from_id', 'to_id', 'reason'], t.label);
-      },
-      record: (f, row) => {
-        const from = f.text(c.from_id);
-        const to = f.text(c.to_id);
-        const reason = f.text(c.reason);
-        if (ctx) {
-          checkId(from, t.label, row);
-          if (to !== '') checkId(to, t.label, row);
-          if (reason === 'merged' && to === '') throw new RegisterError('compile', `merged redirect of ${from} has no to_id`, t.label, row);
-          if (to === from) throw new RegisterError('compile', `redirect cycle: ${from} redirects to itself`, t.label, row);
-          if (raw.has(from)) throw new RegisterError('compile', `register ID ${from} is redirected twice`, t.label, row);
-        }
-        raw.set(from, { to, reason, row });
-      },
-    });
-  }
+  if (!t) return new Map();
+  const label = ctx ? t.label : `${rel.stamp}/${t.label}`;
+  let c: Record<string, number> = Object.create(null);
+  await readCsvRecords(t.path, label, {
+    caps: (h) => capsOf('redirects', h),
+    header: (h) => {
+      c = columnIndex(h, ['from_id', 'to_id', 'reason'], label);
+    },
+    record: (f, row) => {
+      const from = f.text(c.from_id);
+      const to = f.text(c.to_id);
+      const reason = f.text(c.reason);
+      // The predecessor's rows were checked when it was compiled; only this release's are held to the rules.
+      if (ctx) {
+        checkId(from, label, row);
+        if (to !== '') checkId(to, label, row);
+        checkRedirect(from, to, reason, label, row);
+        if (raw.has(from)) throw new RegisterError('compile', `register ID ${from} is redirected twice`, label, row);
+      }
+      raw.set(from, { to, reason, row });
+    },
+  });
   const out = new Map<string, RedirectInfo>();
   for (const [from, r] of raw) {
     if (r.to === '') {

@@ -1,6 +1,7 @@
 // Stage 2: one partition at a time, gather each ID's rows and write its entity shard, index entry, resolve and
 // search records, provider rollup and changelog events. Memory is bounded by the largest partition.
-import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
+import { ENTITY_TYPES, PROVIDER_ROLES, type EntityType } from '../../common/ids.ts';
+import { MAX_SHARD_BYTES } from '../../common/limits.ts';
 import { tokenize } from '../../common/normalise.ts';
 import { bucketOf } from '../../common/hash.ts';
 import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, type EntityIndexValue } from '../../common/dist-layout.ts';
@@ -164,6 +165,7 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     scratchDir: join(ctx.scratchDir, `range-${r}`),
     publicDir: ctx.publicDir,
     packBytes: ctx.options.packBytes,
+    entitiesLabel: ctx.release.tables.entities!.label,
   });
   ctx.progress.begin(`build entity shards (${ENTITY_RANGES} ranges${ctx.options.threads ? ', in worker threads' : ''})`);
   const jobs = Array.from({ length: ENTITY_RANGES }, (_, r) => job(r));
@@ -241,6 +243,8 @@ export interface EntityRangeJob {
   scratchDir: string;
   publicDir: string;
   packBytes: number;
+  /** How errors name the entities table (its path in the release). */
+  entitiesLabel: string;
 }
 
 /** What one range produced; plain data again. Index entries name packs by their number within this range. */
@@ -689,6 +693,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     // Written in its sections, whose byte ends are the cuts the runtime slices at.
     const parts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, '}'];
     const loc = sink.shards.addParts(parts, cuts);
+    // The runtime answers a shard with its bridges expanded, so that is the size the cap holds; worked out exactly
+    // only when the longest expansion could pass it.
+    if (loc.length + bridges.length * LONGEST_SPLICE > MAX_SHARD_BYTES) checkShardSize(a, type, loc.length, bridges);
     diffBase.place(loc.pack, loc.offset, loc.length, loc.checksum, cuts);
     sink.index.add(id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, cuts[0], cuts[1], cuts[2], cuts[3], cuts[4], cuts[5], bridges.length, typeIndex, loc.checksum]);
 
@@ -705,6 +712,25 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     // Tokens are runs of letters and digits: a tab-separated line needs no escaping. The entity is named by its
     // doc position, so the search stage maps it to an ordinal through an array, not 10M string lookups.
     for (const [t, src] of best) built.postings.addLine(searchGroupOf(t), `${t}\t${doc}\t${src}`);
+  }
+
+  /** Refuses the entity whose shard, expanded, is past MAX_SHARD_BYTES, naming its largest section. */
+  function checkShardSize(a: Acc, type: EntityType, stored: number, bridges: [string, string, string][]): void {
+    let expanded = stored;
+    for (const b of bridges) expanded += spliceBytes(type, roleOfBridge(b)) - 1;
+    if (expanded <= MAX_SHARD_BYTES) return;
+    const ends = [...cuts.slice(0, SECTION_NAMES.length)];
+    const sizes = ends.map((end, i) => end - (i === 0 ? 0 : ends[i - 1]));
+    sizes[SECTION_NAMES.indexOf('bridges')] += expanded - stored;
+    const largest = sizes.indexOf(Math.max(...sizes));
+    const rows = [a.aliases.length, a.attrs?.size ?? 0, bridges.length, a.rels?.size ?? 0, a.xids.length + a.oaliases.length];
+    const what = largest === 0 ? '' : ` (${rows[largest - 1]} ${SECTION_ROWS[largest]})`;
+    throw new RegisterError(
+      'compile',
+      `entity ${a.id}: its shard is ${expanded} bytes, over the ${MAX_SHARD_BYTES}-byte cap MAX_SHARD_BYTES (docs/limits.md); ` +
+        `its largest section is ${SECTION_NAMES[largest]}${what}, ${sizes[largest]} bytes`,
+      job.entitiesLabel,
+    );
   }
 
   function diffBridges(id: string, before: [string, string, string][], after: [string, string, string][]): void {
@@ -764,6 +790,13 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     };
   }
 }
+
+/** A shard's sections in order (see EntityIndexValue's cuts), and what each section's rows are. */
+const SECTION_NAMES = ['core', 'aliases', 'attributes', 'bridges', 'relationships', 'overlay'];
+const SECTION_ROWS = ['', 'aliases', 'attributes', 'bridges', 'relationship families', 'overlay rows'];
+/** The bytes the runtime puts in place of one bridge's role marker (see common/shard-format.ts). */
+const spliceBytes = (type: string, role: string): number => Buffer.byteLength(`,"entity_type":${JSON.stringify(type)},"role":${JSON.stringify(role)}`);
+const LONGEST_SPLICE = Math.max(...ENTITY_TYPES.flatMap((t) => PROVIDER_ROLES.map((r) => spliceBytes(t, r))));
 
 /** No rows (yet): shared and frozen, so a push to it, instead of to the list `own` makes, throws. */
 const NONE: never[] = Object.freeze([]) as unknown as never[];

@@ -16,6 +16,7 @@ import { addResolveRecord, addResolveRecordIn } from './build-resolve.ts';
 import { RegisterIdTable } from '../read/register-id-table.ts';
 import { FieldInterner } from '../read/field-interner.ts';
 import { capsOf } from '../read/cell-caps.ts';
+import { forEachNoticeBatch } from '../read/notice-batches.ts';
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -133,6 +134,8 @@ interface Reader {
 
 export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   const rel = ctx.release;
+  // A bad notice file is refused before the tables cost anything; stage 6 reads and checks them again to write them.
+  await forEachNoticeBatch(rel.notices, () => {});
   const redirects = await readRedirects(rel, ctx);
   const priorRedirects = ctx.prior ? await readRedirects(ctx.prior, null) : new Map<string, RedirectInfo>();
   const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges') }];

@@ -16,7 +16,8 @@ export const streamFileName = (stream: string): string =>
 
 export async function buildChanges(ctx: CompileContext, built: EntitiesBuilt, priorStamp: string | null): Promise<ChangesDoc> {
   ctx.progress.begin('build changelog');
-  const doc: ChangesDoc = { prior: priorStamp, counts: {}, provider_counts: {}, page_events: EVENTS_PER_BUCKET, streams: {} };
+  // provider_counts and streams are keyed by provider names: objects without a prototype, so `__proto__` is a key.
+  const doc: ChangesDoc = { prior: priorStamp, counts: {}, provider_counts: Object.create(null), page_events: EVENTS_PER_BUCKET, streams: Object.create(null) };
   for (const t of CHANGE_EVENT_TYPES) doc.counts[t] = 0;
   for (const [stream, g] of [...built.streamGroups].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     if (g < 0) continue;

@@ -99,7 +99,7 @@ async function buildNotices(ctx: CompileContext, write: (name: string, value: un
   const byKind = new Map<string, number>();
   let findings = 0;
   // Checked again as they are read here: stage 1 checked them before any table, but a file is trusted only as read.
-  const batches = await forEachNoticeBatch(ctx.release.notices, async (batch) => {
+  const providers = await forEachNoticeBatch(ctx.release.notices, async (batch) => {
     await writeFile(join(privateDir, `${encodeURIComponent(batch.provider)}.json`), JSON.stringify(batch));
     byProvider.set(batch.provider, batch.findings.length);
     for (const f of batch.findings) {
@@ -111,7 +111,7 @@ async function buildNotices(ctx: CompileContext, write: (name: string, value: un
   // Counts only: titles, provider refs, sources and payloads never leave private/.
   return write('provider-notices-summary.json', {
     summary: {
-      providers: batches,
+      providers,
       findings,
       by_provider: sortedObject(byProvider),
       by_severity: sortedObject(bySeverity),

@@ -2,7 +2,7 @@
 // refuses a cell beyond it, naming the file, the row, the column and the cap.
 import { MAX_CELL_BYTES, MAX_ID_BYTES, MAX_TEXT_BYTES } from '../../common/limits.ts';
 
-/** The most UTF-8 bytes a column's cells may hold, and the cap's name in common/limits.ts for the message. */
+/** A size cap: the most UTF-8 bytes a value (a column's cells, say) may hold, and its name in common/limits.ts. */
 export interface CellCap {
   bytes: number;
   name: string;
@@ -11,6 +11,9 @@ export interface CellCap {
 export const ID_CAP: CellCap = { bytes: MAX_ID_BYTES, name: 'MAX_ID_BYTES' };
 export const TEXT_CAP: CellCap = { bytes: MAX_TEXT_BYTES, name: 'MAX_TEXT_BYTES' };
 export const LONG_CAP: CellCap = { bytes: MAX_CELL_BYTES, name: 'MAX_CELL_BYTES' };
+
+/** How a refusal says that a value (a cell, a JSON field, a file) of `bytes` is past `cap`, after naming it. */
+export const overCap = (bytes: number, cap: CellCap): string => `is ${bytes} bytes, over the ${cap.bytes}-byte cap ${cap.name} (docs/limits.md)`;
 
 /** Columns that hold a register ID, provider key, namespace or provider-side ID, in whatever table. */
 const ID_COLUMNS = new Set(['reep_id', 'from_id', 'to_id', 'home_id', 'away_id', 'aggregate_of', 'provider', 'namespace', 'external_id', 'property', 'qid']);

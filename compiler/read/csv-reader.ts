@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { StringDecoder } from 'node:string_decoder';
 import { RegisterError } from '../../common/errors.ts';
-import { LONG_CAP, type CellCap } from './cell-caps.ts';
+import { LONG_CAP, overCap, type CellCap } from './cell-caps.ts';
 import { firstInvalidUtf8, isUtf8Range } from './utf8-check.ts';
 
 export interface CsvVisitor {
@@ -444,7 +444,7 @@ export async function readCsvRecords(path: string, label: string, visitor: CsvRe
     if (!rows.row(fields, blank)) return;
     if (record.end - record.start > minCap) {
       const k = cellOverCap(record, capBytes);
-      if (k >= 0) throw new RegisterError(stage, `${header[k]} is ${cellBytes(record, k)} bytes, over the ${caps[k].bytes}-byte cap ${caps[k].name} (docs/limits.md)`, label, rows.count);
+      if (k >= 0) throw new RegisterError(stage, `${header[k]} ${overCap(cellBytes(record, k), caps[k])}`, label, rows.count);
     }
     visitor.record(record, rows.count);
   };

@@ -3,7 +3,8 @@
 import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { RegisterError } from '../../common/errors.ts';
-import { MAX_ID_BYTES, MAX_NOTICE_DEPTH, MAX_NOTICE_FILE_BYTES, MAX_TEXT_BYTES } from '../../common/limits.ts';
+import { MAX_NOTICE_DEPTH, MAX_NOTICE_FILE_BYTES } from '../../common/limits.ts';
+import { ID_CAP, overCap, TEXT_CAP, type CellCap } from './cell-caps.ts';
 import type { NoticeBatch, NoticeFindingRecord } from '../../common/dist-layout.ts';
 import { firstInvalidUtf8, isUtf8Range } from './utf8-check.ts';
 
@@ -55,7 +56,7 @@ async function readCapped(file: NoticeFile): Promise<Buffer> {
   const h = await open(file.path, 'r');
   try {
     const { size } = await h.stat();
-    if (size > MAX_NOTICE_FILE_BYTES) throw new RegisterError('compile', `is ${size} bytes, over the ${MAX_NOTICE_FILE_BYTES}-byte cap MAX_NOTICE_FILE_BYTES (docs/limits.md)`, file.label);
+    if (size > MAX_NOTICE_FILE_BYTES) throw new RegisterError('compile', overCap(size, FILE_CAP), file.label);
     const bytes = await h.readFile();
     if (!isUtf8Range(bytes, 0, bytes.length)) throw new RegisterError('compile', `not valid UTF-8 (byte ${firstInvalidUtf8(bytes, 0, bytes.length) + 1})`, file.label);
     return bytes;
@@ -74,6 +75,8 @@ function parseJson(bytes: Buffer, label: string): unknown {
   }
 }
 
+const FILE_CAP: CellCap = { bytes: MAX_NOTICE_FILE_BYTES, name: 'MAX_NOTICE_FILE_BYTES' };
+
 const BATCH_FIELDS = ['provider', 'batch_id', 'generated_at', 'findings'];
 const FINDING_FIELDS = [
   'finding_id', 'provider', 'kind', 'title', 'provider_ref', 'source', 'observed', 'expected', 'severity', 'suggested_action', 'payload',
@@ -86,34 +89,34 @@ function checkBatch(raw: unknown, label: string): NoticeBatch {
     throw new RegisterError('compile', `${path}: ${why}`, label);
   };
   const b = record(raw, '$', BATCH_FIELDS, fail);
-  const provider = text(b.provider, '$.provider', MAX_ID_BYTES, fail, true);
+  const provider = text(b.provider, '$.provider', ID_CAP, fail, true);
   if (!Number.isSafeInteger(b.batch_id) || (b.batch_id as number) < 0) fail('$.batch_id', 'expected a non-negative integer');
-  const generatedAt = textOrNull(b.generated_at, '$.generated_at', MAX_TEXT_BYTES, fail);
+  const generatedAt = textOrNull(b.generated_at, '$.generated_at', TEXT_CAP, fail);
   if (!Array.isArray(b.findings)) fail('$.findings', 'expected an array');
   const indexOf = new Map<string, number>();
   const findings = (b.findings as unknown[]).map((value, i): NoticeFindingRecord => {
     const at = `$.findings[${i}]`;
     const f = record(value, at, FINDING_FIELDS, fail);
-    const findingId = text(f.finding_id, `${at}.finding_id`, MAX_ID_BYTES, fail, true);
+    const findingId = text(f.finding_id, `${at}.finding_id`, ID_CAP, fail, true);
     const before = indexOf.get(findingId);
     if (before !== undefined) fail(`${at}.finding_id`, `repeats the finding_id of $.findings[${before}]`);
     indexOf.set(findingId, i);
-    if (text(f.provider, `${at}.provider`, MAX_ID_BYTES, fail, true) !== provider) fail(`${at}.provider`, 'differs from $.provider');
+    if (text(f.provider, `${at}.provider`, ID_CAP, fail, true) !== provider) fail(`${at}.provider`, 'differs from $.provider');
     return {
       finding_id: findingId,
       provider,
-      kind: text(f.kind, `${at}.kind`, MAX_TEXT_BYTES, fail, true),
-      title: text(f.title, `${at}.title`, MAX_TEXT_BYTES, fail),
-      provider_ref: textOrNull(f.provider_ref, `${at}.provider_ref`, MAX_TEXT_BYTES, fail),
+      kind: text(f.kind, `${at}.kind`, TEXT_CAP, fail, true),
+      title: text(f.title, `${at}.title`, TEXT_CAP, fail),
+      provider_ref: textOrNull(f.provider_ref, `${at}.provider_ref`, TEXT_CAP, fail),
       source: freeForm(f.source, `${at}.source`, fail),
-      observed: textOrNull(f.observed, `${at}.observed`, MAX_TEXT_BYTES, fail),
-      expected: textOrNull(f.expected, `${at}.expected`, MAX_TEXT_BYTES, fail),
-      severity: text(f.severity, `${at}.severity`, MAX_TEXT_BYTES, fail, true),
-      suggested_action: textOrNull(f.suggested_action, `${at}.suggested_action`, MAX_TEXT_BYTES, fail),
+      observed: textOrNull(f.observed, `${at}.observed`, TEXT_CAP, fail),
+      expected: textOrNull(f.expected, `${at}.expected`, TEXT_CAP, fail),
+      severity: text(f.severity, `${at}.severity`, TEXT_CAP, fail, true),
+      suggested_action: textOrNull(f.suggested_action, `${at}.suggested_action`, TEXT_CAP, fail),
       payload: freeForm(f.payload, `${at}.payload`, fail),
-      payload_hash: text(f.payload_hash, `${at}.payload_hash`, MAX_TEXT_BYTES, fail),
-      first_seen_at: textOrNull(f.first_seen_at, `${at}.first_seen_at`, MAX_TEXT_BYTES, fail),
-      last_seen_at: textOrNull(f.last_seen_at, `${at}.last_seen_at`, MAX_TEXT_BYTES, fail),
+      payload_hash: text(f.payload_hash, `${at}.payload_hash`, TEXT_CAP, fail),
+      first_seen_at: textOrNull(f.first_seen_at, `${at}.first_seen_at`, TEXT_CAP, fail),
+      last_seen_at: textOrNull(f.last_seen_at, `${at}.last_seen_at`, TEXT_CAP, fail),
     };
   });
   findings.sort((x, y) => cmp(x.finding_id, y.finding_id));
@@ -136,16 +139,16 @@ function record(value: unknown, path: string, fields: readonly string[], fail: F
 }
 
 /** A string of at most `cap` UTF-8 bytes (and not empty when `nonEmpty`). */
-function text(value: unknown, path: string, cap: number, fail: Fail, nonEmpty = false): string {
+function text(value: unknown, path: string, cap: CellCap, fail: Fail, nonEmpty = false): string {
   if (typeof value !== 'string') fail(path, 'expected a string');
   const s = value as string;
   if (nonEmpty && s === '') fail(path, 'expected a non-empty string');
   const bytes = Buffer.byteLength(s);
-  if (bytes > cap) fail(path, `is ${bytes} bytes, over the ${cap}-byte cap ${cap === MAX_ID_BYTES ? 'MAX_ID_BYTES' : 'MAX_TEXT_BYTES'} (docs/limits.md)`);
+  if (bytes > cap.bytes) fail(path, overCap(bytes, cap));
   return s;
 }
 
-function textOrNull(value: unknown, path: string, cap: number, fail: Fail): string | null {
+function textOrNull(value: unknown, path: string, cap: CellCap, fail: Fail): string | null {
   if (value === null) return null;
   if (typeof value !== 'string') fail(path, 'expected a string or null');
   return text(value, path, cap, fail);

@@ -453,7 +453,8 @@ export async function readCsvRecords(path: string, label: string, visitor: CsvRe
   let checked = 0;
   /** Checks data[checked, to) as UTF-8, noting the first bad byte, if any, for `emit`. */
   const checkUtf8 = (data: Buffer, to: number) => {
-    if (to > checked && badByte < 0 && !isUtf8Range(data, checked, to)) badByte = firstInvalidUtf8(data, checked, to);
+    // Should the two checks ever disagree, the refusal still comes, at the start of the range.
+    if (to > checked && badByte < 0 && !isUtf8Range(data, checked, to)) badByte = Math.max(checked, firstInvalidUtf8(data, checked, to));
     checked = Math.max(checked, to);
   };
   try {

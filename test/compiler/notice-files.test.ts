@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { MAX_NOTICE_DEPTH, MAX_NOTICE_FILE_BYTES, MAX_TEXT_BYTES } from '../../common/limits.ts';
@@ -86,7 +87,7 @@ describe('a notice file that is not a valid batch', () => {
   it('`register compile` prints the one line and no stack trace', () => {
     const d = fresh();
     writeHandRelease(d.releases, STAMP, tables(), { raw: { 'private/notices/acme.json': `{"provider":"acme",${SECRET}` } });
-    const run = spawnSync(process.execPath, ['bin/register.mjs', 'compile', '--releases', d.releases, '--out', d.dist], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/register.mjs', import.meta.url)), 'compile', '--releases', d.releases, '--out', d.dist], { encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe('[compile] private/notices/acme.json: not valid JSON (at character 20)\n');

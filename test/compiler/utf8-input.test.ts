@@ -39,7 +39,7 @@ describe('firstInvalidUtf8', () => {
         expect(at === -1).toBe(isUtf8(b));
         if (at >= 0) expect(isUtf8(b.subarray(0, at))).toBe(true);
       }),
-      { numRuns: 3000 },
+      { numRuns: 1500 },
     );
     for (const bad of [[0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0x80]]) {
       expect(firstInvalidUtf8(new Uint8Array([0x61, ...bad, 0x62]), 0, bad.length + 2)).toBe(1);

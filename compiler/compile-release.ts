@@ -64,16 +64,18 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     let built: Awaited<ReturnType<typeof buildEntities>>;
     try {
       built = await timed(ctx, 'build entities (resolve alongside)', () => buildEntities(ctx, read, index));
+      // Refused here, while stage 3 may still be writing: it is stopped below, as for any failure of stage 2, so the
+      // temp dir is not removed under it.
+      if (ctx.options.strict && ctx.slack.size) {
+        const [what, s] = [...ctx.slack][0];
+        throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
+      }
     } catch (e) {
       stopResolve.abort();
       await resolving.catch(() => {}); // let it stop writing before the temp dir goes
       throw e;
     }
     writeDiffBaseMeta(ctx.privateDir, diffBaseMeta(release, ctx.options.partitions, built.packRanges));
-    if (ctx.options.strict && ctx.slack.size) {
-      const [what, s] = [...ctx.slack][0];
-      throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
-    }
     // The search tokens need only stage 2's postings and the ordinals: they are built in their own thread while
     // this one writes the entity index, the search docs, the changelog and the documents.
     const { order, ordinalOfDoc } = await timed(ctx, 'order search docs', () => searchOrdinals(built));

@@ -58,7 +58,9 @@ async function readCapped(file: NoticeFile): Promise<Buffer> {
     const { size } = await h.stat();
     if (size > MAX_NOTICE_FILE_BYTES) throw new RegisterError('compile', overCap(size, FILE_CAP), file.label);
     const bytes = await h.readFile();
-    if (!isUtf8Range(bytes, 0, bytes.length)) throw new RegisterError('compile', `not valid UTF-8 (byte ${firstInvalidUtf8(bytes, 0, bytes.length) + 1})`, file.label);
+    // Again as read: a file that grew since its stat is held to the same cap.
+    if (bytes.length > MAX_NOTICE_FILE_BYTES) throw new RegisterError('compile', overCap(bytes.length, FILE_CAP), file.label);
+    if (!isUtf8Range(bytes, 0, bytes.length)) throw new RegisterError('compile', `not valid UTF-8 (byte ${Math.max(0, firstInvalidUtf8(bytes, 0, bytes.length)) + 1})`, file.label);
     return bytes;
   } finally {
     await h.close();

@@ -5,11 +5,10 @@
 import { dirname, join } from 'node:path';
 import { RegisterError } from '../../common/errors.ts';
 import type { StateStore } from '../interfaces.ts';
-import { importLegacyJournal } from './journal-import.ts';
 import { createMemoryStore } from './memory-store.ts';
 import { refuseAcknowledgements } from './read-only-store.ts';
-import { openRedisStore, redisLabel, type RedisStateStore } from './redis-store.ts';
-import { openSqliteStore, type SqliteStateStore } from './sqlite-store.ts';
+import type { RedisStateStore } from './redis-store.ts';
+import type { SqliteStateStore } from './sqlite-store.ts';
 
 /** The default `--state`: a SQLite database in `.state/`. */
 export const DEFAULT_STATE = '.state';
@@ -45,6 +44,11 @@ export function describeStateLocation(loc: StateLocation): string {
   return redisLabel(new URL(loc.url));
 }
 
+/** A Redis URL as logs may show it: no user or password. */
+export function redisLabel(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
+}
+
 /** Options of openStateStore. */
 export interface OpenStateOptions {
   /** A read-only mirror: acknowledgements answer 503; quota and "seen" are stored as on any instance. Default false. */
@@ -70,7 +74,10 @@ export async function openStateStore(raw: string, options: OpenStateOptions = {}
   let store: StateStore;
   let engine: OpenedState['engine'] = null;
   if (location.kind === 'memory') store = createMemoryStore();
+  // Each engine's client is loaded only when used: ioredis alone is a fifth of a cold start.
   else if (location.kind === 'sqlite') {
+    const { openSqliteStore } = await import('./sqlite-store.ts');
+    const { importLegacyJournal } = await import('./journal-import.ts');
     const sqlite = await openSqliteStore({ file: location.file, check: options.check, log });
     try {
       importLegacyJournal(sqlite, dirname(sqlite.file), log);
@@ -79,7 +86,10 @@ export async function openStateStore(raw: string, options: OpenStateOptions = {}
       throw e;
     }
     store = engine = sqlite;
-  } else store = engine = await openRedisStore({ url: location.url, log });
+  } else {
+    const { openRedisStore } = await import('./redis-store.ts');
+    store = engine = await openRedisStore({ url: location.url, log });
+  }
   if (options.readOnly) store = refuseAcknowledgements(store);
   return { store, location, engine };
 }

@@ -16,6 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
+import { redisLabel } from './open-state-store.ts';
 import { checkCharge, checkNoticeArgs, checkRefund, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
 
 /** Options of openRedisStore. */
@@ -139,11 +140,6 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
   const store = new RedisStore(url, options);
   await store.start();
   return store;
-}
-
-/** The URL as logs may show it: no user or password. */
-export function redisLabel(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
 }
 
 class RedisStore implements RedisStateStore {

@@ -11,7 +11,7 @@
 // synchronous=FULL (its WAL frames fsynced before anyone is answered) and is then checkpointed into the main file.
 
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { admitInWindow } from './rate-window.ts';
@@ -85,7 +85,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     mkdirSync(dirname(file), { recursive: true });
     closeSync(openSync(file, 'a'));
   } catch (e) {
-    throw new StateUnavailableError(`[state] ${file}: cannot create or write the state database (${describe(e)})`);
+    throw new StateUnavailableError(`[state] ${file}: cannot create or write the state database (${whyUnwritable(dirname(file)) ?? describe(e)})`);
   }
   let db: Database.Database;
   try {
@@ -395,6 +395,22 @@ class SqliteStore implements SqliteStateStore {
       return fn();
     } catch (e) {
       throw new StateUnavailableError(`[state] ${this.file}: cannot read the state database (${describe(e)})`);
+    }
+  }
+}
+
+/**
+ * The system's reason a folder cannot be created or written, from its nearest existing ancestor: a recursive mkdir
+ * on a read-only filesystem reports ENOENT, which names nothing useful.
+ */
+function whyUnwritable(dir: string): string | null {
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      if (!statSync(d).isDirectory()) return 'ENOTDIR';
+      accessSync(d, constants.W_OK);
+      return null;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(d) === d) return describe(e);
     }
   }
 }

@@ -4,7 +4,7 @@
 // through one is seen through the others, a revocation through the CLI reaches all three within a second, a
 // SIGKILLed instance loses no charge, and while Redis is stopped costing requests answer 503 and charge nothing.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,7 @@ import { spawnServe, type ServerProcess } from './support/child-server.ts';
 import { CRASH_BATCH, makeCrashWorld, type CrashWorld } from './support/reliability-world.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/register.mjs', import.meta.url));
+const PUBLISH = fileURLToPath(new URL('../../scripts/publish-public.sh', import.meta.url));
 const run = promisify(execFile);
 
 let world: CrashWorld;
@@ -64,13 +65,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   world = await makeCrashWorld(20);
   redis = await startRedis();
-  // Only the public part goes to the static host; the private part (the notices) stays with the instances.
+  // Only the public part goes to the static host, published as the README says; the private part (the notices)
+  // stays with the instances.
   upload = mkdtempSync(join(tmpdir(), 'ir-cdn-'));
-  cpSync(join(world.dist, 'index.json'), join(upload, 'index.json'));
-  for (const stamp of readdirSync(world.dist).filter((n) => /^\d{8}T\d{6}Z$/.test(n))) {
-    mkdirSync(join(upload, stamp), { recursive: true });
-    cpSync(join(world.dist, stamp, 'public'), join(upload, stamp, 'public'), { recursive: true });
-  }
+  await run('bash', [PUBLISH, world.dist, upload]);
+  expect(readdirSync(upload).sort()).toEqual([...readdirSync(world.dist).filter((n) => /^\d{8}T\d{6}Z$/.test(n)), 'index.json'].sort());
+  for (const stamp of readdirSync(upload).filter((n) => n !== 'index.json')) expect(readdirSync(join(upload, stamp))).toEqual(['public']);
   cdn = await serveDir(upload);
   for (let i = 0; i < 3; i++) {
     instances.push(spawnServe(['--dist', cdn.baseUrl, '--private-dist', world.dist, '--state', redis.url, '--keys', 'state', '--port', '0', '--access-log', 'off']));

@@ -1,5 +1,6 @@
 // Wires a runtime from its parts: a shard source (local dist or HTTP mirror), the key store, the state store, the
-// route table, the operational wrapper (health, readiness, metrics, access log) and the Node adapter. `register serve`, `npm start` and the end-to-end tests all start it here.
+// route table, the operational wrapper (health, readiness, metrics, access log) and the Node adapter. `register
+// serve`, `npm start` and the end-to-end tests all start it here.
 import { join, resolve } from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { PRIVATE_DIR } from '../common/dist-layout.ts';
@@ -139,7 +140,8 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
       await store.close();
       keyStore.close();
       await source.close();
-      logger?.flush();
+      // Access lines are buffered (runtime/ops/logger.ts): write out the last of them before the process exits.
+      if (logger) await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
 }

@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { redisLabel } from './open-state-store.ts';
-import { checkCharge, checkNoticeArgs, checkRefund, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
+import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
 
 /** Options of openRedisStore. */
 export interface RedisStoreOptions {
@@ -257,10 +257,7 @@ class RedisStore implements RedisStateStore {
 
   async notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> {
     checkNoticeArgs('notices', provider, batchId, findingIds);
-    const details = await this.readDetails(provider, batchId, findingIds);
-    const out = new Map<string, NoticeState>();
-    for (const [id, d] of details) out.set(id, { seen_at: d.seen_at, acknowledged_at: d.acknowledged_at });
-    return out;
+    return noticeStatesOf(await this.readDetails(provider, batchId, findingIds));
   }
 
   async noticeDetails(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeDetail>> {
@@ -269,15 +266,13 @@ class RedisStore implements RedisStateStore {
   }
 
   async markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
-    checkNoticeArgs('markSeen', provider, batchId, findingIds);
-    if (typeof at !== 'string') throw new TypeError('[state] markSeen: at must be a string');
+    checkMarkArgs('markSeen', provider, batchId, findingIds, at);
     if (findingIds.length === 0) return;
     await this.call(() => this.client.irMark(this.noticeKey(provider, batchId), 's:', at, ...findingIds));
   }
 
   async acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
-    checkNoticeArgs('acknowledge', provider, batchId, findingIds);
-    if (typeof at !== 'string') throw new TypeError('[state] acknowledge: at must be a string');
+    checkMarkArgs('acknowledge', provider, batchId, findingIds, at);
     if (!this.durable) throw new StateUnavailableError(`[state] ${this.label}: acknowledgements cannot be made durable (${this.durabilityNote})`);
     if (findingIds.length === 0) return;
     const value = JSON.stringify([at, actor ?? null, note ?? null]);

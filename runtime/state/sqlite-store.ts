@@ -15,7 +15,7 @@ import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 
 import { dirname, resolve } from 'node:path';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { admitInWindow } from './rate-window.ts';
-import { checkCharge, checkNoticeArgs, checkRefund, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
+import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
 
 /** Options of openSqliteStore. */
 export interface SqliteStoreOptions {
@@ -149,36 +149,25 @@ class SqliteStore implements SqliteStateStore {
 
   // ---- StateStore ----
 
-  admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
-    try {
-      checkCharge(cost, quota);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  // Async methods, so an argument error rejects like a failed write instead of throwing at the caller.
+  async admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
+    checkCharge(cost, quota);
     return this.enqueue({ kind: 'admit', keyId, nowMs, rate, period, cost, quota });
   }
 
-  hit(keyId: string, nowMs: number, rate: number): Promise<number> {
-    if (!Number.isFinite(nowMs)) return Promise.reject(new RangeError(`[state] rate hit: not a time: ${nowMs}`));
+  async hit(keyId: string, nowMs: number, rate: number): Promise<number> {
+    if (!Number.isFinite(nowMs)) throw new RangeError(`[state] rate hit: not a time: ${nowMs}`);
     return this.enqueue({ kind: 'hit', keyId, nowMs, rate });
   }
 
-  charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> {
-    try {
-      checkCharge(cost, quota);
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  async charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> {
+    checkCharge(cost, quota);
     return this.enqueue({ kind: 'charge', keyId, period, cost, quota });
   }
 
-  refund(keyId: string, period: string, cost: number): Promise<void> {
-    try {
-      checkRefund(cost);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return cost === 0 ? Promise.resolve() : this.enqueue({ kind: 'refund', keyId, period, cost });
+  async refund(keyId: string, period: string, cost: number): Promise<void> {
+    checkRefund(cost);
+    if (cost > 0) await this.enqueue({ kind: 'refund', keyId, period, cost });
   }
 
   async ping(): Promise<void> {
@@ -191,10 +180,7 @@ class SqliteStore implements SqliteStateStore {
 
   async notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> {
     checkNoticeArgs('notices', provider, batchId, findingIds);
-    const details = this.readDetails(provider, batchId, findingIds);
-    const out = new Map<string, NoticeState>();
-    for (const [id, d] of details) out.set(id, { seen_at: d.seen_at, acknowledged_at: d.acknowledged_at });
-    return out;
+    return noticeStatesOf(this.readDetails(provider, batchId, findingIds));
   }
 
   async noticeDetails(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeDetail>> {
@@ -202,26 +188,14 @@ class SqliteStore implements SqliteStateStore {
     return this.readDetails(provider, batchId, findingIds);
   }
 
-  markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
-    try {
-      checkNoticeArgs('markSeen', provider, batchId, findingIds);
-      if (typeof at !== 'string') throw new TypeError('[state] markSeen: at must be a string');
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    if (findingIds.length === 0) return Promise.resolve();
-    return this.enqueue({ kind: 'seen', provider, batchId, ids: findingIds, at });
+  async markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
+    checkMarkArgs('markSeen', provider, batchId, findingIds, at);
+    if (findingIds.length) await this.enqueue({ kind: 'seen', provider, batchId, ids: findingIds, at });
   }
 
-  acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
-    try {
-      checkNoticeArgs('acknowledge', provider, batchId, findingIds);
-      if (typeof at !== 'string') throw new TypeError('[state] acknowledge: at must be a string');
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    if (findingIds.length === 0) return Promise.resolve();
-    return this.enqueue({ kind: 'ack', provider, batchId, ids: findingIds, at, actor: actor ?? null, note: note ?? null });
+  async acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
+    checkMarkArgs('acknowledge', provider, batchId, findingIds, at);
+    if (findingIds.length) await this.enqueue({ kind: 'ack', provider, batchId, ids: findingIds, at, actor: actor ?? null, note: note ?? null });
   }
 
   async close(): Promise<void> {

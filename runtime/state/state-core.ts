@@ -161,6 +161,19 @@ export function checkRefund(cost: number): void {
   if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`[state] refund: cost must be a non-negative integer, got ${cost}`);
 }
 
+/** checkNoticeArgs plus the time a seen mark or an acknowledgement carries. */
+export function checkMarkArgs(op: string, provider: string, batchId: number, findingIds: string[], at: string): void {
+  checkNoticeArgs(op, provider, batchId, findingIds);
+  if (typeof at !== 'string') throw new TypeError(`[state] ${op}: at must be a string`);
+}
+
+/** The seen and acknowledged times of stored notice details: what StateStore.notices answers. */
+export function noticeStatesOf(details: Map<string, NoticeDetail>): Map<string, NoticeState> {
+  const out = new Map<string, NoticeState>();
+  for (const [id, d] of details) out.set(id, { seen_at: d.seen_at, acknowledged_at: d.acknowledged_at });
+  return out;
+}
+
 export function checkNoticeArgs(op: string, provider: string, batchId: number, findingIds: string[]): void {
   if (typeof provider !== 'string' || provider === '') throw new TypeError(`[state] ${op}: provider must be a non-empty string`);
   if (!Number.isSafeInteger(batchId)) throw new TypeError(`[state] ${op}: batchId must be an integer, got ${batchId}`);

@@ -23,6 +23,16 @@ const open = (file: string, log: (m: string) => void = () => {}): KeyStore => {
   return s;
 };
 
+/** Resolves with the ms it took once `cond` holds; throws after `ms`. */
+const waitFor = async (cond: () => boolean, ms = 1000): Promise<number> => {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return Date.now() - start;
+};
+
 describe('key store: the Authorization header', () => {
   const file = freshFile();
   let key = '';
@@ -120,14 +130,6 @@ describe('key store: record checks', () => {
 });
 
 describe('key store: reloading', () => {
-  const waitFor = async (cond: () => boolean, ms = 1000): Promise<number> => {
-    const start = Date.now();
-    while (!cond()) {
-      if (Date.now() - start > ms) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    return Date.now() - start;
-  };
 
   it('refuses a key within a second of its revocation, without restart', async () => {
     const file = freshFile();
@@ -186,13 +188,6 @@ describe('key store: reloading', () => {
 });
 
 describe('key store: a reload with invalid entries fails safe, entry by entry', () => {
-  const waitFor = async (cond: () => boolean, ms = 2000): Promise<void> => {
-    const start = Date.now();
-    while (!cond()) {
-      if (Date.now() - start > ms) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  };
   type Entry = { id: string; hash: string; revoked: boolean; plan: unknown };
 
   it('applies a revocation made in the same edit that broke another entry, keeps the other keys as they were, and says so loudly', async () => {

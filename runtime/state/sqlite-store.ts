@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
-import { admitInWindow } from './rate-window.ts';
+import { RATE_SCHEMA, TurnWindows, rateStatements, type RateStatements } from './sqlite-rate-windows.ts';
 import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
 
 /** Options of openSqliteStore. */
@@ -39,7 +39,6 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
 CREATE TABLE IF NOT EXISTS quota (key_id TEXT NOT NULL, period TEXT NOT NULL, used INTEGER NOT NULL,
   PRIMARY KEY (key_id, period)) STRICT, WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS rate_window (key_id TEXT PRIMARY KEY, times TEXT NOT NULL) STRICT, WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS notice (provider TEXT NOT NULL, batch_id INTEGER NOT NULL, finding_id TEXT NOT NULL,
   seen_at TEXT, acknowledged_at TEXT, actor TEXT, note TEXT,
   PRIMARY KEY (provider, batch_id, finding_id)) STRICT, WITHOUT ROWID;
@@ -100,7 +99,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
       const problems = (db.pragma('integrity_check(20)') as { integrity_check: string }[]).map((r) => r.integrity_check);
       if (problems.length !== 1 || problems[0] !== 'ok') throw damaged(file, problems.slice(0, 3).join('; '));
     }
-    db.exec(SCHEMA);
+    db.exec(SCHEMA + RATE_SCHEMA);
     const version = db.prepare(`SELECT value FROM meta WHERE name = 'schema'`).pluck().get() as string | undefined;
     if (version === undefined) db.prepare(`INSERT INTO meta (name, value) VALUES ('schema', ?)`).run(String(SCHEMA_VERSION));
     else if (Number(version) !== SCHEMA_VERSION) throw new Error(`[state] ${file}: schema version ${version} is not supported (this version writes ${SCHEMA_VERSION})`);
@@ -118,19 +117,18 @@ class SqliteStore implements SqliteStateStore {
   private closed = false;
   private failing = false;
   private readonly sql;
+  private readonly rateSql: RateStatements;
 
   constructor(
     readonly file: string,
     readonly db: Database.Database,
     private readonly log: (message: string) => void,
   ) {
+    this.rateSql = rateStatements(db);
     this.sql = {
       used: db.prepare('SELECT used FROM quota WHERE key_id = ? AND period = ?').pluck(),
       setUsed: db.prepare('INSERT INTO quota (key_id, period, used) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET used = excluded.used'),
       dropUsed: db.prepare('DELETE FROM quota WHERE key_id = ? AND period = ?'),
-      window: db.prepare('SELECT times FROM rate_window WHERE key_id = ?').pluck(),
-      setWindow: db.prepare('INSERT INTO rate_window (key_id, times) VALUES (?, ?) ON CONFLICT DO UPDATE SET times = excluded.times'),
-      dropWindow: db.prepare('DELETE FROM rate_window WHERE key_id = ?'),
       // The first seen_at and the first acknowledgement (time, actor, note) are kept: SET reads the old row.
       seen: db.prepare(
         'INSERT INTO notice (provider, batch_id, finding_id, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET seen_at = coalesce(seen_at, excluded.seen_at)',
@@ -277,10 +275,12 @@ class SqliteStore implements SqliteStateStore {
     for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
   }
 
-  /** Runs the ops of one turn inside its transaction; each key's counter and window is read once and written once. */
+  /**
+   * Runs the ops of one turn inside its transaction; each key's counter and window total are read once and written
+   * once. The window follows the rule of rate-window.ts (admitInWindow) over the rows of rate_hit.
+   */
   private apply(batch: Queued[]): unknown[] {
     const counters = new Map<string, { keyId: string; period: string; used: number; dirty: boolean }>();
-    const windows = new Map<string, { times: number[]; dirty: boolean }>();
     const counter = (keyId: string, period: string) => {
       const slot = `${period}\u0000${keyId}`;
       let c = counters.get(slot);
@@ -290,18 +290,15 @@ class SqliteStore implements SqliteStateStore {
       }
       return c;
     };
-    const hit = (keyId: string, nowMs: number, rate: number): number => {
-      let w = windows.get(keyId);
-      if (!w) {
-        const text = this.sql.window.get(keyId) as string | undefined;
-        w = { times: text === undefined ? [] : (JSON.parse(text) as number[]), dirty: false };
-        windows.set(keyId, w);
-      }
-      const before = w.times.length;
-      const wait = admitInWindow(w.times, nowMs, rate);
-      if (wait === 0 || w.times.length !== before) w.dirty = true;
-      return wait;
-    };
+    // Each key's rows that may leave its window this turn are read once: up to its latest hit's floor.
+    const latestFloor = new Map<string, number>();
+    for (const { op } of batch) {
+      if (op.kind !== 'admit' && op.kind !== 'hit') continue;
+      const floor = op.nowMs - 1000;
+      if (!(floor <= (latestFloor.get(op.keyId) ?? -Infinity))) latestFloor.set(op.keyId, floor);
+    }
+    const windows = new TurnWindows(this.rateSql, latestFloor);
+    const hit = (keyId: string, nowMs: number, rate: number): number => windows.hit(keyId, nowMs, rate);
     const charge = (keyId: string, period: string, cost: number, quota: number): ChargeResult => {
       const c = counter(keyId, period);
       if (c.used + cost > quota) return { ok: false, remaining: Math.max(0, quota - c.used) };
@@ -343,11 +340,7 @@ class SqliteStore implements SqliteStateStore {
       if (c.used > 0) this.sql.setUsed.run(c.keyId, c.period, c.used);
       else this.sql.dropUsed.run(c.keyId, c.period);
     }
-    for (const [keyId, w] of windows) {
-      if (!w.dirty) continue;
-      if (w.times.length > 0) this.sql.setWindow.run(keyId, JSON.stringify(w.times));
-      else this.sql.dropWindow.run(keyId);
-    }
+    windows.finish();
     return results;
   }
 

@@ -1,8 +1,8 @@
 // The state store behind `--state redis://host:port/db` (or rediss://): quota counters, rate windows, seen and
 // acknowledged findings in Redis, so any number of instances on any number of machines share them.
 //
-// One costing request is one Lua script (rate check, then the charge: one atomic step), and ioredis sends the
-// commands of one event-loop turn as one pipeline: at most one round trip per costing request, shared by the turn.
+// One costing request is one Lua script (rate check, then the charge: one atomic step), and the commands of one
+// event-loop turn go as one pipeline: at most one round trip per costing request, shared by the turn.
 // Key names carry a hash tag per API key (`ir:{k:<id>}:…`) and per notice batch, so every script touches one slot
 // and the same names work on Redis Cluster.
 //
@@ -41,8 +41,8 @@ export interface RedisStateStore extends InspectableStateStore {
   ready(): Promise<void>;
   /** Answers or throws StateUnavailableError: the readiness probe. */
   ping(): Promise<void>;
-  /** Scripts run and pipelines flushed so far, for the benchmark's round-trip count. */
-  readonly counters: { scripts: number };
+  /** Scripts sent and pipelines (one write each) sent so far: the round trips a costing request shares. */
+  readonly counters: { scripts: number; pipelines: number };
 }
 
 const DAY_MS = 86_400_000;
@@ -64,7 +64,9 @@ if ARGV[6] == '1' then
     return {wait, -1, 0}
   end
   redis.call('ZADD', KEYS[1], now, ARGV[5])
-  redis.call('PEXPIRE', KEYS[1], 60000)
+  -- An idle window goes after a minute; refreshing the time to live only when it runs low keeps most scripts from
+  -- writing it again (each write is AOF bytes, and with appendfsync always, bytes to fsync).
+  if redis.call('PTTL', KEYS[1]) < 30000 then redis.call('PEXPIRE', KEYS[1], 60000) end
 end
 local cost = tonumber(ARGV[3])
 local quota = tonumber(ARGV[4])
@@ -76,9 +78,9 @@ if used + cost > quota then
 end
 if cost > 0 then
   used = redis.call('INCRBY', KEYS[2], cost)
-  redis.call('PEXPIREAT', KEYS[2], ARGV[7])
+  if used == cost then redis.call('PEXPIREAT', KEYS[2], ARGV[7]) end
   redis.call('HINCRBY', KEYS[3], ARGV[8], cost)
-  redis.call('PEXPIRE', KEYS[3], ${DAY_MS})
+  if redis.call('PTTL', KEYS[3]) < ${DAY_MS / 2} then redis.call('PEXPIRE', KEYS[3], ${DAY_MS}) end
 end
 local left = quota - used
 if left < 0 then left = 0 end
@@ -115,11 +117,26 @@ return 0
 `;
 
 type ScriptClient = Redis & {
-  irAdmit(rateKey: string, quotaKey: string, totalsKey: string, ...argv: string[]): Promise<[number, number, number]>;
-  irRefund(quotaKey: string, refundsKey: string, cost: string, id: string): Promise<number>;
   irSettle(quotaKey: string, totalsKey: string, field: string, known: string): Promise<number>;
-  irMark(noticeKey: string, ...argv: string[]): Promise<number>;
 };
+
+/** A command waiting for the end of the turn, when the turn's commands go as one pipeline. */
+interface Queued {
+  name: string;
+  args: string[];
+  resolve: (value: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+/** A failed command, and whether it had been written to a connection (so it may have run). */
+class CommandFailed extends StateUnavailableError {
+  constructor(
+    message: string,
+    readonly sent: boolean,
+  ) {
+    super(message);
+  }
+}
 
 /** Charges of one connection that may have run without their answer reaching us: settled after reconnecting. */
 interface Unsettled {
@@ -145,7 +162,8 @@ export async function openRedisStore(options: RedisStoreOptions): Promise<RedisS
 class RedisStore implements RedisStateStore {
   readonly label: string;
   readonly client: ScriptClient;
-  readonly counters = { scripts: 0 };
+  readonly counters = { scripts: 0, pipelines: 0 };
+  private queued: Queued[] = [];
   private readonly prefix: string;
   private readonly log: (message: string) => void;
   /** Whether the server fsyncs writes before replying, as last checked. */
@@ -174,12 +192,12 @@ class RedisStore implements RedisStateStore {
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
-      enableAutoPipelining: true,
       commandTimeout: options.commandTimeoutMs ?? 2000,
       connectTimeout: 2000,
       retryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
       tls: url.protocol === 'rediss:' ? {} : undefined,
     }) as ScriptClient;
+    // Scripts are sent by name through the turn's pipeline (send); the first use on a connection sends the body.
     this.client.defineCommand('irAdmit', { numberOfKeys: 3, lua: ADMIT });
     this.client.defineCommand('irRefund', { numberOfKeys: 2, lua: REFUND });
     this.client.defineCommand('irSettle', { numberOfKeys: 2, lua: SETTLE });
@@ -216,7 +234,7 @@ class RedisStore implements RedisStateStore {
   }
 
   async ping(): Promise<void> {
-    await this.call(() => this.client.ping());
+    await this.send('ping');
   }
 
   // ---- StateStore ----
@@ -251,7 +269,7 @@ class RedisStore implements RedisStateStore {
   }
 
   async remaining(keyId: string, period: string, quota: number): Promise<number> {
-    const used = Number((await this.call(() => this.client.get(this.quotaKey(keyId, period)))) ?? 0);
+    const used = Number((await this.send<string | null>('get', this.quotaKey(keyId, period))) ?? 0);
     return Math.max(0, quota - used);
   }
 
@@ -268,7 +286,7 @@ class RedisStore implements RedisStateStore {
   async markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
     checkMarkArgs('markSeen', provider, batchId, findingIds, at);
     if (findingIds.length === 0) return;
-    await this.call(() => this.client.irMark(this.noticeKey(provider, batchId), 's:', at, ...findingIds));
+    await this.send('irMark', this.noticeKey(provider, batchId), 's:', at, ...findingIds);
   }
 
   async acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
@@ -276,7 +294,7 @@ class RedisStore implements RedisStateStore {
     if (!this.durable) throw new StateUnavailableError(`[state] ${this.label}: acknowledgements cannot be made durable (${this.durabilityNote})`);
     if (findingIds.length === 0) return;
     const value = JSON.stringify([at, actor ?? null, note ?? null]);
-    await this.call(() => this.client.irMark(this.noticeKey(provider, batchId), 'a:', value, ...findingIds));
+    await this.send('irMark', this.noticeKey(provider, batchId), 'a:', value, ...findingIds);
   }
 
   async close(): Promise<void> {
@@ -306,15 +324,12 @@ class RedisStore implements RedisStateStore {
     const member = `${nowMs}:${token}:${++this.nextId}`;
     const q = Number.isFinite(quota) ? quota : Number.MAX_SAFE_INTEGER;
     this.counters.scripts++;
-    const sent = this.client.status === 'ready';
     let result: [number, number, number];
     try {
-      result = await this.call(() =>
-        this.client.irAdmit(`${base}:r`, this.quotaKey(keyId, period), totalsKey, String(nowMs), String(rate), String(cost), String(q), member, checkRate ? '1' : '0', String(counterExpiry(period)), field),
-      );
+      result = await this.send('irAdmit', `${base}:r`, this.quotaKey(keyId, period), totalsKey, String(nowMs), String(rate), String(cost), String(q), member, checkRate ? '1' : '0', String(counterExpiry(period)), field);
     } catch (e) {
       // Sent, the script may have run with its answer lost: settle this connection's charges to this key once connected.
-      if (cost > 0 && sent) this.markUnsettled(totalsKey, keyId, period, field);
+      if (cost > 0 && (e as CommandFailed).sent) this.markUnsettled(totalsKey, keyId, period, field);
       throw e;
     }
     if (result[1] === 1 && cost > 0) {
@@ -333,27 +348,56 @@ class RedisStore implements RedisStateStore {
     const r = this.pendingRefunds.get(id);
     if (!r) return;
     const base = `${this.prefix}{k:${r.keyId}}`;
-    await this.call(() => this.client.irRefund(this.quotaKey(r.keyId, r.period), `${base}:f`, String(r.cost), id));
+    await this.send('irRefund', this.quotaKey(r.keyId, r.period), `${base}:f`, String(r.cost), id);
     this.pendingRefunds.delete(id);
   }
 
-  /** Runs a command; any failure (no connection, timeout, a server error) is a StateUnavailableError. */
-  private async call<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new StateUnavailableError(`[state] ${this.label}: the state store is closed`);
-    try {
-      return await fn();
-    } catch (e) {
+  /**
+   * Queues a command for the end of the turn, when the turn's commands are written as one pipeline. Unlike ioredis's
+   * auto-pipelining, a turn's pipeline goes out at once rather than after the previous one's answers: under load a
+   * request does not wait a round trip for an earlier turn's. Any failure (no connection, timeout, a server error)
+   * is a StateUnavailableError.
+   */
+  private send<T>(name: string, ...args: string[]): Promise<T> {
+    if (this.closed) return Promise.reject(new StateUnavailableError(`[state] ${this.label}: the state store is closed`));
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ name, args, resolve: resolve as (v: unknown) => void, reject });
+      if (this.queued.length === 1) setImmediate(() => this.flushTurn());
+    });
+  }
+
+  private flushTurn(): void {
+    const turn = this.queued;
+    this.queued = [];
+    const sent = this.client.status === 'ready';
+    const fail = (e: unknown): CommandFailed => {
       // A command without an answer leaves the connection in doubt: start a fresh one, which settles what it charged.
       if (/timed out/i.test((e as Error)?.message ?? '') && this.client.status === 'ready') this.client.disconnect(true);
-      throw new StateUnavailableError(`[state] ${this.label}: ${describe(e)}`);
-    }
+      return new CommandFailed(`[state] ${this.label}: ${describe(e)}`, sent);
+    };
+    const pipeline = this.client.pipeline() as unknown as Record<string, (...a: string[]) => void> & { exec(): Promise<[Error | null, unknown][] | null> };
+    for (const c of turn) pipeline[c.name](...c.args);
+    this.counters.pipelines++;
+    pipeline.exec().then(
+      (results) => {
+        turn.forEach((c, i) => {
+          const [err, value] = results?.[i] ?? [new Error('no answer'), null];
+          if (err) c.reject(fail(err));
+          else c.resolve(value);
+        });
+      },
+      (e: unknown) => {
+        const err = fail(e);
+        for (const c of turn) c.reject(err);
+      },
+    );
   }
 
   private async readDetails(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeDetail>> {
     const out = new Map<string, NoticeDetail>();
     if (findingIds.length === 0) return out;
     const fields = findingIds.flatMap((id) => [`s:${id}`, `a:${id}`]);
-    const values = await this.call(() => this.client.hmget(this.noticeKey(provider, batchId), ...fields));
+    const values = await this.send<(string | null)[]>('hmget', this.noticeKey(provider, batchId), ...fields);
     findingIds.forEach((id, i) => {
       const seen = values[2 * i];
       const ack = values[2 * i + 1];

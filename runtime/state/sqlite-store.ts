@@ -201,9 +201,10 @@ class SqliteStore implements SqliteStateStore {
     this.closed = true;
     if (this.queue.length) this.flush();
     try {
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      // PASSIVE: copy what it can without waiting on another process that still writes (its close does the rest).
+      this.db.pragma('wal_checkpoint(PASSIVE)');
     } catch {
-      // another process still reads or writes; its own close (or the next start) checkpoints
+      // the next connection to open the file checkpoints
     }
     this.db.close();
   }

@@ -47,10 +47,11 @@ stateStoreContract('redis', () => tracked(), {
 stateStoreContract('redis, read-only mirror', async () => refuseAcknowledgements(await open()), { acknowledges: false });
 
 describe('redis store', () => {
-  it('runs one script per costing request', async () => {
+  it('runs one script per costing request, and the scripts of one turn as one pipeline', async () => {
     const s = await open();
     await Promise.all(Array.from({ length: 200 }, (_, i) => s.admit!('k1', 10_000 + i, 1_000_000, P, 1, 1000)));
     expect(s.counters.scripts).toBe(200);
+    expect(s.counters.pipelines).toBe(1);
     await s.close();
   });
 

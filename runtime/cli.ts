@@ -79,8 +79,8 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   // Loaded here, not at the top: a `--workers` primary never serves, and skipping the runtime's modules (routes,
   // the OpenAPI document, the compiler for `start`) is most of its start-up, so workers fork sooner.
   const { startRuntime, isUrl } = await import('./server.ts');
-  const { createLogger } = await import('./ops/logger.ts');
-  const logger = createLogger();
+  // Without the access log, failure lines go to stderr with the start-up lines, and pino is never loaded.
+  const logger = withAccessLog ? (await import('./ops/logger.ts')).createLogger() : null;
   let rt: Runtime;
   try {
     rt = await startRuntime({
@@ -92,7 +92,6 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       // The primary checked the database before forking; a replaced worker need not check it again.
       checkState: !isClusterWorker(),
       logger,
-      accessLog: withAccessLog,
       log,
       port: listenPort,
       host,

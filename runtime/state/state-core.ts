@@ -1,5 +1,5 @@
-// The in-memory picture of runtime state (quota counters and notice states) that every state driver builds on.
-// Drivers decide when a change is applied (the journal store: only once it is on disk); this file decides what it means.
+// The in-memory picture of runtime state (quota counters and notice states): the memory store's whole state, the
+// image an earlier version's journal is imported through, and the argument checks every driver shares.
 
 import type { ChargeResult, NoticeState, StateStore } from '../interfaces.ts';
 

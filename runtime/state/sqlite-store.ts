@@ -8,7 +8,8 @@
 // their transactions. Commits are written to the WAL before anyone is answered, so a killed process (SIGKILL)
 // loses nothing it answered; with synchronous=NORMAL they are fsynced at the next checkpoint, so a power loss can
 // lose the last moments of charges, in the client's favour. A turn holding an acknowledgement commits with
-// synchronous=FULL (its WAL frames fsynced before anyone is answered) and is then checkpointed into the main file.
+// synchronous=FULL (its WAL frames fsynced before anyone is answered) and is checkpointed into the main file
+// within a second.
 
 import Database from 'better-sqlite3';
 import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
@@ -116,6 +117,8 @@ class SqliteStore implements SqliteStateStore {
   private scheduled = false;
   private closed = false;
   private failing = false;
+  private checkpointTimer: NodeJS.Timeout | null = null;
+  private lastCheckpoint = 0;
   private readonly sql;
   private readonly rateSql: RateStatements;
 
@@ -199,6 +202,7 @@ class SqliteStore implements SqliteStateStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
     if (this.queue.length) this.flush();
     try {
       // PASSIVE: copy what it can without waiting on another process that still writes (its close does the rest).
@@ -265,15 +269,29 @@ class SqliteStore implements SqliteStateStore {
     }
     if (this.failing) this.log(`[state] ${this.file}: writes succeed again`);
     this.failing = false;
-    if (durable) {
-      // Already durable in the fsynced WAL; copying it into the main file too means a damaged WAL cannot take it.
+    if (durable) this.checkpointSoon();
+    for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
+  }
+
+  /**
+   * Copies acknowledgements (already durable in the fsynced WAL) into the main file within a second, so that a WAL
+   * damaged later cannot take them: SQLite replays a WAL only up to its first bad frame, without a word. At most
+   * one checkpoint a second, because each blocks the event loop for its fsyncs.
+   */
+  private checkpointSoon(): void {
+    if (this.checkpointTimer || this.closed) return;
+    const wait = Math.max(0, this.lastCheckpoint + 1000 - Date.now());
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = null;
+      if (this.closed) return;
+      this.lastCheckpoint = Date.now();
       try {
         this.db.pragma('wal_checkpoint(PASSIVE)');
       } catch {
-        // the WAL holds it; the next checkpoint copies it
+        // the WAL holds them; the next checkpoint copies them
       }
-    }
-    for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
+    }, wait);
+    this.checkpointTimer.unref();
   }
 
   /**

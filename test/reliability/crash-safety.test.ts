@@ -17,7 +17,7 @@ import { rawConnect, parseFirstResponse } from './support/raw-http.ts';
 import { CRASH_BATCH, keyId, makeCrashWorld, type CrashWorld } from './support/reliability-world.ts';
 
 const KILLS = 200;
-const REDIS_KILLS = 30;
+const REDIS_KILLS = 20;
 const SEED = Number(process.env.CRASH_SEED ?? 8081);
 
 let world: CrashWorld;

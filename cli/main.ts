@@ -1,50 +1,23 @@
-// The `register` command: a thin shell over the compiler and runtime functions (one per subcommand).
-import { RegisterError } from '../common/errors.ts';
+// The `register` command: its command tree, declared once with citty (parsing, help and --version come from it);
+// each command's module loads only when that command runs, so `keys list` does not load the compiler.
+import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
+import pkg from '../package.json' with { type: 'json' };
+import { main } from './command-line.ts';
 
-const USAGE = `usage: register <command> [options]
+type Lazy = () => Promise<CommandDef<ArgsDef>>;
+const lazy = <M>(load: () => Promise<M>, pick: (m: M) => unknown): Lazy => async () => pick(await load()) as CommandDef<ArgsDef>;
 
-  generate --out releases/<stamp> [--entities N] [--seed S] [--prior releases/<older>]
-  import-v0 [--from ../shared/real-data/v0-register] --out releases/<stamp>
-  compile [--releases releases] [--out dist] [--stamp S] [--strict]
-  verify [--dist dist]
-  serve [--dist dist|https://mirror/dist] [--keys keys.json] [--state .state] [--read-only] [--port 8787] [--host 127.0.0.1] [--workers 1|N|auto]
-  start                      compile releases/ if needed, create a dev key on first run, serve on $PORT
-  keys add --name NAME [--quota 1000] [--rate 2] [--provider SLUG] [--expires DATE] [--keys keys.json]
-  keys list [--keys keys.json]
-  keys revoke ID [--keys keys.json]`;
+export const registerCommand = defineCommand({
+  meta: { name: 'register', version: pkg.version, description: 'Release compiler and runtime router of the football identity register' },
+  subCommands: {
+    generate: lazy(() => import('./generate-commands.ts'), (m) => m.generateCommand),
+    'import-v0': lazy(() => import('./generate-commands.ts'), (m) => m.importV0Command),
+    compile: lazy(() => import('../compiler/cli.ts'), (m) => m.compileCommand),
+    verify: lazy(() => import('../compiler/cli.ts'), (m) => m.verifyCommand),
+    serve: lazy(() => import('../runtime/cli.ts'), (m) => m.serveCommand),
+    start: lazy(() => import('../runtime/cli.ts'), (m) => m.startCommand),
+    keys: lazy(() => import('../runtime/keys/keys-cli.ts'), (m) => m.keysCommandDef),
+  },
+});
 
-const commands: Record<string, () => Promise<(argv: string[]) => Promise<unknown>>> = {
-  generate: async () => (await import('../compiler/generate/cli.ts')).generateCommand,
-  'import-v0': async () => (await import('../compiler/generate/cli.ts')).importV0Command,
-  compile: async () => (await import('../compiler/cli.ts')).compileCommand,
-  verify: async () => (await import('../compiler/cli.ts')).verifyCommand,
-  serve: async () => (await import('../runtime/cli.ts')).serveCommand,
-  start: async () => (await import('../runtime/cli.ts')).startCommand,
-  keys: async () => (await import('../runtime/keys/keys-cli.ts')).keysCommand,
-};
-
-const [name, ...argv] = process.argv.slice(2);
-const asksHelp = (a: string | undefined) => a === '--help' || a === '-h';
-if (!name || asksHelp(name) || !commands[name]) {
-  process.stderr.write(USAGE + '\n');
-  process.exit(name && !asksHelp(name) ? 2 : 0);
-}
-if (argv.some(asksHelp)) {
-  process.stderr.write(USAGE + '\n');
-  process.exit(0);
-}
-try {
-  await (await commands[name]())(argv);
-} catch (e) {
-  if (e instanceof RegisterError) {
-    process.stderr.write(e.message + '\n');
-    process.exit(1);
-  }
-  // node:util parseArgs refuses an unknown or malformed option with a coded TypeError: a usage mistake, not a crash.
-  const code = (e as { code?: unknown }).code;
-  if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
-    process.stderr.write(`register ${name}: ${(e as Error).message}\n\n${USAGE}\n`);
-    process.exit(2);
-  }
-  throw e;
-}
+await main(registerCommand, process.argv.slice(2));

@@ -54,6 +54,16 @@ export interface ReleaseWriterOptions {
   schema?: boolean;
   /** Replace an existing release directory. Default false (an existing non-empty directory is an error). */
   overwrite?: boolean;
+  /** A progress line (common/progress.ts) to show the rows written on, against `expectRows`. Default none. */
+  progress?: ProgressLine;
+  /** Rows the release is expected to hold, for the progress line's ETA; null when not known. */
+  expectRows?: number | null;
+}
+
+/** What the writer needs of a progress line: follow a count, then end. */
+export interface ProgressLine {
+  follow(stage: string, total: number | null, count: () => number, unit: string): void;
+  end(): void;
 }
 
 /** `20261005T180536Z` → `2026-10-05T18:05:36Z`. */
@@ -198,7 +208,17 @@ export class ReleaseWriter {
     const work = join(dirname(dir), `.${basename(dir)}.partial-${process.pid}`);
     await rm(work, { recursive: true, force: true });
     await mkdir(join(work, 'csv'), { recursive: true });
-    return new ReleaseWriter(dir, work, options);
+    const w = new ReleaseWriter(dir, work, options);
+    options.progress?.follow(`write ${basename(dir)}`, options.expectRows ?? null, () => w.rowsWritten, 'rows');
+    return w;
+  }
+
+  /** Data rows written so far, over every table. */
+  get rowsWritten(): number {
+    let n = 0;
+    for (const f of this.files.values()) n += f.rows ?? 0;
+    for (const t of this.open.values()) n += t.rows;
+    return n;
   }
 
   /** Opens csv/<table>.csv.gz; each table can be written once. Several tables may be open at the same time. */
@@ -246,6 +266,7 @@ export class ReleaseWriter {
 
   /** Writes LICENSE.txt, schema.json, release.json and checksums.txt, then moves the release into place. */
   async finish(): Promise<ReleaseManifest> {
+    this.options.progress?.end();
     if (this.open.size > 0) {
       throw new RegisterError('generate', `tables still open: ${[...this.open.keys()].join(', ')}`, this.dir);
     }
@@ -283,6 +304,7 @@ export class ReleaseWriter {
 
   /** Removes the work directory after a failure. */
   async abort(): Promise<void> {
+    this.options.progress?.end();
     for (const w of this.open.values()) w.destroy();
     this.open.clear();
     await rm(this.work, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import { kindFor, makeFinding, noticeBatchJson, type NoticeSubject } from './not
 import { feistelHex56, hash32, Rng, saltOf } from './random.ts';
 import { ReleaseWriter, stampToIso, type ReleaseManifest, type Tier } from './release-writer.ts';
 import { TABLE_COLUMNS, TYPE_LETTER, TYPE_TABLE, type TableName } from './tables.ts';
+import type { ProgressLine } from './release-writer.ts';
 
 export interface SuccessorOptions {
   /** The prior release directory (any bridge-register-v1 release, synthetic or imported). */
@@ -24,6 +25,8 @@ export interface SuccessorOptions {
   gzipLevel?: number;
   /** Replace an existing directory. Default false. */
   overwrite?: boolean;
+  /** A progress line for the rows read, then written (see ReleaseWriterOptions). Default none. */
+  progress?: ProgressLine;
 }
 
 /** Shares of live entities changed per kind (with floors, so a 3,000-entity release still shows each kind). */
@@ -47,6 +50,7 @@ interface PriorManifest {
   tier?: Tier;
   publishable?: boolean;
   files: Record<string, { role?: string }>;
+  row_counts?: Record<string, number>;
 }
 
 interface NewEntity {
@@ -87,12 +91,15 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
   const entitiesPath = priorTable('entities');
   if (!entitiesPath) throw new RegisterError('generate', 'prior release lists no csv/entities.csv.gz', options.prior);
 
+  let rowsRead = 0;
+  options.progress?.follow(`read ${basename(options.prior)}`, null, () => rowsRead, 'rows');
   /** Streams a prior table as rows in this table's published column order (absent columns read as empty). */
   async function* rowsOf(t: TableName): AsyncGenerator<string[][]> {
     const path = priorTable(t);
     if (!path) return;
     let map: number[] | null = null;
     for await (const batch of readCsv(path, path.slice(options.prior.length + 1))) {
+      rowsRead += batch.rows.length;
       map ??= TABLE_COLUMNS[t].map((c) => batch.header.indexOf(c));
       const m = map;
       yield batch.rows.map((r) => m.map((i) => (i < 0 ? '' : r[i])));
@@ -224,6 +231,8 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
   const w = await ReleaseWriter.create(options.out, {
     stamp, generatedAt, tier: prior.tier ?? 'public_bridge_v1', publishable: prior.publishable ?? true, prior: prior.stamp,
     gzipLevel: options.gzipLevel, overwrite: options.overwrite,
+    // About as many rows as the prior: a successor changes about 1% of them.
+    progress: options.progress, expectRows: Object.values(prior.row_counts ?? {}).reduce((n, rows) => n + rows, 0) || null,
   });
   try {
     let p: Promise<void> | undefined;

@@ -11,6 +11,7 @@ import { feistelHex56, hash32, saltOf, unit } from './random.ts';
 import { ReleaseWriter, stampToIso, type ReleaseManifest } from './release-writer.ts';
 import { TYPE_LETTER, TYPE_TABLE, type TableName } from './tables.ts';
 import { deriveSuccessor } from './successor.ts';
+import type { ProgressLine } from './release-writer.ts';
 
 export interface GenerateOptions {
   /** Release directory to create, e.g. `releases/20261005T180536Z`; its basename is the stamp. */
@@ -25,6 +26,8 @@ export interface GenerateOptions {
   gzipLevel?: number;
   /** Replace an existing release directory. Default false. */
   overwrite?: boolean;
+  /** A progress line for the rows written (see ReleaseWriterOptions). Default none. */
+  progress?: ProgressLine;
 }
 
 /** Row counts of the 2026-10-05 real release (RELEASE-FORMAT.md); every synthetic table is scaled from these. */
@@ -52,7 +55,7 @@ export const REAL_COUNTS = {
 export async function generateRelease(options: GenerateOptions): Promise<ReleaseManifest> {
   const seed = options.seed ?? 1;
   if (options.prior) {
-    return deriveSuccessor({ prior: options.prior, out: options.out, seed, gzipLevel: options.gzipLevel, overwrite: options.overwrite });
+    return deriveSuccessor({ prior: options.prior, out: options.out, seed, gzipLevel: options.gzipLevel, overwrite: options.overwrite, progress: options.progress });
   }
   const entities = options.entities ?? 10_000;
   if (!Number.isInteger(entities) || entities < MIN_ENTITIES || entities > MAX_ENTITIES) {
@@ -61,7 +64,9 @@ export async function generateRelease(options: GenerateOptions): Promise<Release
   const stamp = basename(options.out);
   const generatedAt = stampToIso(stamp);
   const u = new Universe(entities, seed);
-  const w = await ReleaseWriter.create(options.out, { stamp, generatedAt, gzipLevel: options.gzipLevel, overwrite: options.overwrite });
+  const w = await ReleaseWriter.create(options.out, {
+    stamp, generatedAt, gzipLevel: options.gzipLevel, overwrite: options.overwrite, progress: options.progress, expectRows: expectedRows(entities),
+  });
   try {
     await writeRelease(u, w, stamp, generatedAt);
     return await w.finish();
@@ -69,6 +74,13 @@ export async function generateRelease(options: GenerateOptions): Promise<Release
     await w.abort();
     throw e;
   }
+}
+
+/** About how many rows a release of `n` entities holds (the real release's tables scaled), for an ETA. */
+function expectedRows(n: number): number {
+  const c = REAL_COUNTS;
+  const perEntity = (2 * c.entities + c.aliases + c.bridges + c.redirects + c.relationships + c.overlay_links + c.overlay_aliases + c.overlay_xids + c.observed_clubs) / c.entities;
+  return Math.round(n * perEntity);
 }
 
 export const MIN_ENTITIES = 60;

@@ -20,6 +20,7 @@ import { scanRecords, splitPlain } from '../read/csv-reader.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 import { jsonString } from '../../common/json-string.ts';
 import { RegisterError } from '../../common/errors.ts';
+import { addShared, sharedCount, type SharedCount } from '../../common/progress.ts';
 import { join } from 'node:path';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
@@ -149,6 +150,8 @@ const RANGE_YOUNG_GENERATION_MB = 192;
 export async function buildEntities(ctx: CompileContext, read: TablesRead, index: { add(key: string, value: EntityIndexValue): void }): Promise<EntitiesBuilt> {
   const P = ctx.options.partitions;
   const providers = [...read.providers].sort();
+  // Shared with the range threads, which advance it; only while a progress line shows it.
+  const partitionsDone = ctx.progress.enabled ? sharedCount() : undefined;
   const job = (r: number): EntityRangeJob => ({
     from: Math.floor((P * r) / ENTITY_RANGES),
     to: Math.floor((P * (r + 1)) / ENTITY_RANGES),
@@ -166,8 +169,9 @@ export async function buildEntities(ctx: CompileContext, read: TablesRead, index
     publicDir: ctx.publicDir,
     packBytes: ctx.options.packBytes,
     entitiesLabel: ctx.release.tables.entities!.label,
+    partitionsDone,
   });
-  ctx.progress.begin(`build entity shards (${ENTITY_RANGES} ranges${ctx.options.threads ? ', in worker threads' : ''})`);
+  if (partitionsDone) ctx.progress.follow(`build entity shards (${ENTITY_RANGES} ranges${ctx.options.threads ? ', in worker threads' : ''})`, P, partitionsDone, 'partitions');
   const jobs = Array.from({ length: ENTITY_RANGES }, (_, r) => job(r));
   const results = ctx.options.threads
     ? await runAllInWorkers<EntityRangeJob, EntityRangeResult>(new URL('./build-entities.ts#buildEntityRange', import.meta.url), jobs, undefined, { youngGenerationMb: RANGE_YOUNG_GENERATION_MB })
@@ -245,6 +249,8 @@ export interface EntityRangeJob {
   packBytes: number;
   /** How errors name the entities table (its path in the release). */
   entitiesLabel: string;
+  /** Advanced once per partition built, for the progress line. */
+  partitionsDone?: SharedCount;
 }
 
 /** What one range produced; plain data again. Index entries name packs by their number within this range. */
@@ -617,6 +623,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         }
       }
       privateFiles.push(...diffBase.finishPartition(p));
+      addShared(job.partitionsDone);
     }
   } finally {
     await priorShards?.close();

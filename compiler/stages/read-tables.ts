@@ -8,8 +8,9 @@ import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../
 import { bucketOf, bucketOfBytes, fnv1a32 } from '../../common/hash.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { resolveKey } from '../../common/dist-layout.ts';
-import { mergeSlack, noteSlack, Progress, type CompileContext } from '../context.ts';
-import type { ReleaseInput, TableName } from '../read/release-input.ts';
+import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
+import { addShared, sharedCount, type SharedCount } from '../../common/progress.ts';
+import { TABLES, type ReleaseInput, type TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
 import { addResolveRecord, addResolveRecordIn } from './build-resolve.ts';
@@ -112,6 +113,8 @@ export interface SideReadJob {
   /** The release's redirects (read and checked on the main thread for `bridges`). */
   redirects: [string, RedirectInfo][];
   scratchDir: string;
+  /** Advanced by the rows read, for the progress line. */
+  rows?: SharedCount;
 }
 
 export interface SideReadResult {
@@ -125,7 +128,8 @@ export interface SideReadResult {
 
 /** What reading needs from the compile: where rows go and what is noted. Also built inside worker threads. */
 interface Reader {
-  progress: Progress;
+  /** Rows read so far by every reader of this compile (the progress line's count), when a line shows it. */
+  rows: SharedCount | undefined;
   slack: CompileContext['slack'];
   partitions: number;
   spill: GroupSpill;
@@ -138,11 +142,15 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   await forEachNoticeBatch(rel.notices, () => {});
   const redirects = await readRedirects(rel, ctx);
   const priorRedirects = ctx.prior ? await readRedirects(ctx.prior, null) : new Map<string, RedirectInfo>();
-  const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges') }];
+  // One count for every reader, this thread's and the side threads', shown as one line.
+  const rows = ctx.progress.enabled ? sharedCount() : undefined;
+  const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges'), rows }];
   // The predecessor's tables only when its compiled diff base is not there to read instead.
-  if (ctx.prior && !ctx.priorDiffBase) {
-    side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior') });
+  const readPrior = ctx.prior !== null && !ctx.priorDiffBase;
+  if (ctx.prior && readPrior) {
+    side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior'), rows });
   }
+  if (rows) ctx.progress.follow(readPrior ? 'read tables (and the prior release\'s)' : 'read tables', rowsToRead(rel, readPrior ? ctx.prior : null), rows, 'rows');
   const abort = new AbortController();
   const sideDone = ctx.options.threads
     ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables.ts#readSide', import.meta.url), side, abort.signal, { youngGenerationMb: SIDE_YOUNG_GENERATION_MB })
@@ -150,7 +158,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   sideDone?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
 
   const r: Reader = {
-    progress: ctx.progress,
+    rows,
     slack: ctx.slack,
     partitions: ctx.options.partitions,
     spill: new GroupSpill({ dir: join(ctx.scratchDir, 'partitions'), groups: ctx.options.partitions }),
@@ -190,7 +198,27 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     for (const p of res.providers) out.providers.add(p);
     mergeSlack(ctx, res.slack);
   }
+  ctx.progress.end();
   return out;
+}
+
+/**
+ * Rows the readers pass through table(), as the manifests count them (null when one does not): every table but
+ * redirects (read apart, before), the entities twice (the bridges reader reads them again), and the predecessor's
+ * entities and bridges when its tables are read.
+ */
+function rowsToRead(rel: ReleaseInput, prior: ReleaseInput | null): number | null {
+  const names: [ReleaseInput, TableName][] = TABLES.filter((t) => t !== 'redirects').map((t) => [rel, t]);
+  names.push([rel, 'entities']);
+  if (prior) names.push([prior, 'entities'], [prior, 'bridges']);
+  let total = 0;
+  for (const [r, t] of names) {
+    const table = r.tables[t];
+    if (!table) continue;
+    if (table.rows === undefined) return null;
+    total += table.rows;
+  }
+  return total;
 }
 
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
@@ -294,7 +322,7 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
 /** Reads one side job's tables (in a worker thread, or inline without threads). */
 export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   const r: Reader = {
-    progress: new Progress(false), // one progress line belongs to the main thread
+    rows: job.rows,
     slack: new Map(),
     partitions: job.partitions,
     spill: new GroupSpill({ dir: join(job.scratchDir, 'partitions'), groups: job.partitions }),
@@ -395,6 +423,9 @@ function checkRedirect(from: string, to: string, reason: string, label: string, 
   }
 }
 
+/** Rows counted between two adds to the shared count, less one. */
+const ROWS_STEP_MASK = 0x3fff;
+
 type RowFn = (f: CsvRecord, c: Record<string, number>, row: number, label: string) => void;
 
 /** Reads one table whose rows are spilled under `tag`, keyed by `idColumn`, and records its layout. */
@@ -410,7 +441,7 @@ async function table(
   if (!t) return;
   let c: Record<string, number> = Object.create(null);
   const stage = prior ? `${rel.stamp}/${t.label}` : t.label;
-  r.progress.begin(`read ${stage}`);
+  let rowsRead = 0;
   await readCsvRecords(t.path, stage, {
     caps: (h) => capsOf(name, h.map((x) => x.trim())),
     header: (h) => {
@@ -420,10 +451,11 @@ async function table(
     },
     record: (f, row) => {
       fn(f, c, row, stage);
-      r.progress.tick(row);
+      // In steps: one atomic add per row would cost more than the count is worth.
+      if ((++rowsRead & ROWS_STEP_MASK) === 0) addShared(r.rows, ROWS_STEP_MASK + 1);
     },
   });
-  r.progress.end();
+  addShared(r.rows, rowsRead & ROWS_STEP_MASK);
 }
 
 /** Reads redirects: merges (chains followed to the final survivor) and tombstones. A cycle is an error. */

@@ -26,7 +26,7 @@ type ServeValues = { dist: string; 'private-dist'?: string; keys: string; state:
 
 /** The port from --port (a usage error when bad) or $PORT (a refusal naming the variable), else `fallback`. */
 function port(flag: string | undefined, fallback: number): number {
-  const raw = flag ?? process.env.PORT;
+  const raw = flag ?? (process.env.PORT || undefined); // an empty PORT is no PORT
   if (raw === undefined) return fallback;
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (n >= 0 && n <= 65535) return n;
@@ -55,8 +55,8 @@ function startupError(e: unknown, listenPort: number, host: string): unknown {
 async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const dist = values.dist;
   const host = values.host ?? process.env.HOST ?? '127.0.0.1';
-  const listenPort = port(values.port, defaultPort);
   const workers = workerCount(values.workers);
+  const listenPort = port(values.port, defaultPort);
   const state = values.state;
   const withAccessLog = values['access-log'] === 'on';
   const log = (line: string) => void process.stderr.write(`${line}\n`);

@@ -8,13 +8,16 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund
+# The sources come first: `npm ci` ends with the prepare script, which builds them into build/ (JavaScript, run by
+# bin/register.mjs); the image runs no TypeScript loader.
+COPY package.json package-lock.json tsconfig.json ./
 COPY bin bin
 COPY cli cli
 COPY common common
 COPY compiler compiler
 COPY runtime runtime
+COPY scripts/build.mjs scripts/build.mjs
+RUN npm ci --omit=dev --no-audit --no-fund
 
 FROM node:20-slim
 ENV NODE_ENV=production \

@@ -2,7 +2,7 @@
 // Builds what bin/ runs: the TypeScript sources bundled by esbuild into plain JavaScript under build/ (git-ignored),
 // the `register` CLI and the compiler's worker-thread modules. Plain JavaScript itself, so it needs no loader.
 // `node scripts/build.mjs` builds; bin/register.mjs calls ensureBuilt(), which builds only when a source changed.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -42,6 +42,8 @@ export async function build() {
   const result = await esbuild({
     entryPoints,
     outdir: OUT,
+    // Paths in the metafile (inputs.json) are relative to the root, wherever the command was started.
+    absWorkingDir: ROOT,
     // Flat: a chunk's import.meta.url then finds ts-worker.mjs and the worker modules beside it.
     entryNames: '[name]',
     outExtension: { '.js': '.mjs' },
@@ -58,14 +60,37 @@ export async function build() {
     metafile: true,
     logLevel: 'warning',
     plugins: [workerUrls()],
+    write: false,
   });
-  // Chunks of earlier builds are named by other hashes; what this build did not write goes.
-  const written = new Set(Object.keys(result.metafile.outputs).map((p) => basename(p)));
-  for (const name of readdirSync(OUT)) if (name.startsWith('chunk-') && !written.has(name)) rmSync(join(OUT, name), { force: true });
+  // A command may be starting from build/ meanwhile: each file is replaced whole (written aside, then renamed), chunks
+  // before the entries that import them, and a file whose bytes did not change is left alone.
+  mkdirSync(OUT, { recursive: true });
+  const files = [...result.outputFiles].sort((a, b) => Number(isEntry(a.path)) - Number(isEntry(b.path)));
+  for (const f of files) {
+    let same = false;
+    try {
+      same = readFileSync(f.path).equals(f.contents);
+    } catch {}
+    if (same) continue;
+    const aside = `${f.path}.${process.pid}.tmp`;
+    writeFileSync(aside, f.contents);
+    renameSync(aside, f.path);
+  }
+  // Chunks of earlier builds are named by other hashes. Those an hour old go: a process started from an earlier
+  // build (a server) may still import one of the younger ones.
+  const written = new Set(files.map((f) => basename(f.path)));
+  for (const name of readdirSync(OUT)) {
+    if (!name.startsWith('chunk-') || written.has(name)) continue;
+    const at = join(OUT, name);
+    if (Date.now() - statSync(at).mtimeMs > 3600_000) rmSync(at, { force: true });
+  }
   const inputs = Object.keys(result.metafile.inputs).filter((p) => !p.startsWith('node_modules/'));
-  writeFileSync(INPUTS, JSON.stringify({ started, inputs }, null, 1) + '\n');
+  writeFileSync(`${INPUTS}.${process.pid}.tmp`, JSON.stringify({ started, inputs }, null, 1) + '\n');
+  renameSync(`${INPUTS}.${process.pid}.tmp`, INPUTS);
   return written.size;
 }
+
+const isEntry = (path) => !basename(path).startsWith('chunk-');
 
 /** Rewrites each worker module URL to the built module's name; the expression stays what the source wrote. */
 function workerUrls() {
@@ -107,36 +132,41 @@ export function staleness() {
  * A build that cannot be written (a read-only install) leaves the existing one in use, with a warning.
  */
 export async function ensureBuilt({ log = (line) => process.stderr.write(`${line}\n`) } = {}) {
-  for (;;) {
-    const why = staleness();
-    if (why === null) return;
-    let fd;
-    try {
-      mkdirSync(OUT, { recursive: true });
-      fd = openSync(LOCK, 'wx');
-    } catch (e) {
-      if (e.code === 'EEXIST') {
-        // Another process is building; a lock older than a minute belongs to a build that died.
-        if (Date.now() - lockAge() > 60_000) rmSync(LOCK, { force: true });
-        await sleep(100);
-        continue;
-      }
-      if (existsSync(join(OUT, 'register.mjs'))) {
-        log(`[build] ${why}, but build/ cannot be written (${e.code}); running the existing build`);
-        return;
-      }
-      throw e;
-    }
-    try {
-      if (staleness() === null) return; // built by another process while this one took the lock
+  const why = staleness();
+  if (why === null) return;
+  try {
+    await locked(async () => {
+      const still = staleness(); // null when another process built it while this one waited
+      if (still === null) return;
       const t0 = Date.now();
       const files = await build();
-      if (process.env.REGISTER_BUILD_LOG !== 'off') log(`[build] ${why}: built ${files} files into build/ in ${Date.now() - t0} ms`);
-      return;
-    } finally {
-      closeSync(fd);
-      rmSync(LOCK, { force: true });
+      log(`[build] ${still}: built ${files} files into build/ in ${Date.now() - t0} ms`);
+    });
+  } catch (e) {
+    if (!e.code || !existsSync(join(OUT, 'register.mjs'))) throw e;
+    log(`[build] ${why}, but build/ cannot be written (${e.code}); running the existing build`);
+  }
+}
+
+/** Runs `fn` holding the build lock: one build at a time, whoever starts it (npm's prepare, a command, the tests). */
+async function locked(fn) {
+  let fd;
+  for (;;) {
+    try {
+      fd = openSync(LOCK, 'wx');
+      break;
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      // Another process is building; a lock older than a minute belongs to a build that died.
+      if (Date.now() - lockAge() > 60_000) rmSync(LOCK, { force: true });
+      await sleep(100);
     }
+  }
+  try {
+    return await fn();
+  } finally {
+    closeSync(fd);
+    rmSync(LOCK, { force: true });
   }
 }
 
@@ -150,6 +180,6 @@ function lockAge() {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const t0 = Date.now();
-  const files = await build();
+  const files = await locked(build);
   process.stderr.write(`[build] ${files} files into build/ in ${Date.now() - t0} ms\n`);
 }

@@ -2,30 +2,17 @@
 // line per stage with counts (and a total and ETA where the stage knows one); with stderr not a terminal they draw
 // nothing at all. The first drawing happens as a stage starts, so this holds however fast the machine is.
 import { describe, expect, it } from 'vitest';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runToExit } from '../helpers/run-command.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/register.mjs', import.meta.url));
 const SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
 
-function run(file: string, args: string[], cwd: string): Promise<{ status: number | null; output: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TERM: 'xterm', COLUMNS: '200' } });
-    let output = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (output += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 100_000);
-    child.once('error', reject);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, output, stderr });
-    });
-  });
-}
+const run = (file: string, args: string[], cwd: string) => runToExit(file, args, { cwd, env: { ...process.env, TERM: 'xterm', COLUMNS: '200' } });
 
 /** `register args…` with its stdout and stderr on a pseudo-terminal; what the terminal received. */
 const onTerminal = (args: string[], cwd: string) => {
@@ -45,14 +32,14 @@ describe.runIf(SCRIPT)('progress lines', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'cli-progress-'));
     try {
       const gen = await onTerminal(['generate', '--out', 'releases/20260101T000000Z', '--entities', '600'], cwd);
-      expect(gen.status, gen.output).toBe(0);
-      const genLines = screens(gen.output);
+      expect(gen.status, gen.stdout).toBe(0);
+      const genLines = screens(gen.stdout);
       expect(genLines.some((l) => /^\[generate\] write 20260101T000000Z \[[=-]{24}\] [\d,]+\/[\d,]+ rows \d+% \([\d,]+ rows\/s\) ETA /.test(l)), genLines.join('\n')).toBe(true);
       expect(genLines.at(-1)).toMatch(/^releases\/20260101T000000Z: 600 entities/);
 
       const compile = await onTerminal(['compile', '--out', 'dist-tty'], cwd);
-      expect(compile.status, compile.output).toBe(0);
-      const lines = screens(compile.output);
+      expect(compile.status, compile.stdout).toBe(0);
+      const lines = screens(compile.stdout);
       // Counted stages: a bar with done/total, a rate and an ETA.
       expect(lines.some((l) => /^\[compile\] read tables \[[=-]{24}\] [\d,]+\/[\d,]+ rows \d+% \([\d,]+ rows\/s\) ETA /.test(l)), lines.join('\n')).toBe(true);
       expect(lines.some((l) => /^\[compile\] build entity shards \(2 ranges\) \[[=-]{24}\] \d+\/256 partitions /.test(l)), lines.join('\n')).toBe(true);
@@ -61,7 +48,7 @@ describe.runIf(SCRIPT)('progress lines', () => {
         expect(lines.some((l) => l.startsWith(`[compile] ${stage}…`)), stage).toBe(true);
       }
       expect(lines.at(-1)).toMatch(/^\[compile\] 1 release\(s\) in [\d.]+ s$/);
-      expect(compile.output).toContain('\x1b[2K'); // each line is erased when its stage ends
+      expect(compile.stdout).toContain('\x1b[2K'); // each line is erased when its stage ends
 
       // The same commands with stderr on a pipe: the summary lines only.
       const quietGen = await run(process.execPath, [BIN, 'generate', '--out', 'releases/20260102T000000Z', '--prior', 'releases/20260101T000000Z'], cwd);

@@ -1,41 +1,23 @@
 // The `register` command line, run as users run it (node bin/register.mjs, the JavaScript build): help on stdout
 // for every command, --version, exit 2 for every kind of usage mistake, exit 1 for a refusal, never a stack trace.
 import { describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCommandLine, UsageError } from '../../cli/command-line.ts';
 import { registerCommand } from '../../cli/register-command.ts';
+import { runToExit } from '../helpers/run-command.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin/register.mjs');
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `register args…` to its exit (all at once: each is a Node start-up). */
-function register(args: string[], cwd = ROOT): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env };
-    delete env.PORT; // serve's options are tested, not the environment's
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', reject);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
+/** Runs `register args…` to its exit (several at once: each is a Node start-up). */
+function register(args: string[], cwd = ROOT) {
+  const env = { ...process.env };
+  delete env.PORT; // serve's options are tested, not the environment's
+  return runToExit(process.execPath, [BIN, ...args], { cwd, env });
 }
 
 const runAll = (cases: string[][], cwd?: string) => Promise.all(cases.map((args) => register(args, cwd)));

@@ -14,8 +14,8 @@ const USAGE = `usage: register <command> [options]
   keys revoke ID [--keys keys.json]`;
 
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<unknown>>> = {
-  generate: async () => (await import('../compiler/generate/cli.ts')).generateCommand,
-  'import-v0': async () => (await import('../compiler/generate/cli.ts')).importV0Command,
+  generate: async () => (await import('../generator/cli.ts')).generateCommand,
+  'import-v0': async () => (await import('../generator/cli.ts')).importV0Command,
   compile: async () => (await import('../compiler/cli.ts')).compileCommand,
   verify: async () => (await import('../compiler/cli.ts')).verifyCommand,
   serve: async () => (await import('../runtime/cli.ts')).serveCommand,

@@ -1,6 +1,6 @@
 // `register generate` and `register import-v0`: argument parsing over generateRelease() and importV0().
 import { parseArgs } from 'node:util';
-import { RegisterError } from '../../common/errors.ts';
+import { RegisterError } from '../common/errors.ts';
 import { generateRelease } from './synthetic.ts';
 import { importV0, DEFAULT_V0_DIR } from './from-v0.ts';
 import type { ReleaseManifest } from './release-writer.ts';

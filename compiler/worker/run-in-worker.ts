@@ -4,7 +4,6 @@
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { RegisterError } from '../../common/errors.ts';
-import type { ContentFile } from '../write/content-file.ts';
 
 const ENTRY = new URL('./ts-worker.mjs', import.meta.url);
 
@@ -26,21 +25,6 @@ interface Reply<R> {
   ok: boolean;
   result?: R;
   error?: { message: string; stage?: string; file?: string; row?: number; registerMessage?: boolean };
-}
-
-/**
- * Runs a stage's `run(job)` in a worker thread (`module`, whose fragment names `run`) when `threads` is on, else
- * inline; once it settles, the files it wrote join `written`, the compile's ledger, which a worker cannot reach.
- * Aborting `signal` stops the thread (then it rejects).
- */
-export function runStageJob<J, R extends { files: ContentFile[] }>(
-  threads: boolean, written: Map<string, ContentFile>, module: URL, run: (job: J) => Promise<R>, job: J, signal?: AbortSignal,
-): Promise<R> {
-  const done = threads ? runInWorker<J, R>(module, job, signal) : run(job);
-  return done.then((r) => {
-    for (const f of r.files) written.set(f.path, f);
-    return r;
-  });
 }
 
 /** Thrown for a job stopped through its signal (because a sibling job failed). */

@@ -178,7 +178,7 @@ export function ascendingCapped(list: number[], cap: number): ArrayLike<number> 
 /**
  * Doc indexes in ordinal order: bridge count descending, then register ID ascending. A register ID (REGISTER_ID:
  * `r`, a letter and 14 hex digits) is two integers that order as the string does, and an LSD radix sort over
- * 16-bit digits of (ID low, ID high, bridge count) does in ~0.7 s what a comparator sort did in ~5 s at 2M docs.
+ * 16-bit digits of (ID low, ID high, bridge count) takes a fraction of a comparator sort's time over 2M docs.
  * Any other ID (none reaches here from a checked release) falls back to the comparator sort.
  */
 export function ordinalOrder(ids: readonly string[], bridges: readonly number[]): Int32Array {

@@ -59,12 +59,10 @@ const TYPE_BITS = 4;
 if (ENTITY_TYPES.length > 1 << TYPE_BITS) throw new Error(`more entity types than ${TYPE_BITS} bits hold`);
 
 /**
- * Young generation of a side thread, in MiB (V8 gives a worker ~36 by default). The bridges thread is stage 1's
- * longer half (it finished ~3 s after the main thread at full size), and it allocates a row's fields and keys ten
- * million times. Full-size stage 1 alone, threaded, in nine pairs alternating with the default: 0.83-1.16x of the
- * wall time, median 0.90x (CPU likewise); 128 MiB read 0.89-0.98x, and 384 MiB about what 192 did. The same size as
- * stage 2's workers (RANGE_YOUNG_GENERATION_MB); it costs up to ~200 MB more RSS while stage 1 runs, below stage
- * 2's peak.
+ * Young generation of a side thread, in MiB (larger than V8's default for a worker). The bridges thread is stage
+ * 1's longer half and allocates a row's fields and keys for each of ten million rows at full size: with room to
+ * die young they are not promoted and collected again in old space. The same size as stage 2's range workers; the
+ * RSS it adds stays below stage 2's peak (bench/HISTORY.md has the measurements).
  */
 const SIDE_YOUNG_GENERATION_MB = 192;
 

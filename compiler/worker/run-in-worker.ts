@@ -9,8 +9,8 @@ const ENTRY = new URL('./ts-worker.mjs', import.meta.url);
 
 /**
  * Old-space cap of each worker's heap. A busy isolate lets its heap grow far past its live data when nothing
- * stops it (a full-size compile peaked at 5.1 GB of RSS with two uncapped workers, whose live data is a few
- * hundred MB each); a cap makes V8 collect instead of grow. A job that truly needs more fails with
+ * stops it (uncapped workers with a few hundred MB of live data each took a full-size compile past 5 GB of RSS);
+ * a cap makes V8 collect instead of grow. A job that truly needs more fails with
  * ERR_WORKER_OUT_OF_MEMORY rather than taking the machine's memory.
  */
 export const WORKER_HEAP_MB = 1536;

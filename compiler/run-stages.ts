@@ -95,9 +95,11 @@ export async function runStages<P extends object>(ctx: CompileContext, steps: re
       }
       const run = async () => {
         ctx.progress.begin(step.name);
-        const out = step.placement === 'here' ? await (step.stage as Stage<unknown, unknown>)(ctx, input) : await runRanges(ctx, step, input);
-        ctx.progress.end();
-        return out;
+        try {
+          return step.placement === 'here' ? await (step.stage as Stage<unknown, unknown>)(ctx, input) : await runRanges(ctx, step, input);
+        } finally {
+          ctx.progress.end();
+        }
       };
       const out = step.timed ? await timed(ctx, beside.length ? `${step.name} (${beside.join(', ')} alongside)` : step.name, run) : await run();
       if (step.timed) beside = [];

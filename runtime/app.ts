@@ -43,6 +43,9 @@ export interface Answer {
   status: number;
   headers: Record<string, string>;
   body: string | Uint8Array | null;
+  /** For the access log and metrics, never sent: the authenticated key's ID and the matched route template. */
+  keyId?: string | null;
+  route?: string | null;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -70,6 +73,15 @@ export function createApp(opts: AppOptions): App {
   const onError = opts.onError ?? ((e: unknown) => process.stderr.write(`[serve] internal error: ${(e as Error)?.stack ?? String(e)}\n`));
 
   async function handle(request: Request): Promise<Answer> {
+    const seen: { keyId: string | null; route: string | null } = { keyId: null, route: null };
+    const answer = await answerOf(request, seen);
+    answer.keyId = seen.keyId;
+    answer.route = seen.route;
+    return answer;
+  }
+
+  /** The answer; `seen` learns the key and the route on the way, for handle(). */
+  async function answerOf(request: Request, seen: { keyId: string | null; route: string | null }): Promise<Answer> {
     const headers: Record<string, string> = { 'content-type': JSON_TYPE };
     let key: KeyRecord | null = null;
     let costing = false;
@@ -94,6 +106,7 @@ export function createApp(opts: AppOptions): App {
         throw new ApiError(404, 'not_found', 'No such path.');
       }
       const def = route;
+      seen.route = def.path;
       // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
       if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
       if (!release && !def.noRelease) throw new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
@@ -102,6 +115,7 @@ export function createApp(opts: AppOptions): App {
         const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
         if (!auth.ok) throw authError(auth.code);
         key = auth.key;
+        seen.keyId = key.id;
         costing = def.costing;
       }
       // A malformed path parameter is a 400, but only once the key is known (the order of checks).

@@ -4,9 +4,8 @@ import { access } from 'node:fs/promises';
 import { RegisterError } from '../common/errors.ts';
 import { StateUnavailableError } from './interfaces.ts';
 import { availableParallelism } from 'node:os';
-import { isClusterWorker, primaryStateStore, runPrimary } from './cluster.ts';
+import { isClusterWorker, runPrimary } from './cluster.ts';
 import type { Runtime } from './server.ts';
-import { StateDirLockedError } from './state/journal-store.ts';
 
 const SERVE_OPTIONS = {
   dist: { type: 'string' },
@@ -17,6 +16,7 @@ const SERVE_OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   workers: { type: 'string' },
+  'access-log': { type: 'string' },
 } as const;
 
 function port(raw: string | undefined, fallback: number): number {
@@ -25,7 +25,7 @@ function port(raw: string | undefined, fallback: number): number {
   return n;
 }
 
-/** `--workers`: a count, or `auto` for one per core. Default 1: one process, the state store in it. */
+/** `--workers`: a count, or `auto` for one per core. Default 1: one process. */
 function workerCount(raw: string | undefined): number {
   if (raw === undefined) return 1;
   if (raw === 'auto') return availableParallelism();
@@ -34,32 +34,43 @@ function workerCount(raw: string | undefined): number {
   return n;
 }
 
-type ServeValues = { dist?: string; 'private-dist'?: string; keys?: string; state?: string; 'read-only'?: boolean; port?: string; host?: string; workers?: string };
+/** `--access-log on|off` (default on): one JSON line per request on stdout. */
+function accessLog(raw: string | undefined): boolean {
+  if (raw === undefined || raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new RegisterError('serve', `bad --access-log ${JSON.stringify(raw)} (on or off)`);
+}
 
-/** Turns the start-up problems an operator fixes (a locked or unwritable state directory, a busy port) into one line, no stack. */
+type ServeValues = { dist?: string; 'private-dist'?: string; keys?: string; state?: string; 'read-only'?: boolean; port?: string; host?: string; workers?: string; 'access-log'?: string };
+
+/** Turns the start-up problems an operator fixes (an unusable or damaged state store, a bad keys file, a busy port) into one line, no stack. */
 function startupError(e: unknown, listenPort: number, host: string): unknown {
-  if (e instanceof StateDirLockedError || e instanceof StateUnavailableError) return new RegisterError('state', e.message.replace(/^\[state\] /, ''));
+  if (e instanceof StateUnavailableError || (e instanceof Error && !(e instanceof RegisterError) && e.message.startsWith('[state] '))) {
+    return new RegisterError('state', e.message.replace(/^\[state\] /, ''));
+  }
   if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') return new RegisterError('serve', `port ${listenPort} on ${host} is already in use`);
   return e;
 }
 
-/** Serves until SIGTERM or SIGINT; resolves with the base URL once listening. */
+/** Serves until SIGTERM or SIGINT; resolves with the base URL once listening. PORT and HOST fill in what the flags leave out. */
 async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const dist = values.dist ?? 'dist';
-  const host = values.host ?? '127.0.0.1';
-  const listenPort = port(values.port, defaultPort);
+  const host = values.host ?? process.env.HOST ?? '127.0.0.1';
+  const listenPort = port(values.port ?? process.env.PORT, defaultPort);
   const workers = workerCount(values.workers);
-  const state = values['read-only'] ? null : (values.state ?? '.state');
+  const state = values.state ?? '.state';
+  const withAccessLog = accessLog(values['access-log']);
+  const log = (line: string) => void process.stderr.write(`${line}\n`);
   if (workers > 1 && !isClusterWorker()) {
-    // The primary: holds the state store; the workers (this same command, forked) serve HTTP.
+    // The primary: checks the state store, then forks the workers (this same command), which serve HTTP.
     return await new Promise<string>((resolve, reject) => {
       runPrimary({
         workers,
         state,
-        log: (line) => process.stderr.write(`${line}\n`),
+        log,
         onListening: (boundPort) => {
           const url = `http://${host}:${boundPort}`;
-          process.stderr.write(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)\n`);
+          log(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)`);
           resolve(url);
         },
       }).catch((e) => reject(startupError(e, listenPort, host)));
@@ -68,6 +79,8 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   // Loaded here, not at the top: a `--workers` primary never serves, and skipping the runtime's modules (routes,
   // the OpenAPI document, the compiler for `start`) is most of its start-up, so workers fork sooner.
   const { startRuntime, isUrl } = await import('./server.ts');
+  // Without the access log, failure lines go to stderr with the start-up lines, and pino is never loaded.
+  const logger = withAccessLog ? (await import('./ops/logger.ts')).createLogger() : null;
   let rt: Runtime;
   try {
     rt = await startRuntime({
@@ -75,7 +88,11 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       privateDist: values['private-dist'] ?? (isUrl(dist) ? null : dist),
       keys: values.keys ?? 'keys.json',
       state,
-      store: isClusterWorker() ? primaryStateStore(state !== null) : undefined,
+      readOnly: values['read-only'] === true,
+      // The primary checked the database before forking; a replaced worker need not check it again.
+      checkState: !isClusterWorker(),
+      logger,
+      log,
       port: listenPort,
       host,
     });
@@ -86,17 +103,17 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    if (!isClusterWorker()) process.stderr.write(`[serve] ${signal}: finishing in-flight requests\n`);
+    if (!isClusterWorker()) log(`[serve] ${signal}: finishing in-flight requests`);
     await rt.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   if (isClusterWorker()) {
-    // Without the primary no state call can be answered: finish what is in flight (those calls fail closed) and go.
+    // Without the primary no connection reaches this worker any more: finish what is in flight and go.
     process.once('disconnect', () => void stop('primary gone'));
   } else {
-    process.stderr.write(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})\n`);
+    log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})`);
   }
   return rt.url;
 }
@@ -110,7 +127,7 @@ export async function serveCommand(argv: string[]): Promise<void> {
 export async function startCommand(argv: string[]): Promise<void> {
   const { values } = parseArgs({ args: argv, options: SERVE_OPTIONS, strict: true });
   // A forked worker only serves: the primary compiled and made the key before it forked.
-  if (isClusterWorker()) return void (await run({ ...values, port: values.port ?? process.env.PORT }, 8787));
+  if (isClusterWorker()) return void (await run(values, 8787));
   const dist = values.dist ?? 'dist';
   const { compileAll } = await import('../compiler/compile.ts');
   const { addKey } = await import('./keys/key-file.ts');
@@ -122,7 +139,7 @@ export async function startCommand(argv: string[]): Promise<void> {
   } catch {
     devKey = (await addKey({ file: keys, name: 'local development', quota: 100000, rate: 50, provider: undefined })).key;
   }
-  const url = await run({ ...values, port: values.port ?? process.env.PORT }, 8787);
+  const url = await run(values, 8787);
   if (devKey) {
     process.stderr.write(`[start] created a development key (shown once; stored hashed in ${keys}):\n${devKey}\n`);
     process.stderr.write(`[start] try: curl -H 'Authorization: Bearer ${devKey}' '${url}/api/v1/search?q=arsenal'\n`);

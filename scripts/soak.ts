@@ -98,7 +98,7 @@ async function crashPhase(kills: number, seed: number, failures: string[]): Prom
   const state = mkdtempSync(join(tmpdir(), 'ir-soak-state-'));
   const entry = await standbyEntry();
   try {
-    const report = await runCrashLoop({ world, stateDir: state, entry, kills, seed, log });
+    const report = await runCrashLoop({ world, state, entry, kills, seed, log });
     const { ledger } = report;
     // The final word comes from a cold `register serve` on what the loop left.
     const last = spawnServe(['--dist', world.dist, '--keys', world.keysFile, '--state', state, '--port', '0']);

@@ -114,14 +114,14 @@ export class RowReader {
           const comma = text.indexOf(',', start);
           const code = tagCode(text, start, comma);
           const idAt = lines.idAt(code);
-          if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(text.slice(start, Math.min(end, start + 40)))}`);
+          if (idAt === undefined) throw new Error(`partition ${p}: unknown line ${JSON.stringify(text.slice(start, Math.min(end, start + 40)))}`);
           const id = lineField(text, comma, end, idAt);
           if (!retired(code, id)) gather(id).rows.push(spillBits | start);
         },
         (f) => {
           const code = tagCode(f[0]);
           const idAt = lines.idAt(code);
-          if (idAt === undefined) throw new Error(`unknown spill record ${JSON.stringify(f.slice(0, 3))}`);
+          if (idAt === undefined) throw new Error(`partition ${p}: unknown line ${JSON.stringify(f.slice(0, 3))}`);
           if (!retired(code, f[idAt])) gather(f[idAt]).rows.push(-1 - (parsed.push(f) - 1));
         },
       );

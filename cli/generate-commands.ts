@@ -2,9 +2,9 @@
 // generator's entry functions, generateRelease() and importV0().
 import { defineCommand } from 'citty';
 import { Progress } from '../common/progress.ts';
-import { generateRelease, MAX_ENTITIES, MIN_ENTITIES } from '../compiler/generate/synthetic.ts';
-import { importV0, DEFAULT_V0_DIR } from '../compiler/generate/from-v0.ts';
-import type { ReleaseManifest } from '../compiler/generate/release-writer.ts';
+import { generateRelease, MAX_ENTITIES, MIN_ENTITIES } from '../generator/synthetic.ts';
+import { importV0, DEFAULT_V0_DIR } from '../generator/from-v0.ts';
+import type { ReleaseManifest } from '../generator/release-writer.ts';
 import { badValue, ioOf } from './command-line.ts';
 
 /** A whole number from `min` to `max`, or a usage error naming the option. */

@@ -1,5 +1,6 @@
 // One compile's shared state: options, the verified inputs, where output goes, and what the stages report.
 import { Progress as CommonProgress } from '../common/progress.ts';
+import { RegisterError } from '../common/errors.ts';
 import type { ReleaseInput } from './read/release-input.ts';
 import type { ContentFile } from './write/content-file.ts';
 import type { DiffBaseSource } from './write/diff-base.ts';
@@ -84,6 +85,13 @@ export function mergeSlack(ctx: Pick<CompileContext, 'slack'>, entries: [string,
     if (s) s.count += v.count;
     else ctx.slack.set(k, { ...v });
   }
+}
+
+/** Under --strict, referential slack refuses the release (naming the first kind noted) instead of being reported. */
+export function refuseSlackUnderStrict(ctx: CompileContext): void {
+  if (!ctx.options.strict || ctx.slack.size === 0) return;
+  const [what, s] = [...ctx.slack][0];
+  throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
 }
 
 export function noteSlack(ctx: Pick<CompileContext, 'slack'>, label: string, reason: string, example: string): void {

@@ -2,7 +2,7 @@
 // Plain lines take a fast path (no quote character: split at their commas) and lines with `"` the quote-aware one
 // (quotedRecord), in two forms:
 // - over bytes (`readCsvRecords`, stage 1): records framed in the decompressed chunks, fields as offsets, a string
-//   made only when a visitor asks; the whole release reads in ~40% of the time the text form takes at full size;
+//   made only when a visitor asks, much faster than the text form over a full-size release;
 // - over text (`readCsv`, `readCsvBatches`, and parseRecords/scanRecords for stage 2's spills): chunks decoded once,
 //   fields sliced as strings, for the generator, the tests and text the compiler spilled itself.
 import { createReadStream } from 'node:fs';
@@ -69,12 +69,12 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
 
 /**
  * The fields of the quote-free record `text[start, end)`, split at every comma. Walking the commas with indexOf and
- * slicing each field from the whole text is ~1.8x faster than slicing the line and calling `split(',')` on it
- * (Node 20, 5-field rows); stage 2 splits its spilled rows this way.
+ * slicing each field from the whole text is faster than slicing the line and calling `split(',')` on it; stage 2
+ * splits its partition lines this way.
  */
 export function splitPlain(text: string, start: number, end: number): string[] {
   // Commas counted first, so the array is made at its size: grown by push, its spare slots doubled what a row's
-  // array allocated (~10% slower in the same micro-benchmark).
+  // array allocated.
   let count = 1;
   for (let comma = text.indexOf(',', start); comma !== -1 && comma < end; comma = text.indexOf(',', comma + 1)) count++;
   const fields: string[] = new Array(count);

@@ -1,13 +1,76 @@
 // Stage 6: the small metadata documents (/, /meta, /providers, /coverage, the redacted notice summary) as exact
-// response bytes, and the private notice batches, kept under private/ where nothing public can reach them.
+// response bytes, and the private notice batches, kept under private/ where nothing public can reach them. Stage 2
+// hands each entity's bridges and overlay IDs to a ProviderRollup, which /providers and /coverage report.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { API_NAME, API_SCHEMA, API_VERSION, NAMESPACES, type Namespace } from '../../common/ids.ts';
 import type { ProviderInfo, ReleaseDoc, ReleaseSummary } from '../../common/dist-layout.ts';
+import { ownCopy } from '../../common/own-copy.ts';
 import { forEachNoticeBatch } from '../read/notice-batches.ts';
 import type { CompileContext } from '../context.ts';
-import type { EntitiesBuilt } from './build-entities.ts';
 import type { TablesRead } from './read-tables.ts';
+
+/** One provider's rollup: bridges, overlay IDs, and bridged entities by type. */
+export interface Rollup {
+  bridges: number;
+  overlay: number;
+  types: Map<string, number>;
+}
+
+/** A ProviderRollup as plain data, to cross from a worker thread. */
+export type RollupPart = [string, { bridges: number; overlay: number; types: [string, number][] }][];
+
+/** Counts, per provider, what stage 2 builds: in one range (`bridges`, `overlay`) or over all of them (`add`). */
+export class ProviderRollup {
+  readonly byProvider = new Map<string, Rollup>();
+
+  private of(provider: string): Rollup {
+    let r = this.byProvider.get(provider);
+    // The provider as a string of its own: a slice would keep the partition's whole text alive.
+    if (!r) this.byProvider.set(ownCopy(provider), (r = { bridges: 0, overlay: 0, types: new Map() }));
+    return r;
+  }
+
+  /** A live entity of `type` and its bridges (each bridge's provider first). */
+  bridges(type: string, bridges: readonly (readonly [string, ...string[]])[]): void {
+    for (const [provider] of bridges) {
+      const r = this.of(provider);
+      r.bridges++;
+      r.types.set(type, (r.types.get(type) ?? 0) + 1);
+    }
+  }
+
+  /** A live entity's overlay IDs. */
+  overlay(ids: readonly { provider: string }[]): void {
+    for (const x of ids) this.of(x.provider).overlay++;
+  }
+
+  part(): RollupPart {
+    return [...this.byProvider].map(([k, r]) => [k, { bridges: r.bridges, overlay: r.overlay, types: [...r.types] }]);
+  }
+
+  /** Adds a range's part. */
+  add(part: RollupPart): void {
+    for (const [name, r] of part) {
+      const into = this.of(name);
+      into.bridges += r.bridges;
+      into.overlay += r.overlay;
+      for (const [t, n] of r.types) into.types.set(t, (into.types.get(t) ?? 0) + n);
+    }
+  }
+}
+
+/** What the documents are made from: stage 1's providers and coverage, and stage 2's rollup. */
+export interface DocumentsInput {
+  tables: Pick<TablesRead, 'providers' | 'providerRoles' | 'coverage'>;
+  rollup: ProviderRollup;
+}
+
+/** The documents' paths (relative to public/) for release.json, and the providers with their roles. */
+export interface DocumentsBuilt {
+  documents: ReleaseDoc['documents'];
+  providers: ProviderInfo[];
+}
 
 const ENDPOINTS = {
   meta: '/meta', providers: '/providers', provider_notices_summary: '/provider-notices/summary', coverage: '/coverage',
@@ -30,7 +93,9 @@ export function releaseSummary(ctx: CompileContext): ReleaseSummary {
   };
 }
 
-export async function buildDocuments(ctx: CompileContext, read: TablesRead, built: EntitiesBuilt): Promise<{ documents: ReleaseDoc['documents']; providers: ProviderInfo[] }> {
+export async function buildDocuments(ctx: CompileContext, input: DocumentsInput): Promise<DocumentsBuilt> {
+  const read = input.tables;
+  const rollup = input.rollup.byProvider;
   const dir = join(ctx.publicDir, 'documents');
   await mkdir(dir, { recursive: true });
   const write = async (name: string, value: unknown) => {
@@ -50,16 +115,16 @@ export async function buildDocuments(ctx: CompileContext, read: TablesRead, buil
     });
   }
 
-  const names = new Set([...read.providers, ...read.providerRoles.keys(), ...built.rollup.keys()]);
+  const names = new Set([...read.providers, ...read.providerRoles.keys(), ...rollup.keys()]);
   const providers: ProviderInfo[] = [...names].sort().map((name) => {
-    const r = built.rollup.get(name);
+    const r = rollup.get(name);
     const listed = read.providerRoles.get(name);
     // A provider that only relays overlay IDs and is not listed is overlay data, never a canonical bridge.
     const role = (listed ?? (r && r.bridges === 0 ? 'overlay_only' : 'canonical_bridge')) as ProviderInfo['role'];
     return { name, role };
   });
   const rollups = providers.map(({ name, role }) => {
-    const r = built.rollup.get(name);
+    const r = rollup.get(name);
     return { name, bridge_count: r?.bridges ?? 0, overlay_count: r?.overlay ?? 0, entity_types: sortedObject(r?.types ?? new Map()), role };
   });
   const roles = sortedObject(new Map(providers.map((p) => [p.name, p.role])));

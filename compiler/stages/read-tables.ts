@@ -5,15 +5,14 @@ import { join } from 'node:path';
 import { columnIndex, readCsvRecords, type CsvRecord } from '../read/csv-reader.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
-import { bucketOf, bucketOfBytes, fnv1a32 } from '../../common/hash.ts';
+import { bucketOf, bucketOfBytes } from '../../common/hash.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
-import { resolveKey } from '../../common/dist-layout.ts';
 import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
 import { addShared, sharedCount, type SharedCount } from '../../common/progress.ts';
 import { TABLES, type ReleaseInput, type TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
-import { addResolveRecord, addResolveRecordIn } from './build-resolve.ts';
+import { addResolveRecord, addResolveRecordIn, RESOLVE_GROUPS } from '../records/resolve-records.ts';
+import { addRetiredLine, addRowLine, layoutOf, TAG, type LineLayout } from '../records/partition-lines.ts';
 import { RegisterIdTable } from '../read/register-id-table.ts';
 import { FieldInterner } from '../read/field-interner.ts';
 import { capsOf } from '../read/cell-caps.ts';
@@ -28,15 +27,15 @@ export interface RedirectInfo {
 
 export interface TablesRead {
   /**
-   * Per-entity rows by partition, one `<tag>,<CSV record as read>` line each (see SpillLayout and `layouts`); one
-   * spill per reading thread, always in the same order. Records of one ID may sit in any of them.
+   * Per-entity rows by partition, as partition lines (compiler/records/partition-lines.ts); one spill per reading
+   * thread, always in the same order. Lines of one ID may sit in any of them.
    */
   spills: GroupSpill[];
-  /** Resolve records (see addResolveRecord) grouped by key hash, written straight from the bridges pass. */
+  /** Resolve records (compiler/records/resolve-records.ts) grouped by key hash, written straight from the bridges pass. */
   resolve: GroupSpill;
-  /** How to read each tag's records: its table's columns. */
-  layouts: Map<string, SpillLayout>;
-  /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from (see resolveEntryBytes). */
+  /** How to read each tag's lines: its table's columns. */
+  layouts: Map<string, LineLayout>;
+  /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from. */
   resolveBytes: number;
   redirects: Map<string, RedirectInfo>;
   priorRedirects: Map<string, RedirectInfo>;
@@ -47,37 +46,11 @@ export interface TablesRead {
   coverage: [string, string, string][];
 }
 
-/**
- * Columns of one spilled record kind. Indexes already count the leading tag field, so `f[c.reep_id]` works on the
- * fields of a spill line as parsed.
- */
-export interface SpillLayout {
-  header: string[];
-  c: Record<string, number>;
-  /** Field of the register ID the record is grouped by. */
-  idAt: number;
-  /** Sourced attributes of a type table: [column name, field], empty columns skipped when read. */
-  attrs: [string, number][];
-}
-
-/**
- * Tags of spilled records. Rows travel as the CSV text they were read as: copying a line is far cheaper than
- * encoding a record, and the build stage parses it with the same reader.
- */
-export const TAG = {
-  entity: 'E', alias: 'A', bridge: 'B', relFrom: 'Ro', relTo: 'Ri', link: 'L', overlayAlias: 'OA', xid: 'X',
-  observed: 'OC', retired: 'D', priorRetired: 'd', priorEntity: 'e', priorBridge: 'b',
-  /** Type tables: `T<index in TYPE_TABLES>`. */
-  typed: (i: number) => `T${i}`,
-} as const;
-
-// Per-type tables repeat reep_id/status/label; everything else in them is a sourced attribute.
+/** The per-type tables, read in this order: a row's tag is TAG.typed(its table's index here). */
 export const TYPE_TABLES: [TableName, EntityType][] = [
   ['players', 'player'], ['coaches', 'coach'], ['referees', 'referee'], ['teams', 'team'],
   ['competitions', 'competition'], ['seasons', 'season'], ['stages', 'stage'], ['matches', 'match'],
 ];
-const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
-
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
 /** partitionOf field `k` of a record, hashed from its bytes when they are its characters. */
 const partitionIn = (r: CsvRecord, k: number, partitions: number): number =>
@@ -86,21 +59,11 @@ const partitionIn = (r: CsvRecord, k: number, partitions: number): number =>
 const TYPE_BITS = 4;
 if (ENTITY_TYPES.length > 1 << TYPE_BITS) throw new Error(`more entity types than ${TYPE_BITS} bits hold`);
 
-function layoutOf(header: string[], c: Record<string, number>, idColumn: string, withAttrs: boolean): SpillLayout {
-  const shifted: Record<string, number> = Object.create(null);
-  for (const k of Object.keys(c)) shifted[k] = c[k] + 1;
-  const attrs: [string, number][] = [];
-  if (withAttrs) header.forEach((h, i) => !NOT_ATTRIBUTES.has(h) && attrs.push([h, i + 1]));
-  return { header, c: shifted, idAt: shifted[idColumn], attrs };
-}
-
 /**
- * Young generation of a side thread, in MiB (V8 gives a worker ~36 by default). The bridges thread is stage 1's
- * longer half (it finished ~3 s after the main thread at full size), and it allocates a row's fields and keys ten
- * million times. Full-size stage 1 alone, threaded, in nine pairs alternating with the default: 0.83-1.16x of the
- * wall time, median 0.90x (CPU likewise); 128 MiB read 0.89-0.98x, and 384 MiB about what 192 did. The same size as
- * stage 2's workers (RANGE_YOUNG_GENERATION_MB); it costs up to ~200 MB more RSS while stage 1 runs, below stage
- * 2's peak.
+ * Young generation of a side thread, in MiB (larger than V8's default for a worker). The bridges thread is stage
+ * 1's longer half and allocates a row's fields and keys for each of ten million rows at full size: with room to
+ * die young they are not promoted and collected again in old space. The same size as stage 2's range workers; the
+ * RSS it adds stays below stage 2's peak (bench/HISTORY.md has the measurements).
  */
 const SIDE_YOUNG_GENERATION_MB = 192;
 
@@ -121,7 +84,7 @@ export interface SideReadResult {
   spill: GroupSpillHandle;
   resolve: GroupSpillHandle | null;
   resolveBytes: number;
-  layouts: [string, SpillLayout][];
+  layouts: [string, LineLayout][];
   providers: string[];
   slack: [string, { count: number; example: string }][];
 }
@@ -133,7 +96,7 @@ interface Reader {
   slack: CompileContext['slack'];
   partitions: number;
   spill: GroupSpill;
-  layouts: Map<string, SpillLayout>;
+  layouts: Map<string, LineLayout>;
 }
 
 export async function readTables(ctx: CompileContext): Promise<TablesRead> {
@@ -224,7 +187,7 @@ function rowsToRead(rel: ReleaseInput, prior: ReleaseInput | null): number | nul
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
 async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, live: RegisterIdTable): Promise<void> {
   // A row's own bytes go to its partition: copied as read, never decoded and encoded again.
-  const put = (p: number, tag: string, f: CsvRecord) => r.spill.addTaggedBytes(p, tag, f.buf, f.start, f.end);
+  const put = (p: number, tag: string, f: CsvRecord) => addRowLine(r.spill, p, tag, f);
   const retired = new RegisterIdTable();
   for (const id of out.redirects.keys()) retired.set(id, 0);
   const types = new FieldInterner();
@@ -243,9 +206,9 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
       throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, rel.tables.redirects!.label);
     }
     // Every retired ID gets its stub even when no other row names it.
-    r.spill.addTaggedLine(partitionOf(id, r.partitions), TAG.retired, id);
+    addRetiredLine(r.spill, partitionOf(id, r.partitions), TAG.retired, id);
   }
-  for (const id of out.priorRedirects.keys()) r.spill.addTaggedLine(partitionOf(id, r.partitions), TAG.priorRetired, id);
+  for (const id of out.priorRedirects.keys()) addRetiredLine(r.spill, partitionOf(id, r.partitions), TAG.priorRetired, id);
 
   /** The partition of a live ID; -1 (the row noted and dropped) for any other. */
   const known = (f: CsvRecord, k: number, label: string, row: number): number => {
@@ -328,7 +291,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     spill: new GroupSpill({ dir: join(job.scratchDir, 'partitions'), groups: job.partitions }),
     layouts: new Map(),
   };
-  const put = (f: CsvRecord, k: number, tag: string) => r.spill.addTaggedBytes(partitionIn(f, k, r.partitions), tag, f.buf, f.start, f.end);
+  const put = (f: CsvRecord, k: number, tag: string) => addRowLine(r.spill, partitionIn(f, k, r.partitions), tag, f);
   const providers = new FieldInterner();
   let resolve: GroupSpill | null = null;
   let resolveBytes = 0;
@@ -357,7 +320,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       if (type >= 0 && live.fitsIn(f, c.reep_id)) live.setIn(f, c.reep_id, (partitionIn(f, c.reep_id, r.partitions) << TYPE_BITS) | type);
     });
     const redirects = new Map(job.redirects);
-    resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: HASH_GROUPS }); // the resolve writer's hash groups (build-resolve.ts)
+    resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: RESOLVE_GROUPS });
     await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label) => {
       // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
       const packed = live.getIn(f, c.reep_id);
@@ -368,18 +331,13 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       const final = packed >= 0 ? null : redirects.get(id)?.to;
       if (packed >= 0 || final) {
         const provider = providers.indexIn(f, c.provider);
-        r.spill.addTaggedBytes(packed >= 0 ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, f.buf, f.start, f.end);
+        addRowLine(r.spill, packed >= 0 ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, f);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const type = (packed >= 0 ? packed : live.get(final!)) & ((1 << TYPE_BITS) - 1);
-        if (!f.quoted && f.ascii) {
-          const keyLength = addResolveRecordIn(resolve!, f, c.provider, c.namespace, c.external_id, c.reep_id, type);
-          resolveBytes += resolveEntryBytes(keyLength, f.ends[c.reep_id] - f.fieldStart(c.reep_id));
-        } else {
-          const key = resolveKey(providers.values[provider], f.text(c.namespace), f.text(c.external_id));
-          const rowId = f.text(c.reep_id);
-          addResolveRecord(resolve!, key, fnv1a32(key), rowId, type);
-          resolveBytes += resolveEntryBytes(key.length, rowId.length);
-        }
+        resolveBytes +=
+          !f.quoted && f.ascii
+            ? addResolveRecordIn(resolve!, f, c.provider, c.namespace, c.external_id, c.reep_id, type)
+            : addResolveRecord(resolve!, providers.values[provider], f.text(c.namespace), f.text(c.external_id), f.text(c.reep_id), type);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
       } else {
@@ -391,15 +349,6 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   r.spill.seal();
   return { spill: r.spill.handle(), resolve: resolve?.handle() ?? null, resolveBytes, layouts: [...r.layouts], providers: providers.values, slack: [...r.slack] };
 }
-
-/**
- * A resolve entry's bytes in its bucket, for a key and an ID of these lengths in characters, as one bridge row would
- * make it: the key (a string header and the key) and the value `[[id, type]]` (two array headers, the ID's string
- * header and bytes, a fixint type). Characters stand in for UTF-8 bytes (a row read as bytes is passed its byte
- * counts only when it is ASCII, where the two agree), and a key named by several rows counts once per row: an
- * estimate, but one that depends on the input alone, which is all the bucket count needs to be deterministic.
- */
-export const resolveEntryBytes = (keyLength: number, idLength: number): number => (keyLength < 32 ? 1 : 2) + keyLength + 4 + idLength;
 
 function checkId(id: string, label: string, row: number): void {
   if (!REGISTER_ID.test(id)) throw new RegisterError('compile', `bad register ID ${JSON.stringify(id)}`, label, row);

@@ -2,7 +2,7 @@
 // restarted on the same state store (a SQLite file, or a Redis that may be SIGKILLed too); after every restart it must still show everything it confirmed (every
 // acknowledgement answered 200, every lookup it answered charged) and nothing it was never asked for.
 // Shared by crash-safety.test.ts (200 kills) and scripts/soak.ts (many more).
-import { seededRandom } from '../../../compiler/generate/random.ts';
+import { seededRandom } from '../../../generator/random.ts';
 import { CRASH_BATCH, type CrashWorld } from './reliability-world.ts';
 import { StandbyPool, type StandbyEntry } from './child-server.ts';
 

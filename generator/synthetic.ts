@@ -1,8 +1,8 @@
 // Synthetic release generator: a whole register (entities, bridges, matches, overlay, redirects, notices) scaled
 // from the real release's row counts, deterministic for a seed, streamed to disk so 2M entities fit in memory.
 import { basename } from 'node:path';
-import { RegisterError } from '../../common/errors.ts';
-import type { EntityType } from '../../common/ids.ts';
+import { RegisterError } from '../common/errors.ts';
+import type { EntityType } from '../common/ids.ts';
 import { csvField } from './csv.ts';
 import { competitionName, isKnockout, personName, STAGE_NAMES, teamName, type PersonName } from './names.ts';
 import { kindFor, makeFinding, noticeBatchJson, noticePath, type NoticeSubject } from './notices.ts';

@@ -1,6 +1,6 @@
 // Deterministic randomness for the generators: integer hashes of (seed, salt, ordinal), keyed bijections for IDs
 // that must never collide, and a small sequential PRNG. Nothing here reads the clock, Math.random or the locale.
-import { fnv1a32 } from '../../common/hash.ts';
+import { fnv1a32 } from '../common/hash.ts';
 
 /** The murmur3 32-bit finaliser: a cheap, well-mixed bijection on u32. */
 export function fmix32(h: number): number {

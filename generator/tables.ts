@@ -1,5 +1,5 @@
 // The published release's tables: file names, exact column lists and manifest roles (RELEASE-FORMAT.md).
-import type { EntityType } from '../../common/ids.ts';
+import type { EntityType } from '../common/ids.ts';
 
 /** Columns of every table a release may ship, in the published order (plus the project's providers extension). */
 export const TABLE_COLUMNS = {

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { csvField, csvLine, parseCsv, readCsv } from '../../compiler/generate/csv.ts';
-import { ReleaseWriter, stampToIso } from '../../compiler/generate/release-writer.ts';
+import { csvField, csvLine, parseCsv, readCsv } from '../../generator/csv.ts';
+import { ReleaseWriter, stampToIso } from '../../generator/release-writer.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { expectConsistent, manifestOf } from './release-check.ts';
 

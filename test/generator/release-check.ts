@@ -4,9 +4,9 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect } from 'vitest';
-import { readCsv } from '../../compiler/generate/csv.ts';
-import { TABLE_COLUMNS, type TableName } from '../../compiler/generate/tables.ts';
-import type { ReleaseManifest } from '../../compiler/generate/release-writer.ts';
+import { readCsv } from '../../generator/csv.ts';
+import { TABLE_COLUMNS, type TableName } from '../../generator/tables.ts';
+import type { ReleaseManifest } from '../../generator/release-writer.ts';
 
 export type Rec = Record<string, string>;
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateRelease } from '../../compiler/generate/synthetic.ts';
+import { generateRelease } from '../../generator/synthetic.ts';
 import { filesOf, expectConsistent, readTable, type Rec } from './release-check.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'successor-'));

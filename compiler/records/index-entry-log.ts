@@ -1,7 +1,6 @@
-// The entity index entries a stage-2 range hands to the main thread, which writes the index family: one binary
-// record per ID in a scratch file. They were `<id>\t<numbers joined by commas>` lines; turning thirteen numbers into
-// text in the range and back into numbers on the main thread, after every range had finished, cost ~3% of a
-// compile (profile of a 300k release), part of it on the serial path.
+// Index entries: a stage-2 range writes one binary record per ID into a scratch file, and the entity index step
+// reads them back into the index family. Binary, so thirteen numbers are not printed in a range and parsed again on
+// the main thread.
 //
 // A record: the kind (u8), the ID's UTF-8 length (u8) and bytes, then for a live entry its twelve numbers and for a
 // tombstone its four (u32 little-endian each), or for a redirect its target ID (u8 length and bytes).

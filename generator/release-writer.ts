@@ -8,8 +8,8 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
-import { RegisterError } from '../../common/errors.ts';
-import { STAMP } from '../../common/ids.ts';
+import { RegisterError } from '../common/errors.ts';
+import { STAMP } from '../common/ids.ts';
 import { csvLine } from './csv.ts';
 import { TABLE_COLUMNS, tablePath, tableRole, type FileRole, type TableName } from './tables.ts';
 

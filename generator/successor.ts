@@ -3,9 +3,9 @@
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { RegisterError } from '../../common/errors.ts';
-import { ENTITY_TYPES, isEntityType, REGISTER_ID, type EntityType } from '../../common/ids.ts';
-import type { NoticeBatch, NoticeFindingRecord } from '../../common/dist-layout.ts';
+import { RegisterError } from '../common/errors.ts';
+import { ENTITY_TYPES, isEntityType, REGISTER_ID, type EntityType } from '../common/ids.ts';
+import type { NoticeBatch, NoticeFindingRecord } from '../common/dist-layout.ts';
 import { own, readCsv } from './csv.ts';
 import { competitionName, personName, slugify, teamName } from './names.ts';
 import { kindFor, makeFinding, noticeBatchJson, type NoticeSubject } from './notices.ts';

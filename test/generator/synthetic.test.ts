@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateRelease } from '../../compiler/generate/synthetic.ts';
+import { generateRelease } from '../../generator/synthetic.ts';
 import { REGISTER_ID } from '../../common/ids.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { expectConsistent, filesOf, readTable, type Rec } from './release-check.ts';

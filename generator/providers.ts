@@ -1,6 +1,6 @@
 // The synthetic provider catalogue: which entity types each provider covers, how often, how its IDs look
 // (numeric, 8-hex, slugs, Flashscore's `slug/code`), its namespaces and its role. Modelled on the real register.
-import type { EntityType, ProviderRole } from '../../common/ids.ts';
+import type { EntityType, ProviderRole } from '../common/ids.ts';
 import { feistel32, saltOf } from './random.ts';
 import { slugify } from './names.ts';
 

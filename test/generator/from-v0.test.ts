@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importV0 } from '../../compiler/generate/from-v0.ts';
+import { importV0 } from '../../generator/from-v0.ts';
 import { REGISTER_ID } from '../../common/ids.ts';
 import { expectConsistent, readTable, type Rec } from './release-check.ts';
 

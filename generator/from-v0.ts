@@ -3,8 +3,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { RegisterError } from '../../common/errors.ts';
-import type { EntityType } from '../../common/ids.ts';
+import { RegisterError } from '../common/errors.ts';
+import type { EntityType } from '../common/ids.ts';
 import { readCsv } from './csv.ts';
 import { ReleaseWriter, stampToIso, type ReleaseManifest } from './release-writer.ts';
 import { TYPE_LETTER } from './tables.ts';

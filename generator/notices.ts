@@ -1,7 +1,7 @@
 // Synthetic provider-notice batches (private/notices/<provider>.json): findings about one provider's data, shaped
 // like the contract's ProviderNoticeFinding without the seen/acknowledged state, which the runtime keeps.
 import { createHash } from 'node:crypto';
-import type { NoticeBatch, NoticeFindingRecord } from '../../common/dist-layout.ts';
+import type { NoticeBatch, NoticeFindingRecord } from '../common/dist-layout.ts';
 import { hash32, saltOf } from './random.ts';
 
 /** What a finding is about: one provider ID attached to one register entity. */

@@ -12,7 +12,8 @@ import { measureFloor, measureZcat, type ReleaseFloor, type ZcatFloor } from './
 import { measureOutputFloor, type OutputFloor } from './lib/output-floor.ts';
 import { BASE_STAMP, NEXT_STAMP, ensureReleases } from './lib/releases.ts';
 import { FULL_SIZE, judge, writeResults, type BenchResult } from './lib/report.ts';
-import { runToEnd, waitForQuiet } from './lib/processes.ts';
+import { waitForQuiet } from './lib/processes.ts';
+import { $ } from 'zx';
 import { sampleKeys } from './lib/sample-keys.ts';
 import { measureServe } from './lib/serve-measure.ts';
 
@@ -268,9 +269,10 @@ async function writeSaved(file: string, fingerprint: string, figures: unknown): 
  * they start, so a tree that changes mid-run means different rows measured different code.
  */
 async function codeVersion(): Promise<{ commit: string; dirty: string[] } | null> {
-  const head = await runToEnd('git', ['--no-optional-locks', 'rev-parse', '--short', 'HEAD'], { cwd: ROOT });
-  if (head.code !== 0) return null;
-  const st = await runToEnd('git', ['--no-optional-locks', 'status', '--porcelain', '--untracked-files=no', '--', '.', ':!bench', ':!test'], { cwd: ROOT });
+  const git = $({ cwd: ROOT, quiet: true, nothrow: true });
+  const head = await git`git --no-optional-locks rev-parse --short HEAD`;
+  if (head.exitCode !== 0) return null;
+  const st = await git`git --no-optional-locks status --porcelain --untracked-files=no -- . ${':!bench'} ${':!test'}`;
   return { commit: head.stdout.trim(), dirty: st.stdout.split('\n').map((l) => l.slice(3).trim()).filter(Boolean) };
 }
 

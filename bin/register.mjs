@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// The `register` CLI entry: loads the TypeScript sources through tsx, then hands over to cli/main.ts.
-import { register } from 'tsx/esm/api';
-register();
-await import('../cli/main.ts');
+// The `register` CLI: runs the JavaScript build of cli/main.ts (build/register.mjs), building it first when a
+// source changed since (or there is none yet), so a fresh clone needs nothing but `npm install`.
+import { ensureBuilt } from '../scripts/build.mjs';
+
+await ensureBuilt();
+await import('../build/register.mjs');

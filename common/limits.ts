@@ -16,3 +16,6 @@ export const MAX_SHARD_BYTES = 256 * 1024;
 
 /** Largest private notice batch file, in bytes. */
 export const MAX_NOTICE_FILE_BYTES = 16 * 1024 * 1024;
+
+/** Deepest nesting of a notice finding's free-form `source` or `payload` object (the object itself is level 1). */
+export const MAX_NOTICE_DEPTH = 32;

@@ -1,44 +1,84 @@
-// `register compile` and `register verify`: argument parsing and reporting around compileAll and verifyStamp.
-import { parseArgs } from 'node:util';
+// `register compile` and `register verify`: their options (declared once, for parsing and help) and the reporting
+// around compileAll and verifyDist.
+import { defineCommand } from 'citty';
+import fg from 'fast-glob';
+import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
+import { STAMP } from '../common/ids.ts';
+import { ioOf } from '../cli/command-line.ts';
 import { compileAll, listStamps } from './compile.ts';
 import { verifyDist } from './dist-manifest.ts';
 
-export async function compileCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: { releases: { type: 'string' }, out: { type: 'string' }, stamp: { type: 'string' }, strict: { type: 'boolean' } },
-    strict: true,
-  });
-  const t0 = Date.now();
-  const reports = await compileAll({
-    releases: values.releases ?? 'releases',
-    dist: values.out ?? 'dist',
-    stamp: values.stamp,
-    strict: values.strict ?? false,
-    onCompiled: (r) => {
-      process.stderr.write(`[compile] ${r.stamp}: ${r.counts.entities} entities, ${r.counts.bridges} bridges, digest ${r.manifest.digest.slice(0, 16)}\n`);
-      if (process.env.REGISTER_TIMINGS) for (const t of r.timings) process.stderr.write(`[compile] ${r.stamp}:   ${t.stage.padEnd(20)} ${String(t.wallMs).padStart(7)} ms wall ${String(t.cpuMs).padStart(7)} ms cpu  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
-      for (const s of r.slack) process.stderr.write(`[compile] ${r.stamp}: dropped ${s.count} × ${s.what} (e.g. ${s.example})\n`);
-    },
-  });
-  if (reports.length === 0) process.stderr.write('[compile] nothing to do: every release is compiled\n');
-  else process.stderr.write(`[compile] ${reports.length} release(s) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+export const compileCommand = defineCommand({
+  meta: { name: 'compile', description: 'Compile every release not compiled yet, oldest first (or one stamp), into the dist folder' },
+  args: {
+    releases: { type: 'string', description: 'Folder of releases, one <stamp>/ folder each', valueHint: 'DIR', default: 'releases' },
+    out: { type: 'string', description: 'Dist folder to write', valueHint: 'DIR', default: 'dist' },
+    stamp: { type: 'string', description: 'Compile only this release (again, if it is compiled already)', valueHint: 'STAMP' },
+    strict: { type: 'boolean', description: 'Refuse a release with referential slack instead of dropping and counting it' },
+  },
+  async run(ctx) {
+    const { releases, out, stamp, strict } = ctx.args;
+    const io = ioOf(ctx);
+    await findReleases(releases);
+    const t0 = Date.now();
+    const reports = await compileAll({
+      releases,
+      dist: out,
+      stamp,
+      strict: strict === true,
+      onCompiled: (r) => {
+        io.err(`[compile] ${r.stamp}: ${r.counts.entities} entities, ${r.counts.bridges} bridges, digest ${r.manifest.digest.slice(0, 16)}\n`);
+        if (process.env.REGISTER_TIMINGS) for (const t of r.timings) io.err(`[compile] ${r.stamp}:   ${t.stage.padEnd(20)} ${String(t.wallMs).padStart(7)} ms wall ${String(t.cpuMs).padStart(7)} ms cpu  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
+        for (const s of r.slack) io.err(`[compile] ${r.stamp}: dropped ${s.count} × ${s.what} (e.g. ${s.example})\n`);
+      },
+    });
+    if (reports.length === 0) io.err('[compile] nothing to do: every release is compiled\n');
+    else io.err(`[compile] ${reports.length} release(s) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  },
+});
+
+/**
+ * The stamps of the releases under `dir` (folders named by a stamp, holding release.json). A folder that is not
+ * there, or holds no release, is refused (exit 1, not 2: the command line is well formed, the file system is not
+ * as it says), naming the folder; a release folder given in its parent's place is named as such.
+ */
+export async function findReleases(dir: string): Promise<string[]> {
+  const st = await stat(dir).catch(() => null);
+  if (!st) throw new RegisterError('compile', `no releases folder ${dir}/ (--releases names the folder that holds the <stamp>/ releases)`);
+  if (!st.isDirectory()) throw new RegisterError('compile', `--releases ${dir} is not a folder`);
+  const stamps = (await fg('*/release.json', { cwd: dir, onlyFiles: true, followSymbolicLinks: true }))
+    .map((p) => p.slice(0, p.indexOf('/')))
+    .filter((s) => STAMP.test(s))
+    .sort();
+  if (stamps.length > 0) return stamps;
+  if (existsSync(join(dir, 'release.json'))) {
+    throw new RegisterError('compile', `${dir} is a release, not a folder of releases: give --releases ${dirname(dir)}`);
+  }
+  throw new RegisterError('compile', `no release under ${dir}/ (a release is a folder named by its stamp, e.g. 20261005T180536Z/, holding release.json)`);
 }
 
-export async function verifyCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { dist: { type: 'string' } }, strict: true });
-  const dist = values.dist ?? 'dist';
-  const stamps = await listStamps(dist);
-  if (stamps.length === 0) throw new RegisterError('verify', `no compiled release under ${dist}/`);
-  const verdict = await verifyDist(dist, stamps);
-  for (const p of verdict.index) process.stderr.write(`[verify] ${p}\n`);
-  let bad = 0;
-  for (const { stamp, published, problems } of verdict.stamps) {
-    for (const p of problems) process.stderr.write(`[verify] ${stamp}/${p}\n`);
-    if (problems.length) bad++;
-    else process.stderr.write(`[verify] ${stamp}: ok${published ? '' : ' (compiled, not listed in index.json)'}\n`);
-  }
-  if (verdict.index.length) throw new RegisterError('verify', `index.json is damaged or does not match the dist${bad ? `, and ${bad} release(s) differ from their manifest` : ''}`);
-  if (bad) throw new RegisterError('verify', `${bad} release(s) differ from their manifest`);
-}
+export const verifyCommand = defineCommand({
+  meta: { name: 'verify', description: 'Re-hash every compiled release (public and private parts) against its manifest and index.json; exit 1 naming each file that differs' },
+  args: {
+    dist: { type: 'string', description: 'Dist folder to check', valueHint: 'DIR', default: 'dist' },
+  },
+  async run(ctx) {
+    const { dist } = ctx.args;
+    const io = ioOf(ctx);
+    const stamps = await listStamps(dist);
+    if (stamps.length === 0) throw new RegisterError('verify', `no compiled release under ${dist}/`);
+    const verdict = await verifyDist(dist, stamps);
+    for (const p of verdict.index) io.err(`[verify] ${p}\n`);
+    let bad = 0;
+    for (const { stamp, published, problems } of verdict.stamps) {
+      for (const p of problems) io.err(`[verify] ${stamp}/${p}\n`);
+      if (problems.length) bad++;
+      else io.err(`[verify] ${stamp}: ok${published ? '' : ' (compiled, not listed in index.json)'}\n`);
+    }
+    if (verdict.index.length) throw new RegisterError('verify', `index.json is damaged or does not match the dist${bad ? `, and ${bad} release(s) differ from their manifest` : ''}`);
+    if (bad) throw new RegisterError('verify', `${bad} release(s) differ from their manifest`);
+  },
+});

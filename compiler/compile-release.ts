@@ -1,20 +1,59 @@
-// Compiles one verified release into dist/<stamp>/: the stages run in order over one context, into a temp dir that
+// Compiles one verified release into dist/<stamp>/: the declared stages run over one context, into a temp dir that
 // is fsynced and renamed into place only when everything succeeded.
 import { mkdir, rm, rename, writeFile, open, readFile, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RegisterError } from '../common/errors.ts';
-import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ReleaseDoc } from '../common/dist-layout.ts';
-import { POINT_LOOKUP_BUCKET_BYTES, Progress, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
+import type { BucketFamily } from '../common/bucket-format.ts';
+import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ChangesDoc, type ReleaseDoc } from '../common/dist-layout.ts';
+import { Progress, refuseSlackUnderStrict, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
 import type { ReleaseInput } from './read/release-input.ts';
-import { readTables } from './stages/read-tables.ts';
-import { buildEntities, HIGH_CARDINALITY } from './stages/build-entities.ts';
-import { startResolve } from './stages/build-resolve.ts';
-import { buildSearchDocs, searchOrdinals, startSearchTokens } from './stages/build-search.ts';
+import { declare, runStages, type Step } from './run-stages.ts';
+import { readTables, type TablesRead } from './stages/read-tables.ts';
+import { ENTITY_RANGES, entitiesStage, type EntitiesBuilt } from './stages/entities/build-entities.ts';
+import { writeEntityIndex } from './stages/entities/entity-index.ts';
+import { HIGH_CARDINALITY } from './stages/entities/entity-shard.ts';
+import { resolveStage } from './stages/build-resolve.ts';
+import { buildSearchDocs, orderSearchDocs, searchTokensStage, type SearchOrder } from './stages/build-search.ts';
 import { buildChanges } from './stages/build-changes.ts';
-import { buildDocuments, releaseSummary } from './stages/build-documents.ts';
-import { HashedFamilyWriter } from './write/bucket-family-writer.ts';
+import { buildDocuments, releaseSummary, type DocumentsBuilt } from './stages/build-documents.ts';
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
-import { diffBaseMeta, findDiffBase, writeDiffBaseMeta } from './write/diff-base.ts';
+import { findDiffBase } from './write/diff-base.ts';
+
+/** What the stages hand on, by name: each one stage's output, read by the steps after it. */
+interface Outputs {
+  tables: TablesRead;
+  resolve: BucketFamily;
+  entities: EntitiesBuilt;
+  searchOrder: SearchOrder;
+  searchTokens: BucketFamily;
+  entityIndex: BucketFamily;
+  searchDocs: BucketFamily;
+  changes: ChangesDoc;
+  documents: DocumentsBuilt;
+}
+
+const { here, inRanges, alongside, check } = declare<Outputs>();
+
+/**
+ * The compile, step by step (compiler/run-stages.ts runs it). With threads on, `alongside` steps run in a worker
+ * thread of their own while the steps after them run here, until a step that needs them (or the end); `inRanges`
+ * splits a stage over a fixed number of worker threads. With threads off the same steps run here, to the same bytes.
+ */
+const STAGES: Step<Outputs>[] = [
+  here('read tables', 'tables', readTables, () => undefined),
+  // The resolve index needs nothing but stage 1's output.
+  alongside('build resolve', 'resolve', 'resolve', resolveStage, (o) => o.tables),
+  inRanges('build entities', 'entities', entitiesStage, ENTITY_RANGES, (o) => o.tables),
+  // Stages 1 and 2 are the ones that note slack.
+  check('refuse slack under --strict', refuseSlackUnderStrict),
+  here('order search docs', 'searchOrder', orderSearchDocs, (o) => o.entities.search.docs),
+  // The token family needs nothing but the postings and the ordinals.
+  alongside('build search tokens', 'search tokens', 'searchTokens', searchTokensStage, (o) => ({ search: o.entities.search, order: o.searchOrder })),
+  here('write entity index', 'entityIndex', writeEntityIndex, (o) => o.entities.index),
+  here('build search docs', 'searchDocs', buildSearchDocs, (o) => ({ docs: o.entities.search.docs, order: o.searchOrder })),
+  here('build changelog', 'changes', buildChanges, (o) => o.entities.changes),
+  // /meta counts the provider IDs that name more than one entity, which the resolve stage finds.
+  here('build documents', 'documents', buildDocuments, (o) => ({ tables: o.tables, rollup: o.entities.rollup }), ['resolve']),
+];
 
 export interface CompileReport {
   stamp: string;
@@ -53,69 +92,19 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
     ctx.priorDiffBase = prior ? findDiffBase(distDir, prior, ctx.options.partitions) : null;
-    const read = await timed(ctx, 'read tables', () => readTables(ctx));
-    // Small buckets for point lookups: at full size the cache holds a fraction of the index, so a lookup usually
-    // decodes one bucket, and a 4 KiB bucket decodes ~16x faster than a 64 KiB one for a directory of ~1 MiB.
-    const index = new HashedFamilyWriter({ root: ctx.publicDir, name: 'entities/index', tmpDir: join(ctx.scratchDir, 'index-writer'), targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger: ctx.written });
-    // Stage 3 needs only stage 1's output: it runs in its own thread while stage 2's ranges run in theirs.
-    const stopResolve = new AbortController();
-    const resolving = startResolve(ctx, read, stopResolve.signal);
-    resolving.catch(() => {}); // awaited below; a failure of stage 2 first must not leave it unhandled
-    let built: Awaited<ReturnType<typeof buildEntities>>;
-    try {
-      built = await timed(ctx, 'build entities (resolve alongside)', () => buildEntities(ctx, read, index));
-    } catch (e) {
-      stopResolve.abort();
-      await resolving.catch(() => {}); // let it stop writing before the temp dir goes
-      throw e;
-    }
-    writeDiffBaseMeta(ctx.privateDir, diffBaseMeta(release, ctx.options.partitions, built.packRanges));
-    if (ctx.options.strict && ctx.slack.size) {
-      const [what, s] = [...ctx.slack][0];
-      throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
-    }
-    // The search tokens need only stage 2's postings and the ordinals: they are built in their own thread while
-    // this one writes the entity index, the search docs, the changelog and the documents.
-    const { order, ordinalOfDoc } = await timed(ctx, 'order search docs', () => searchOrdinals(built));
-    // Inline (threads off), they are built at the end, so each stage's timing holds its own work.
-    const stopTokens = new AbortController();
-    const tokening = ctx.options.threads ? startSearchTokens(ctx, built, ordinalOfDoc, stopTokens.signal) : null;
-    tokening?.catch(() => {}); // awaited below; a failure on this thread first must not leave it unhandled
-    const onThisThread = async () => {
-      const entities = await timed(ctx, tokening ? 'write entity index (search tokens alongside)' : 'write entity index', () => index.finish());
-      const { family: resolve, ambiguous } = await timed(ctx, 'build resolve (rest)', () => resolving);
-      ctx.counts.ambiguous_provider_ids = ambiguous;
-      const docs = await timed(ctx, 'build search docs', () => buildSearchDocs(ctx, built, order));
-      const changes = await timed(ctx, 'build changelog', () => buildChanges(ctx, built, prior?.stamp ?? null));
-      const { documents, providers } = await timed(ctx, 'build documents', () => buildDocuments(ctx, read, built));
-      return { entities, resolve, docs, changes, documents, providers };
-    };
-    let main: Awaited<ReturnType<typeof onThisThread>>;
-    try {
-      main = await onThisThread();
-    } catch (e) {
-      stopTokens.abort();
-      stopResolve.abort();
-      // Let both threads stop writing before the temp dir goes.
-      await Promise.all([tokening?.catch(() => {}), resolving.catch(() => {})]);
-      throw e;
-    }
-    const { entities, resolve, docs, changes, documents, providers } = main;
-    const { search } = tokening
-      ? await timed(ctx, 'build search tokens (rest)', () => tokening)
-      : await timed(ctx, 'build search tokens', () => startSearchTokens(ctx, built, ordinalOfDoc));
-    ctx.counts.providers = providers.length;
+    const o = await runStages(ctx, STAGES);
+    ctx.counts.providers = o.documents.providers.length;
     const doc: ReleaseDoc = {
       format: DIST_FORMAT,
       stamp: release.stamp,
       prior: prior?.stamp ?? null,
       summary: releaseSummary(ctx),
       counts: sortKeys(ctx.counts),
-      providers,
-      shard_packs: built.shardPacks,
-      families: { entities, resolve, search, search_docs: docs },
-      documents,
-      changes,
+      providers: o.documents.providers,
+      shard_packs: o.entities.shardPacks,
+      families: { entities: o.entityIndex, resolve: o.resolve, search: o.searchTokens, search_docs: o.searchDocs },
+      documents: o.documents.documents,
+      changes: o.changes,
       high_cardinality_threshold: HIGH_CARDINALITY,
     };
     await writeFile(join(ctx.publicDir, RELEASE_DOC), JSON.stringify(doc));

@@ -1,4 +1,6 @@
 // One compile's shared state: options, the verified inputs, where output goes, and what the stages report.
+import { Progress as CommonProgress } from '../common/progress.ts';
+import { RegisterError } from '../common/errors.ts';
 import type { ReleaseInput } from './read/release-input.ts';
 import type { ContentFile } from './write/content-file.ts';
 import type { DiffBaseSource } from './write/diff-base.ts';
@@ -57,11 +59,20 @@ export interface StageTiming {
   peakRssBytes: number;
 }
 
-/** Runs one stage and records its wall and CPU time and the peak RSS after it. */
+/**
+ * Runs one stage and records its wall and CPU time and the peak RSS after it. The progress line names the stage
+ * while it runs; a stage that counts its work replaces that line with its own.
+ */
 export async function timed<T>(ctx: CompileContext, stage: string, fn: () => Promise<T> | T): Promise<T> {
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const out = await fn();
+  ctx.progress.begin(stage);
+  let out: T;
+  try {
+    out = await fn();
+  } finally {
+    ctx.progress.end();
+  }
   const c = process.cpuUsage(c0);
   ctx.timings.push({ stage, wallMs: Math.round(performance.now() - t0), cpuMs: Math.round((c.user + c.system) / 1000), peakRssBytes: process.resourceUsage().maxRSS * 1024 });
   return out;
@@ -76,6 +87,13 @@ export function mergeSlack(ctx: Pick<CompileContext, 'slack'>, entries: [string,
   }
 }
 
+/** Under --strict, referential slack refuses the release (naming the first kind noted) instead of being reported. */
+export function refuseSlackUnderStrict(ctx: CompileContext): void {
+  if (!ctx.options.strict || ctx.slack.size === 0) return;
+  const [what, s] = [...ctx.slack][0];
+  throw new RegisterError('compile', `${what} (${s.count} rows, e.g. ${s.example}); refused under --strict`);
+}
+
 export function noteSlack(ctx: Pick<CompileContext, 'slack'>, label: string, reason: string, example: string): void {
   const key = `${label}: ${reason}`;
   const s = ctx.slack.get(key);
@@ -83,26 +101,9 @@ export function noteSlack(ctx: Pick<CompileContext, 'slack'>, label: string, rea
   else ctx.slack.set(key, { count: 1, example });
 }
 
-/** Progress on a TTY: stage, rows, rate; silent otherwise so logs and CI stay clean. */
-export class Progress {
-  private stage = '';
-  private started = 0;
-  private last = 0;
-  constructor(private readonly enabled: boolean) {}
-  begin(stage: string): void {
-    this.stage = stage;
-    this.started = this.last = Date.now();
-    if (this.enabled) process.stderr.write(`\r\x1b[K[compile] ${stage}…`);
-  }
-  tick(rows: number): void {
-    if (!this.enabled || (rows & 0xffff) !== 0) return;
-    const now = Date.now();
-    if (now - this.last < 250) return;
-    this.last = now;
-    const rate = Math.round(rows / Math.max(0.001, (now - this.started) / 1000));
-    process.stderr.write(`\r\x1b[K[compile] ${this.stage}: ${rows.toLocaleString('en')} rows (${rate.toLocaleString('en')}/s)`);
-  }
-  end(): void {
-    if (this.enabled) process.stderr.write(`\r\x1b[K`);
+/** The compile's progress line (common/progress.ts), tagged `[compile]`; silent unless stderr is a TTY. */
+export class Progress extends CommonProgress {
+  constructor(enabled: boolean) {
+    super(enabled, 'compile');
   }
 }

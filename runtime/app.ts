@@ -12,7 +12,7 @@ import { quotaPeriod } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
 import { GoneError } from './routes/entities.ts';
 import { ArtefactError, UpstreamError } from './read-errors.ts';
-import { stderrLogger, type Logger } from './log.ts';
+import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 
 /** Options of createApp. */
 export interface AppOptions {
@@ -30,7 +30,7 @@ export interface AppOptions {
    * Where failures are reported, one record per failed answer (a damaged file, an origin that is down, a bug) naming
    * the file or URL and the check; never a key. Default: each record's line on stderr.
    */
-  log?: Logger;
+  log?: ProblemLog;
 }
 
 export interface App {
@@ -49,6 +49,9 @@ export interface Answer {
   status: number;
   headers: Record<string, string>;
   body: Body;
+  /** For the access log and metrics, never sent: the authenticated key's ID and the matched route template. */
+  keyId?: string | null;
+  route?: string | null;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -63,7 +66,7 @@ interface CompiledRoute {
 
 export function createApp(opts: AppOptions): App {
   const clock = opts.clock ?? systemClock;
-  const log = opts.log ?? stderrLogger;
+  const log = opts.log ?? stderrProblemLog;
 
   /**
    * What a client is told for a failure, and the one log line about it. Domain errors carry the file or URL and the
@@ -107,6 +110,15 @@ export function createApp(opts: AppOptions): App {
     segments: def.path.split('/').slice(1).map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : s)),
   }));
   async function handle(request: Request): Promise<Answer> {
+    const seen: { keyId: string | null; route: string | null } = { keyId: null, route: null };
+    const answer = await answerOf(request, seen);
+    answer.keyId = seen.keyId;
+    answer.route = seen.route;
+    return answer;
+  }
+
+  /** The answer; `seen` learns the key and the route on the way, for handle(). */
+  async function answerOf(request: Request, seen: { keyId: string | null; route: string | null }): Promise<Answer> {
     const headers: Record<string, string> = { 'content-type': JSON_TYPE };
     const head = request.method === 'HEAD';
     let key: KeyRecord | null = null;
@@ -143,6 +155,7 @@ export function createApp(opts: AppOptions): App {
         throw new ApiError(404, 'not_found', 'No such path.');
       }
       const def = route;
+      seen.route = def.path;
       // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
       if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
       // A release that exists but cannot be opened (damaged, or its mirror's origin is down) answers why, 503 either way.
@@ -152,6 +165,7 @@ export function createApp(opts: AppOptions): App {
         const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
         if (!auth.ok) throw authError(auth.code);
         key = auth.key;
+        seen.keyId = key.id;
         costing = def.costing;
       }
       // A malformed path parameter is a 400, but only once the key is known (the order of checks).
@@ -206,7 +220,7 @@ export function createApp(opts: AppOptions): App {
 }
 
 /** The answer as a Web Response (app.fetch): headers and bytes as the Node adapter writes them. */
-function toResponse(a: Answer): Response {
+export function toResponse(a: Answer): Response {
   const body = Array.isArray(a.body) ? new Blob(a.body as BlobPart[]) : a.body;
   return new Response(body as BodyInit | null, { status: a.status, headers: a.headers });
 }

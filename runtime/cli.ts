@@ -1,65 +1,75 @@
-// `register serve` and `register start` (what `npm start` runs): argument parsing around startRuntime.
-import { parseArgs } from 'node:util';
+// `register serve` and `register start` (what `npm start` runs): their options (declared once, for parsing and help)
+// around startRuntime.
+import { defineCommand } from 'citty';
 import { access } from 'node:fs/promises';
 import { RegisterError } from '../common/errors.ts';
+import { badValue, ioOf } from '../cli/command-line.ts';
 import { StateUnavailableError } from './interfaces.ts';
 import { availableParallelism } from 'node:os';
-import { isClusterWorker, primaryStateStore, runPrimary } from './cluster.ts';
+import { isClusterWorker, runPrimary } from './cluster.ts';
 import type { Runtime } from './server.ts';
-import { StateDirLockedError } from './state/journal-store.ts';
 
-const SERVE_OPTIONS = {
-  dist: { type: 'string' },
-  'private-dist': { type: 'string' },
-  keys: { type: 'string' },
-  state: { type: 'string' },
-  'read-only': { type: 'boolean' },
-  port: { type: 'string' },
-  host: { type: 'string' },
-  workers: { type: 'string' },
+/** serve's options, which start takes too. Defaults that the environment can change (PORT, HOST) are applied in run(). */
+const SERVE_ARGS = {
+  dist: { type: 'string', description: 'Dist folder, or the https:// URL of a host serving its public part', valueHint: 'DIR|URL', default: 'dist' },
+  'private-dist': { type: 'string', description: 'Local copy of the private part (notices) when --dist is a URL (default: --dist when it is a folder)', valueHint: 'DIR' },
+  keys: { type: 'string', description: "Keys file, or 'state' to read the keys from the --state store", valueHint: 'FILE|state', default: 'keys.json' },
+  state: { type: 'string', description: 'State store: a folder (its register.db), sqlite:FILE, redis://host:port/db or memory:', valueHint: 'URL', default: '.state' },
+  'read-only': { type: 'boolean', description: 'Refuse acknowledgements (503) but keep counting quota in the store' },
+  port: { type: 'string', description: 'Port to listen on (default $PORT, else 8787; 0 picks a free one)', valueHint: 'N' },
+  host: { type: 'string', description: 'Address to listen on (default $HOST, else 127.0.0.1)', valueHint: 'ADDR' },
+  workers: { type: 'string', description: "Serving processes sharing the store: a number from 1 to 64, or 'auto' for one per core", valueHint: 'N|auto', default: '1' },
+  'access-log': { type: 'enum', options: ['on', 'off'] as string[], description: 'One JSON line per request on stdout', default: 'on' },
 } as const;
 
-function port(raw: string | undefined, fallback: number): number {
-  const n = Number(raw ?? fallback);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new RegisterError('serve', `bad port ${JSON.stringify(raw)}`);
-  return n;
+type ServeValues = { dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string };
+
+/** The port from --port (a usage error when bad) or $PORT (a refusal naming the variable), else `fallback`. */
+function port(flag: string | undefined, fallback: number): number {
+  const raw = flag ?? (process.env.PORT || undefined); // an empty PORT is no PORT
+  if (raw === undefined) return fallback;
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (n >= 0 && n <= 65535) return n;
+  const message = `bad port ${JSON.stringify(raw)} (a whole number from 0 to 65535)`;
+  throw flag !== undefined ? badValue('serve', `--port: ${message}`) : new RegisterError('serve', `PORT: ${message}`);
 }
 
-/** `--workers`: a count, or `auto` for one per core. Default 1: one process, the state store in it. */
-function workerCount(raw: string | undefined): number {
-  if (raw === undefined) return 1;
+/** `--workers`: a count, or `auto` for one per core. */
+function workerCount(raw: string): number {
   if (raw === 'auto') return availableParallelism();
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 64) throw new RegisterError('serve', `bad --workers ${JSON.stringify(raw)} (a whole number from 1 to 64, or auto)`);
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= 64)) throw badValue('serve', `bad --workers ${JSON.stringify(raw)} (a whole number from 1 to 64, or auto)`);
   return n;
 }
 
-type ServeValues = { dist?: string; 'private-dist'?: string; keys?: string; state?: string; 'read-only'?: boolean; port?: string; host?: string; workers?: string };
-
-/** Turns the start-up problems an operator fixes (a locked or unwritable state directory, a busy port) into one line, no stack. */
+/** Turns the start-up problems an operator fixes (an unusable or damaged state store, a bad keys file, a busy port) into one line, no stack. */
 function startupError(e: unknown, listenPort: number, host: string): unknown {
-  if (e instanceof StateDirLockedError || e instanceof StateUnavailableError) return new RegisterError('state', e.message.replace(/^\[state\] /, ''));
+  if (e instanceof StateUnavailableError || (e instanceof Error && !(e instanceof RegisterError) && e.message.startsWith('[state] '))) {
+    return new RegisterError('state', e.message.replace(/^\[state\] /, ''));
+  }
   if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') return new RegisterError('serve', `port ${listenPort} on ${host} is already in use`);
   return e;
 }
 
-/** Serves until SIGTERM or SIGINT; resolves with the base URL once listening. */
+/** Serves until SIGTERM or SIGINT; resolves with the base URL once listening. PORT and HOST fill in what the flags leave out. */
 async function run(values: ServeValues, defaultPort: number): Promise<string> {
-  const dist = values.dist ?? 'dist';
-  const host = values.host ?? '127.0.0.1';
-  const listenPort = port(values.port, defaultPort);
+  const dist = values.dist;
+  const host = values.host ?? process.env.HOST ?? '127.0.0.1';
   const workers = workerCount(values.workers);
-  const state = values['read-only'] ? null : (values.state ?? '.state');
+  const listenPort = port(values.port, defaultPort);
+  const state = values.state;
+  const withAccessLog = values['access-log'] === 'on';
+  const log = (line: string) => void process.stderr.write(`${line}\n`);
   if (workers > 1 && !isClusterWorker()) {
-    // The primary: holds the state store; the workers (this same command, forked) serve HTTP.
+    // The primary: checks the state store, then forks the workers (this same command), which serve HTTP.
     return await new Promise<string>((resolve, reject) => {
       runPrimary({
         workers,
         state,
-        log: (line) => process.stderr.write(`${line}\n`),
+        log,
         onListening: (boundPort) => {
           const url = `http://${host}:${boundPort}`;
-          process.stderr.write(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)\n`);
+          log(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)`);
           resolve(url);
         },
       }).catch((e) => reject(startupError(e, listenPort, host)));
@@ -68,14 +78,20 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   // Loaded here, not at the top: a `--workers` primary never serves, and skipping the runtime's modules (routes,
   // the OpenAPI document, the compiler for `start`) is most of its start-up, so workers fork sooner.
   const { startRuntime, isUrl } = await import('./server.ts');
+  // Without the access log, failure lines go to stderr with the start-up lines, and pino is never loaded.
+  const logger = withAccessLog ? (await import('./ops/logger.ts')).createLogger() : null;
   let rt: Runtime;
   try {
     rt = await startRuntime({
       dist,
       privateDist: values['private-dist'] ?? (isUrl(dist) ? null : dist),
-      keys: values.keys ?? 'keys.json',
+      keys: values.keys,
       state,
-      store: isClusterWorker() ? primaryStateStore(state !== null) : undefined,
+      readOnly: values['read-only'] === true,
+      // The primary checked the database before forking; a replaced worker need not check it again.
+      checkState: !isClusterWorker(),
+      logger,
+      log,
       port: listenPort,
       host,
     });
@@ -86,47 +102,53 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    if (!isClusterWorker()) process.stderr.write(`[serve] ${signal}: finishing in-flight requests\n`);
+    if (!isClusterWorker()) log(`[serve] ${signal}: finishing in-flight requests`);
     await rt.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   if (isClusterWorker()) {
-    // Without the primary no state call can be answered: finish what is in flight (those calls fail closed) and go.
+    // Without the primary no connection reaches this worker any more: finish what is in flight and go.
     process.once('disconnect', () => void stop('primary gone'));
   } else {
-    process.stderr.write(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})\n`);
+    log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})`);
   }
   return rt.url;
 }
 
-export async function serveCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: SERVE_OPTIONS, strict: true });
-  await run(values, 8787);
-}
+export const serveCommand = defineCommand({
+  meta: { name: 'serve', description: 'Serve the API (and /healthz, /readyz, /metrics); picks up newly compiled releases and key changes without a restart' },
+  args: SERVE_ARGS,
+  async run(ctx) {
+    await run(ctx.args, 8787);
+  },
+});
 
-/** Compiles releases/ if needed, makes a development key on first run, then serves on $PORT (default 8787). */
-export async function startCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: SERVE_OPTIONS, strict: true });
-  // A forked worker only serves: the primary compiled and made the key before it forked.
-  if (isClusterWorker()) return void (await run({ ...values, port: values.port ?? process.env.PORT }, 8787));
-  const dist = values.dist ?? 'dist';
-  const { compileAll } = await import('../compiler/compile.ts');
-  const { addKey } = await import('./keys/key-file.ts');
-  await compileAll({ releases: 'releases', dist, onCompiled: (r) => process.stderr.write(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`) });
-  const keys = values.keys ?? 'keys.json';
-  let devKey: string | null = null;
-  try {
-    await access(keys);
-  } catch {
-    devKey = (await addKey({ file: keys, name: 'local development', quota: 100000, rate: 50, provider: undefined })).key;
-  }
-  const url = await run({ ...values, port: values.port ?? process.env.PORT }, 8787);
-  if (devKey) {
-    process.stderr.write(`[start] created a development key (shown once; stored hashed in ${keys}):\n${devKey}\n`);
-    process.stderr.write(`[start] try: curl -H 'Authorization: Bearer ${devKey}' '${url}/api/v1/search?q=arsenal'\n`);
-  } else {
-    process.stderr.write(`[start] using existing keys in ${keys} (add one: npx register keys add --name NAME)\n`);
-  }
-}
+export const startCommand = defineCommand({
+  meta: { name: 'start', description: 'What `npm start` runs: compile releases/ if needed, create a development key on first run, then serve' },
+  args: SERVE_ARGS,
+  async run(ctx) {
+    const values = ctx.args;
+    // A forked worker only serves: the primary compiled and made the key before it forked.
+    if (isClusterWorker()) return void (await run(values, 8787));
+    const err = ioOf(ctx).err;
+    const { compileAll } = await import('../compiler/compile.ts');
+    const { addKey } = await import('./keys/key-file.ts');
+    await compileAll({ releases: 'releases', dist: values.dist, onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`) });
+    const keys = values.keys;
+    let devKey: string | null = null;
+    try {
+      await access(keys);
+    } catch {
+      devKey = (await addKey({ file: keys, name: 'local development', quota: 100000, rate: 50, provider: undefined })).key;
+    }
+    const url = await run(values, 8787);
+    if (devKey) {
+      err(`[start] created a development key (shown once; stored hashed in ${keys}):\n${devKey}\n`);
+      err(`[start] try: curl -H 'Authorization: Bearer ${devKey}' '${url}/api/v1/search?q=arsenal'\n`);
+    } else {
+      err(`[start] using existing keys in ${keys} (add one: npx register keys add --name NAME)\n`);
+    }
+  },
+});

@@ -1,78 +1,54 @@
 // `register serve --workers N`: N worker processes answer HTTP on one port (Node's cluster module: the primary
-// accepts each connection and hands it to a worker in turn), and the primary holds the one state store. Workers
-// reach it through the remote driver (state/remote-store.ts), so quota, rate limits and acknowledgements are as
-// exact as in one process, while lookups and composition, the CPU-bound part of a request, run on every core.
+// accepts each connection and hands it to a worker in turn). Each worker opens the state store itself: SQLite's
+// own file locking (or Redis) keeps quota, rate windows and acknowledgements exact across them, so the primary
+// holds no state and relays no calls. It checks the store once before forking (integrity, an earlier version's
+// journal to import), so a damaged store stops the server before any worker starts.
 //
 // Failure handling: a worker that dies after it served is replaced; one that dies before it listened (a busy
-// port, an unreadable dist) stops the whole server, since its replacement would fail the same way. A worker
-// whose primary is gone stops: its state calls could no longer be answered.
+// port, an unreadable dist) stops the whole server, since its replacement would fail the same way. A worker whose
+// primary is gone stops: no connection can reach it any more.
 import cluster, { type Worker } from 'node:cluster';
-import { StateUnavailableError, type StateStore } from './interfaces.ts';
-import { openStateStore } from './state/open-state-store.ts';
-import { createRemoteStore, serveStore, type StateLink } from './state/remote-store.ts';
+import { RegisterError } from '../common/errors.ts';
+import { openStateStore, parseStateLocation } from './state/open-state-store.ts';
 
 export const isClusterWorker = (): boolean => cluster.isWorker;
 
-/** A worker's state store: calls go to the primary over the cluster's IPC channel. */
-export function primaryStateStore(writable: boolean): StateStore {
-  const link: StateLink = {
-    send: (m) => {
-      if (!process.send || !process.connected) throw new StateUnavailableError('[state] no channel to the primary');
-      process.send(m as object);
-    },
-    onMessage: (l) => void process.on('message', l),
-    onClose: (l) => void process.once('disconnect', l),
-  };
-  return createRemoteStore(link, { writable });
-}
-
-function workerLink(w: Worker): StateLink {
-  return {
-    send: (m) => {
-      if (w.isConnected()) w.send(m as object);
-    },
-    onMessage: (l) => void w.on('message', l),
-    onClose: (l) => void w.once('exit', l),
-  };
-}
-
 export interface PrimaryOptions {
   workers: number;
-  /** State folder, or null for a read-only mirror's in-memory store. */
-  state: string | null;
+  /** The `--state` value every worker opens. */
+  state: string;
   /** Called once every worker listens, with the port they share (the one chosen when asked for port 0). */
   onListening: (port: number) => void;
   log: (line: string) => void;
 }
 
 /**
- * Runs the primary: opens the store (throws what openStateStore throws, before any worker starts), forks the
- * workers (they run this same command and see cluster.isWorker), answers their state calls, and on SIGTERM or
- * SIGINT waits for every worker to finish its in-flight requests before it closes the store and exits 0.
+ * Runs the primary: checks the state store (throws what openStateStore throws, before any worker starts), forks
+ * the workers (they run this same command and see cluster.isWorker), and on SIGTERM or SIGINT waits for every
+ * worker to finish its in-flight requests before it exits 0.
  */
 export async function runPrimary(opts: PrimaryOptions): Promise<void> {
-  const store = await openStateStore(opts.state);
+  if (parseStateLocation(opts.state).kind === 'memory') {
+    throw new RegisterError('serve', '--workers needs a state store the workers can share (sqlite:PATH, a folder, or redis://); memory: lives in one process');
+  }
+  const { store } = await openStateStore(opts.state, { log: opts.log });
+  await store.close();
   const live = new Set<Worker>();
   let listening = 0;
   let othersForked = false;
   let stopping = false;
   let exitCode = 0;
 
-  const finish = async (): Promise<void> => {
-    await store.close();
-    process.exit(exitCode);
-  };
   const stopAll = (code: number): void => {
     if (stopping) return;
     stopping = true;
     exitCode = code;
-    if (live.size === 0) void finish();
+    if (live.size === 0) process.exit(exitCode);
     for (const w of live) w.process.kill('SIGTERM');
   };
   const fork = (): void => {
     const w = cluster.fork();
     live.add(w);
-    serveStore(store, workerLink(w));
     let served = false;
     w.once('listening', (address: { port: number }) => {
       served = true;
@@ -87,7 +63,7 @@ export async function runPrimary(opts: PrimaryOptions): Promise<void> {
     w.once('exit', (code, signal) => {
       live.delete(w);
       if (stopping) {
-        if (live.size === 0) void finish();
+        if (live.size === 0) process.exit(exitCode);
         return;
       }
       if (!served) {

@@ -82,8 +82,9 @@ export interface NoticeState {
 
 /**
  * Durable runtime state: quota counters, rate windows, seen and acknowledged notices.
- * Every mutating call resolves only once the change is durable (for the journal driver: written and fsynced),
- * so a response sent after it can never be forgotten by a crash.
+ * Every mutating call resolves only once the change is stored where a killed process cannot lose it (SQLite: in
+ * its WAL; Redis: replied to), so a response sent after it can never be forgotten by a crash; acknowledgements
+ * resolve only once fsynced.
  */
 export interface StateStore {
   /**
@@ -104,9 +105,9 @@ export interface StateStore {
    */
   hit(keyId: string, nowMs: number, rate: number): Promise<number>;
   /**
-   * hit(), then charge() if the rate admitted the request, as one call, so a store in another process answers a
-   * costing request in one round trip instead of two. Optional: `admit()` (state/admit.ts) falls back to the two
-   * calls, which is what a store in the same process does anyway.
+   * hit(), then charge() if the rate admitted the request, as one atomic step, so a store shared by several
+   * processes answers a costing request in one round trip and no other request slips between the two. Optional:
+   * `admit()` (state/admit.ts) falls back to the two calls, which is what a store in this process does anyway.
    */
   admit?(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission>;
   /** State of the given findings of one provider's batch (missing ones: both null). */
@@ -120,6 +121,8 @@ export interface StateStore {
   acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void>;
   /** Whether this store can persist acknowledgements (false: read-only mirror, the API answers 503). */
   readonly writable: boolean;
+  /** Resolves when the store answers, else rejects (StateUnavailableError): the readiness probe. Optional: a store in this process always answers. */
+  ping?(): Promise<void>;
   /** Flushes pending writes and releases files. */
   close(): Promise<void>;
 }

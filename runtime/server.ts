@@ -1,17 +1,23 @@
 // Wires a runtime from its parts: a shard source (local dist or HTTP mirror), the key store, the state store, the
-// route table and the Node adapter. `register serve`, `npm start` and the end-to-end tests all start it here.
+// route table, the operational wrapper (health, readiness, metrics, access log) and the Node adapter. `register
+// serve`, `npm start` and the end-to-end tests all start it here.
 import { createApp, type App } from './app.ts';
 import { systemClock, type Clock, type KeyStore, type ShardSource, type StateStore } from './interfaces.ts';
-import { openKeyStore } from './keys/key-store.ts';
+import { RegisterError } from '../common/errors.ts';
+import { openKeyStore, openRepositoryKeyStore } from './keys/key-store.ts';
+import { keyRepositoryFor } from './keys/state-key-repository.ts';
+import type { Logger } from './ops/logger.ts';
+import { createMetrics, instrumentStore, type RuntimeMetrics } from './ops/metrics.ts';
+import { withOperations } from './ops/ops-app.ts';
 import { listen, type RunningServer } from './node-adapter.ts';
-import { stderrLogger, type Logger } from './log.ts';
+import type { LogRecord, ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import { allRoutes } from './routes/index.ts';
 import { batchOptionsFor } from './routes/batch.ts';
 import { createFsSource } from './source/fs-source.ts';
 import { createHttpSource } from './source/http-source.ts';
-import { openStateStore } from './state/open-state-store.ts';
+import { DEFAULT_STATE, describeStateLocation, openStateStore } from './state/open-state-store.ts';
 
 /** Options of startRuntime. */
 export interface RuntimeOptions {
@@ -19,10 +25,14 @@ export interface RuntimeOptions {
   dist?: string;
   /** Local dist folder holding the private part (notices); default: `dist` when it is local, else none. */
   privateDist?: string | null;
-  /** Keys file (default `keys.json`). */
+  /** Keys file (default `keys.json`), or `state`: the keys live in the state store (`register keys … --state URL`). */
   keys?: string;
-  /** State folder (default `.state`); null runs a read-only mirror (acknowledgements answer 503). */
-  state?: string | null;
+  /** The state store: `sqlite:PATH`, a folder (its `register.db`), `redis://…` or `memory:`. Default `.state`. */
+  state?: string;
+  /** A read-only mirror: acknowledgements answer 503; quota is kept in the state store like on any instance. Default false. */
+  readOnly?: boolean;
+  /** Check a SQLite state database's integrity before serving. Default true (a `--workers` worker: false). */
+  checkState?: boolean;
   port?: number;
   host?: string;
   clock?: Clock;
@@ -33,17 +43,34 @@ export interface RuntimeOptions {
   /** Finished entity answers kept across releases, in bytes (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
   bodyCacheBytes?: number;
   maxBodyBytes?: number;
+  /** Structured log for access lines and server-side failures (runtime/ops/logger.ts). Default none. */
+  logger?: Logger | null;
+  /** Write one access-log line per request to `logger`. Default true when a logger is given. */
+  accessLog?: boolean;
+  /** Where plain start-up and state lines go. Default stderr. */
+  log?: (line: string) => void;
   /** Overrides for tests: a state store or key store built elsewhere. */
   store?: StateStore;
   keyStore?: KeyStore;
-  /** Where failures are reported (a damaged file, an origin that is down, a bug), one record each. Default: stderr. */
-  log?: Logger;
+  /**
+   * Where failures are reported (a damaged file, an origin that is down, a bug), one record each. Default: an error
+   * line on `logger` carrying the record's facts, or else the plain line on `log`.
+   */
+  problems?: ProblemLog;
+}
+
+/** Failure records as lines of the structured log when there is one (its facts as fields), else as plain lines. */
+function problemLogOf(logger: Logger | null, log: ((line: string) => void) | undefined): ProblemLog {
+  if (logger) return ({ level, event, line, file, check }: LogRecord) => logger[level]({ event, ...(file ? { file } : {}), ...(check ? { check } : {}) }, line);
+  const plain = log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  return (r) => plain(r.line);
 }
 
 export interface Runtime {
   app: App;
   server: RunningServer;
   url: string;
+  metrics: RuntimeMetrics;
   close(): Promise<void>;
 }
 
@@ -56,7 +83,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
   const clock = opts.clock ?? systemClock;
   const dist = opts.dist ?? 'dist';
   const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
-  const log = opts.log ?? stderrLogger;
+  const log = opts.problems ?? problemLogOf(opts.logger ?? null, opts.log);
   const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log });
   const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
   const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
@@ -76,22 +103,53 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
 
 export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
   const dist = opts.dist ?? 'dist';
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const logger = opts.logger ?? null;
+  const opened = opts.store ? null : await openStateStore(opts.state ?? DEFAULT_STATE, { readOnly: opts.readOnly, check: opts.checkState, log });
+  const rawStore = opts.store ?? opened!.store;
+  let keyStore: KeyStore;
+  try {
+    if (opts.keyStore) keyStore = opts.keyStore;
+    else if (opts.keys === 'state') {
+      if (!opened) throw new RegisterError('keys', '--keys state needs the state store opened from --state');
+      keyStore = await openRepositoryKeyStore({ repository: keyRepositoryFor(opened, describeStateLocation(opened.location)), log });
+    } else keyStore = openKeyStore({ file: opts.keys ?? 'keys.json', log });
+  } catch (e) {
+    await rawStore.close();
+    throw e;
+  }
   const source = isUrl(dist) ? createHttpSource({ baseUrl: dist }) : createFsSource({ root: dist });
-  const store = opts.store ?? (await openStateStore(opts.state === undefined ? '.state' : opts.state));
-  const keyStore = opts.keyStore ?? openKeyStore({ file: opts.keys ?? 'keys.json' });
+  let catalog: ReleaseCatalog | null = null;
+  const metrics = createMetrics(() => catalog);
+  // Each failure of the state store writes one line naming its file or URL: the cause of that request's 503.
+  const problem = (line: string): void => (logger ? logger.error(line) : log(line));
+  const store = instrumentStore(rawStore, metrics, problem);
   const built = buildApp({ ...opts, source, store, keyStore });
-  const app = built.app;
-  const server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });
+  catalog = built.catalog;
+  const app = withOperations(built.app, { catalog, store, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });
+  let server: RunningServer;
+  try {
+    server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });
+  } catch (e) {
+    keyStore.close();
+    await store.close();
+    await built.close();
+    await source.close();
+    throw e;
+  }
   return {
     app,
     server,
     url: server.url,
+    metrics,
     async close() {
       await server.close();
       await store.close();
       keyStore.close();
       await built.close();
       await source.close();
+      // Access lines are buffered (runtime/ops/logger.ts): write out the last of them before the process exits.
+      if (logger) await new Promise<void>((resolve) => logger.flush(() => resolve()));
     },
   };
 }

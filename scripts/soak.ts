@@ -1,7 +1,7 @@
 // The long reliability run (`node bin/run-ts.mjs scripts/soak.ts [--minutes 10]`): the test suite's fuzz, crash
 // loop and load, scaled up: 100k fuzzed requests, 1,000 SIGKILLs, then N minutes of mixed load on a real server.
 // Prints a summary table and exits non-zero on any failure; every phase is bounded, so it always stops by itself.
-import { spawnSync } from 'node:child_process';
+import { $ } from 'zx';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,7 +98,7 @@ async function crashPhase(kills: number, seed: number, failures: string[]): Prom
   const state = mkdtempSync(join(tmpdir(), 'ir-soak-state-'));
   const entry = await standbyEntry();
   try {
-    const report = await runCrashLoop({ world, stateDir: state, entry, kills, seed, log });
+    const report = await runCrashLoop({ world, state, entry, kills, seed, log });
     const { ledger } = report;
     // The final word comes from a cold `register serve` on what the loop left.
     const last = spawnServe(['--dist', world.dist, '--keys', world.keysFile, '--state', state, '--port', '0']);
@@ -132,9 +132,9 @@ async function crashPhase(kills: number, seed: number, failures: string[]): Prom
 async function loadWorld(entities: number): Promise<{ root: string; dist: string; keysFile: string; ids: string[]; bridges: [string, string, string][]; findingIds: string[] }> {
   const root = mkdtempSync(join(tmpdir(), 'ir-soak-load-'));
   const stamp = '20260101T000000Z';
-  const gen = spawnSync(process.execPath, [join(ROOT, 'bin/register.mjs'), 'generate', '--out', join(root, 'releases', stamp), '--entities', String(entities)], { cwd: ROOT, encoding: 'utf8' });
+  const gen = await $({ cwd: ROOT, quiet: true, nothrow: true })`${process.execPath} ${join(ROOT, 'bin/register.mjs')} generate --out ${join(root, 'releases', stamp)} --entities ${entities}`;
   const keysFile = join(root, 'keys.json');
-  if (gen.status === 0) {
+  if (gen.exitCode === 0) {
     await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
     const rows = (name: string) => gunzipSync(readFileSync(join(root, 'releases', stamp, 'csv', `${name}.csv.gz`))).toString('utf8').split('\n').slice(1).filter(Boolean);
     const ids = rows('entities').map((l) => l.split(',')[0]);

@@ -1,8 +1,10 @@
 // Compiles one stamp in a child process (bench/lib/compile-child.ts) and gathers its figures: wall as the caller
 // sees it (process start to exit), CPU, peak RSS, per-stage timings, and the size on disk of what it wrote.
 import { readFileSync } from 'node:fs';
-import { link, mkdir, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { link, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import fg from 'fast-glob';
+import { $ } from 'zx';
 import type { StageTiming } from '../../compiler/context.ts';
 import { machineBusyMs } from './load-generator.ts';
 import { runToEnd } from './processes.ts';
@@ -47,7 +49,7 @@ export async function measureCompile(opts: { root: string; releases: string; dis
   };
   const stampDir = join(opts.dist, opts.stamp);
   const breakdown: Record<string, number> = {};
-  const du = await runToEnd('du', ['-sk', ...['shards', 'entities', 'resolve', 'search', 'changes', 'documents'].map((d) => join(stampDir, 'public', d)), join(stampDir, 'private')]);
+  const du = await $({ quiet: true, nothrow: true })`du -sk ${['shards', 'entities', 'resolve', 'search', 'changes', 'documents'].map((d) => join(stampDir, 'public', d))} ${join(stampDir, 'private')}`;
   for (const line of du.stdout.trim().split('\n')) {
     const [kb, path] = line.split('\t');
     if (path) breakdown[path.slice(stampDir.length + 1)] = Number(kb);
@@ -75,8 +77,8 @@ export async function measureCompile(opts: { root: string; releases: string; dis
 
 /** Disk usage of a path in KiB (`du -sk`), what a deployment has to hold. */
 export async function duKb(path: string): Promise<number> {
-  const r = await runToEnd('du', ['-sk', path]);
-  if (r.code !== 0) throw new Error(`du -sk ${path} failed: ${r.stderr.trim()}`);
+  const r = await $({ quiet: true, nothrow: true })`du -sk ${path}`;
+  if (r.exitCode !== 0) throw new Error(`du -sk ${path} failed: ${r.stderr.trim()}`);
   return Number(r.stdout.split('\t')[0]);
 }
 
@@ -86,8 +88,9 @@ export async function duKb(path: string): Promise<number> {
  */
 export async function linkTree(from: string, to: string): Promise<void> {
   await mkdir(to, { recursive: true });
-  for (const e of await readdir(from, { withFileTypes: true })) {
-    if (e.isDirectory()) await linkTree(join(from, e.name), join(to, e.name));
-    else await link(join(from, e.name), join(to, e.name));
+  // Every file at any depth, dot files too; folders are made as their files need them.
+  for (const file of await fg('**', { cwd: from, onlyFiles: true, dot: true })) {
+    await mkdir(dirname(join(to, file)), { recursive: true });
+    await link(join(from, file), join(to, file));
   }
 }

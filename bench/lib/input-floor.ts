@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCsv, readCsvRecords } from '../../compiler/read/csv-reader.ts';
-import { runToEnd } from './processes.ts';
+import { $, quote, which } from 'zx';
 
 export interface TableFloor {
   file: string;
@@ -63,16 +63,19 @@ export interface ZcatFloor {
 
 /** `zcat csv/*.gz | wc -l` under /usr/bin/time when present; null when zcat is missing. */
 export async function measureZcat(releaseDir: string): Promise<ZcatFloor | null> {
-  const files = releaseTables(releaseDir).filter((t) => t.file.endsWith('.gz')).map((t) => `'${join(releaseDir, t.file).replace(/'/g, `'\\''`)}'`);
-  if (files.length === 0 || !(await runToEnd('sh', ['-c', 'command -v zcat']).then((r) => r.code === 0))) return null;
-  const pipeline = `zcat ${files.join(' ')} | wc -l`;
+  const files = releaseTables(releaseDir).filter((t) => t.file.endsWith('.gz')).map((t) => join(releaseDir, t.file));
+  if (files.length === 0 || !(await which('zcat', { nothrow: true }))) return null;
+  const sh = $({ quiet: true, nothrow: true });
   if (existsSync('/usr/bin/time')) {
-    // GNU time's -f prints the children's user and system seconds, on stderr after the pipeline's own output.
-    const r = await runToEnd('/usr/bin/time', ['-f', 'TIME %e %U %S', 'sh', '-c', pipeline]);
+    // GNU time's -f prints the children's user and system seconds, on stderr after the pipeline's own output; the
+    // pipeline runs in its own shell so that time counts both its sides. zx quotes each file name.
+    const pipeline = `zcat ${files.map((f) => quote(f)).join(' ')} | wc -l`;
+    const r = await sh`/usr/bin/time -f ${'TIME %e %U %S'} sh -c ${pipeline}`;
     const m = /TIME ([\d.]+) ([\d.]+) ([\d.]+)/.exec(r.stderr);
-    if (r.code === 0 && m) return { lines: Number(r.stdout.trim()), wallMs: Math.round(Number(m[1]) * 1000), cpuMs: Math.round((Number(m[2]) + Number(m[3])) * 1000) };
+    if (r.exitCode === 0 && m) return { lines: Number(r.stdout.trim()), wallMs: Math.round(Number(m[1]) * 1000), cpuMs: Math.round((Number(m[2]) + Number(m[3])) * 1000) };
   }
-  const r = await runToEnd('sh', ['-c', pipeline]);
-  if (r.code !== 0) return null;
-  return { lines: Number(r.stdout.trim()), wallMs: Math.round(r.wallMs), cpuMs: null };
+  const t0 = performance.now();
+  const r = await sh`zcat ${files} | wc -l`;
+  if (r.exitCode !== 0) return null;
+  return { lines: Number(r.stdout.trim()), wallMs: Math.round(performance.now() - t0), cpuMs: null };
 }

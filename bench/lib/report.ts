@@ -121,6 +121,20 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
     add('cold start (spawn → first 200 on /meta)', '≤ 1 s', `${sv.coldStartMedianMs} ms (median of ${sv.coldStartMs.join(', ')})`, sv.coldStartMedianMs <= 1000);
     const rss = sv.runtimeMemory?.rssBytes ?? NaN;
     add('runtime RSS after the load', '≤ 300 MiB', sv.runtimeMemory ? `${mib(rss)} (peak ${mib(sv.runtimeMemory.hwmBytes)})` : 'n/a', sv.runtimeMemory ? rss <= 300 * MiB : null);
+    const en = sv.engines;
+    if (en) {
+      const mean = (ls: LoadResult[]) => ls.reduce((a, l) => a + l.rps, 0) / ls.length;
+      for (const [engine, floor] of [['sqlite', 0.9], ['redis', 0.7]] as const) {
+        const r = mean(en.entity[engine]) / mean(en.entity.memory);
+        add(`entity rps, --state ${engine} / memory store`, `≥ ${floor}`, `${xj(r, floor)} (${en.entity[engine].map((l) => l.rps).join(', ')} vs ${en.entity.memory.map((l) => l.rps).join(', ')})`, r >= floor);
+        for (const [kind, ms] of [['entity', 10], ['batch', 50]] as const) {
+          const worst = en[kind][engine].reduce((a, l) => (l.p99Ms > a.p99Ms ? l : a));
+          p99(`${kind}, --state ${engine}`, worst, ms);
+        }
+      }
+      const trips = en.redis.reads / Math.max(1, en.redis.scripts);
+      add('Redis round trips per costing request', '≤ 1', `${trips.toFixed(3)} (${en.redis.reads} socket reads for ${en.redis.scripts} scripts)`, trips <= 1);
+    }
   }
   return t;
 }
@@ -251,9 +265,14 @@ function render(r: BenchResult): string[] {
     row('runtime: POST /batch (100 entity items, same includes)', sv.runtime.batch);
     row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);
     row('ceiling: bare node:http, fixed buffer (same bytes)', sv.bare);
-    const ro = sv.diagnostics.readOnlyPairs ?? [];
-    const roText = ro.length ? ` (first of ${ro.length} pairs alternating with the journal runtime; read-only / journal: ${ro.map((p) => x(p.readOnly / p.journal)).join(', ')})` : '';
-    row(`diagnostic: entity as above, runtime \`--read-only\` (quota in memory, no journal)${roText}`, sv.diagnostics.entityReadOnly);
+    const en = sv.engines;
+    if (en) {
+      for (const kind of ['entity', 'batch'] as const) {
+        for (const engine of ['memory', 'sqlite', 'redis'] as const) {
+          en[kind][engine].forEach((l, i) => row(`state engines: ${kind} as above, \`--state ${engine}\` (round ${i + 1} of ${en.rounds})`, l));
+        }
+      }
+    }
     const wide = sv.diagnostics.entityWide;
     if (wide) row(`diagnostic: entity as above over ${fmt(wide.ids)} random IDs instead of the sample's ${fmt(r.options.samples)}`, wide.load);
     const yg = sv.diagnostics.batchYoungGen;
@@ -275,6 +294,19 @@ function render(r: BenchResult): string[] {
     }
     o.push(`Cold start: ${sv.coldStartMs.join(' ms, ')} ms (median ${sv.coldStartMedianMs} ms; dist files already in the page cache). Runtime memory: VmRSS ${sv.runtimeMemoryIdle ? mib(sv.runtimeMemoryIdle.rssBytes) : 'n/a'} idle after start-up; after the load VmRSS ${sv.runtimeMemory ? `${mib(sv.runtimeMemory.rssBytes)}, VmHWM ${mib(sv.runtimeMemory.hwmBytes)}` : 'n/a'}.`, '');
     if (yg) o.push(`The \`${yg.flag}\` runtime after its batch load: VmRSS ${yg.memory ? `${mib(yg.memory.rssBytes)}, VmHWM ${mib(yg.memory.hwmBytes)}` : 'n/a'}.`, '');
+    if (en) {
+      const mean = (ls: LoadResult[]) => ls.reduce((a, l) => a + l.rps, 0) / ls.length;
+      const worst = (ls: LoadResult[]) => Math.max(...ls.map((l) => l.p99Ms));
+      const ratio = (kind: 'entity' | 'batch', engine: 'sqlite' | 'redis') => x(mean(en[kind][engine]) / mean(en[kind].memory));
+      o.push(
+        `State engines, mean req/s over the rounds against the memory store's: entity sqlite ${ratio('entity', 'sqlite')}, redis ${ratio('entity', 'redis')} ` +
+          `(targets ≥ 0.90× and ≥ 0.70×); batch sqlite ${ratio('batch', 'sqlite')}, redis ${ratio('batch', 'redis')}. Worst p99 entity memory / sqlite / redis ` +
+          `${worst(en.entity.memory)} / ${worst(en.entity.sqlite)} / ${worst(en.entity.redis)} ms, batch ${worst(en.batch.memory)} / ${worst(en.batch.sqlite)} / ${worst(en.batch.redis)} ms. ` +
+          `Redis (appendfsync ${en.redis.appendfsync}): ${fmt(en.redis.scripts)} scripts (one per costing request) arrived in ${fmt(en.redis.reads)} socket reads, ` +
+          `${(en.redis.reads / Math.max(1, en.redis.scripts)).toFixed(3)} round trips per costing request (target ≤ 1).`,
+        '',
+      );
+    }
     if (cl) {
       o.push(`With \`--workers ${cl.workers}\` (server CPU above summed over the primary and its workers): cold start ${cl.coldStartMs} ms; after its load VmRSS ${cl.memory ? `${mib(cl.memory.rssBytes)} summed over ${cl.memory.processes} processes (peaks summed ${mib(cl.memory.hwmBytes)})` : 'n/a'}.`, '');
     }

@@ -1,6 +1,6 @@
 // Real request keys for the load: register IDs and labels from the entities table, provider keys from the bridges
 // table, chosen uniformly over the whole table (tables are ordered by type, so the first rows would all be alike).
-import { seededRandom } from '../../compiler/generate/random.ts';
+import { seededRandom } from '../../generator/random.ts';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { columnIndex, readCsv } from '../../compiler/read/csv-reader.ts';

@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { runLoad, type LoadRequest, type LoadResult, type TransportKind } from './load-generator.ts';
 import { QUIET_BELOW_PCT, freePort, memoryOf, runToEnd, startChild, stopChild, waitForQuiet, type StartedChild } from './processes.ts';
 import { prng, searchQuery, type Samples } from './sample-keys.ts';
+import { Redis } from 'ioredis';
+import { startRedis, type RedisServer } from '../../test/helpers/redis-server.ts';
 
 /** The include set the entity and batch figures are measured with (the issue's "entity with includes"). */
 export const ENTITY_INCLUDE = 'aliases,bridges,overlay';
@@ -23,17 +25,23 @@ export interface ServeFigures {
    */
   entityBarePairs?: { entity: number; bare: number }[];
   /**
-   * The entity load on a read-only runtime (its first pair with the journal runtime); and the entity load over
-   * `wideIds` IDs (null when none were sampled), with the kernel's page cache (Cached in /proc/meminfo) before and after it.
+   * The entity load over `wideIds` IDs (null when none were sampled), with the kernel's page cache (Cached in
+   * /proc/meminfo) before and after it.
    */
   diagnostics: {
-    entityReadOnly: LoadResult;
-    /** Entity req/s of the journal runtime and the read-only one, in alternating pairs (absent in older saved runs). */
+    /** Absent since the state engines replaced the journal (older saved runs have it). */
+    entityReadOnly?: LoadResult;
     readOnlyPairs?: { journal: number; readOnly: number }[];
     entityWide: { ids: number; load: LoadResult; pageCacheBytes: [number, number]; disk: DiskReads | null } | null;
     /** The batch load on one process started with a larger young generation (see YOUNG_GEN_FLAG), and its memory after. */
     batchYoungGen?: { flag: string; load: LoadResult; memory: ReturnType<typeof memoryOf> };
   };
+  /**
+   * Entity and batch loads on one process per state engine (`--state memory:`, the SQLite default, a local
+   * redis-server with appendfsync always), alternating engine by engine in each round; null where redis-server is
+   * missing. `redis` adds Redis's commands and socket reads per costing request over its rows.
+   */
+  engines?: EngineFigures | null;
   /** The four loads again on `serve --workers N` (N > 1), with its memory (summed over its processes) and cold start. */
   clustered: {
     workers: number;
@@ -71,11 +79,24 @@ export interface ServeOptions {
   log: (s: string) => void;
 }
 
+export type Engine = 'memory' | 'sqlite' | 'redis';
+export interface EngineFigures {
+  rounds: number;
+  entity: Record<Engine, LoadResult[]>;
+  batch: Record<Engine, LoadResult[]>;
+  /**
+   * Over the Redis rows (warm-up included): Lua scripts run (EVALSHA and EVAL calls; one per costing request) and
+   * reads from client sockets (one per pipeline the runtime sent): reads / scripts is round trips per costing request.
+   */
+  redis: { scripts: number; reads: number; appendfsync: string };
+}
+
 /** The young-generation size the batch diagnostic row starts its runtime with. */
 export const YOUNG_GEN_FLAG = '--max-semi-space-size=32';
-/** Alternating (bare, entity) pairs behind the entity-vs-ceiling ratio; (journal, read-only) pairs behind its diagnostic. */
+/** Alternating (bare, entity) pairs behind the entity-vs-ceiling ratio. */
 const ENTITY_BARE_PAIRS = 5;
-const READ_ONLY_PAIRS = 2;
+/** Rounds of (memory, sqlite, redis) per load in the engines rows. */
+const ENGINE_ROUNDS = 2;
 
 /** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */
 export interface DiskReads {
@@ -126,7 +147,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
   const logFile = join(o.work, 'serve.log');
   const keys = join(o.work, 'keys.json');
   const state = join(o.work, 'state');
-  // A fresh key and state each run: quota counters and the journal start empty, like a new deployment.
+  // A fresh key and state each run: quota counters start empty, like a new deployment.
   await rm(keys, { force: true });
   await rm(state, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
@@ -275,21 +296,10 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       entityWide = { ids: o.wideEntities.length, load: wide, pageCacheBytes: [before, pageCacheBytes()], disk };
     }
 
-    // Diagnostic, not a target: the same entity load on a runtime whose quota lives in memory (--read-only), so the
-    // difference is what the durable journal (a write per group of charges, fsynced in the background) costs.
-    // Alternating with the journal runtime, both up: measured minutes apart, the two drifted with the VM's speed.
-    const readOnlyPairs: { journal: LoadResult; readOnly: LoadResult }[] = [];
-    const ro = await startServe(['--read-only']);
-    try {
-      for (let i = 0; i < READ_ONLY_PAIRS; i++) {
-        const tag = ` (pair ${i + 1} of ${READ_ONLY_PAIRS})`;
-        const journal = await load(`entity, journal runtime${tag}`, rt.port, rt.pid, entityRequests);
-        const readOnly = await load(`entity, --read-only runtime (in-memory quota)${tag}`, ro.port, ro.pid, entityRequests, i === 0);
-        readOnlyPairs.push({ journal, readOnly });
-      }
-    } finally {
-      await stopChild(ro.child);
-    }
+    // The state engines: the same entity and batch loads on one process per engine, each engine in turn within a
+    // round (the VM's speed drifts by tens of percent over minutes, so rows minutes apart are not comparable).
+    // `rt` is the SQLite runtime (the default) the rows above ran on.
+    const engines = await measureEngines(rt, entityRequests, batchRequests, startServe, load, state, o.log);
     await stopChild(rt.child);
 
     // Diagnostic, not a target: the batch load again on one process whose V8 young generation is larger (a flag
@@ -333,9 +343,8 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
+      engines,
       diagnostics: {
-        entityReadOnly: readOnlyPairs[0].readOnly,
-        readOnlyPairs: readOnlyPairs.map((p) => ({ journal: p.journal.rps, readOnly: p.readOnly.rps })),
         entityWide,
         batchYoungGen,
       },
@@ -409,4 +418,66 @@ async function typicalBody(port: number, paths: string[], headers: Record<string
   if (!bodies.length) throw new Error('no entity request answered 200');
   bodies.sort((a, b) => a.length - b.length);
   return bodies[Math.floor(bodies.length / 2)];
+}
+
+type Started = StartedChild & { port: number; startMs: number };
+
+/** The engines rows (see ServeFigures.engines); null without redis-server on PATH. */
+async function measureEngines(
+  sqlite: Started,
+  entityRequests: LoadRequest[],
+  batchRequests: LoadRequest[],
+  startServe: (extra: string[]) => Promise<Started>,
+  load: (name: string, port: number, pid: number, list: LoadRequest[], warm?: boolean) => Promise<LoadResult>,
+  state: string,
+  log: (s: string) => void,
+): Promise<EngineFigures | null> {
+  let redis: RedisServer;
+  try {
+    redis = await startRedis();
+  } catch (e) {
+    log(`engines: no redis-server (${(e as Error).message.split('\n')[0]}); skipping the engines rows`);
+    return null;
+  }
+  const memory = await startServe(['--state', 'memory:']);
+  let onRedis: Started | null = null;
+  const counter = new Redis(redis.url, { lazyConnect: true });
+  try {
+    await counter.connect();
+    onRedis = await startServe(['--state', redis.url]);
+    const runtimes: Record<Engine, Started> = { memory, sqlite, redis: onRedis };
+    const figures: EngineFigures = {
+      rounds: ENGINE_ROUNDS,
+      entity: { memory: [], sqlite: [], redis: [] },
+      batch: { memory: [], sqlite: [], redis: [] },
+      redis: { scripts: 0, reads: 0, appendfsync: ((await counter.config('GET', 'appendfsync')) as string[])[1] },
+    };
+    const redisCounts = async (): Promise<{ scripts: number; reads: number }> => {
+      const stats = await counter.info('stats');
+      const commands = await counter.info('commandstats');
+      const calls = (name: string) => Number(new RegExp(`^cmdstat_${name}:calls=(\\d+)`, 'm').exec(commands)?.[1] ?? 0);
+      return { scripts: calls('evalsha') + calls('eval'), reads: Number(/^total_reads_processed:(\d+)/m.exec(stats)?.[1] ?? 0) };
+    };
+    for (let round = 0; round < ENGINE_ROUNDS; round++) {
+      for (const [kind, list] of [['entity', entityRequests], ['batch', batchRequests]] as const) {
+        for (const engine of ['memory', 'sqlite', 'redis'] as const) {
+          const rt = runtimes[engine];
+          const before = engine === 'redis' ? await redisCounts() : null;
+          const l = await load(`${kind}, --state ${engine} (round ${round + 1} of ${ENGINE_ROUNDS})`, rt.port, rt.pid, list, round === 0 && engine !== 'sqlite');
+          figures[kind][engine].push(l);
+          if (before) {
+            const after = await redisCounts();
+            figures.redis.scripts += after.scripts - before.scripts;
+            figures.redis.reads += after.reads - before.reads;
+          }
+        }
+      }
+    }
+    return figures;
+  } finally {
+    counter.disconnect();
+    await stopChild(memory.child);
+    if (onRedis) await stopChild(onRedis.child);
+    await redis.dispose();
+  }
 }

@@ -2,13 +2,15 @@
 // Plain lines take a fast path (no quote character: split at their commas) and lines with `"` the quote-aware one
 // (quotedRecord), in two forms:
 // - over bytes (`readCsvRecords`, stage 1): records framed in the decompressed chunks, fields as offsets, a string
-//   made only when a visitor asks; the whole release reads in ~40% of the time the text form takes at full size;
+//   made only when a visitor asks, much faster than the text form over a full-size release;
 // - over text (`readCsv`, `readCsvBatches`, and parseRecords/scanRecords for stage 2's spills): chunks decoded once,
 //   fields sliced as strings, for the generator, the tests and text the compiler spilled itself.
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
 import { StringDecoder } from 'node:string_decoder';
 import { RegisterError } from '../../common/errors.ts';
+import { LONG_CAP, overCap, type CellCap } from './cell-caps.ts';
+import { firstInvalidUtf8, isUtf8Range } from './utf8-check.ts';
 
 export interface CsvVisitor {
   /** Called once with the header row (a leading byte-order mark removed). */
@@ -67,12 +69,12 @@ export function parseRecords(text: string, final: boolean, emit: (fields: string
 
 /**
  * The fields of the quote-free record `text[start, end)`, split at every comma. Walking the commas with indexOf and
- * slicing each field from the whole text is ~1.8x faster than slicing the line and calling `split(',')` on it
- * (Node 20, 5-field rows); stage 2 splits its spilled rows this way.
+ * slicing each field from the whole text is faster than slicing the line and calling `split(',')` on it; stage 2
+ * splits its partition lines this way.
  */
 export function splitPlain(text: string, start: number, end: number): string[] {
   // Commas counted first, so the array is made at its size: grown by push, its spare slots doubled what a row's
-  // array allocated (~10% slower in the same micro-benchmark).
+  // array allocated.
   let count = 1;
   for (let comma = text.indexOf(',', start); comma !== -1 && comma < end; comma = text.indexOf(',', comma + 1)) count++;
   const fields: string[] = new Array(count);
@@ -393,6 +395,12 @@ export function scanCsvBytes(data: Buffer, final: boolean, rec: CsvRecord, emit:
 export interface CsvRecordVisitor {
   /** Called once with the header row (a leading byte-order mark removed). */
   header?(columns: string[]): void;
+  /**
+   * The size cap of each column, given the header (see compiler/read/cell-caps.ts); default LONG_CAP for every
+   * column. A row with a cell past its column's cap is refused, and so is a record that runs on further than its
+   * columns' caps allow, before more of it is held in memory.
+   */
+  caps?(columns: string[]): readonly CellCap[];
   /** Called for each data row, counted from 1; `record` is reused for the next row (see CsvRecord). */
   record(record: CsvRecord, row: number): void;
 }
@@ -400,32 +408,114 @@ export interface CsvRecordVisitor {
 /**
  * readCsv over bytes: the same records, rows and errors, but each handed over as a CsvRecord, which makes no string
  * unless its visitor asks. Stage 1 reads every table this way: most rows only need one ID looked up and their bytes
- * copied to a partition.
+ * copied to a partition. Unlike readCsv it trusts no byte: input that is not UTF-8, a cell past its cap
+ * (`visitor.caps`) or a record too long to be a row stops the read with a RegisterError naming the row.
  */
 export async function readCsvRecords(path: string, label: string, visitor: CsvRecordVisitor, stage = 'compile'): Promise<number> {
   const record = new CsvRecord();
   const rows = new TableRows(stage, label);
+  let header: string[] = [];
+  let caps: readonly CellCap[] = [];
+  let capBytes = new Int32Array(0);
+  // A record no longer than the smallest cap cannot hold a cell past its own: most rows are checked by one test.
+  let minCap = 0;
+  // Until the header is read, it is the record: held to one long cell.
+  let maxRecord = LONG_CAP.bytes;
+  // Where the first byte that is not UTF-8 sits in the current data (-1: none met); the record holding it is refused
+  // as it is framed, so its row is counted as every other error's is.
+  let badByte = -1;
   const emit = (fields: number) => {
+    if (badByte >= 0 && record.end > badByte) {
+      const row = rows.width < 0 ? 0 : rows.count + 1;
+      throw new RegisterError(stage, `not valid UTF-8 (byte ${badByte - record.start + 1} of the ${row ? 'row' : 'header'})`, label, row);
+    }
     if (rows.width < 0) {
-      const header = rows.header(record.quoted ?? record.raw().split(','));
+      header = rows.header(record.quoted ?? record.raw().split(','));
       record.ends = new Int32Array(header.length);
+      caps = visitor.caps?.(header) ?? header.map(() => LONG_CAP);
+      capBytes = Int32Array.from(caps, (c) => c.bytes);
+      minCap = Math.min(...capBytes);
+      // Each cell quoted, every byte of it a doubled quote, and its comma.
+      maxRecord = capBytes.reduce((n, c) => n + 2 * c + 3, 0);
       visitor.header?.(header);
       return;
     }
     const blank = fields === 1 && (record.quoted ? record.quoted[0] === '' : record.end === record.start);
-    if (rows.row(fields, blank)) visitor.record(record, rows.count);
+    if (!rows.row(fields, blank)) return;
+    if (record.end - record.start > minCap) {
+      const k = cellOverCap(record, capBytes);
+      if (k >= 0) throw new RegisterError(stage, `${header[k]} ${overCap(cellBytes(record, k), caps[k])}`, label, rows.count);
+    }
+    visitor.record(record, rows.count);
   };
   let carry: Buffer | null = null;
+  // How many leading bytes of `carry` were checked as UTF-8 already.
+  let checked = 0;
+  /** Checks data[checked, to) as UTF-8, noting the first bad byte, if any, for `emit`. */
+  const checkUtf8 = (data: Buffer, to: number) => {
+    // Should the two checks ever disagree, the refusal still comes, at the start of the range.
+    if (to > checked && badByte < 0 && !isUtf8Range(data, checked, to)) badByte = Math.max(checked, firstInvalidUtf8(data, checked, to));
+    checked = Math.max(checked, to);
+  };
   try {
     for await (const chunk of chunksOf(path)) {
       const data: Buffer = carry && carry.length ? Buffer.concat([carry, chunk as Buffer]) : (chunk as Buffer);
-      carry = data.subarray(scanCsvBytes(data, false, record, emit));
+      // Up to the last newline the bytes are whole characters (a newline byte is never part of a longer one), so
+      // a character cut by the chunk boundary is checked once the next chunk completes it.
+      checkUtf8(data, data.lastIndexOf(10) + 1);
+      const consumed = scanCsvBytes(data, false, record, emit);
+      carry = data.subarray(consumed);
+      checked = Math.max(0, checked - consumed);
+      if (badByte >= 0) badByte -= consumed;
+      if (carry.length > maxRecord) throw new RegisterError(stage, longRecordMessage(carry, header, caps, maxRecord), label, rows.width < 0 ? 0 : rows.count + 1);
     }
-    if (carry && carry.length) scanCsvBytes(carry, true, record, emit);
+    if (carry && carry.length) {
+      checkUtf8(carry, carry.length);
+      scanCsvBytes(carry, true, record, emit);
+    }
   } catch (e) {
     throw readError(e, stage, label, rows.count + 1);
   }
   return rows.end();
+}
+
+/** The first column of `record` whose cell is longer than its cap in `caps`; -1 when none is. */
+function cellOverCap(record: CsvRecord, caps: Int32Array): number {
+  for (let k = 0; k < caps.length; k++) if (cellBytes(record, k) > caps[k]) return k;
+  return -1;
+}
+
+/** The UTF-8 bytes of cell `k` of `record` (a quoted cell's as unquoted). */
+function cellBytes(record: CsvRecord, k: number): number {
+  return record.quoted ? Buffer.byteLength(record.quoted[k]) : record.ends[k] - record.fieldStart(k);
+}
+
+/**
+ * Why a record still open after `bytes.length` bytes is refused: the first of its cells (so far) past its column's
+ * cap, which one must be, since `maxRecord` leaves room for every cell at its cap; or, for a header or a record wider
+ * than the header, its length alone. Quotes are undone as the cells are measured.
+ */
+function longRecordMessage(bytes: Buffer, header: string[], caps: readonly CellCap[], maxRecord: number): string {
+  let k = 0;
+  let cell = 0;
+  let inQuotes = false;
+  const over = () => k < caps.length && cell > caps[k].bytes;
+  for (let i = 0; i < bytes.length && caps.length; i++) {
+    const b = bytes[i];
+    if (b === 34) {
+      // An opening or closing quote is no byte of the cell; a doubled one inside quotes is one quote.
+      if (inQuotes && bytes[i + 1] === 34) {
+        cell++;
+        i++;
+      } else inQuotes = !inQuotes;
+    } else if (b === 44 && !inQuotes) {
+      if (over()) break;
+      k++;
+      cell = 0;
+    } else cell++;
+  }
+  if (over()) return `${header[k]} runs past ${caps[k].bytes} bytes, the cap ${caps[k].name} (docs/limits.md)`;
+  return `a ${caps.length ? 'record' : 'header row'} runs past ${maxRecord} bytes without ending, longer than its cells' caps allow (docs/limits.md)`;
 }
 
 /** A slice of a table: the header (the same array every time) and the next data rows. */

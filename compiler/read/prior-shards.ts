@@ -3,14 +3,12 @@
 // changed (about 1% of them).
 //
 // Those reads are scattered over gigabytes of packs. Where the page cache holds the predecessor (it usually does
-// when it was compiled or served lately) a blocking read costs a few microseconds, and one handed to the thread
-// pool costs ~50 µs of this thread's time, most of it waking a pool thread. At full size that is ~12,500 reads a
-// thread; blocking ones took the successor's stage 2 from 59.4 and 55.1 s to 51.3 and 52.6 s (alternating runs).
-// Where the page cache does not hold it (measured here: 0.1-0.5 ms per 1 KiB read, one at a time) a partition's
-// ~100 changed IDs at full size cost tens of milliseconds one read after another, and reads in flight side by side
-// are what help. So reads block until enough of them are slow, a sign they are coming from the disk; from then on a
-// chunk's IDs are read together, several in flight on the thread pool. Both read the same bytes. Each is one read:
-// a lookup in the predecessor's entity index first made it two dependent reads.
+// when it was compiled or served lately) a blocking read costs a few microseconds, while one handed to the thread
+// pool costs this thread far more, mostly in waking a pool thread. Where the page cache does not hold it, each read
+// waits for the disk, and only reads in flight side by side help. So reads block until enough of them are slow, a
+// sign they are coming from the disk; from then on a chunk's IDs are read together, several in flight on the
+// thread pool. Both read the same bytes. Each is one read at the place the diff base recorded, not a lookup in the
+// predecessor's entity index first, which would make it two dependent reads.
 import { closeSync, openSync, read, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { RegisterError } from '../../common/errors.ts';
@@ -33,7 +31,7 @@ export const SLOW_READ_MS = 0.1;
 /**
  * Reads go to the thread pool once this many blocking reads were slow and they are over a tenth of all blocking reads
  * so far. Reads from the disk are nearly all slow; reads from the page cache are slow only when this thread was
- * preempted mid-read, which with three threads on two cores happened to 1.4-2.4% of them at full size.
+ * preempted mid-read, which with three threads on two cores happens to a few percent of them.
  */
 export const SLOW_READS_TO_SWITCH = 8;
 

@@ -1,10 +1,10 @@
 // Live register IDs → a small number (their partition, or partition and type), for stage 1's ~20 million lookups at
-// full size. A Map keyed by the ID strings took ~26% of stage 1's CPU there: each lookup hashes a fresh substring of
-// a row, then compares it with its key's characters, and 2 million keys scattered over the heap miss the CPU cache
-// (measured apart: 10M lookups 17 s against 3.2 s for this table). A register ID (`r`, a lowercase letter, 14 lowercase
-// hex digits) is 61 bits, so the table keeps those bits in two typed arrays, open-addressed: a lookup parses the ID's
-// 16 characters and probes adjacent slots, with no string kept and none made. Stage 1 looks IDs up straight from
-// the CSV bytes (the `...In` methods), so most rows never become strings at all.
+// full size. A Map keyed by the ID strings was a large share of stage 1's CPU there: each lookup hashes a fresh
+// substring of a row, then compares it with its key's characters, and 2 million keys scattered over the heap miss
+// the CPU cache. A register ID (`r`, a lowercase letter, 14 lowercase hex digits) is 61 bits, so the table keeps
+// those bits in two typed arrays, open-addressed: a lookup parses the ID's 16 characters and probes adjacent slots,
+// with no string kept and none made. Stage 1 looks IDs up straight from the CSV bytes (the `...In` methods), so most
+// rows never become strings at all.
 import type { CsvRecord } from './csv-reader.ts';
 
 /** Slots of the smallest table; it doubles whenever it would be more than half full. */

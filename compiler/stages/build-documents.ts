@@ -1,13 +1,76 @@
 // Stage 6: the small metadata documents (/, /meta, /providers, /coverage, the redacted notice summary) as exact
-// response bytes, and the private notice batches, kept under private/ where nothing public can reach them.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+// response bytes, and the private notice batches, kept under private/ where nothing public can reach them. Stage 2
+// hands each entity's bridges and overlay IDs to a ProviderRollup, which /providers and /coverage report.
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RegisterError } from '../../common/errors.ts';
 import { API_NAME, API_SCHEMA, API_VERSION, NAMESPACES, type Namespace } from '../../common/ids.ts';
-import type { NoticeBatch, NoticeFindingRecord, ProviderInfo, ReleaseDoc, ReleaseSummary } from '../../common/dist-layout.ts';
+import type { ProviderInfo, ReleaseDoc, ReleaseSummary } from '../../common/dist-layout.ts';
+import { ownCopy } from '../../common/own-copy.ts';
+import { forEachNoticeBatch } from '../read/notice-batches.ts';
 import type { CompileContext } from '../context.ts';
-import type { EntitiesBuilt } from './build-entities.ts';
 import type { TablesRead } from './read-tables.ts';
+
+/** One provider's rollup: bridges, overlay IDs, and bridged entities by type. */
+export interface Rollup {
+  bridges: number;
+  overlay: number;
+  types: Map<string, number>;
+}
+
+/** A ProviderRollup as plain data, to cross from a worker thread. */
+export type RollupPart = [string, { bridges: number; overlay: number; types: [string, number][] }][];
+
+/** Counts, per provider, what stage 2 builds: in one range (`bridges`, `overlay`) or over all of them (`add`). */
+export class ProviderRollup {
+  readonly byProvider = new Map<string, Rollup>();
+
+  private of(provider: string): Rollup {
+    let r = this.byProvider.get(provider);
+    // The provider as a string of its own: a slice would keep the partition's whole text alive.
+    if (!r) this.byProvider.set(ownCopy(provider), (r = { bridges: 0, overlay: 0, types: new Map() }));
+    return r;
+  }
+
+  /** A live entity of `type` and its bridges (each bridge's provider first). */
+  bridges(type: string, bridges: readonly (readonly [string, ...string[]])[]): void {
+    for (const [provider] of bridges) {
+      const r = this.of(provider);
+      r.bridges++;
+      r.types.set(type, (r.types.get(type) ?? 0) + 1);
+    }
+  }
+
+  /** A live entity's overlay IDs. */
+  overlay(ids: readonly { provider: string }[]): void {
+    for (const x of ids) this.of(x.provider).overlay++;
+  }
+
+  part(): RollupPart {
+    return [...this.byProvider].map(([k, r]) => [k, { bridges: r.bridges, overlay: r.overlay, types: [...r.types] }]);
+  }
+
+  /** Adds a range's part. */
+  add(part: RollupPart): void {
+    for (const [name, r] of part) {
+      const into = this.of(name);
+      into.bridges += r.bridges;
+      into.overlay += r.overlay;
+      for (const [t, n] of r.types) into.types.set(t, (into.types.get(t) ?? 0) + n);
+    }
+  }
+}
+
+/** What the documents are made from: stage 1's providers and coverage, and stage 2's rollup. */
+export interface DocumentsInput {
+  tables: Pick<TablesRead, 'providers' | 'providerRoles' | 'coverage'>;
+  rollup: ProviderRollup;
+}
+
+/** The documents' paths (relative to public/) for release.json, and the providers with their roles. */
+export interface DocumentsBuilt {
+  documents: ReleaseDoc['documents'];
+  providers: ProviderInfo[];
+}
 
 const ENDPOINTS = {
   meta: '/meta', providers: '/providers', provider_notices_summary: '/provider-notices/summary', coverage: '/coverage',
@@ -30,7 +93,9 @@ export function releaseSummary(ctx: CompileContext): ReleaseSummary {
   };
 }
 
-export async function buildDocuments(ctx: CompileContext, read: TablesRead, built: EntitiesBuilt): Promise<{ documents: ReleaseDoc['documents']; providers: ProviderInfo[] }> {
+export async function buildDocuments(ctx: CompileContext, input: DocumentsInput): Promise<DocumentsBuilt> {
+  const read = input.tables;
+  const rollup = input.rollup.byProvider;
   const dir = join(ctx.publicDir, 'documents');
   await mkdir(dir, { recursive: true });
   const write = async (name: string, value: unknown) => {
@@ -38,7 +103,7 @@ export async function buildDocuments(ctx: CompileContext, read: TablesRead, buil
     return `documents/${name}`;
   };
   const summary = releaseSummary(ctx);
-  const counts = sortedObject(ctx.counts);
+  const counts = sortedObject(new Map(Object.entries(ctx.counts)));
   const root = {} as Record<Namespace, string>;
   const meta = {} as Record<Namespace, string>;
   for (const ns of NAMESPACES) {
@@ -50,37 +115,40 @@ export async function buildDocuments(ctx: CompileContext, read: TablesRead, buil
     });
   }
 
-  const names = new Set([...read.providers, ...read.providerRoles.keys(), ...built.rollup.keys()]);
+  const names = new Set([...read.providers, ...read.providerRoles.keys(), ...rollup.keys()]);
   const providers: ProviderInfo[] = [...names].sort().map((name) => {
-    const r = built.rollup.get(name);
+    const r = rollup.get(name);
     const listed = read.providerRoles.get(name);
     // A provider that only relays overlay IDs and is not listed is overlay data, never a canonical bridge.
     const role = (listed ?? (r && r.bridges === 0 ? 'overlay_only' : 'canonical_bridge')) as ProviderInfo['role'];
     return { name, role };
   });
   const rollups = providers.map(({ name, role }) => {
-    const r = built.rollup.get(name);
-    const types: Record<string, number> = {};
-    if (r) for (const t of [...r.types.keys()].sort()) types[t] = r.types.get(t)!;
-    return { name, bridge_count: r?.bridges ?? 0, overlay_count: r?.overlay ?? 0, entity_types: types, role };
+    const r = rollup.get(name);
+    return { name, bridge_count: r?.bridges ?? 0, overlay_count: r?.overlay ?? 0, entity_types: sortedObject(r?.types ?? new Map()), role };
   });
-  const roles: Record<string, string> = {};
-  for (const p of providers) roles[p.name] = p.role;
+  const roles = sortedObject(new Map(providers.map((p) => [p.name, p.role])));
   const providersDoc = await write('providers.json', { providers: rollups, provider_roles: roles, count: rollups.length });
 
-  const sections: Record<string, Record<string, string | number>> = {};
+  // Sections and keys come from the release's coverage table (or are provider names): maps, as for the notices.
+  const sections = new Map<string, Map<string, string | number>>();
+  const section = (name: string) => {
+    let s = sections.get(name);
+    if (!s) sections.set(name, (s = new Map()));
+    return s;
+  };
   if (read.coverage.length) {
-    for (const [section, key, value] of read.coverage.slice().sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]))) {
-      (sections[section] ??= {})[key] = /^-?\d{1,15}$/.test(value) ? Number(value) : value;
-    }
+    for (const [name, key, value] of read.coverage) section(name).set(key, /^-?\d{1,15}$/.test(value) ? Number(value) : value);
   } else {
     // No coverage.csv: report what the release itself holds.
-    sections.entities = {};
-    for (const k of Object.keys(counts)) if (k.startsWith('entities_')) sections.entities[k.slice(9)] = counts[k];
-    sections.bridges = {};
-    for (const r of rollups) if (r.bridge_count) sections.bridges[r.name] = r.bridge_count;
+    const entities = section('entities');
+    for (const k of Object.keys(counts)) if (k.startsWith('entities_')) entities.set(k.slice(9), counts[k]);
+    const bridges = section('bridges');
+    for (const r of rollups) if (r.bridge_count) bridges.set(r.name, r.bridge_count);
   }
-  const coverage = await write('coverage.json', { stamp: ctx.release.stamp, sections });
+  // Coverage rows by section, then key; the computed sections in the order above.
+  const ordered = read.coverage.length ? [...sections.keys()].sort() : [...sections.keys()];
+  const coverage = await write('coverage.json', { stamp: ctx.release.stamp, sections: objectOf(ordered.map((name) => [name, sortedObject(sections.get(name)!)])) });
 
   const notices_summary = await buildNotices(ctx, write);
   return { documents: { root, meta, providers: providersDoc, coverage, notices_summary }, providers };
@@ -90,26 +158,25 @@ async function buildNotices(ctx: CompileContext, write: (name: string, value: un
   if (ctx.release.notices.length === 0) return null;
   const privateDir = join(ctx.privateDir, 'notices');
   await mkdir(privateDir, { recursive: true });
-  const byProvider: Record<string, number> = {};
-  const bySeverity: Record<string, number> = {};
-  const byKind: Record<string, number> = {};
+  // Keyed by data (provider names, kinds, severities): maps, so `constructor` or `__proto__` is a word like any other.
+  const byProvider = new Map<string, number>();
+  const bySeverity = new Map<string, number>();
+  const byKind = new Map<string, number>();
   let findings = 0;
-  const batches = [];
-  for (const file of ctx.release.notices.slice().sort((a, b) => cmp(a.label, b.label))) {
-    const batch = parseBatch(JSON.parse(await readFile(file.path, 'utf8')), file.label);
-    batches.push(batch);
+  // Checked again as they are read here: stage 1 checked them before any table, but a file is trusted only as read.
+  const providers = await forEachNoticeBatch(ctx.release.notices, async (batch) => {
     await writeFile(join(privateDir, `${encodeURIComponent(batch.provider)}.json`), JSON.stringify(batch));
-    byProvider[batch.provider] = batch.findings.length;
+    byProvider.set(batch.provider, batch.findings.length);
     for (const f of batch.findings) {
       findings++;
-      bySeverity[f.severity] = (bySeverity[f.severity] ?? 0) + 1;
-      byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
+      bySeverity.set(f.severity, (bySeverity.get(f.severity) ?? 0) + 1);
+      byKind.set(f.kind, (byKind.get(f.kind) ?? 0) + 1);
     }
-  }
+  });
   // Counts only: titles, provider refs, sources and payloads never leave private/.
   return write('provider-notices-summary.json', {
     summary: {
-      providers: batches.length,
+      providers,
       findings,
       by_provider: sortedObject(byProvider),
       by_severity: sortedObject(bySeverity),
@@ -119,47 +186,17 @@ async function buildNotices(ctx: CompileContext, write: (name: string, value: un
   });
 }
 
-function parseBatch(raw: unknown, label: string): NoticeBatch {
-  const fail = (msg: string): never => {
-    throw new RegisterError('compile', msg, label);
-  };
-  if (!raw || typeof raw !== 'object') fail('notice batch must be a JSON object');
-  const b = raw as Record<string, unknown>;
-  if (typeof b.provider !== 'string' || !b.provider) fail('provider must be a non-empty string');
-  if (!Number.isInteger(b.batch_id)) fail('batch_id must be an integer');
-  if (!Array.isArray(b.findings)) fail('findings must be an array');
-  const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  const obj = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-  const seen = new Set<string>();
-  const findings: NoticeFindingRecord[] = (b.findings as Record<string, unknown>[]).map((f, i) => {
-    if (!f || typeof f.finding_id !== 'string' || !f.finding_id) fail(`finding ${i} has no finding_id`);
-    if (seen.has(f.finding_id as string)) fail(`finding_id ${f.finding_id} appears twice`);
-    seen.add(f.finding_id as string);
-    if (f.provider !== undefined && f.provider !== b.provider) fail(`finding ${f.finding_id} belongs to provider ${String(f.provider)}, not ${b.provider}`);
-    return {
-      finding_id: f.finding_id as string,
-      provider: b.provider as string,
-      kind: str(f.kind) ?? 'unspecified',
-      title: str(f.title) ?? '',
-      provider_ref: str(f.provider_ref),
-      source: obj(f.source),
-      observed: str(f.observed),
-      expected: str(f.expected),
-      severity: str(f.severity) ?? 'medium',
-      suggested_action: str(f.suggested_action),
-      payload: obj(f.payload),
-      payload_hash: str(f.payload_hash) ?? '',
-      first_seen_at: str(f.first_seen_at),
-      last_seen_at: str(f.last_seen_at),
-    };
-  });
-  findings.sort((x, y) => cmp(x.finding_id, y.finding_id));
-  return { provider: b.provider as string, batch_id: b.batch_id as number, generated_at: str(b.generated_at), findings };
+/**
+ * A map as a JSON object in sorted key order. The object has no prototype, so a key such as `__proto__` is an own
+ * property that JSON.stringify writes out like any other.
+ */
+function sortedObject<V>(m: ReadonlyMap<string, V>): Record<string, V> {
+  return objectOf([...m.keys()].sort().map((k) => [k, m.get(k)!]));
 }
 
-function sortedObject<V>(o: Record<string, V>): Record<string, V> {
-  const out: Record<string, V> = {};
-  for (const k of Object.keys(o).sort()) out[k] = o[k];
+/** Entries as a JSON object without a prototype (see sortedObject), in their order. */
+function objectOf<V>(entries: Iterable<[string, V]>): Record<string, V> {
+  const out: Record<string, V> = Object.create(null);
+  for (const [k, v] of entries) out[k] = v;
   return out;
 }
-const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

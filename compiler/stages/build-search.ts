@@ -1,15 +1,92 @@
-// Stage 4: search. Ordinals number live entities by (bridge count desc, register ID asc), so "the 500 best
+// Stage 4: search. Stage 2 hands each live entity to a SearchCollector: its search doc, and a posting for each
+// token of its names. Ordinals number live entities by (bridge count desc, register ID asc), so "the 500 best
 // candidates" of a token are its 500 smallest ordinals; token and prefix lists are then plain ascending integers.
 import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
-import { MAX_CANDIDATES_PER_TOKEN, MIN_PREFIX } from '../../common/normalise.ts';
+import { MAX_CANDIDATES_PER_TOKEN, MIN_PREFIX, tokenize } from '../../common/normalise.ts';
 import { REGISTER_ID } from '../../common/ids.ts';
+import { ownCopy } from '../../common/own-copy.ts';
 import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
 import type { CompileContext } from '../context.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
-import { runStageJob } from '../worker/run-in-worker.ts';
-import { SEARCH_GROUPS, type EntitiesBuilt } from './build-entities.ts';
+import { addPosting, forEachPosting, SEARCH_GROUPS, SOURCES } from '../records/search-postings.ts';
+import type { ThreadedStage } from '../run-stages.ts';
+
+/** Sources of a posting: how strongly a name backs its entity (below SOURCES). */
+export const SRC_LABEL = 3;
+export const SRC_ALIAS = 2;
+export const SRC_OVERLAY = 1;
+
+/** Live entities' search docs, by doc position: register ID, type index, label, bridge count. */
+export interface SearchDocs {
+  ids: string[];
+  types: number[];
+  labels: string[];
+  bridges: number[];
+}
+
+/** What one stage-2 range hands on: its docs and its postings (whose docs are positions in its own docs). */
+export interface SearchPart {
+  docs: SearchDocs;
+  postings: GroupSpillHandle;
+}
+
+/** Collects one stage-2 range's search docs and postings, an entity at a time, in that stage's single pass. */
+export class SearchCollector {
+  private readonly postings: GroupSpill;
+  private readonly docs: SearchDocs = { ids: [], types: [], labels: [], bridges: [] };
+
+  /** `dir`: scratch directory of the postings spill. */
+  constructor(dir: string) {
+    this.postings = new GroupSpill({ dir, groups: SEARCH_GROUPS });
+  }
+
+  /** One live entity: its doc, and a posting for each token of its names, from the strongest source that has it. */
+  add(id: string, typeIndex: number, label: string, bridgeCount: number, aliases: readonly { name: string }[], overlayAliases: readonly { name: string }[] | null): void {
+    // Strings of their own: the docs outlive the partition, and a slice would keep its whole text alive.
+    const doc = this.docs.ids.push(ownCopy(id)) - 1;
+    this.docs.types.push(typeIndex);
+    this.docs.labels.push(ownCopy(label));
+    this.docs.bridges.push(bridgeCount);
+    const best = new Map<string, number>();
+    takeTokens(best, label, SRC_LABEL);
+    for (const x of aliases) takeTokens(best, x.name, SRC_ALIAS);
+    if (overlayAliases) for (const x of overlayAliases) takeTokens(best, x.name, SRC_OVERLAY);
+    for (const [t, src] of best) addPosting(this.postings, t, doc, src);
+  }
+
+  finish(): SearchPart {
+    this.postings.seal();
+    return { docs: this.docs, postings: this.postings.handle() };
+  }
+}
+
+/** Keeps each token of `text` with its strongest source so far. */
+function takeTokens(best: Map<string, number>, text: string, src: number): void {
+  for (const t of tokenize(text)) if ((best.get(t) ?? 0) < src) best.set(t, src);
+}
+
+/** The search stage's input: every range's docs, one range after another, and postings. */
+export interface SearchInput {
+  docs: SearchDocs;
+  /** One spill per range; a posting's doc is counted from its range's docStart. */
+  postings: GroupSpill[];
+  docStarts: number[];
+}
+
+/** Joins the ranges' parts, in range order. */
+export function joinSearchParts(parts: readonly SearchPart[]): SearchInput {
+  const out: SearchInput = { docs: { ids: [], types: [], labels: [], bridges: [] }, postings: [], docStarts: [] };
+  for (const part of parts) {
+    out.postings.push(GroupSpill.open(part.postings));
+    out.docStarts.push(out.docs.ids.length);
+    // concat, not push(...): a spread of a million arguments overflows the stack.
+    const d = out.docs;
+    out.docs = { ids: d.ids.concat(part.docs.ids), types: d.types.concat(part.docs.types), labels: d.labels.concat(part.docs.labels), bridges: d.bridges.concat(part.docs.bridges) };
+  }
+  return out;
+}
 
 /** Longest prefix stored for typeahead; a longer last token is matched on its first MAX_PREFIX characters. */
 export const MAX_PREFIX = 24;
@@ -39,8 +116,8 @@ export function deltaEncode(sorted: ArrayLike<number>): number[] {
 }
 
 /**
- * The `cap` smallest distinct ordinals (value >> 2) over ascending lists of posting values: a k-way merge through
- * a binary heap that stops at `cap`, rather than concatenating every list and sorting.
+ * The `cap` smallest distinct ordinals (value >> 2, SOURCES being 4) over ascending lists of posting values: a k-way
+ * merge through a binary heap that stops at `cap`, rather than concatenating every list and sorting.
  */
 export function smallestOrdinals(lists: ArrayLike<number>[], cap: number): number[] {
   const out: number[] = [];
@@ -84,7 +161,7 @@ export function smallestOrdinals(lists: ArrayLike<number>[], cap: number): numbe
 }
 
 /**
- * A token's posting values (ordinal × 4 + source, so below 2^31) in ascending order, cut to the first `cap`. Long
+ * A token's posting values (ordinal × SOURCES + source, so below 2^31) in ascending order, cut to the first `cap`. Long
  * lists go through an Int32Array, whose sort is native and numeric: a comparator sort of a common name's tens of
  * thousands of postings was most of this stage's sorting. Short lists (nearly all tokens) are cheaper sorted as they are.
  */
@@ -101,7 +178,7 @@ export function ascendingCapped(list: number[], cap: number): ArrayLike<number> 
 /**
  * Doc indexes in ordinal order: bridge count descending, then register ID ascending. A register ID (REGISTER_ID:
  * `r`, a letter and 14 hex digits) is two integers that order as the string does, and an LSD radix sort over
- * 16-bit digits of (ID low, ID high, bridge count) does in ~0.7 s what a comparator sort did in ~5 s at 2M docs.
+ * 16-bit digits of (ID low, ID high, bridge count) takes a fraction of a comparator sort's time over 2M docs.
  * Any other ID (none reaches here from a checked release) falls back to the comparator sort.
  */
 export function ordinalOrder(ids: readonly string[], bridges: readonly number[]): Int32Array {
@@ -153,6 +230,32 @@ function comparatorOrder(ids: readonly string[], bridges: readonly number[]): In
   return Int32Array.from(order);
 }
 
+/** Docs in ordinal order, and each doc's ordinal: what both halves of the search index are built from. */
+export interface SearchOrder {
+  order: Int32Array;
+  ordinalOfDoc: Int32Array;
+}
+
+/** Stage: numbers the docs (see ordinalOrder). */
+export function orderSearchDocs(_ctx: CompileContext, docs: SearchDocs): SearchOrder {
+  const order = ordinalOrder(docs.ids, docs.bridges);
+  const ordinalOfDoc = new Int32Array(order.length);
+  for (let o = 0; o < order.length; o++) ordinalOfDoc[order[o]] = o;
+  return { order, ordinalOfDoc };
+}
+
+/** Stage: the search docs family, one `[id, type, label, bridges]` per live entity, by ordinal. */
+export async function buildSearchDocs(ctx: CompileContext, input: { docs: SearchDocs; order: SearchOrder }): Promise<BucketFamily> {
+  const { ids, types, labels, bridges } = input.docs;
+  const { order } = input.order;
+  const writer = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET, ledger: ctx.written });
+  for (let o = 0; o < order.length; o++) {
+    const i = order[o];
+    writer.push([ids[i], types[i], labels[i], bridges[i]]);
+  }
+  return writer.finish();
+}
+
 /** Plain data in, for a worker thread: what the token family is built from. */
 export interface SearchTokensJob {
   /** Stage 2's postings spills, one per range, and where each range's docs start. */
@@ -169,43 +272,26 @@ export interface SearchTokensResult {
   files: ContentFile[];
 }
 
-/** Search docs in ordinal order, and each doc's ordinal: what both halves of the search index are built from. */
-export function searchOrdinals(built: EntitiesBuilt): { order: Int32Array; ordinalOfDoc: Int32Array } {
-  const order = ordinalOrder(built.docs.ids, built.docs.bridges);
-  const ordinalOfDoc = new Int32Array(order.length);
-  for (let o = 0; o < order.length; o++) ordinalOfDoc[order[o]] = o;
-  return { order, ordinalOfDoc };
-}
-
-/** The search docs family: one `[id, type, label, bridges]` per live entity, by ordinal. */
-export async function buildSearchDocs(ctx: CompileContext, built: EntitiesBuilt, order: Int32Array): Promise<BucketFamily> {
-  ctx.progress.begin('build search docs');
-  const { ids, types, labels, bridges } = built.docs;
-  const writer = new OrdinalFamilyWriter({ root: ctx.publicDir, name: 'search/docs', tmpDir: join(ctx.scratchDir, 'docs-writer'), perBucket: DOCS_PER_BUCKET, ledger: ctx.written });
-  for (let o = 0; o < order.length; o++) {
-    const i = order[o];
-    writer.push([ids[i], types[i], labels[i], bridges[i]]);
-  }
-  const family = await writer.finish();
-  ctx.progress.end();
-  return family;
-}
-
 /**
- * Starts the token family (in a worker thread unless threads are off); settles once it is written. It needs only
- * stage 2's postings and the ordinals, so the main thread writes the entity index, the docs, the changelog and the
- * documents meanwhile. Aborting `signal` stops the thread (then it rejects). The postings spills are gone after.
+ * Stage: the search tokens family. It needs only the postings and the ordinals, so it can run in a thread of its
+ * own while the main thread writes the entity index, the search docs, the changelog and the documents. The postings
+ * spills are gone after.
  */
-export function startSearchTokens(ctx: CompileContext, built: EntitiesBuilt, ordinalOfDoc: Int32Array, signal?: AbortSignal): Promise<SearchTokensResult> {
-  const job: SearchTokensJob = {
-    postings: built.postings.map((sp) => sp.handle()),
-    docStarts: built.docStarts,
-    ordinalOfDoc,
+export const searchTokensStage: ThreadedStage<{ search: SearchInput; order: SearchOrder }, SearchTokensJob, SearchTokensResult, BucketFamily> = {
+  worker: new URL('./build-search.ts#buildSearchTokens', import.meta.url),
+  jobs: (ctx, { search, order }) => [{
+    postings: search.postings.map((sp) => sp.handle()),
+    docStarts: search.docStarts,
+    ordinalOfDoc: order.ordinalOfDoc,
     publicDir: ctx.publicDir,
     scratchDir: join(ctx.scratchDir, 'search-writer'),
-  };
-  return runStageJob(ctx.options.threads, ctx.written, new URL('./build-search.ts#buildSearchTokens', import.meta.url), buildSearchTokens, job, signal);
-}
+  }],
+  run: (job) => buildSearchTokens(job),
+  merge: (ctx, [r]) => {
+    for (const f of r.files) ctx.written.set(f.path, f);
+    return r.search;
+  },
+};
 
 /** The search tokens family: per token and typeahead prefix, the smallest ordinals that hold it (see below). */
 export async function buildSearchTokens(job: SearchTokensJob): Promise<SearchTokensResult> {
@@ -219,20 +305,13 @@ export async function buildSearchTokens(job: SearchTokensJob): Promise<SearchTok
       const gathered = new Map<string, number[]>();
       // Lists are sorted below, so the order in which ranges contributed postings does not matter.
       for (let r = 0; r < postings.length; r++) {
-        const text = postings[r].readText(g);
         const start = docStarts[r];
-        for (let pos = 0; pos < text.length; ) {
-          const t1 = text.indexOf('\t', pos);
-          let doc = 0;
-          let at = t1 + 1;
-          for (let c = text.charCodeAt(at); c !== 9; c = text.charCodeAt(++at)) doc = doc * 10 + (c - 48);
-          const token = text.slice(pos, t1);
-          const v = ordinalOfDoc[start + doc] * 4 + (text.charCodeAt(at + 1) - 48);
-          pos = text.indexOf('\n', at + 1) + 1;
+        forEachPosting(postings[r].readText(g), (token, doc, source) => {
+          const v = ordinalOfDoc[start + doc] * SOURCES + source;
           const list = gathered.get(token);
           if (list) list.push(v);
           else gathered.set(token, [v]);
-        }
+        });
       }
       for (const spill of postings) spill.release(g);
       // A prefix collects references to its tokens' (sorted, capped) lists, not copies of their values: a short

@@ -5,16 +5,18 @@ import { join } from 'node:path';
 import { columnIndex, readCsvRecords, type CsvRecord } from '../read/csv-reader.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { REGISTER_ID, isEntityType, ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
-import { bucketOf, bucketOfBytes, fnv1a32 } from '../../common/hash.ts';
+import { bucketOf, bucketOfBytes } from '../../common/hash.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
-import { resolveKey } from '../../common/dist-layout.ts';
-import { mergeSlack, noteSlack, Progress, type CompileContext } from '../context.ts';
-import type { ReleaseInput, TableName } from '../read/release-input.ts';
+import { mergeSlack, noteSlack, type CompileContext } from '../context.ts';
+import { addShared, sharedCount, type SharedCount } from '../../common/progress.ts';
+import { TABLES, type ReleaseInput, type TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
-import { HASH_GROUPS } from '../write/bucket-family-writer.ts';
-import { addResolveRecord, addResolveRecordIn } from './build-resolve.ts';
+import { addResolveRecord, addResolveRecordIn, RESOLVE_GROUPS } from '../records/resolve-records.ts';
+import { addRetiredLine, addRowLine, layoutOf, TAG, type LineLayout } from '../records/partition-lines.ts';
 import { RegisterIdTable } from '../read/register-id-table.ts';
 import { FieldInterner } from '../read/field-interner.ts';
+import { capsOf } from '../read/cell-caps.ts';
+import { forEachNoticeBatch } from '../read/notice-batches.ts';
 
 /** What the redirects table says about one retired ID. */
 export interface RedirectInfo {
@@ -25,15 +27,15 @@ export interface RedirectInfo {
 
 export interface TablesRead {
   /**
-   * Per-entity rows by partition, one `<tag>,<CSV record as read>` line each (see SpillLayout and `layouts`); one
-   * spill per reading thread, always in the same order. Records of one ID may sit in any of them.
+   * Per-entity rows by partition, as partition lines (compiler/records/partition-lines.ts); one spill per reading
+   * thread, always in the same order. Lines of one ID may sit in any of them.
    */
   spills: GroupSpill[];
-  /** Resolve records (see addResolveRecord) grouped by key hash, written straight from the bridges pass. */
+  /** Resolve records (compiler/records/resolve-records.ts) grouped by key hash, written straight from the bridges pass. */
   resolve: GroupSpill;
-  /** How to read each tag's records: its table's columns. */
-  layouts: Map<string, SpillLayout>;
-  /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from (see resolveEntryBytes). */
+  /** How to read each tag's lines: its table's columns. */
+  layouts: Map<string, LineLayout>;
+  /** Estimated bytes of the resolve family's entries, which its bucket count is chosen from. */
   resolveBytes: number;
   redirects: Map<string, RedirectInfo>;
   priorRedirects: Map<string, RedirectInfo>;
@@ -44,37 +46,11 @@ export interface TablesRead {
   coverage: [string, string, string][];
 }
 
-/**
- * Columns of one spilled record kind. Indexes already count the leading tag field, so `f[c.reep_id]` works on the
- * fields of a spill line as parsed.
- */
-export interface SpillLayout {
-  header: string[];
-  c: Record<string, number>;
-  /** Field of the register ID the record is grouped by. */
-  idAt: number;
-  /** Sourced attributes of a type table: [column name, field], empty columns skipped when read. */
-  attrs: [string, number][];
-}
-
-/**
- * Tags of spilled records. Rows travel as the CSV text they were read as: copying a line is far cheaper than
- * encoding a record, and the build stage parses it with the same reader.
- */
-export const TAG = {
-  entity: 'E', alias: 'A', bridge: 'B', relFrom: 'Ro', relTo: 'Ri', link: 'L', overlayAlias: 'OA', xid: 'X',
-  observed: 'OC', retired: 'D', priorRetired: 'd', priorEntity: 'e', priorBridge: 'b',
-  /** Type tables: `T<index in TYPE_TABLES>`. */
-  typed: (i: number) => `T${i}`,
-} as const;
-
-// Per-type tables repeat reep_id/status/label; everything else in them is a sourced attribute.
+/** The per-type tables, read in this order: a row's tag is TAG.typed(its table's index here). */
 export const TYPE_TABLES: [TableName, EntityType][] = [
   ['players', 'player'], ['coaches', 'coach'], ['referees', 'referee'], ['teams', 'team'],
   ['competitions', 'competition'], ['seasons', 'season'], ['stages', 'stage'], ['matches', 'match'],
 ];
-const NOT_ATTRIBUTES = new Set(['reep_id', 'status', 'label', 'entity_type']);
-
 export const partitionOf = (id: string, partitions: number): number => bucketOf(id, partitions);
 /** partitionOf field `k` of a record, hashed from its bytes when they are its characters. */
 const partitionIn = (r: CsvRecord, k: number, partitions: number): number =>
@@ -83,21 +59,11 @@ const partitionIn = (r: CsvRecord, k: number, partitions: number): number =>
 const TYPE_BITS = 4;
 if (ENTITY_TYPES.length > 1 << TYPE_BITS) throw new Error(`more entity types than ${TYPE_BITS} bits hold`);
 
-function layoutOf(header: string[], c: Record<string, number>, idColumn: string, withAttrs: boolean): SpillLayout {
-  const shifted: Record<string, number> = Object.create(null);
-  for (const k of Object.keys(c)) shifted[k] = c[k] + 1;
-  const attrs: [string, number][] = [];
-  if (withAttrs) header.forEach((h, i) => !NOT_ATTRIBUTES.has(h) && attrs.push([h, i + 1]));
-  return { header, c: shifted, idAt: shifted[idColumn], attrs };
-}
-
 /**
- * Young generation of a side thread, in MiB (V8 gives a worker ~36 by default). The bridges thread is stage 1's
- * longer half (it finished ~3 s after the main thread at full size), and it allocates a row's fields and keys ten
- * million times. Full-size stage 1 alone, threaded, in nine pairs alternating with the default: 0.83-1.16x of the
- * wall time, median 0.90x (CPU likewise); 128 MiB read 0.89-0.98x, and 384 MiB about what 192 did. The same size as
- * stage 2's workers (RANGE_YOUNG_GENERATION_MB); it costs up to ~200 MB more RSS while stage 1 runs, below stage
- * 2's peak.
+ * Young generation of a side thread, in MiB (larger than V8's default for a worker). The bridges thread is stage
+ * 1's longer half and allocates a row's fields and keys for each of ten million rows at full size: with room to
+ * die young they are not promoted and collected again in old space. The same size as stage 2's range workers; the
+ * RSS it adds stays below stage 2's peak (bench/HISTORY.md has the measurements).
  */
 const SIDE_YOUNG_GENERATION_MB = 192;
 
@@ -110,35 +76,44 @@ export interface SideReadJob {
   /** The release's redirects (read and checked on the main thread for `bridges`). */
   redirects: [string, RedirectInfo][];
   scratchDir: string;
+  /** Advanced by the rows read, for the progress line. */
+  rows?: SharedCount;
 }
 
 export interface SideReadResult {
   spill: GroupSpillHandle;
   resolve: GroupSpillHandle | null;
   resolveBytes: number;
-  layouts: [string, SpillLayout][];
+  layouts: [string, LineLayout][];
   providers: string[];
   slack: [string, { count: number; example: string }][];
 }
 
 /** What reading needs from the compile: where rows go and what is noted. Also built inside worker threads. */
 interface Reader {
-  progress: Progress;
+  /** Rows read so far by every reader of this compile (the progress line's count), when a line shows it. */
+  rows: SharedCount | undefined;
   slack: CompileContext['slack'];
   partitions: number;
   spill: GroupSpill;
-  layouts: Map<string, SpillLayout>;
+  layouts: Map<string, LineLayout>;
 }
 
 export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   const rel = ctx.release;
+  // A bad notice file is refused before the tables cost anything; stage 6 reads and checks them again to write them.
+  await forEachNoticeBatch(rel.notices, () => {});
   const redirects = await readRedirects(rel, ctx);
   const priorRedirects = ctx.prior ? await readRedirects(ctx.prior, null) : new Map<string, RedirectInfo>();
-  const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges') }];
+  // One count for every reader, this thread's and the side threads', shown as one line.
+  const rows = ctx.progress.enabled ? sharedCount() : undefined;
+  const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges'), rows }];
   // The predecessor's tables only when its compiled diff base is not there to read instead.
-  if (ctx.prior && !ctx.priorDiffBase) {
-    side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior') });
+  const readPrior = ctx.prior !== null && !ctx.priorDiffBase;
+  if (ctx.prior && readPrior) {
+    side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior'), rows });
   }
+  if (rows) ctx.progress.follow(readPrior ? 'read tables (and the prior release\'s)' : 'read tables', rowsToRead(rel, readPrior ? ctx.prior : null), rows, 'rows');
   const abort = new AbortController();
   const sideDone = ctx.options.threads
     ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./read-tables.ts#readSide', import.meta.url), side, abort.signal, { youngGenerationMb: SIDE_YOUNG_GENERATION_MB })
@@ -146,7 +121,7 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   sideDone?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
 
   const r: Reader = {
-    progress: ctx.progress,
+    rows,
     slack: ctx.slack,
     partitions: ctx.options.partitions,
     spill: new GroupSpill({ dir: join(ctx.scratchDir, 'partitions'), groups: ctx.options.partitions }),
@@ -186,13 +161,33 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     for (const p of res.providers) out.providers.add(p);
     mergeSlack(ctx, res.slack);
   }
+  ctx.progress.end();
   return out;
+}
+
+/**
+ * Rows the readers pass through table(), as the manifests count them (null when one does not): every table but
+ * redirects (read apart, before), the entities twice (the bridges reader reads them again), and the predecessor's
+ * entities and bridges when its tables are read.
+ */
+function rowsToRead(rel: ReleaseInput, prior: ReleaseInput | null): number | null {
+  const names: [ReleaseInput, TableName][] = TABLES.filter((t) => t !== 'redirects').map((t) => [rel, t]);
+  names.push([rel, 'entities']);
+  if (prior) names.push([prior, 'entities'], [prior, 'bridges']);
+  let total = 0;
+  for (const [r, t] of names) {
+    const table = r.tables[t];
+    if (!table) continue;
+    if (table.rows === undefined) return null;
+    total += table.rows;
+  }
+  return total;
 }
 
 /** Every table of the release but bridges, on the main thread: entities first, then what is checked against them. */
 async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, live: RegisterIdTable): Promise<void> {
   // A row's own bytes go to its partition: copied as read, never decoded and encoded again.
-  const put = (p: number, tag: string, f: CsvRecord) => r.spill.addTaggedBytes(p, tag, f.buf, f.start, f.end);
+  const put = (p: number, tag: string, f: CsvRecord) => addRowLine(r.spill, p, tag, f);
   const retired = new RegisterIdTable();
   for (const id of out.redirects.keys()) retired.set(id, 0);
   const types = new FieldInterner();
@@ -208,12 +203,12 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
   });
   for (const [id, red] of out.redirects) {
     if (red.to && !live.has(red.to)) {
-      throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, 'csv/redirects.csv.gz');
+      throw new RegisterError('compile', `redirect from ${id} leads to ${red.to}, which is not a live entity`, rel.tables.redirects!.label);
     }
     // Every retired ID gets its stub even when no other row names it.
-    r.spill.addTaggedLine(partitionOf(id, r.partitions), TAG.retired, id);
+    addRetiredLine(r.spill, partitionOf(id, r.partitions), TAG.retired, id);
   }
-  for (const id of out.priorRedirects.keys()) r.spill.addTaggedLine(partitionOf(id, r.partitions), TAG.priorRetired, id);
+  for (const id of out.priorRedirects.keys()) addRetiredLine(r.spill, partitionOf(id, r.partitions), TAG.priorRetired, id);
 
   /** The partition of a live ID; -1 (the row noted and dropped) for any other. */
   const known = (f: CsvRecord, k: number, label: string, row: number): number => {
@@ -290,13 +285,13 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
 /** Reads one side job's tables (in a worker thread, or inline without threads). */
 export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   const r: Reader = {
-    progress: new Progress(false), // one progress line belongs to the main thread
+    rows: job.rows,
     slack: new Map(),
     partitions: job.partitions,
     spill: new GroupSpill({ dir: join(job.scratchDir, 'partitions'), groups: job.partitions }),
     layouts: new Map(),
   };
-  const put = (f: CsvRecord, k: number, tag: string) => r.spill.addTaggedBytes(partitionIn(f, k, r.partitions), tag, f.buf, f.start, f.end);
+  const put = (f: CsvRecord, k: number, tag: string) => addRowLine(r.spill, partitionIn(f, k, r.partitions), tag, f);
   const providers = new FieldInterner();
   let resolve: GroupSpill | null = null;
   let resolveBytes = 0;
@@ -325,7 +320,7 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       if (type >= 0 && live.fitsIn(f, c.reep_id)) live.setIn(f, c.reep_id, (partitionIn(f, c.reep_id, r.partitions) << TYPE_BITS) | type);
     });
     const redirects = new Map(job.redirects);
-    resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: HASH_GROUPS }); // the resolve writer's hash groups (build-resolve.ts)
+    resolve = new GroupSpill({ dir: join(job.scratchDir, 'resolve'), groups: RESOLVE_GROUPS });
     await spilled(r, rel, false, 'bridges', TAG.bridge, ['provider', 'namespace', 'external_id', 'reep_id', 'rung'], 'reep_id', false, (f, c, row, label) => {
       // This thread's live IDs are unchecked copies, but the main thread refuses a release with a bad one.
       const packed = live.getIn(f, c.reep_id);
@@ -336,18 +331,13 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
       const final = packed >= 0 ? null : redirects.get(id)?.to;
       if (packed >= 0 || final) {
         const provider = providers.indexIn(f, c.provider);
-        r.spill.addTaggedBytes(packed >= 0 ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, f.buf, f.start, f.end);
+        addRowLine(r.spill, packed >= 0 ? packed >> TYPE_BITS : partitionOf(id, r.partitions), TAG.bridge, f);
         // The resolve index needs no per-entity grouping, only the final entity's type: group it by key now.
         const type = (packed >= 0 ? packed : live.get(final!)) & ((1 << TYPE_BITS) - 1);
-        if (!f.quoted && f.ascii) {
-          const keyLength = addResolveRecordIn(resolve!, f, c.provider, c.namespace, c.external_id, c.reep_id, type);
-          resolveBytes += resolveEntryBytes(keyLength, f.ends[c.reep_id] - f.fieldStart(c.reep_id));
-        } else {
-          const key = resolveKey(providers.values[provider], f.text(c.namespace), f.text(c.external_id));
-          const rowId = f.text(c.reep_id);
-          addResolveRecord(resolve!, key, fnv1a32(key), rowId, type);
-          resolveBytes += resolveEntryBytes(key.length, rowId.length);
-        }
+        resolveBytes +=
+          !f.quoted && f.ascii
+            ? addResolveRecordIn(resolve!, f, c.provider, c.namespace, c.external_id, c.reep_id, type)
+            : addResolveRecord(resolve!, providers.values[provider], f.text(c.namespace), f.text(c.external_id), f.text(c.reep_id), type);
       } else if (redirects.has(id)) {
         noteSlack(r, label, 'bridge to a tombstoned register ID', `row ${row}: ${id}`);
       } else {
@@ -360,18 +350,30 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   return { spill: r.spill.handle(), resolve: resolve?.handle() ?? null, resolveBytes, layouts: [...r.layouts], providers: providers.values, slack: [...r.slack] };
 }
 
-/**
- * A resolve entry's bytes in its bucket, for a key and an ID of these lengths in characters, as one bridge row would
- * make it: the key (a string header and the key) and the value `[[id, type]]` (two array headers, the ID's string
- * header and bytes, a fixint type). Characters stand in for UTF-8 bytes (a row read as bytes is passed its byte
- * counts only when it is ASCII, where the two agree), and a key named by several rows counts once per row: an
- * estimate, but one that depends on the input alone, which is all the bucket count needs to be deterministic.
- */
-export const resolveEntryBytes = (keyLength: number, idLength: number): number => (keyLength < 32 ? 1 : 2) + keyLength + 4 + idLength;
-
 function checkId(id: string, label: string, row: number): void {
   if (!REGISTER_ID.test(id)) throw new RegisterError('compile', `bad register ID ${JSON.stringify(id)}`, label, row);
 }
+
+/**
+ * A redirect row must be one of the two kinds the format has: a merge (`merged`, to the survivor's ID) or a
+ * tombstone (`de_corroborated`, with no target). Anything else would publish an ID whose fate is a guess.
+ */
+function checkRedirect(from: string, to: string, reason: string, label: string, row: number): void {
+  const fail = (why: string): never => {
+    throw new RegisterError('compile', why, label, row);
+  };
+  if (reason === 'merged') {
+    if (to === '') fail(`merged redirect of ${from} has no to_id`);
+    if (to === from) fail(`redirect cycle: ${from} redirects to itself`);
+  } else if (reason === 'de_corroborated') {
+    if (to !== '') fail(`de_corroborated redirect of ${from} names to_id ${to}; a tombstone has none`);
+  } else {
+    fail(`redirect of ${from} has reason ${JSON.stringify(reason)}; it must be merged (with a to_id) or de_corroborated (without)`);
+  }
+}
+
+/** Rows counted between two adds to the shared count, less one. */
+const ROWS_STEP_MASK = 0x3fff;
 
 type RowFn = (f: CsvRecord, c: Record<string, number>, row: number, label: string) => void;
 
@@ -386,10 +388,11 @@ async function table(
 ): Promise<void> {
   const t = rel.tables[name];
   if (!t) return;
-  let c: Record<string, number> = {};
+  let c: Record<string, number> = Object.create(null);
   const stage = prior ? `${rel.stamp}/${t.label}` : t.label;
-  r.progress.begin(`read ${stage}`);
+  let rowsRead = 0;
   await readCsvRecords(t.path, stage, {
+    caps: (h) => capsOf(name, h.map((x) => x.trim())),
     header: (h) => {
       const header = h.map((x) => x.trim());
       c = columnIndex(header, required, stage);
@@ -397,38 +400,39 @@ async function table(
     },
     record: (f, row) => {
       fn(f, c, row, stage);
-      r.progress.tick(row);
+      // In steps: one atomic add per row would cost more than the count is worth.
+      if ((++rowsRead & ROWS_STEP_MASK) === 0) addShared(r.rows, ROWS_STEP_MASK + 1);
     },
   });
-  r.progress.end();
+  addShared(r.rows, rowsRead & ROWS_STEP_MASK);
 }
 
 /** Reads redirects: merges (chains followed to the final survivor) and tombstones. A cycle is an error. */
 async function readRedirects(rel: ReleaseInput, ctx: CompileContext | null): Promise<Map<string, RedirectInfo>> {
   const raw = new Map<string, { to: string; reason: string; row: number }>();
   const t = rel.tables.redirects;
-  const label = ctx ? 'csv/redirects.csv.gz' : `${rel.stamp}/csv/redirects.csv.gz`;
-  if (t) {
-    let c: Record<string, number> = {};
-    await readCsvRecords(t.path, t.label, {
-      header: (h) => {
-        c = columnIndex(h, ['from_id', 'to_id', 'reason'], t.label);
-      },
-      record: (f, row) => {
-        const from = f.text(c.from_id);
-        const to = f.text(c.to_id);
-        const reason = f.text(c.reason);
-        if (ctx) {
-          checkId(from, t.label, row);
-          if (to !== '') checkId(to, t.label, row);
-          if (reason === 'merged' && to === '') throw new RegisterError('compile', `merged redirect of ${from} has no to_id`, t.label, row);
-          if (to === from) throw new RegisterError('compile', `redirect cycle: ${from} redirects to itself`, t.label, row);
-          if (raw.has(from)) throw new RegisterError('compile', `register ID ${from} is redirected twice`, t.label, row);
-        }
-        raw.set(from, { to, reason, row });
-      },
-    });
-  }
+  if (!t) return new Map();
+  const label = ctx ? t.label : `${rel.stamp}/${t.label}`;
+  let c: Record<string, number> = Object.create(null);
+  await readCsvRecords(t.path, label, {
+    caps: (h) => capsOf('redirects', h),
+    header: (h) => {
+      c = columnIndex(h, ['from_id', 'to_id', 'reason'], label);
+    },
+    record: (f, row) => {
+      const from = f.text(c.from_id);
+      const to = f.text(c.to_id);
+      const reason = f.text(c.reason);
+      // The predecessor's rows were checked when it was compiled; only this release's are held to the rules.
+      if (ctx) {
+        checkId(from, label, row);
+        if (to !== '') checkId(to, label, row);
+        checkRedirect(from, to, reason, label, row);
+        if (raw.has(from)) throw new RegisterError('compile', `register ID ${from} is redirected twice`, label, row);
+      }
+      raw.set(from, { to, reason, row });
+    },
+  });
   const out = new Map<string, RedirectInfo>();
   for (const [from, r] of raw) {
     if (r.to === '') {

@@ -4,14 +4,13 @@
 import { Worker } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { RegisterError } from '../../common/errors.ts';
-import type { ContentFile } from '../write/content-file.ts';
 
 const ENTRY = new URL('./ts-worker.mjs', import.meta.url);
 
 /**
  * Old-space cap of each worker's heap. A busy isolate lets its heap grow far past its live data when nothing
- * stops it (a full-size compile peaked at 5.1 GB of RSS with two uncapped workers, whose live data is a few
- * hundred MB each); a cap makes V8 collect instead of grow. A job that truly needs more fails with
+ * stops it (uncapped workers with a few hundred MB of live data each took a full-size compile past 5 GB of RSS);
+ * a cap makes V8 collect instead of grow. A job that truly needs more fails with
  * ERR_WORKER_OUT_OF_MEMORY rather than taking the machine's memory.
  */
 export const WORKER_HEAP_MB = 1536;
@@ -26,21 +25,6 @@ interface Reply<R> {
   ok: boolean;
   result?: R;
   error?: { message: string; stage?: string; file?: string; row?: number; registerMessage?: boolean };
-}
-
-/**
- * Runs a stage's `run(job)` in a worker thread (`module`, whose fragment names `run`) when `threads` is on, else
- * inline; once it settles, the files it wrote join `written`, the compile's ledger, which a worker cannot reach.
- * Aborting `signal` stops the thread (then it rejects).
- */
-export function runStageJob<J, R extends { files: ContentFile[] }>(
-  threads: boolean, written: Map<string, ContentFile>, module: URL, run: (job: J) => Promise<R>, job: J, signal?: AbortSignal,
-): Promise<R> {
-  const done = threads ? runInWorker<J, R>(module, job, signal) : run(job);
-  return done.then((r) => {
-    for (const f of r.files) written.set(f.path, f);
-    return r;
-  });
 }
 
 /** Thrown for a job stopped through its signal (because a sibling job failed). */

@@ -1,12 +1,11 @@
 // The diff base: what the next release's changelog needs to find what changed, kept in
 // dist/<stamp>/private/diff-base/ two files per partition. `pNNNN.tsv` holds each live ID with a fingerprint of its
 // state, label and bridges, and each merged ID that kept bridges with those bridges. `pNNNN.loc` holds, for each
-// live line in the same order, where that ID's shard sits in this release's packs. A successor compile reads its
-// predecessor's diff base partition by partition instead of parsing the predecessor's 12M CSV rows again (which
-// made it 20% slower than a first compile), and reads the predecessor's shard only for an ID whose fingerprint
-// differs: one read at a known place, not an index lookup first (two dependent reads cost ~4x one, see
-// PriorShards). Fingerprints keep the text at ~35 bytes an ID (full bridge lists took 0.39 GiB at full size); a
-// location is 28 bytes. It is compile-internal: never served, hashed into the private manifest like everything else.
+// live line in the same order, where that ID's shard sits in this release's packs (28 bytes). A successor compile
+// reads its predecessor's diff base partition by partition instead of parsing the predecessor's CSV rows again,
+// and reads the predecessor's shard only for an ID whose fingerprint differs: one read at a known place, not an
+// index lookup first (see PriorShards). A fingerprint, not the bridge list, keeps the file small. It is
+// compile-internal: never served, hashed into the private manifest like everything else.
 import { createHash, hash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -82,7 +81,7 @@ const LOCATION_BYTES = 28;
  * bridge lists, and found unchanged, which costs time but no event.
  */
 export const fingerprint = (status: string, label: string, bridgesSection: string): string =>
-  // One-shot: a Hash object per entity cost ~5% of stage 2. The bytes hashed are the same as two updates'.
+  // One-shot rather than a Hash object per entity, which was a visible share of stage 2; the bytes hashed are the same.
   hash('sha256', JSON.stringify([status, label]) + bridgesSection, 'hex').slice(0, 16);
 
 /**
@@ -181,7 +180,7 @@ export function readDiffBasePartition(source: DiffBaseSource, p: number): DiffBa
 /**
  * Walks a partition's lines beside `ids`, this release's IDs of the partition sorted as the lines are (both in
  * String order): a merge, since at full size each range worker meets ~1M of the predecessor's IDs, and cutting each
- * out to look it up cost ~1.5 s a worker. Calls `live(i, at, ordinal)` for a live line of `ids[i]`, with where its
+ * out to look it up was slow. Calls `live(i, at, ordinal)` for a live line of `ids[i]`, with where its
  * fingerprint starts in the text (see sameFingerprint) and its ordinal among the live lines (see priorPlace), and
  * `merged(i, section)` for a merged ID's line. Returns the lines' IDs that `ids` lacks, in order: the caller adds
  * them and walks again, and a second walk that still misses one means the lines are out of order.

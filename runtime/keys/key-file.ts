@@ -4,7 +4,7 @@
 // bytes (192 bits). Only sha256(secret) in hex is stored, so the file does not let anyone call the API.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RegisterError } from '../../common/errors.ts';
 import type { KeyRecord } from '../interfaces.ts';
@@ -53,6 +53,26 @@ export function hashSecret(secret: string): string {
 
 /** Parses and checks keys-file text; throws RegisterError naming the file and the entry. Never echoes hashes. */
 export function parseKeyFile(text: string, file: string): KeyFile {
+  const { data, problems } = readKeyFileText(text, file);
+  if (problems.length) throw new RegisterError('keys', problems[0].message, file);
+  return data;
+}
+
+/** One entry that failed validation: where, what, and what of it is still legible. */
+export interface KeyProblem {
+  /** `key 3 (abcd1234): hash must be …`, never the hash or another value of the entry. */
+  message: string;
+  /** The entry's id, when that much is legible. */
+  id: string | null;
+  /** The entry legibly says `"revoked": true`: a revocation applies even when the rest of the entry is broken. */
+  revoked: boolean;
+}
+
+/**
+ * Parses keys-file text entry by entry: `data.keys` holds the valid entries (defaults filled in), `problems` one
+ * line per invalid entry. Throws RegisterError only when the file as a whole is unreadable (not JSON, no "keys" array).
+ */
+export function readKeyFileText(text: string, file: string): { data: KeyFile; problems: KeyProblem[] } {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -62,34 +82,46 @@ export function parseKeyFile(text: string, file: string): KeyFile {
   }
   if (!isObject(data) || !Array.isArray(data.keys)) throw new RegisterError('keys', 'expected an object with a "keys" array', file);
   const seen = new Set<string>();
-  data.keys.forEach((entry, i) => {
-    const where = `key ${i + 1}${isObject(entry) && typeof entry.id === 'string' && KEY_ID.test(entry.id) ? ` (${entry.id})` : ''}`;
-    const bad = (what: string): never => {
-      throw new RegisterError('keys', `${where}: ${what}`, file);
-    };
-    if (!isObject(entry)) bad('not an object');
-    const e = entry as Record<string, unknown>;
-    if (typeof e.id !== 'string' || !KEY_ID.test(e.id)) bad('id must be 8 lowercase hex digits');
-    if (seen.has(e.id as string)) bad('duplicate id');
-    seen.add(e.id as string);
-    if (typeof e.name !== 'string' || e.name.trim() === '') bad('name must be a non-empty string');
-    if (typeof e.hash !== 'string' || !HASH.test(e.hash)) bad('hash must be 64 lowercase hex digits (sha256 of the secret)');
-    if (!isObject(e.plan)) bad('plan must be an object {quota, rate}');
-    const plan = e.plan as Record<string, unknown>;
-    if (!Number.isSafeInteger(plan.quota) || (plan.quota as number) < 0) bad('plan.quota must be a non-negative integer');
-    if (!Number.isSafeInteger(plan.rate) || (plan.rate as number) < 1) bad('plan.rate must be a positive integer');
-    if (e.meta === undefined || e.meta === null) e.meta = {};
-    if (!isObject(e.meta)) bad('meta must be an object');
-    const provider = (e.meta as Record<string, unknown>).provider;
-    if (provider !== undefined && provider !== null && (typeof provider !== 'string' || !PROVIDER_SLUG.test(provider))) bad('meta.provider must be a provider slug');
-    if (e.expires_at === undefined) e.expires_at = null;
-    if (e.expires_at !== null && (typeof e.expires_at !== 'string' || Number.isNaN(Date.parse(e.expires_at)))) bad('expires_at must be an ISO date-time or null');
-    if (e.revoked === undefined) e.revoked = false;
-    if (typeof e.revoked !== 'boolean') bad('revoked must be true or false');
-    if (e.created_at === undefined) e.created_at = '';
-    if (typeof e.created_at !== 'string') bad('created_at must be a string');
+  const problems: KeyProblem[] = [];
+  const valid = data.keys.filter((entry, i) => {
+    const problem = checkEntry(entry, seen);
+    if (problem === null) return true;
+    const e = isObject(entry) ? entry : {};
+    const id = typeof e.id === 'string' && KEY_ID.test(e.id) ? e.id : null;
+    problems.push({ message: `key ${i + 1}${id ? ` (${id})` : ''}: ${problem}`, id, revoked: e.revoked === true });
+    return false;
   });
-  return data as KeyFile;
+  return { data: { ...data, keys: valid as KeyFileEntry[] }, problems };
+}
+
+/** What is wrong with one entry (null: nothing; the entry's defaults are then filled in). */
+function checkEntry(entry: unknown, seen: Set<string>): string | null {
+  if (!isObject(entry)) return 'not an object';
+  const e = entry;
+  if (typeof e.id !== 'string' || !KEY_ID.test(e.id)) return 'id must be 8 lowercase hex digits';
+  if (seen.has(e.id)) return 'duplicate id';
+  seen.add(e.id);
+  if (typeof e.name !== 'string' || e.name.trim() === '') return 'name must be a non-empty string';
+  if (typeof e.hash !== 'string' || !HASH.test(e.hash)) return 'hash must be 64 lowercase hex digits (sha256 of the secret)';
+  if (!isObject(e.plan)) return 'plan must be an object {quota, rate}';
+  const plan = e.plan;
+  if (!Number.isSafeInteger(plan.quota) || (plan.quota as number) < 0) return 'plan.quota must be a non-negative integer';
+  if (!Number.isSafeInteger(plan.rate) || (plan.rate as number) < 1) return 'plan.rate must be a positive integer';
+  const meta = e.meta ?? {};
+  if (!isObject(meta)) return 'meta must be an object';
+  const provider = meta.provider;
+  if (provider !== undefined && provider !== null && (typeof provider !== 'string' || !PROVIDER_SLUG.test(provider))) return 'meta.provider must be a provider slug';
+  const expires = e.expires_at ?? null;
+  if (expires !== null && (typeof expires !== 'string' || Number.isNaN(Date.parse(expires)))) return 'expires_at must be an ISO date-time or null';
+  const revoked = e.revoked ?? false;
+  if (typeof revoked !== 'boolean') return 'revoked must be true or false';
+  const created = e.created_at ?? '';
+  if (typeof created !== 'string') return 'created_at must be a string';
+  e.meta = meta;
+  e.expires_at = expires;
+  e.revoked = revoked;
+  e.created_at = created;
+  return null;
 }
 
 /** The server's view of an entry: plan and scope only; legacy meta.allowed* deliberately left out. */
@@ -147,8 +179,10 @@ export async function writeKeyFile(file: string, data: KeyFile): Promise<void> {
 
 /** Options of addKey. */
 export interface AddKeyOptions {
-  /** Keys file to add to; created if missing. Default "keys.json". */
+  /** Keys file to add to; created if missing. Default "keys.json". Ignored when `repository` is given. */
   file?: string;
+  /** Where the key is stored instead of a file (a state store's key table). Default: the keys file. */
+  repository?: KeyRepository;
   /** Partner or purpose, shown in listings. */
   name: string;
   /** Monthly lookup allowance. Default 1000. */
@@ -163,9 +197,24 @@ export interface AddKeyOptions {
   now?: Date;
 }
 
+/** Where keys are kept: the keys file, or a key table in the state store (runtime/keys/key-repository.ts). */
+export interface KeyRepository {
+  /** The file or store, for messages (never a password). */
+  readonly label: string;
+  /** Every entry as stored (the caller validates). */
+  entries(): Promise<unknown[]>;
+  /** Adds `entry` unless its id is taken; false when taken. */
+  insert(entry: KeyFileEntry): Promise<boolean>;
+  /** Marks key `id` revoked; its entry, or null when there is no such key. */
+  revoke(id: string): Promise<KeyFileEntry | null>;
+  /** Changes whenever a key is added or revoked: what a running server polls. */
+  version(): Promise<string>;
+  close(): Promise<void>;
+}
+
 /** Issues a key: stores its hash and returns the record and the key itself, which is never shown again. */
 export async function addKey(options: AddKeyOptions): Promise<{ record: KeyListing; key: string }> {
-  const file = options.file ?? DEFAULT_KEYS_FILE;
+  const repository = options.repository ?? fileRepository(options.file ?? DEFAULT_KEYS_FILE);
   const now = options.now ?? new Date();
   const name = options.name?.trim();
   if (!name) throw new RegisterError('keys', 'a key needs a --name');
@@ -177,13 +226,8 @@ export async function addKey(options: AddKeyOptions): Promise<{ record: KeyListi
   const provider = options.provider ?? null;
   if (provider !== null && !PROVIDER_SLUG.test(provider)) throw new RegisterError('keys', `--provider must be a provider slug (lowercase letters, digits, _ and -), got ${JSON.stringify(provider)}`);
   const expires_at = options.expires == null ? null : parseExpiry(options.expires, now);
-
-  return withFileLock(file, async () => {
-    const data = await readKeyFile(file);
-    const taken = new Set(data.keys.map((k) => k.id));
-    let id: string;
-    do id = randomBytes(4).toString('hex');
-    while (taken.has(id));
+  for (;;) {
+    const id = randomBytes(4).toString('hex');
     const secret = randomBytes(24).toString('base64url');
     const entry: KeyFileEntry = {
       id,
@@ -195,31 +239,62 @@ export async function addKey(options: AddKeyOptions): Promise<{ record: KeyListi
       revoked: false,
       created_at: now.toISOString(),
     };
-    data.keys.push(entry);
-    await writeKeyFile(file, data);
-    return { record: listing(entry), key: `rk_${id}_${secret}` };
-  });
+    // An id already taken (one in four billion per key) is drawn again.
+    if (await repository.insert(entry)) return { record: listing(entry), key: `rk_${id}_${secret}` };
+  }
 }
 
-/** Every key in the file, in file order, without hashes. */
-export async function listKeys(options: { file?: string } = {}): Promise<KeyListing[]> {
-  return (await readKeyFile(options.file ?? DEFAULT_KEYS_FILE)).keys.map(listing);
+/** Every key, in the order stored, without hashes. */
+export async function listKeys(options: { file?: string; repository?: KeyRepository } = {}): Promise<KeyListing[]> {
+  const repository = options.repository ?? fileRepository(options.file ?? DEFAULT_KEYS_FILE);
+  const { data, problems } = readKeyFileText(JSON.stringify({ keys: await repository.entries() }), repository.label);
+  if (problems.length) throw new RegisterError('keys', problems[0].message, repository.label);
+  return data.keys.map(listing);
 }
 
-/** Marks key `id` revoked (a running server refuses it within a second). Revoking twice is harmless. */
-export async function revokeKey(id: string, options: { file?: string } = {}): Promise<KeyListing> {
-  const file = options.file ?? DEFAULT_KEYS_FILE;
-  if (!KEY_ID.test(id)) throw new RegisterError('keys', `not a key id (8 hex digits): ${JSON.stringify(id)}`, file);
-  return withFileLock(file, async () => {
-    const data = await readKeyFile(file);
-    const entry = data.keys.find((k) => k.id === id);
-    if (!entry) throw new RegisterError('keys', `no key with id ${id}`, file);
-    if (!entry.revoked) {
-      entry.revoked = true;
-      await writeKeyFile(file, data);
-    }
-    return listing(entry);
-  });
+/** Marks key `id` revoked (every running server refuses it within a second). Revoking twice is harmless. */
+export async function revokeKey(id: string, options: { file?: string; repository?: KeyRepository } = {}): Promise<KeyListing> {
+  const repository = options.repository ?? fileRepository(options.file ?? DEFAULT_KEYS_FILE);
+  if (!KEY_ID.test(id)) throw new RegisterError('keys', `not a key id (8 hex digits): ${JSON.stringify(id)}`, repository.label);
+  const entry = await repository.revoke(id);
+  if (!entry) throw new RegisterError('keys', `no key with id ${id}`, repository.label);
+  return listing(entry);
+}
+
+/** The keys file as a KeyRepository: each change a locked read-modify-write and an atomic rewrite. */
+export function fileRepository(file: string): KeyRepository {
+  return {
+    label: file,
+    entries: async () => (await readKeyFile(file)).keys,
+    insert: (entry) =>
+      withFileLock(file, async () => {
+        const data = await readKeyFile(file);
+        if (data.keys.some((k) => k.id === entry.id)) return false;
+        data.keys.push(entry);
+        await writeKeyFile(file, data);
+        return true;
+      }),
+    revoke: (id) =>
+      withFileLock(file, async () => {
+        const data = await readKeyFile(file);
+        const entry = data.keys.find((k) => k.id === id);
+        if (!entry) return null;
+        if (!entry.revoked) {
+          entry.revoked = true;
+          await writeKeyFile(file, data);
+        }
+        return entry;
+      }),
+    version: async () => {
+      try {
+        const s = await stat(file, { bigint: true });
+        return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+      } catch {
+        return 'missing';
+      }
+    },
+    close: async () => {},
+  };
 }
 
 function listing(e: KeyFileEntry): KeyListing {

@@ -1,96 +1,107 @@
-// `register keys add|list|revoke`: a thin shell over key-file.ts.
+// `register keys add|list|revoke`: a thin shell over key-file.ts, on the keys file or (--state URL) on the key table
+// of a state store that several instances share.
 
-import { parseArgs } from 'node:util';
-import { RegisterError } from '../../common/errors.ts';
-import { DEFAULT_KEYS_FILE, addKey, listKeys, revokeKey, type KeyListing } from './key-file.ts';
-
-const USAGE = `usage:
-  register keys add --name NAME [--quota 1000] [--rate 2] [--provider SLUG] [--expires DATE] [--keys keys.json]
-  register keys list [--keys keys.json]
-  register keys revoke ID [--keys keys.json]`;
+import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
+import { badValue, ioOf, processIo, runCommandLine, type CommandIo } from '../../cli/command-line.ts';
+import { DEFAULT_KEYS_FILE, DEFAULT_QUOTA, DEFAULT_RATE, KEY_ID, PROVIDER_SLUG, addKey, fileRepository, listKeys, revokeKey, type KeyListing, type KeyRepository } from './key-file.ts';
 
 /** Where the command writes; the process streams unless a test captures them. */
-export interface KeysCommandIo {
-  out(text: string): void;
-  err(text: string): void;
-}
+export type KeysCommandIo = CommandIo;
 
-const processIo: KeysCommandIo = {
-  out: (t) => void process.stdout.write(t),
-  err: (t) => void process.stderr.write(t),
-};
+/** Where every keys command reads and writes: the keys file, or the key table of a shared state store. */
+const WHERE = {
+  keys: { type: 'string', description: `Keys file (default ${DEFAULT_KEYS_FILE})`, valueHint: 'FILE' },
+  state: { type: 'string', description: 'Keep the keys in this state store instead (sqlite:PATH or redis://host:port/db), shared by every instance using it', valueHint: 'URL' },
+} as const;
 
-/** Runs `register keys <argv>`. `add` prints the new key alone on the last line of stdout, so scripts can take it. */
-export async function keysCommand(argv: string[], io: KeysCommandIo = processIo): Promise<void> {
-  const [sub, ...rest] = argv;
-  switch (sub) {
-    case 'add': {
-      const v = parse(rest, {
-        name: { type: 'string' },
-        quota: { type: 'string' },
-        rate: { type: 'string' },
-        provider: { type: 'string' },
-        expires: { type: 'string' },
-        keys: { type: 'string' },
-      }, 0);
-      if (v.values.name === undefined) throw usage('keys add needs --name NAME');
-      const file = (v.values.keys as string | undefined) ?? DEFAULT_KEYS_FILE;
-      const { record, key } = await addKey({
-        file,
-        name: v.values.name as string,
-        quota: integer('--quota', v.values.quota),
-        rate: integer('--rate', v.values.rate),
-        provider: v.values.provider as string | undefined,
-        expires: v.values.expires as string | undefined,
-      });
+const add = defineCommand({
+  meta: { name: 'add', description: 'Issue a key: printed once, alone on the last line of stdout; only its hash is stored' },
+  args: {
+    name: { type: 'string', description: 'Who the key is for', valueHint: 'NAME', required: true },
+    quota: { type: 'string', description: 'Lookups a month', valueHint: 'N', default: String(DEFAULT_QUOTA) },
+    rate: { type: 'string', description: 'Requests a second', valueHint: 'N', default: String(DEFAULT_RATE) },
+    provider: { type: 'string', description: 'Provider slug whose notices the key may read and acknowledge', valueHint: 'SLUG' },
+    expires: { type: 'string', description: 'Expiry: an ISO date (the end of that day, UTC) or date-time', valueHint: 'DATE' },
+    ...WHERE,
+  },
+  async run(ctx) {
+    const a = ctx.args;
+    const io = ioOf(ctx);
+    const quota = whole('--quota', a.quota, 0);
+    const rate = whole('--rate', a.rate, 1);
+    if (a.provider !== undefined && !PROVIDER_SLUG.test(a.provider)) {
+      throw badValue('keys', `--provider must be a provider slug (lowercase letters, digits, _ and -), got ${JSON.stringify(a.provider)}`);
+    }
+    if (a.expires !== undefined && !(/^\d{4}-\d{2}-\d{2}/.test(a.expires) && !Number.isNaN(Date.parse(a.expires)))) {
+      throw badValue('keys', `--expires must be an ISO date (2027-06-30) or date-time, got ${JSON.stringify(a.expires)}`);
+    }
+    await withRepository(a, async (repository) => {
+      const { record, key } = await addKey({ repository, name: a.name, quota, rate, provider: a.provider, expires: a.expires });
       io.err(
-        `[keys] added key ${record.id} "${record.name}" to ${file}: ${record.quota} lookups/month, ${record.rate}/s` +
+        `[keys] added key ${record.id} "${record.name}" to ${repository.label}: ${record.quota} lookups/month, ${record.rate}/s` +
           `${record.provider ? `, provider ${record.provider}` : ''}${record.expires_at ? `, expires ${record.expires_at}` : ''}.` +
           ` The key is shown once, below; only its hash is stored.\n`,
       );
       io.out(key + '\n');
-      return;
-    }
-    case 'list': {
-      const v = parse(rest, { keys: { type: 'string' } }, 0);
-      io.out(table(await listKeys({ file: (v.values.keys as string | undefined) ?? DEFAULT_KEYS_FILE })));
-      return;
-    }
-    case 'revoke': {
-      const v = parse(rest, { keys: { type: 'string' } }, 1);
-      const file = (v.values.keys as string | undefined) ?? DEFAULT_KEYS_FILE;
-      const record = await revokeKey(v.positionals[0], { file });
-      io.out(`revoked ${record.id} "${record.name}" in ${file}\n`);
-      return;
-    }
-    default:
-      throw usage(sub ? `unknown keys command: ${sub}` : 'missing keys command');
-  }
+    });
+  },
+});
+
+const list = defineCommand({
+  meta: { name: 'list', description: 'List the keys (never their hashes)' },
+  args: WHERE,
+  async run(ctx) {
+    await withRepository(ctx.args, async (repository) => ioOf(ctx).out(table(await listKeys({ repository }))));
+  },
+});
+
+const revoke = defineCommand({
+  meta: { name: 'revoke', description: 'Revoke a key: every running server refuses it within a second' },
+  args: {
+    id: { type: 'positional', description: 'The key id: the 8 hex digits after rk_', valueHint: 'ID', required: true },
+    ...WHERE,
+  },
+  async run(ctx) {
+    const id = ctx.args.id;
+    if (!KEY_ID.test(id)) throw badValue('keys', `not a key id (8 hex digits): ${JSON.stringify(id)}`);
+    await withRepository(ctx.args, async (repository) => {
+      const record = await revokeKey(id, { repository });
+      ioOf(ctx).out(`revoked ${record.id} "${record.name}" in ${repository.label}\n`);
+    });
+  },
+});
+
+export const keysCommandDef = defineCommand({
+  meta: { name: 'keys', description: 'Issue, list and revoke API keys, in the keys file or a shared state store' },
+  subCommands: { add, list, revoke },
+}) as CommandDef<ArgsDef>;
+
+/** Runs `register keys <argv>`. `add` prints the new key alone on the last line of stdout, so scripts can take it. */
+export async function keysCommand(argv: string[], io: KeysCommandIo = processIo): Promise<void> {
+  await runCommandLine(keysCommandDef, argv, ['register', 'keys'], io);
 }
 
-type Options = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
-
-function parse(args: string[], options: Options, positionals: number): ReturnType<typeof parseArgs> {
-  let parsed: ReturnType<typeof parseArgs>;
+/** Runs `fn` on the keys file, or on the key table of the state store `--state` names (opened and closed around it). */
+async function withRepository(values: Record<string, unknown>, fn: (repository: KeyRepository) => Promise<void>): Promise<void> {
+  const state = values.state as string | undefined;
+  if (state === undefined) return fn(fileRepository((values.keys as string | undefined) ?? DEFAULT_KEYS_FILE));
+  if (values.keys !== undefined) throw badValue('keys', 'give --keys FILE or --state URL, not both');
+  // Loaded only here: a keys-file command never loads the engines' clients.
+  const { openStateStore, describeStateLocation } = await import('../state/open-state-store.ts');
+  const { keyRepositoryFor } = await import('./state-key-repository.ts');
+  const opened = await openStateStore(state, { log: (m) => process.stderr.write(`${m}\n`) });
   try {
-    parsed = parseArgs({ args, options, allowPositionals: positionals > 0, strict: true });
-  } catch (e) {
-    throw usage((e as Error).message);
+    if (opened.engine && 'ready' in opened.engine) await opened.engine.ready();
+    await fn(keyRepositoryFor(opened, describeStateLocation(opened.location)));
+  } finally {
+    await opened.store.close();
   }
-  if (parsed.positionals.length !== positionals) {
-    throw usage(positionals === 0 ? `unexpected argument: ${parsed.positionals[0]}` : `expected ${positionals} argument(s), got ${parsed.positionals.length}`);
-  }
-  return parsed;
 }
 
-function integer(flag: string, value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw usage(`${flag} must be a whole number, got ${JSON.stringify(value)}`);
-  return Number(value);
-}
-
-function usage(message: string): RegisterError {
-  return new RegisterError('keys', `${message}\n${USAGE}`);
+function whole(flag: string, value: string, min: number): number {
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min && Number.isSafeInteger(n))) throw badValue('keys', `${flag} must be a whole number${min > 0 ? ` from ${min} up` : ''}, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 function table(keys: KeyListing[]): string {

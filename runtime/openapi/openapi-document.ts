@@ -23,7 +23,8 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 export type HttpMethod = 'get' | 'post';
-export type PathItem = Partial<Record<HttpMethod, JsonObject>>;
+/** Operations by method; `servers` only on the operational paths, which live at the root rather than under /api. */
+export type PathItem = Partial<Record<HttpMethod, JsonObject>> & { servers?: JsonObject[] };
 
 export interface OpenApiDocument {
   openapi: '3.1.0';
@@ -151,6 +152,7 @@ const KNOWN_ERROR_CODES = [
   'ack_storage_unavailable',
   'internal_error',
   'uri_too_long',
+  'not_ready',
   ...PROTOCOL_REFUSAL_CODES,
 ] as const;
 
@@ -1011,6 +1013,15 @@ const changelogResponses = (schema: string, badRequestCodes: readonly string[] |
   return r;
 };
 
+/** The operational endpoints are served from the root, not the API namespaces. */
+const OPS_SERVERS: JsonObject[] = [{ url: '/', description: 'The server root: operational endpoints, outside /api.' }];
+/** The Prometheus text format's content type, as prom-client writes it. */
+export const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+function opsOperation(operationId: string, summary: string, description: string, responses: Record<string, JsonObject>): JsonObject {
+  return { operationId, tags: ['operations'], summary, description: `Public (no key), no cost. ${description}`, 'x-lookup-cost': 0, security: [], responses };
+}
+
 const paths: Record<string, PathItem> = {
   '/': {
     get: operation({
@@ -1333,6 +1344,26 @@ const paths: Record<string, PathItem> = {
       responses: { '200': ok('The OpenAPI document.', schemaRef('OpenApiDocumentBody'), STAMP_IF_LOADED) },
     }),
   },
+  // Operational endpoints (runtime/ops/ops-app.ts): at the root, no key, no cost, never under a namespace.
+  '/healthz': {
+    servers: OPS_SERVERS,
+    get: opsOperation('getHealth', 'The process is up', 'Answers 200 while the process serves; nothing else is checked.', {
+      '200': { description: 'The process is up.', content: jsonContent(allRequired('Liveness.', { status: { const: 'ok' } })) },
+    }),
+  },
+  '/readyz': {
+    servers: OPS_SERVERS,
+    get: opsOperation('getReady', 'Ready to serve the API', 'A release is loaded and the state store answers; 503 `not_ready` names which is missing.', {
+      '200': ok('Ready.', allRequired('Readiness.', { status: { const: 'ready' }, release: schemaRef('Stamp') })),
+      '503': errorResponse('No release is loaded, or the state store does not answer.', ['not_ready'], STAMP_IF_LOADED),
+    }),
+  },
+  '/metrics': {
+    servers: OPS_SERVERS,
+    get: opsOperation('getMetrics', 'Prometheus metrics', 'Requests by route and status, latency, cache hits, server errors by code, credits charged and given back, state-store errors; this process only.', {
+      '200': { description: 'Prometheus text exposition format 0.0.4.', content: { [METRICS_TYPE]: { schema: { type: 'string' } } } },
+    }),
+  },
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1394,6 +1425,7 @@ export const openapiDocument: OpenApiDocument = deepFreeze({
     { name: 'lookup', description: 'Costing lookups.' },
     { name: 'notices', description: 'Provider-scoped notice feed.' },
     { name: 'changelog', description: 'Per-release changelog (no cost, ETag).' },
+    { name: 'operations', description: 'Health, readiness and metrics for operators (at the server root, no key).' },
   ],
   paths,
   components: {
@@ -1424,9 +1456,9 @@ function deepFreeze<T>(value: T): T {
 
 const HTTP_METHODS: readonly HttpMethod[] = ['get', 'post'];
 
-/** Every documented (method, path template) pair, in document order; the router's route table must match it. */
+/** Every documented (method, path template) pair of the API, in document order; the router's route table must match it. */
 export const OPENAPI_ROUTES: ReadonlyArray<{ method: string; path: string }> = Object.freeze(
-  Object.entries(openapiDocument.paths).flatMap(([path, item]) =>
+  Object.entries(openapiDocument.paths).filter(([, item]) => !item.servers).flatMap(([path, item]) =>
     HTTP_METHODS.filter((m) => item[m] !== undefined).map((m) => Object.freeze({ method: m.toUpperCase(), path })),
   ),
 );

@@ -40,9 +40,16 @@ export class BodyCache {
     return this.map.size;
   }
 
+  /** Lookups that found a body, and that did not (for /metrics). */
+  hits = 0;
+  misses = 0;
+
   /** The body kept under `key`; never write to it. */
   get(key: string): Uint8Array | undefined {
-    return this.map.get(key);
+    const body = this.map.get(key);
+    if (body === undefined) this.misses++;
+    else this.hits++;
+    return body;
   }
 
   /**

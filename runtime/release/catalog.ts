@@ -6,7 +6,7 @@ import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
 import { openIndex } from '../../common/index-file.ts';
 import type { Namespace } from '../../common/ids.ts';
 import { NOT_AT_HAND, type Clock, type ShardSource } from '../interfaces.ts';
-import { stderrLogger, type Logger } from '../log.ts';
+import { stderrProblemLog, type ProblemLog } from '../problem-log.ts';
 import { ArtefactError, fileOf, readFailure, UpstreamError } from '../read-errors.ts';
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
@@ -26,7 +26,7 @@ export interface CatalogOptions {
   /** Bytes of finished entity answers kept across all releases (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
   bodyCacheBytes?: number;
   /** Where a damaged index.json or a stamp that cannot be opened is reported, once per distinct reason (default: stderr). */
-  log?: Logger;
+  log?: ProblemLog;
 }
 
 /** Why a file the catalog needs cannot be used. */
@@ -54,7 +54,7 @@ export class ReleaseCatalog {
   /** Releases (releaseKey) that failed to open, answered as they are until the next re-read of the index rather than re-read per request. */
   private readonly failed = new Map<string, ReadFailure>();
   private readonly logged = new Set<string>();
-  private readonly log: Logger;
+  private readonly log: ProblemLog;
   readonly cache: BucketCache;
   readonly shards: ShardCache;
   readonly bodies: BodyCache;
@@ -63,7 +63,7 @@ export class ReleaseCatalog {
     this.cache = createBucketCache(opts.cacheBytes ?? DEFAULT_BUCKET_CACHE_BYTES);
     this.shards = new ShardCache(opts.shardCacheBytes ?? DEFAULT_SHARD_CACHE_BYTES);
     this.bodies = new BodyCache(opts.bodyCacheBytes ?? DEFAULT_BODY_CACHE_BYTES);
-    this.log = opts.log ?? stderrLogger;
+    this.log = opts.log ?? stderrProblemLog;
   }
 
   /** The current index (null when nothing is compiled). Throws why, when index.json exists but cannot be used. */

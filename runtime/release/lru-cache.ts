@@ -51,10 +51,18 @@ export class LruCache<K, V> {
     return this.slots.has(key);
   }
 
+  /** get() calls that found a value, and that did not (for /metrics). */
+  hits = 0;
+  misses = 0;
+
   /** The retained value under `key` (marking it recently used), or undefined. */
   get(key: K): V | undefined {
     const slot = this.slots.get(key);
-    if (!slot) return undefined;
+    if (!slot) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     this.touch(slot);
     return slot.value;
   }

@@ -52,14 +52,21 @@ export class ShardCache {
     return this.where.size;
   }
 
+  /** Lookups that found a shard, and that did not (for /metrics). */
+  hits = 0;
+  misses = 0;
+
   /** A copy of the shard under `key` if it is retained with exactly `length` bytes, else undefined. */
   get(key: number, length: number): Uint8Array | undefined {
+    this.misses++; // taken back below on a hit: one counter bump on every path out
     const at = this.where.get(key);
     if (at === undefined) return undefined;
     if (at < this.head - this.capacity) return undefined;
     const ring = this.ring!;
     const start = at % this.capacity;
     if ((ring[start] | (ring[start + 1] << 8) | (ring[start + 2] << 16) | (ring[start + 3] << 24)) >>> 0 !== length) return undefined;
+    this.misses--;
+    this.hits++;
     const out = this.copyOut(length);
     out.set(ring.subarray(start + LENGTH_BYTES, start + LENGTH_BYTES + length));
     // Second chance: a shard in the older half of the ring is written again at the head, so a popular shard stays

@@ -1,5 +1,5 @@
-// The rate check and the charge of one costing request, through StateStore.admit where a store has it (the remote
-// driver: one round trip to the process holding the state) and as the two calls otherwise.
+// The rate check and the charge of one costing request, through StateStore.admit where a store has it (SQLite and
+// Redis: one atomic step shared by every process) and as the two calls otherwise.
 import type { Admission, StateStore } from '../interfaces.ts';
 
 export function admit(store: StateStore, keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {

@@ -1,5 +1,5 @@
-// The in-memory picture of runtime state (quota counters and notice states) that every state driver builds on.
-// Drivers decide when a change is applied (the journal store: only once it is on disk); this file decides what it means.
+// The in-memory picture of runtime state (quota counters and notice states): the memory store's whole state, the
+// image an earlier version's journal is imported through, and the argument checks every driver shares.
 
 import type { ChargeResult, NoticeState, StateStore } from '../interfaces.ts';
 
@@ -159,6 +159,19 @@ export function checkCharge(cost: number, quota: number): void {
 
 export function checkRefund(cost: number): void {
   if (!Number.isSafeInteger(cost) || cost < 0) throw new RangeError(`[state] refund: cost must be a non-negative integer, got ${cost}`);
+}
+
+/** checkNoticeArgs plus the time a seen mark or an acknowledgement carries. */
+export function checkMarkArgs(op: string, provider: string, batchId: number, findingIds: string[], at: string): void {
+  checkNoticeArgs(op, provider, batchId, findingIds);
+  if (typeof at !== 'string') throw new TypeError(`[state] ${op}: at must be a string`);
+}
+
+/** The seen and acknowledged times of stored notice details: what StateStore.notices answers. */
+export function noticeStatesOf(details: Map<string, NoticeDetail>): Map<string, NoticeState> {
+  const out = new Map<string, NoticeState>();
+  for (const [id, d] of details) out.set(id, { seen_at: d.seen_at, acknowledged_at: d.acknowledged_at });
+  return out;
 }
 
 export function checkNoticeArgs(op: string, provider: string, batchId: number, findingIds: string[]): void {

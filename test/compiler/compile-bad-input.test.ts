@@ -1,12 +1,12 @@
 // A wrong release is refused with one line naming the file (and row) and the reason, and dist/ is left unchanged.
-import { mkdtempSync, readdirSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { writeHandRelease, type Rows } from '../fixtures/hand-release.ts';
+import { fresh, refused, tamper } from '../fixtures/refusals.ts';
 
 const A = 'rt000000000000a1';
 const B = 'rt000000000000b2';
@@ -15,35 +15,6 @@ const good = (): Record<string, Rows> => ({
   entities: [[A, 'team', 'active', 'Alpha', '', '', '', '', ''], [B, 'team', 'active', 'Beta', '', '', '', '', '']],
   bridges: [['opta', '', 't1', A, ''], ['opta', '', 't2', B, '']],
 });
-
-function fresh() {
-  const root = mkdtempSync(join(tmpdir(), 'ir-bad-'));
-  return { releases: join(root, 'releases'), dist: join(root, 'dist') };
-}
-
-async function refused(dirs: { releases: string; dist: string }, strict = false): Promise<string> {
-  const err = await compileAll({ releases: dirs.releases, dist: dirs.dist, strict, progress: false }).then(
-    () => null,
-    (e: Error) => e,
-  );
-  expect(err, 'the compile should have been refused').toBeInstanceOf(Error);
-  // Nothing half-written: no stamp folder, no temp folder, no index pointing anywhere.
-  const left = existsSync(dirs.dist) ? readdirSync(dirs.dist) : [];
-  expect(left.filter((n) => n !== 'index.json')).toEqual([]);
-  return err!.message;
-}
-
-/** Rewrites one listed file and fixes up nothing else (so the manifest no longer matches), or everything. */
-function tamper(dir: string, rel: string, content: Buffer, fixManifest: boolean) {
-  writeFileSync(join(dir, rel), content);
-  if (!fixManifest) return;
-  const m = JSON.parse(readFileSync(join(dir, 'release.json'), 'utf8'));
-  const sha = createHash('sha256').update(content).digest('hex');
-  m.files[rel] = { ...m.files[rel], bytes: content.length, sha256: sha };
-  writeFileSync(join(dir, 'release.json'), JSON.stringify(m));
-  const sums = readFileSync(join(dir, 'checksums.txt'), 'utf8').split('\n').map((l) => (l.endsWith(`  ${rel}`) ? `${sha}  ${rel}` : l));
-  writeFileSync(join(dir, 'checksums.txt'), sums.join('\n'));
-}
 
 const NEXT = '20261008T000000Z';
 
@@ -129,6 +100,21 @@ describe('compile refuses a wrong release', () => {
     const d = fresh();
     writeHandRelease(d.releases, STAMP, rows);
     expect(await refused(d)).toMatch(/redirect cycle/);
+  });
+
+  it('a redirect row that makes no sense names its row', async () => {
+    const C = 'rt000000000000c3';
+    for (const [row, message] of [
+      [[C, A, 'renamed'], `redirect of ${C} has reason "renamed"; it must be merged (with a to_id) or de_corroborated (without)`],
+      [[C, '', ''], `redirect of ${C} has reason ""; it must be merged (with a to_id) or de_corroborated (without)`],
+      [[C, '', 'merged'], `merged redirect of ${C} has no to_id`],
+      [[C, A, 'de_corroborated'], `de_corroborated redirect of ${C} names to_id ${A}; a tombstone has none`],
+      [[C, C, 'merged'], `redirect cycle: ${C} redirects to itself`],
+    ] as const) {
+      const d = fresh();
+      writeHandRelease(d.releases, STAMP, { ...good(), redirects: [['rt000000000000d4', A, 'merged'], [...row]] });
+      expect(await refused(d)).toBe(`[compile] csv/redirects.csv row 2: ${message}`);
+    }
   });
 
   it('referential slack is dropped and reported, and refused under --strict', async () => {

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
-import { ENTITY_RANGES } from '../../compiler/stages/build-entities.ts';
+import { ENTITY_RANGES } from '../../compiler/stages/entities/build-entities.ts';
 import { PRIOR_READS_IN_FLIGHT } from '../../compiler/read/prior-shards.ts';
 
 const A = 'rt000000000000a1';

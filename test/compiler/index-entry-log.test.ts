@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { IndexEntryLog, readIndexEntryLog } from '../../compiler/write/index-entry-log.ts';
+import { IndexEntryLog, readIndexEntryLog } from '../../compiler/records/index-entry-log.ts';
 import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, type EntityIndexValue } from '../../common/dist-layout.ts';
 
 const u32 = fc.integer({ min: 0, max: 0xffffffff });

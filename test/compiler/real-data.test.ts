@@ -6,7 +6,7 @@ import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { importV0 } from '../../compiler/generate/from-v0.ts';
+import { importV0 } from '../../generator/from-v0.ts';
 import { compileAll } from '../../compiler/compile.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';

@@ -30,6 +30,7 @@ export function client(baseUrl: string, defaultKey: string | null = null) {
     const res = await fetch(baseUrl + path, { method, headers, body });
     const text = await res.text();
     validateResponse({ method, path, status: res.status, headers: res.headers, body: text });
-    return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : null };
+    const isJson = res.headers.get('content-type')?.startsWith('application/json') ?? false;
+    return { status: res.status, headers: res.headers, text, json: text && isJson ? JSON.parse(text) : null };
   };
 }

@@ -7,7 +7,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { openapiDocument, type JsonObject, type JsonValue, type PathItem } from '../../runtime/openapi/openapi-document.ts';
+import { openapiDocument, type HttpMethod, type JsonObject, type JsonValue, type PathItem } from '../../runtime/openapi/openapi-document.ts';
 
 // ajv-formats is CommonJS: depending on the loader its default import is the plugin or its module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
@@ -231,7 +231,7 @@ export function findOperation(method: string, path: string): MatchedOperation | 
     }
     if (!matches) continue;
     const m = method.toLowerCase();
-    const op = route.item[m as keyof PathItem];
+    const op = route.item[m as HttpMethod];
     return { template: route.template, method: m, operation: op ?? null, params };
   }
   return null;
@@ -350,6 +350,14 @@ export function validateResponse(sample: ResponseSample): unknown {
 
   const content = response.content as JsonObject | undefined;
   const media = content?.['application/json'] as JsonObject | undefined;
+  // A documented text body (Prometheus metrics): its exact content type and a non-empty body are all there is to check.
+  const textType = content && !media ? Object.keys(content).find((t) => t.startsWith('text/plain')) : undefined;
+  if (textType) {
+    const got = get('content-type');
+    if (got !== textType) throw new Error(`[openapi] ${where}: Content-Type must be "${textType}", got ${JSON.stringify(got)}`);
+    if (body === '') throw new Error(`[openapi] ${where}: empty body, a text body is documented`);
+    return body;
+  }
   if (!media) {
     if (body !== '') throw new Error(`[openapi] ${where}: this response has no body, got ${excerpt(body)}`);
     return undefined;

@@ -2,7 +2,7 @@
 // validator accepts contract-conforming responses and rejects the bugs it exists to catch.
 
 import { describe, expect, it } from 'vitest';
-import { OPENAPI_ROUTES, openapiDocument, type JsonObject, type JsonValue } from '../../runtime/openapi/openapi-document.ts';
+import { METRICS_TYPE, OPENAPI_ROUTES, openapiDocument, type JsonObject, type JsonValue } from '../../runtime/openapi/openapi-document.ts';
 import { openapiJsonText } from '../../runtime/openapi/openapi-json.ts';
 import {
   assertErrorBody,
@@ -179,7 +179,8 @@ interface OperationEntry {
   operation: JsonObject;
 }
 
-const operations: OperationEntry[] = Object.entries(openapiDocument.paths).flatMap(([path, item]) =>
+// The API's operations; the operational endpoints at the root (/healthz, /readyz, /metrics) are checked on their own.
+const operations: OperationEntry[] = Object.entries(openapiDocument.paths).filter(([, item]) => !item.servers).flatMap(([path, item]) =>
   Object.entries(item).map(([method, operation]) => ({
     key: `${method.toUpperCase()} ${path}`,
     method,
@@ -346,6 +347,19 @@ describe('OpenAPI document: structure', () => {
     'GET /changes': [200, 304, 400, 401],
     'GET /changes/releases': [200, 304, 401],
   };
+
+  it('documents the operational endpoints at the root, public and free, /metrics in the Prometheus text format', () => {
+    const ops = Object.entries(openapiDocument.paths).filter(([, item]) => item.servers);
+    expect(ops.map(([path]) => path)).toEqual(['/healthz', '/readyz', '/metrics']);
+    for (const [path, item] of ops) {
+      expect(item.servers!.map((s) => s.url), path).toEqual(['/']);
+      expect(Object.keys(item).sort(), path).toEqual(['get', 'servers']);
+      expect(item.get!.security, path).toEqual([]);
+      expect(item.get!['x-lookup-cost'], path).toBe(0);
+    }
+    expect(Object.keys((openapiDocument.paths['/metrics'].get!.responses as JsonObject)['200'] as JsonObject)).toContain('content');
+    expect(Object.keys(((openapiDocument.paths['/metrics'].get!.responses as JsonObject)['200'] as JsonObject).content as JsonObject)).toEqual([METRICS_TYPE]);
+  });
 
   it('documents every status the contract names for each operation', () => {
     expect(Object.keys(CONTRACT_STATUSES).sort()).toEqual(operations.map((o) => o.key).sort());

@@ -17,7 +17,7 @@ import { verifyDist, verifyStamp } from '../../compiler/dist-manifest.ts';
 import { openIndex } from '../../common/index-file.ts';
 import type { KeyStore, ShardSource } from '../../runtime/interfaces.ts';
 import { openKeyStore } from '../../runtime/keys/key-store.ts';
-import type { LogRecord } from '../../runtime/log.ts';
+import type { LogRecord } from '../../runtime/problem-log.ts';
 import { buildApp, startRuntime, type Runtime } from '../../runtime/server.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createHttpSource } from '../../runtime/source/http-source.ts';
@@ -103,7 +103,7 @@ async function credits(store: ReturnType<typeof createMemoryStore>, key: Probe['
 /** Every probe, in order, against an app over `source` (a fresh state store: nothing seen, nothing charged). */
 async function answers(dist: string, source: ShardSource, log: LogRecord[], privateDist: string = dist): Promise<Answer[]> {
   const store = createMemoryStore();
-  const built = buildApp({ dist, privateDist, source, store, keyStore, clock, log: (r) => log.push(r) });
+  const built = buildApp({ dist, privateDist, source, store, keyStore, clock, problems: (r) => log.push(r) });
   const out: Answer[] = [];
   try {
     for (const p of probes) {
@@ -298,7 +298,7 @@ describe('index.json naming a stamp that cannot be opened', () => {
       const log: LogRecord[] = [];
       let t = FUZZ_START;
       // The index is re-read every second: ten re-reads of the same index, one line.
-      const built = buildApp({ dist: to, source: createFsSource({ root: to }), store: createMemoryStore(), keyStore, clock: { now: () => t }, log: (r) => log.push(r) });
+      const built = buildApp({ dist: to, source: createFsSource({ root: to }), store: createMemoryStore(), keyStore, clock: { now: () => t }, problems: (r) => log.push(r) });
       try {
         for (let i = 0; i < 10; i++, t += 1500) {
           const ask = (ns: string) => built.app.fetch(new Request(`http://127.0.0.1/api/${ns}/meta`, { headers: { authorization: `Bearer ${world.keys.partner}` } }));
@@ -369,8 +369,8 @@ describe('over real HTTP', () => {
       damagedCopy(world.dist, files, to, file, kind);
       const logs: LogRecord[] = [];
       // Each pair starts with no state, so both deliver the notices as new.
-      const good: Runtime = await startRuntime({ dist: world.dist, keys: world.keysFile, state: join(scratch, `state-good-${kind}`), port: 0, log: () => {} });
-      const bad = await startRuntime({ dist: to, keys: world.keysFile, state: join(scratch, `state-${kind}`), port: 0, log: (r) => logs.push(r) });
+      const good: Runtime = await startRuntime({ dist: world.dist, keys: world.keysFile, state: join(scratch, `state-good-${kind}`), port: 0, problems: () => {} });
+      const bad = await startRuntime({ dist: to, keys: world.keysFile, state: join(scratch, `state-${kind}`), port: 0, problems: (r) => logs.push(r) });
       try {
         let refused = 0;
         for (const [path, key] of paths) {

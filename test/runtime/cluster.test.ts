@@ -1,11 +1,11 @@
-// `register serve --workers 2`: two worker processes answer on one port while the primary holds the state store.
-// Limits stay exact across the workers, acknowledgements are durable, SIGTERM stops every process cleanly, and
-// every response still matches the OpenAPI document.
+// `register serve --workers 2`: two worker processes answer on one port, each with its own connection to the one
+// SQLite state database. Limits stay exact across the workers, acknowledgements are durable, SIGTERM stops every
+// process cleanly, and every response still matches the OpenAPI document.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { openJournalStore } from '../../runtime/state/journal-store.ts';
+import { openSqliteStore } from '../../runtime/state/sqlite-store.ts';
 import { client } from '../helpers/api-client.ts';
 import { ID } from '../fixtures/hand-world.ts';
 import { spawnServe, type ServerProcess } from '../reliability/support/child-server.ts';
@@ -61,7 +61,7 @@ describe('serve --workers 2', () => {
     server.proc.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(() => execFileSync('pgrep', ['-f', state])).toThrow(); // no worker left behind
-    const store = await openJournalStore({ dir: state, log: () => {} });
+    const store = await openSqliteStore({ file: join(state, 'register.db'), log: () => {} });
     try {
       const detail = (await store.noticeDetails('opta', 7, ['opta-2'])).get('opta-2');
       expect(detail?.acknowledged_at).not.toBeNull();

@@ -103,3 +103,30 @@ describe('serving a mirror over HTTP', () => {
     expect(packReads.every((q) => q.range !== undefined)).toBe(true);
   });
 });
+
+describe('a --read-only mirror', () => {
+  it('keeps quota in its state store across a restart, and answers acknowledgements 503 ack_storage_unavailable', async () => {
+    const state = join(world.root, 'state-read-only');
+    const limited = (await addKey({ file: join(world.root, 'keys.json'), name: 'mirror user', quota: 5, rate: 100000, provider: 'opta' })).key;
+    const start = () => startRuntime({ dist: mirror.baseUrl, privateDist: world.dist, keys: join(world.root, 'keys.json'), state, readOnly: true, port: 0 });
+    const first = await start();
+    try {
+      const b = client(first.url + '/api/v1', limited);
+      for (let i = 0; i < 3; i++) expect((await b(`/entities/${ID.arsenal}`)).status).toBe(200);
+      const ack = await b('/notices/ack', { body: { finding_ids: ['f1'] } });
+      expect(ack.status).toBe(503);
+      expect(ack.json.error).toBe('ack_storage_unavailable');
+    } finally {
+      await first.close();
+    }
+    // A restart hands out no fresh allowance: the mirror's counters are in its store like any instance's.
+    const second = await start();
+    try {
+      const r = await client(second.url + '/api/v1', limited)(`/entities/${ID.arsenal}`);
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-register-credits-remaining')).toBe('1');
+    } finally {
+      await second.close();
+    }
+  });
+});

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import type { LogRecord } from '../../runtime/log.ts';
+import type { LogRecord } from '../../runtime/problem-log.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
 import { serveDir, type ServedDir } from '../helpers/serve-dir.ts';
@@ -39,8 +39,8 @@ beforeAll(async () => {
   flipShardOf(damaged, STAMPS[1], ID.arsenal);
   keysFile = join(world.root, 'keys.json');
   key = (await addKey({ file: keysFile, name: 'partner', quota: 100_000, rate: 100_000 })).key;
-  // The journal store: credits as durable state, read back over HTTP.
-  rt = await startRuntime({ dist: damaged, keys: keysFile, state: join(world.root, 'state'), port: 0, log: (r) => logs.push(r) });
+  // The SQLite state store: credits as durable state, read back over HTTP.
+  rt = await startRuntime({ dist: damaged, keys: keysFile, state: join(world.root, 'state'), port: 0, problems: (r) => logs.push(r) });
 });
 afterAll(async () => {
   await rt?.close();
@@ -108,7 +108,7 @@ describe('a mirror whose origin fails', () => {
       cpSync(join(world.dist, stamp, 'public'), join(upload, stamp, 'public'), { recursive: true });
     }
     mirror = await serveDir(upload);
-    remote = await startRuntime({ dist: mirror.baseUrl, privateDist: null, keys: keysFile, state: join(world.root, 'state-mirror'), port: 0, log: (r) => logs.push(r) });
+    remote = await startRuntime({ dist: mirror.baseUrl, privateDist: null, keys: keysFile, state: join(world.root, 'state-mirror'), port: 0, problems: (r) => logs.push(r) });
   });
   afterAll(async () => {
     await remote?.close();

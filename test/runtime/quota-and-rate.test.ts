@@ -9,7 +9,7 @@ import { openKeyStore } from '../../runtime/keys/key-store.ts';
 import { buildApp } from '../../runtime/server.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createMemoryStore } from '../../runtime/state/memory-store.ts';
-import { openJournalStore } from '../../runtime/state/journal-store.ts';
+import { openSqliteStore } from '../../runtime/state/sqlite-store.ts';
 import type { StateStore } from '../../runtime/interfaces.ts';
 import { validateResponse } from '../helpers/openapi-validator.ts';
 import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
@@ -84,12 +84,12 @@ describe('quota', () => {
     expect((await get('/key')).json.period).toBe('2028-03');
   });
 
-  it('counters survive a restart of the journal store', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'ir-state-'));
-    const first = await setup({ quota: 10, rate: 1_000_000, start: '2026-11-10T12:00:00Z', store: await openJournalStore({ dir }) });
+  it('counters survive a restart of the SQLite store', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'ir-state-')), 'register.db');
+    const first = await setup({ quota: 10, rate: 1_000_000, start: '2026-11-10T12:00:00Z', store: await openSqliteStore({ file }) });
     for (let i = 0; i < 3; i++) await first.get(`/entities/${ID.arsenal}`);
     await first.store.close();
-    const store = await openJournalStore({ dir });
+    const store = await openSqliteStore({ file });
     expect(await store.remaining((await import('../../runtime/keys/key-file.ts')).API_KEY.exec(first.key)![1], '2026-11', 10)).toBe(7);
     await store.close();
   });

@@ -269,7 +269,8 @@ interface OperationShape {
 export function documentOperations(): OperationShape[] {
   const out: OperationShape[] = [];
   for (const [template, item] of Object.entries(openapiDocument.paths)) {
-    for (const [method, op] of Object.entries(item)) {
+    if (item.servers) continue; // the operational endpoints are not the API's, and take no parameters
+    for (const [method, op] of Object.entries(item) as [string, JsonObject][]) {
       const params = ((op.parameters ?? []) as JsonValue[]).map((p) => resolveDocumentRef(p));
       out.push({
         template,

@@ -23,6 +23,16 @@ const open = (file: string, log: (m: string) => void = () => {}): KeyStore => {
   return s;
 };
 
+/** Resolves with the ms it took once `cond` holds; throws after `ms`. */
+const waitFor = async (cond: () => boolean, ms = 1000): Promise<number> => {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return Date.now() - start;
+};
+
 describe('key store: the Authorization header', () => {
   const file = freshFile();
   let key = '';
@@ -120,14 +130,6 @@ describe('key store: record checks', () => {
 });
 
 describe('key store: reloading', () => {
-  const waitFor = async (cond: () => boolean, ms = 1000): Promise<number> => {
-    const start = Date.now();
-    while (!cond()) {
-      if (Date.now() - start > ms) throw new Error('timed out');
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    return Date.now() - start;
-  };
 
   it('refuses a key within a second of its revocation, without restart', async () => {
     const file = freshFile();
@@ -182,5 +184,56 @@ describe('key store: reloading', () => {
     writeFileSync(file, JSON.stringify({ keys: [] })); // fixed: the new version applies
     await waitFor(() => !s.authenticate(`Bearer ${key}`, NOW).ok);
     expect(logs[1]).toMatch(/reloaded \(0 keys\)/);
+  });
+});
+
+describe('key store: a reload with invalid entries fails safe, entry by entry', () => {
+  type Entry = { id: string; hash: string; revoked: boolean; plan: unknown };
+
+  it('applies a revocation made in the same edit that broke another entry, keeps the other keys as they were, and says so loudly', async () => {
+    const file = freshFile();
+    const a = await addKey({ file, name: 'A', now: NOW });
+    const b = await addKey({ file, name: 'B', now: NOW });
+    const c = await addKey({ file, name: 'C', now: NOW });
+    const logs: string[] = [];
+    const s = open(file, (m) => logs.push(m));
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { keys: Entry[] };
+    data.keys[0].revoked = true; // A revoked...
+    data.keys[1].plan = { quota: 'lots', rate: 1 }; // ...while B's record is broken by the same edit
+    writeFileSync(file, JSON.stringify(data));
+    await waitFor(() => !s.authenticate(`Bearer ${a.key}`, NOW).ok);
+    expect(s.authenticate(`Bearer ${a.key}`, NOW)).toEqual({ ok: false, code: 'revoked_key' });
+    expect(s.authenticate(`Bearer ${b.key}`, NOW).ok).toBe(true); // B keeps its last good state
+    expect(s.authenticate(`Bearer ${c.key}`, NOW).ok).toBe(true);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatch(/REFUSED 1 invalid entry: key 2 \([0-9a-f]{8}\): plan.quota must be a non-negative integer/);
+    expect(logs[0]).toMatch(/Revocations in them still apply/);
+    for (const k of [a, b, c]) expect(logs[0]).not.toContain(k.key.slice(12));
+  });
+
+  it('refuses a key whose record is unreadable but whose revocation is legible (revocation fails closed)', async () => {
+    const file = freshFile();
+    const a = await addKey({ file, name: 'A', now: NOW });
+    const s = open(file);
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { keys: Entry[] };
+    data.keys[0].hash = 'not a hash';
+    data.keys[0].revoked = true;
+    writeFileSync(file, JSON.stringify(data));
+    await waitFor(() => !s.authenticate(`Bearer ${a.key}`, NOW).ok);
+    expect(s.authenticate(`Bearer ${a.key}`, NOW)).toEqual({ ok: false, code: 'revoked_key' });
+  });
+
+  it('drops a key whose entry lost its id (nothing says which key it was), and serves none it never saw valid', async () => {
+    const file = freshFile();
+    const a = await addKey({ file, name: 'A', now: NOW });
+    const s = open(file);
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { keys: (Entry & { name?: unknown })[] };
+    data.keys[0].id = 'XYZ';
+    const secret = 'Q'.repeat(32);
+    data.keys.push({ id: 'abcdef99', hash: hashSecret(secret), revoked: false, plan: { quota: 1, rate: 0 }, name: 'new but broken' });
+    writeFileSync(file, JSON.stringify(data));
+    await waitFor(() => !s.authenticate(`Bearer ${a.key}`, NOW).ok);
+    expect(s.authenticate(`Bearer ${a.key}`, NOW)).toEqual({ ok: false, code: 'invalid_key' });
+    expect(s.authenticate(`Bearer rk_abcdef99_${secret}`, NOW)).toEqual({ ok: false, code: 'invalid_key' });
   });
 });

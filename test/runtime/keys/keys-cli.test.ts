@@ -8,6 +8,7 @@ import { RegisterError } from '../../../common/errors.ts';
 import { API_KEY, hashSecret } from '../../../runtime/keys/key-file.ts';
 import { openKeyStore } from '../../../runtime/keys/key-store.ts';
 import { keysCommand } from '../../../runtime/keys/keys-cli.ts';
+import { UsageError } from '../../../cli/command-line.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'keys-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -58,30 +59,45 @@ describe('register keys', () => {
     expect((await run(['list', '--keys', join(root, 'none.json')])).out).toBe('no keys\n');
   });
 
-  it('rejects bad arguments with a RegisterError saying what is wrong', async () => {
+  it('refuses a bad command line with a UsageError, and what only the keys say with a RegisterError', async () => {
     const file = join(root, 'bad.json');
-    const cases: [string[], RegExp][] = [
-      [[], /missing keys command/],
-      [['remove'], /unknown keys command: remove/],
-      [['add', '--keys', file], /needs --name/],
+    const usage: [string[], RegExp][] = [
+      [[], /missing command \(one of add, list, revoke\)/],
+      [['remove'], /unknown command 'remove'/],
+      [['add', '--keys', file], /--name NAME is required/],
       [['add', '--name', 'x', '--quota', '-5', '--keys', file], /--quota/],
-      [['add', '--name', 'x', '--quota', 'lots', '--keys', file], /--quota must be a whole number/],
-      [['add', '--name', 'x', '--rate', '0', '--keys', file], /--rate must be a positive integer/],
+      [['add', '--name', 'x', '--quota', 'lots', '--keys', file], /--quota must be a whole number, got "lots"/],
+      [['add', '--name', 'x', '--rate', '0', '--keys', file], /--rate must be a whole number from 1 up, got "0"/],
       [['add', '--name', 'x', '--provider', 'Not A Slug', '--keys', file], /--provider must be a provider slug/],
       [['add', '--name', 'x', '--expires', 'soon', '--keys', file], /--expires must be an ISO date/],
-      [['add', '--name', 'x', '--expires', '2001-01-01', '--keys', file], /already past/],
       [['add', '--name', 'x', '--colour', 'red', '--keys', file], /Unknown option '--colour'/],
-      [['add', 'stray', '--name', 'x', '--keys', file], /unexpected argument '?stray/i],
-      [['revoke', '--keys', file], /expected 1 argument/],
+      [['add', 'stray', '--name', 'x', '--keys', file], /unexpected argument 'stray'/],
+      [['revoke', '--keys', file], /expected 1 argument\(s\) \(ID\), got 0/],
+      [['revoke', 'a', 'b', '--keys', file], /expected 1 argument\(s\), got 2/],
       [['revoke', 'zz', '--keys', file], /not a key id/],
+      [['list', '--state', 'memory:', '--keys', 'k.json'], /not both/],
+    ];
+    const refused: [string[], RegExp][] = [
+      [['add', '--name', 'x', '--expires', '2001-01-01', '--keys', file], /already past/],
       [['revoke', '0badf00d', '--keys', file], /no key with id 0badf00d/],
     ];
-    for (const [argv, message] of cases) {
-      const e = await run(argv).catch((x: unknown) => x);
-      expect(e, argv.join(' ')).toBeInstanceOf(RegisterError);
-      expect((e as Error).message, argv.join(' ')).toMatch(message);
-      expect((e as Error).message).toMatch(/^\[keys\]/);
+    for (const [cases, usageError] of [[usage, true], [refused, false]] as const) {
+      for (const [argv, message] of cases) {
+        const e = await run(argv).catch((x: unknown) => x);
+        expect(e, argv.join(' ')).toBeInstanceOf(RegisterError);
+        expect(e instanceof UsageError, argv.join(' ')).toBe(usageError);
+        expect((e as Error).message, argv.join(' ')).toMatch(message);
+        expect((e as Error).message).toMatch(/^\[keys\]/);
+      }
     }
+  });
+
+  it('prints each command\'s help, declared with its options, to stdout', async () => {
+    const help = await run(['add', '--help']);
+    expect(help.err).toBe('');
+    expect(help.out).toMatch(/USAGE register keys add \[OPTIONS\] --name=<NAME>/);
+    for (const flag of ['--name', '--quota', '--rate', '--provider', '--expires', '--keys', '--state']) expect(help.out).toContain(flag);
+    expect((await run(['--help'])).out).toMatch(/add\s+Issue a key[^]*list\s+List the keys[^]*revoke\s+Revoke a key/);
   });
 
   it('writes to process stdout when no io is given', async () => {

@@ -1,4 +1,5 @@
-// The StateStore contract: every state driver runs this same suite (memory, journal, read-only).
+// The StateStore contract: every state driver runs this same suite (memory, sqlite, redis, and each as a read-only
+// mirror). The durable drivers also run its restart and shared-store cases.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StateUnavailableError, type StateStore } from '../../../runtime/interfaces.ts';
@@ -9,6 +10,10 @@ import { quotaPeriod } from '../../../runtime/state/quota-period.ts';
 export interface ContractOptions {
   /** Whether acknowledge persists (true) or rejects with StateUnavailableError (false). Default true. */
   acknowledges?: boolean;
+  /** Closes `store` and opens the same stored state again (a restart). Durable drivers only. */
+  reopen?: (store: StateStore) => Promise<StateStore>;
+  /** Another handle on the same stored state, as another process or instance would open it. Shared drivers only. */
+  sibling?: (store: StateStore) => Promise<StateStore>;
 }
 
 const P = '2026-11';
@@ -152,6 +157,49 @@ export function stateStoreContract(name: string, makeStore: () => Promise<StateS
       expect((await store.notices('acme', 2, ['f1'])).get('f1')?.seen_at).toBeNull();
       expect((await store.notices('other', 1, ['f1'])).get('f1')?.seen_at).toBeNull();
     });
+
+    if (options.reopen) {
+      const reopen = options.reopen;
+      it('keeps counters, rate windows, seen and acknowledgements (with actor and note) across a restart', async () => {
+        await store.charge('k1', P, 3, 10);
+        await store.charge('k2', '2026-12', 1, 10);
+        expect(await store.hit('k1', 10_000, 1)).toBe(0);
+        await store.markSeen('acme', 7, ['f1', 'f2'], '2026-11-01T00:00:00Z');
+        if (acknowledges) await store.acknowledge('acme', 7, ['f1'], '2026-11-02T00:00:00Z', 'ops@acme', 'fixed');
+        store = await reopen(store);
+        expect(await store.remaining('k1', P, 10)).toBe(7);
+        expect(await store.remaining('k2', '2026-12', 10)).toBe(9);
+        // The window is stored too, so a restart does not hand out a second second's worth of requests.
+        expect(await store.hit('k1', 10_500, 1)).toBe(500);
+        const s = await store.notices('acme', 7, ['f1', 'f2']);
+        expect(s.get('f2')).toEqual({ seen_at: '2026-11-01T00:00:00Z', acknowledged_at: null });
+        if (acknowledges) {
+          expect(s.get('f1')).toEqual({ seen_at: '2026-11-01T00:00:00Z', acknowledged_at: '2026-11-02T00:00:00Z' });
+          const inspect = store as StateStore & { noticeDetails?: (p: string, b: number, ids: string[]) => Promise<Map<string, unknown>> };
+          if (inspect.noticeDetails) expect((await inspect.noticeDetails('acme', 7, ['f1'])).get('f1')).toMatchObject({ actor: 'ops@acme', note: 'fixed' });
+        }
+      });
+    }
+
+    if (options.sibling) {
+      const sibling = options.sibling;
+      it('stays exact across two handles on one store: 2,000 admissions race for 1,000 credits, one rate window', async () => {
+        const other = await sibling(store);
+        try {
+          const results = await Promise.all(Array.from({ length: 2000 }, (_, i) => admit(i % 2 ? store : other, 'k1', 10_000 + i, 1_000_000, P, 1, 1000)));
+          expect(results.filter((r) => r.charge?.ok)).toHaveLength(1000);
+          expect(new Set(results.filter((r) => r.charge?.ok).map((r) => r.charge!.remaining)).size).toBe(1000);
+          // A rate of 3 admits three hits in a second, whichever handle asks.
+          const waits = await Promise.all([store, other, store, other, store].map((s, i) => s.hit('k2', 20_000 + i, 3)));
+          expect(waits.filter((w) => w === 0)).toHaveLength(3);
+          // What one handle marks, the other sees at once.
+          await other.markSeen('acme', 1, ['f9'], '2026-11-01T00:00:00Z');
+          expect((await store.notices('acme', 1, ['f9'])).get('f9')?.seen_at).toBe('2026-11-01T00:00:00Z');
+        } finally {
+          await other.close();
+        }
+      });
+    }
 
     if (acknowledges) {
       it('keeps the first acknowledged_at when acknowledged twice', async () => {

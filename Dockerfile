@@ -1,0 +1,36 @@
+# The register runtime (and the compiler's CLI) as an image: node:20-slim, running as the unprivileged `node` user.
+# Build: docker build -t identity-register .   Run one instance: see compose.yaml and the README's
+# "Run several instances".
+
+FROM node:20-slim AS build
+# better-sqlite3 is compiled from source (no prebuilt download): the build stage has the toolchain, the image does not.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# The sources come first: `npm ci` ends with the prepare script, which builds them into build/ (JavaScript, run by
+# bin/register.mjs); the image runs no TypeScript loader.
+COPY package.json package-lock.json tsconfig.json ./
+COPY bin bin
+COPY cli cli
+COPY common common
+COPY compiler compiler
+COPY runtime runtime
+COPY scripts/build.mjs scripts/build.mjs
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:20-slim
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8787
+WORKDIR /app
+COPY --from=build /app /app
+# /state holds the SQLite database when no Redis is given; /dist is mounted read-only.
+RUN mkdir -p /state /dist && chown node:node /state
+USER node
+EXPOSE 8787
+VOLUME ["/state"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s \
+  CMD node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
+ENTRYPOINT ["node", "bin/register.mjs"]
+CMD ["serve", "--dist", "/dist", "--state", "sqlite:/state/register.db"]

@@ -1,0 +1,218 @@
+// Stage 2, change events: each ID of a range against the predecessor, written as change events; and this release's
+// own diff base, which the next release's compile compares against (compiler/write/diff-base.ts).
+import { ENTITY_TYPES } from '../../../common/ids.ts';
+import { NO_STORED_BRIDGES, parseStoredBridges } from '../../../common/shard-format.ts';
+import { RegisterError } from '../../../common/errors.ts';
+import { noteSlack, type CompileContext } from '../../context.ts';
+import { PriorShards, type PriorEntity } from '../../read/prior-shards.ts';
+import {
+  DiffBaseWriter, fingerprint, matchDiffBase, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace,
+} from '../../write/diff-base.ts';
+import type { ContentFile } from '../../write/content-file.ts';
+import type { ShardLocation } from '../../write/shard-pack-writer.ts';
+import {
+  entityAdded, entityRemoved, labelUpdated, providerUpdated, redirectAdded, statusChanged, type BridgeRef, type ChangeEventWriter,
+} from '../../records/change-events.ts';
+import type { RedirectInfo } from '../read-tables.ts';
+import type { EntityRows, PartitionRows } from './gather-rows.ts';
+import { dedupeBridges, type Bridge } from './short-lists.ts';
+
+/** What comparing a range against the predecessor needs. */
+export interface ChangesSetup {
+  /** Whether there is a predecessor to compare against (without one, only the diff base is written). */
+  hasPrior: boolean;
+  /** The predecessor's diff base, read instead of its tables when there is one. */
+  priorDiffBase: DiffBaseSource | null;
+  priorRedirects: Map<string, RedirectInfo>;
+  /** Where this release's diff base goes (under private/). */
+  privateDir: string;
+}
+
+/** The predecessor's values of one chunk of IDs (positions as in the chunk), and the reads still filling them in. */
+export interface PriorChunk {
+  /** [status, label] in the predecessor, or null when it had no such live ID. */
+  states: ([string, string] | null)[];
+  /** Bridges section in the predecessor, from its diff base or shard; null when its tables (or nothing) tell. */
+  sections: (string | null)[];
+  /** Positions whose values are read back from the predecessor's shards, because their fingerprint changed. */
+  changed: number[];
+  reads: Promise<Map<string, PriorEntity>> | null;
+}
+
+export class EntityChanges {
+  private readonly diffBase: DiffBaseWriter;
+  private readonly priorShards: PriorShards | null;
+  private p = -1;
+  private priorBase: DiffBasePartition | null = null;
+  /** By position in the partition's IDs: where the ID's fingerprint starts in the predecessor's diff base (-1: not live there). */
+  private fingerprintAt = new Int32Array(0);
+  /** By position: the ID's ordinal among the diff base's live lines (see priorPlace). */
+  private ordinal = new Int32Array(0);
+  /** By position: the bridges section of an ID the predecessor had merged, as its diff base kept it. */
+  private mergedSection: (string | null)[] = [];
+
+  constructor(
+    private readonly setup: ChangesSetup,
+    private readonly events: ChangeEventWriter,
+    private readonly ctx: Pick<CompileContext, 'slack'>,
+  ) {
+    this.diffBase = new DiffBaseWriter(setup.privateDir);
+    this.priorShards = setup.priorDiffBase ? new PriorShards(setup.priorDiffBase.publicDir) : null;
+  }
+
+  /**
+   * Starts partition `p`: walks the predecessor's diff base beside the partition's sorted IDs. An ID only the
+   * predecessor had (no line now, not even a redirect: noted as missing when compared) is added to `rows`.
+   */
+  startPartition(p: number, rows: PartitionRows): void {
+    this.p = p;
+    const source = this.setup.priorDiffBase;
+    this.priorBase = source ? readDiffBasePartition(source, p) : null;
+    this.walk(rows);
+    if (!this.priorBase) return;
+    const absent = matchDiffBase(this.priorBase, rows.ids, this.live, this.merged);
+    if (absent.length === 0) return;
+    rows.addIds(absent);
+    this.walk(rows);
+    const still = matchDiffBase(this.priorBase, rows.ids, this.live, this.merged);
+    if (still.length) throw new RegisterError('compile', `lists ${still[0]} out of order; recompile the prior release (or remove its folder) and retry`, this.priorBase.textFile);
+  }
+
+  /** Clears the per-position values for `rows`' IDs before a walk of the diff base fills them. */
+  private walk(rows: PartitionRows): void {
+    const n = rows.ids.length;
+    this.fingerprintAt = new Int32Array(n).fill(-1);
+    this.ordinal = new Int32Array(n).fill(-1);
+    this.mergedSection = new Array<string | null>(n).fill(null);
+  }
+
+  private readonly live = (i: number, at: number, ordinal: number): void => {
+    this.fingerprintAt[i] = at;
+    this.ordinal[i] = ordinal;
+  };
+
+  private readonly merged = (i: number, section: string): void => {
+    this.mergedSection[i] = section;
+  };
+
+  /**
+   * A chunk of the partition's IDs from position `first`, with their bridges and the bridges sections their shards
+   * are written with: writes each ID's line of this release's diff base, takes the predecessor's values of the IDs
+   * whose fingerprint is unchanged (nearly all) to be the current ones, and starts reading the others' from the
+   * predecessor's shards (see PriorShards), which `settle` awaits.
+   */
+  prepare(first: number, entities: readonly EntityRows[], bridgeLists: readonly Bridge[][], sections: readonly string[]): PriorChunk {
+    const n = entities.length;
+    const chunk: PriorChunk = { states: new Array(n), sections: new Array(n), changed: [], reads: null };
+    for (let i = 0; i < n; i++) {
+      const a = entities[i];
+      const section = sections[i];
+      chunk.states[i] = a.prior;
+      chunk.sections[i] = this.mergedSection[first + i];
+      // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
+      const fp = a.live ? fingerprint(a.status, a.label, section) : '';
+      if (a.live) this.diffBase.addLive(a.id, fp);
+      else if (bridgeLists[i].length) this.diffBase.addMerged(a.id, section);
+      const at = this.fingerprintAt[first + i];
+      if (at < 0) continue;
+      if (a.live && sameFingerprint(this.priorBase!, at, fp)) {
+        chunk.states[i] = [a.status, a.label];
+        chunk.sections[i] = section;
+      } else chunk.changed.push(i);
+    }
+    if (chunk.changed.length) {
+      const source = this.setup.priorDiffBase!;
+      chunk.reads = this.priorShards!.entities(
+        chunk.changed.map((i): [string, ShardPlace] => [entities[i].id, priorPlace(source, this.priorBase!, this.p, this.ordinal[first + i])]),
+      );
+      chunk.reads.catch(() => {}); // awaited by settle; this only keeps an early failure from counting as unhandled
+    }
+    return chunk;
+  }
+
+  /** Fills in the values `prepare` started reading. */
+  async settle(chunk: PriorChunk, entities: readonly EntityRows[]): Promise<void> {
+    if (!chunk.reads) return;
+    const old = await chunk.reads;
+    for (const i of chunk.changed) {
+      const w = old.get(entities[i].id);
+      if (w === undefined) continue;
+      chunk.states[i] = [w.status, w.label];
+      chunk.sections[i] = w.bridgesSection;
+    }
+  }
+
+  /** Where the last live ID's shard went: `cuts` as ShardPackWriter.addParts reported them. */
+  placed(loc: ShardLocation, cuts: readonly number[]): void {
+    this.diffBase.place(loc.pack, loc.offset, loc.length, loc.checksum, cuts);
+  }
+
+  /**
+   * Compares chunk position `i`, the ID `a` (its redirect, if retired; its bridges and their stored section) with
+   * the predecessor and writes the events that tell the difference.
+   */
+  compare(chunk: PriorChunk, i: number, a: EntityRows, redirect: RedirectInfo | undefined, bridges: Bridge[], section: string): void {
+    const id = a.id;
+    const hasPrior = this.setup.hasPrior;
+    const was = chunk.states[i];
+    if (a.live) {
+      if (hasPrior) {
+        if (!was) {
+          this.events.emit(entityAdded(id, ENTITY_TYPES[a.type], a.label));
+        } else {
+          if (was[0] !== a.status) this.events.emit(statusChanged(id, was[0], a.status));
+          if (was[1] !== a.label) this.events.emit(labelUpdated(id, was[1], a.label));
+        }
+      }
+    } else if (redirect) {
+      if (hasPrior) {
+        const before = this.setup.priorRedirects.get(id);
+        if (redirect.to && !before?.to) this.events.emit(redirectAdded(id, redirect.to));
+        if (!redirect.to && (!before || before.to)) this.events.emit(entityRemoved(id));
+      }
+    } else if (was || a.priorRetired) {
+      // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
+      noteSlack(this.ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
+    }
+    if (!hasPrior) return;
+    const after = a.live || redirect?.to ? bridges : [];
+    const before = chunk.sections[i];
+    if (before !== null) {
+      // Unchanged lists (nearly all) are equal sections: nothing to parse or compare.
+      if (before !== (after === bridges ? section : NO_STORED_BRIDGES)) this.bridgeEvents(id, parseStoredBridges(before), after);
+    } else if (a.priorBridges.length || bridges.length) {
+      this.bridgeEvents(id, dedupeBridges(a.priorBridges), after);
+    }
+  }
+
+  /** A provider_updated event per provider whose bridges to `id` differ; both lists sorted and deduplicated. */
+  private bridgeEvents(id: string, before: Bridge[], after: Bridge[]): void {
+    // Equal lists (nearly every entity) need no sets.
+    if (before.length === after.length && before.every((b, i) => b[0] === after[i][0] && b[1] === after[i][1] && b[2] === after[i][2])) return;
+    const key = (b: Bridge) => `${b[0]}\u0000${b[1]}\u0000${b[2]}`;
+    const was = new Set(before.map(key));
+    const now = new Set(after.map(key));
+    const byProvider = new Map<string, { added: BridgeRef[]; removed: BridgeRef[] }>();
+    const slot = (p: string) => {
+      let s = byProvider.get(p);
+      if (!s) byProvider.set(p, (s = { added: [], removed: [] }));
+      return s;
+    };
+    for (const b of after) if (!was.has(key(b))) slot(b[0]).added.push({ namespace: b[1], external_id: b[2] });
+    for (const b of before) if (!now.has(key(b))) slot(b[0]).removed.push({ namespace: b[1], external_id: b[2] });
+    for (const p of [...byProvider.keys()].sort()) {
+      const s = byProvider.get(p)!;
+      this.events.emit(providerUpdated(id, p, s.added, s.removed), p);
+    }
+  }
+
+  /** Writes the partition's diff base files; returns them for the private manifest. */
+  finishPartition(p: number): ContentFile[] {
+    return this.diffBase.finishPartition(p);
+  }
+
+  /** Closes the predecessor's packs once every read has settled. */
+  async close(): Promise<void> {
+    await this.priorShards?.close();
+  }
+}

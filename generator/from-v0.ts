@@ -1,0 +1,220 @@
+// Converts the real v0 register (teams, competitions, seasons, a match sample; CC0) into a bridge-register-v1
+// release, keeping its quirks: ambiguous provider IDs, QID-only names, Flashscore IDs with slashes, empty cells.
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { RegisterError } from '../common/errors.ts';
+import type { EntityType } from '../common/ids.ts';
+import { readCsv } from './csv.ts';
+import { ReleaseWriter, stampToIso, type ReleaseManifest } from './release-writer.ts';
+import { TYPE_LETTER } from './tables.ts';
+
+/** Where the v0 register lives relative to the project root (the CLI's working directory). */
+export const DEFAULT_V0_DIR = '../shared/real-data/v0-register';
+
+export interface ImportV0Options {
+  /** Directory holding teams.csv, competitions.csv, seasons.csv, match_dictionary.csv. Default DEFAULT_V0_DIR. */
+  from?: string;
+  /** Release directory to create; its basename is the stamp unless `stamp` is given. */
+  out: string;
+  /** Release stamp. Default: basename of `out`. */
+  stamp?: string;
+  /** gzip level. Default 6. */
+  gzipLevel?: number;
+  /** Replace an existing directory. Default false. */
+  overwrite?: boolean;
+}
+
+/** Match-ID columns of match_dictionary.csv and the provider each belongs to (fbref's comes from MatchURL). */
+const MATCH_PROVIDER_COLUMNS: readonly [string, string][] = [
+  ['fotmob_match_id', 'fotmob'],
+  ['understat_match_id', 'understat'],
+  ['sofascore_match_id', 'sofascore'],
+  ['espn_match_id', 'espn'],
+];
+const QID = /^Q[1-9][0-9]*$/;
+
+type Row = Record<string, string>;
+
+async function readTable(dir: string, file: string): Promise<Row[]> {
+  const path = join(dir, file);
+  if (!existsSync(path)) throw new RegisterError('import-v0', 'file not found', path);
+  const out: Row[] = [];
+  for await (const { header, rows } of readCsv(path, file)) {
+    for (const r of rows) out.push(Object.fromEntries(header.map((h, i) => [h, r[i]])));
+  }
+  return out;
+}
+
+/** Transfermarkt partitions its IDs; the v0 files hold clubs (`verein`) and competitions (`wettbewerb`). */
+const namespaceFor = (provider: string, type: EntityType): string =>
+  provider !== 'transfermarkt' ? '' : type === 'team' ? 'verein' : type === 'competition' ? 'wettbewerb' : '';
+
+/** Is `inner` found in `outer` as whole words (not glued to a letter or digit on either side)? */
+function containsWords(outer: string, inner: string): boolean {
+  const edge = /[\p{L}\p{N}]/u;
+  for (let at = outer.indexOf(inner); at >= 0; at = outer.indexOf(inner, at + 1)) {
+    const before = at === 0 ? '' : outer[at - 1];
+    const after = outer[at + inner.length] ?? '';
+    if (!edge.test(before) && !edge.test(after)) return true;
+  }
+  return false;
+}
+
+export async function importV0(options: ImportV0Options): Promise<ReleaseManifest> {
+  const from = options.from ?? DEFAULT_V0_DIR;
+  const stamp = options.stamp ?? basename(options.out);
+  const generatedAt = stampToIso(stamp);
+  const [teams, competitions, seasons, matches] = await Promise.all(
+    ['teams.csv', 'competitions.csv', 'seasons.csv', 'match_dictionary.csv'].map((f) => readTable(from, f)),
+  );
+
+  // Register IDs are minted from a hash of the v0 ID (a match: of its FBref URL), so re-imports give the same IDs.
+  const minted = new Map<string, string>();
+  const mint = (type: EntityType, key: string): string => {
+    const id = 'r' + TYPE_LETTER[type] + createHash('sha256').update(key).digest('hex').slice(0, 14);
+    const had = minted.get(id);
+    if (had !== undefined && had !== key) throw new RegisterError('import-v0', `register ID collision between ${had} and ${key}`);
+    minted.set(id, key);
+    return id;
+  };
+
+  const entities: string[][] = [];
+  const teamRows: string[][] = [];
+  const competitionRows: string[][] = [];
+  const seasonRows: string[][] = [];
+  const matchRows: string[][] = [];
+  const bridges: string[][] = [];
+  const overlay: string[][] = [];
+  const relationships: string[][] = [];
+  const perProvider = new Map<string, number>();
+  const seenV0 = new Set<string>();
+  let skipped = 0;
+
+  const bridge = (provider: string, type: EntityType, externalId: string, id: string) => {
+    if (!externalId) return;
+    bridges.push([provider, namespaceFor(provider, type), externalId, id, '']);
+    perProvider.set(provider, (perProvider.get(provider) ?? 0) + 1);
+  };
+  const entity = (type: EntityType, id: string, label: string, country: string, qid: string) => {
+    entities.push([id, type, 'active', label, '', country, '', '', '']);
+    if (QID.test(qid)) overlay.push([id, qid, '', '', type, '0', '[]']);
+  };
+  /** One bridge per `key_<provider>` column; the QID column feeds the overlay instead (never a bridge). */
+  const keyColumns = (row: Row) => Object.keys(row).filter((k) => k.startsWith('key_') && k !== 'key_wikidata');
+
+  const teamIdsByName = new Map<string, { id: string; fbref: boolean; bridged: boolean }[]>();
+  for (const t of teams) {
+    if (!t.reep_id || seenV0.has(t.reep_id)) {
+      skipped++;
+      continue;
+    }
+    seenV0.add(t.reep_id);
+    const id = mint('team', t.reep_id);
+    entity('team', id, t.name, t.country ?? '', t.key_wikidata ?? '');
+    teamRows.push([id, 'active', t.name, '', t.country ?? '']);
+    const keys = keyColumns(t);
+    for (const k of keys) bridge(k.slice(4), 'team', t[k], id);
+    const list = teamIdsByName.get(t.name) ?? [];
+    list.push({ id, fbref: !!t.key_fbref, bridged: keys.some((k) => !!t[k]) });
+    teamIdsByName.set(t.name, list);
+  }
+
+  const comps: { id: string; name: string; bridges: number; order: number }[] = [];
+  for (const c of competitions) {
+    if (!c.reep_id || seenV0.has(c.reep_id)) {
+      skipped++;
+      continue;
+    }
+    seenV0.add(c.reep_id);
+    const id = mint('competition', c.reep_id);
+    entity('competition', id, c.name, c.country ?? '', c.key_wikidata ?? '');
+    competitionRows.push([id, 'active', c.name, '', c.country ?? '']);
+    const keys = keyColumns(c);
+    for (const k of keys) bridge(k.slice(4), 'competition', c[k], id);
+    comps.push({ id, name: c.name, bridges: keys.filter((k) => !!c[k]).length, order: comps.length });
+  }
+
+  // competition_reep_id is empty throughout v0: the parent is the competition whose name the season's name contains
+  // (longest name first, so "2. Bundesliga" beats "Bundesliga"; on a tie the better-bridged one, e.g. the English
+  // "Premier League" over the Ukrainian one).
+  const byPreference = [...comps].sort((a, b) => b.name.length - a.name.length || b.bridges - a.bridges || a.order - b.order);
+  for (const s of seasons) {
+    if (!s.reep_id || seenV0.has(s.reep_id)) {
+      skipped++;
+      continue;
+    }
+    seenV0.add(s.reep_id);
+    const id = mint('season', s.reep_id);
+    entity('season', id, s.name, '', s.key_wikidata ?? '');
+    seasonRows.push([id, 'active', s.name]);
+    const parent = s.competition_reep_id
+      ? comps.find((c) => c.id === mint('competition', s.competition_reep_id))
+      : byPreference.find((c) => c.name && containsWords(s.name, c.name));
+    if (parent) relationships.push([id, parent.id, 'season_of']);
+  }
+
+  // FBref names a side by its short name ("Arsenal"); only a club FBref itself knows, or failing that a club some
+  // provider knows, is trusted with that exact name (the only club named "Arsenal" in v0 is Lesotho's, unbridged).
+  const resolveTeam = (name: string): string => {
+    const all = teamIdsByName.get(name) ?? [];
+    const fb = all.filter((t) => t.fbref);
+    if (fb.length === 1) return fb[0].id;
+    if (fb.length > 1) return '';
+    const bridged = all.filter((t) => t.bridged);
+    return bridged.length === 1 ? bridged[0].id : '';
+  };
+  const seenMatches = new Set<string>();
+  for (const m of matches) {
+    const url = m.MatchURL ?? '';
+    const fbref = /\/matches\/([0-9a-f]+)(?:\/|$)/.exec(url)?.[1] ?? '';
+    if (!url || seenMatches.has(url)) {
+      skipped++;
+      continue;
+    }
+    seenMatches.add(url);
+    const id = mint('match', url);
+    const home = m.fbref_home_team ?? '';
+    const away = m.fbref_away_team ?? '';
+    const label = home && away ? `${home} v ${away}` : m.matchup || url;
+    entity('match', id, label, '', '');
+    const hs = m.home_goals ?? '';
+    const as = m.away_goals ?? '';
+    matchRows.push([
+      id, 'active', label, hs, as, '', '', '', '', resolveTeam(home), resolveTeam(away), m.date ?? '', '', '',
+      hs !== '' && as !== '' ? 'played' : '',
+    ]);
+    bridge('fbref', 'match', fbref, id);
+    for (const [column, provider] of MATCH_PROVIDER_COLUMNS) bridge(provider, 'match', m[column] ?? '', id);
+  }
+
+  const w = await ReleaseWriter.create(options.out, { stamp, generatedAt, gzipLevel: options.gzipLevel, overwrite: options.overwrite });
+  try {
+    await w.writeTable('entities', entities);
+    await w.writeTable('teams', teamRows);
+    await w.writeTable('competitions', competitionRows);
+    await w.writeTable('seasons', seasonRows);
+    await w.writeTable('matches', matchRows);
+    await w.writeTable('bridges', bridges);
+    await w.writeTable('relationships', relationships);
+    await w.writeTable('overlay_links', overlay);
+    const providers = [...perProvider.keys()].sort();
+    await w.writeTable('providers', providers.map((p) => [p, 'canonical_bridge']));
+    const count = (type: string) => String(entities.filter((e) => e[1] === type).length);
+    await w.writeTable('coverage', [
+      ['release', 'stamp', stamp],
+      ['release', 'source', 'v0-register'],
+      ['release', 'entities', String(entities.length)],
+      ['release', 'skipped_v0_rows', String(skipped)],
+      ...['competition', 'match', 'season', 'team'].map((t) => ['entities', t, count(t)]),
+      ['tables', 'bridges', String(bridges.length)],
+      ['tables', 'relationships', String(relationships.length)],
+      ['tables', 'overlay_links', String(overlay.length)],
+      ...providers.map((p) => ['bridges_by_provider', p, String(perProvider.get(p))]),
+    ]);
+    return await w.finish();
+  } catch (e) {
+    await w.abort();
+    throw e;
+  }
+}

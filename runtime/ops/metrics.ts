@@ -1,0 +1,104 @@
+// Prometheus metrics for GET /metrics (prom-client): requests by route and status, latency, cache hits, server
+// errors by code (origin failures among them), credits charged and given back, state-store errors.
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { StateUnavailableError, type Admission, type ChargeResult, type StateStore } from '../interfaces.ts';
+import type { ReleaseCatalog } from '../release/catalog.ts';
+
+/** What the request path and the state store report. */
+export interface RuntimeMetrics {
+  readonly registry: Registry;
+  /** One answered request: its route template (or `unmatched`), status and time to answer. */
+  request(route: string, status: number, seconds: number): void;
+  /** A 5xx answer, by its error code (`upstream_unavailable`: the origin failed). */
+  serverError(code: string): void;
+  charged(credits: number): void;
+  refunded(credits: number): void;
+  stateError(op: string): void;
+}
+
+/** Metrics over one runtime; `catalog()` feeds the cache counters at scrape time. */
+export function createMetrics(catalogOf: () => ReleaseCatalog | null): RuntimeMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({ name: 'register_http_requests_total', help: 'Requests answered, by route template and status.', labelNames: ['route', 'status'], registers: [registry] });
+  const latency = new Histogram({
+    name: 'register_http_request_duration_seconds',
+    help: 'Time from the request (its body read) to its answer, by route template.',
+    labelNames: ['route'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  const errors = new Counter({ name: 'register_server_errors_total', help: '5xx answers by error code (upstream_unavailable: the shard origin failed).', labelNames: ['code'], registers: [registry] });
+  const charged = new Counter({ name: 'register_credits_charged_total', help: 'Lookup credits charged.', registers: [registry] });
+  const refunded = new Counter({ name: 'register_credits_refunded_total', help: 'Credits given back (their request failed with a 5xx).', registers: [registry] });
+  const stateErrors = new Counter({ name: 'register_state_errors_total', help: 'State-store calls that failed (the request answered 503), by call.', labelNames: ['op'], registers: [registry] });
+  // The caches count as they go; the counters are read from them when scraped, so a lookup pays one increment.
+  const cacheCounter = (name: string, help: string, pick: (c: { hits: number; misses: number }) => number): void => {
+    new Counter({
+      name,
+      help,
+      labelNames: ['cache'],
+      registers: [registry],
+      collect() {
+        const catalog = catalogOf();
+        if (!catalog) return;
+        this.reset();
+        this.inc({ cache: 'body' }, pick(catalog.bodies));
+        this.inc({ cache: 'shard' }, pick(catalog.shards));
+        this.inc({ cache: 'bucket' }, pick(catalog.cache));
+      },
+    });
+  };
+  cacheCounter('register_cache_hits_total', 'Cache lookups that found their entry: finished bodies, entity shards, index and search buckets.', (c) => c.hits);
+  cacheCounter('register_cache_misses_total', 'Cache lookups that did not.', (c) => c.misses);
+  return {
+    registry,
+    request: (route, status, seconds) => {
+      requests.inc({ route, status: String(status) });
+      latency.observe({ route }, seconds);
+    },
+    serverError: (code) => errors.inc({ code }),
+    charged: (n) => charged.inc(n),
+    refunded: (n) => refunded.inc(n),
+    stateError: (op) => stateErrors.inc({ op }),
+  };
+}
+
+/**
+ * `store` counting what it charges and gives back, and logging each failed call once with its cause (the store's
+ * file or URL, never a key): the one line a 503 `state_unavailable` or `ack_storage_unavailable` writes.
+ */
+export function instrumentStore(store: StateStore, metrics: RuntimeMetrics, log: (line: string) => void): StateStore {
+  const failed = (op: string) => (e: unknown): never => {
+    if (e instanceof StateUnavailableError) {
+      metrics.stateError(op);
+      log(e.message);
+    }
+    throw e;
+  };
+  return {
+    get writable() {
+      return store.writable;
+    },
+    admit: store.admit
+      ? (keyId, nowMs, rate, period, cost, quota) =>
+          store.admit!(keyId, nowMs, rate, period, cost, quota).then((a: Admission) => {
+            if (a.charge?.ok && cost > 0) metrics.charged(cost);
+            return a;
+          }, failed('admit'))
+      : undefined,
+    charge: (keyId, period, cost, quota) =>
+      store.charge(keyId, period, cost, quota).then((c: ChargeResult) => {
+        if (c.ok && cost > 0) metrics.charged(cost);
+        return c;
+      }, failed('charge')),
+    refund: (keyId, period, cost) => store.refund(keyId, period, cost).then(() => metrics.refunded(cost), failed('refund')),
+    remaining: (...a) => store.remaining(...a).catch(failed('remaining')),
+    hit: (...a) => store.hit(...a).catch(failed('hit')),
+    notices: (...a) => store.notices(...a).catch(failed('notices')),
+    markSeen: (...a) => store.markSeen(...a).catch(failed('markSeen')),
+    acknowledge: (...a) => store.acknowledge(...a).catch(failed('acknowledge')),
+    ping: store.ping ? () => store.ping!() : undefined,
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,422 @@
+// The embedded state store behind `--state sqlite:PATH` (the default): quota counters, rate windows, seen and
+// acknowledged findings in one SQLite database through better-sqlite3, in WAL mode.
+//
+// Every change of one event-loop turn (the charges, rate hits, refunds and notice marks that callers asked for
+// while the turn ran) is applied in one IMMEDIATE transaction at the end of the turn, and only then are the callers
+// answered. The transaction reads and writes the counters and windows themselves, so any number of processes
+// opening the same file (`serve --workers N`, several `serve`s on one machine) stay exact: SQLite's lock orders
+// their transactions. Commits are written to the WAL before anyone is answered, so a killed process (SIGKILL)
+// loses nothing it answered; with synchronous=NORMAL they are fsynced at the next checkpoint, so a power loss can
+// lose the last moments of charges, in the client's favour. A turn holding an acknowledgement commits with
+// synchronous=FULL (its WAL frames fsynced before anyone is answered) and is checkpointed into the main file
+// within a second.
+
+import Database from 'better-sqlite3';
+import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
+import { RATE_SCHEMA, TurnWindows, rateStatements, type RateStatements } from './sqlite-rate-windows.ts';
+import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
+
+/** Options of openSqliteStore. */
+export interface SqliteStoreOptions {
+  /** The database file; created (with its folder) if missing. */
+  file: string;
+  /**
+   * Run `PRAGMA integrity_check` before serving, and refuse a damaged database. Default true; a `--workers`
+   * primary checks once and its workers skip it.
+   */
+  check?: boolean;
+  /** How long a transaction waits for another process's lock before the request answers 503, ms. Default 2000. */
+  busyTimeoutMs?: number;
+  /** Where outage and recovery lines go (never key material). Default console.warn. */
+  log?: (message: string) => void;
+}
+
+/** The schema version this code writes; a database written by a newer one is refused rather than guessed at. */
+const SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+CREATE TABLE IF NOT EXISTS quota (key_id TEXT NOT NULL, period TEXT NOT NULL, used INTEGER NOT NULL,
+  PRIMARY KEY (key_id, period)) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS notice (provider TEXT NOT NULL, batch_id INTEGER NOT NULL, finding_id TEXT NOT NULL,
+  seen_at TEXT, acknowledged_at TEXT, actor TEXT, note TEXT,
+  PRIMARY KEY (provider, batch_id, finding_id)) STRICT, WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS api_key (id TEXT PRIMARY KEY, entry TEXT NOT NULL) STRICT;
+`;
+
+type Op =
+  | { kind: 'admit'; keyId: string; nowMs: number; rate: number; period: string; cost: number; quota: number }
+  | { kind: 'hit'; keyId: string; nowMs: number; rate: number }
+  | { kind: 'charge'; keyId: string; period: string; cost: number; quota: number }
+  | { kind: 'refund'; keyId: string; period: string; cost: number }
+  | { kind: 'seen'; provider: string; batchId: number; ids: string[]; at: string }
+  | { kind: 'ack'; provider: string; batchId: number; ids: string[]; at: string; actor: string | null; note: string | null };
+
+interface Queued {
+  op: Op;
+  resolve: (value: unknown) => void;
+  reject: (e: Error) => void;
+}
+
+/** A state store in a SQLite database, shareable by every process on the machine. */
+export interface SqliteStateStore extends InspectableStateStore {
+  /** The database file, resolved. */
+  readonly file: string;
+  /** The open connection, for the key table and the journal import, which live in the same file. */
+  readonly db: Database.Database;
+  /** Loads a whole state image (the import of an earlier version's journal) in one transaction with `marker` set in meta. */
+  importImage(image: StateImage, marker: string): void;
+  /** Whether `marker` was set by an earlier importImage. */
+  hasMarker(marker: string): boolean;
+}
+
+/**
+ * Opens (creating if needed) the database at `options.file`. Rejects with StateUnavailableError naming the file and
+ * the system error when it cannot be created or written (a read-only filesystem, a file where a folder should be),
+ * and with a plain Error saying how to recover when the database is damaged.
+ */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStateStore> {
+  const file = resolve(options.file);
+  const log = options.log ?? ((m: string) => console.warn(m));
+  // SQLite says only "unable to open database file"; asking the filesystem first names what is wrong.
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    closeSync(openSync(file, 'a'));
+  } catch (e) {
+    throw new StateUnavailableError(`[state] ${file}: cannot create or write the state database (${whyUnwritable(dirname(file)) ?? describe(e)})`);
+  }
+  let db: Database.Database;
+  try {
+    db = new Database(file, { timeout: options.busyTimeoutMs ?? 2000 });
+  } catch (e) {
+    throw damagedOrUnavailable(file, e);
+  }
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    if (options.check ?? true) {
+      const problems = (db.pragma('integrity_check(20)') as { integrity_check: string }[]).map((r) => r.integrity_check);
+      if (problems.length !== 1 || problems[0] !== 'ok') throw damaged(file, problems.slice(0, 3).join('; '));
+    }
+    db.exec(SCHEMA + RATE_SCHEMA);
+    const version = db.prepare(`SELECT value FROM meta WHERE name = 'schema'`).pluck().get() as string | undefined;
+    if (version === undefined) db.prepare(`INSERT INTO meta (name, value) VALUES ('schema', ?)`).run(String(SCHEMA_VERSION));
+    else if (Number(version) !== SCHEMA_VERSION) throw new Error(`[state] ${file}: schema version ${version} is not supported (this version writes ${SCHEMA_VERSION})`);
+  } catch (e) {
+    db.close();
+    throw e instanceof StateUnavailableError || !(e instanceof Database.SqliteError) ? e : damagedOrUnavailable(file, e);
+  }
+  return new SqliteStore(file, db, log);
+}
+
+class SqliteStore implements SqliteStateStore {
+  readonly writable = true;
+  private queue: Queued[] = [];
+  private scheduled = false;
+  private closed = false;
+  private failing = false;
+  private checkpointTimer: NodeJS.Timeout | null = null;
+  private lastCheckpoint = 0;
+  private readonly sql;
+  private readonly rateSql: RateStatements;
+
+  constructor(
+    readonly file: string,
+    readonly db: Database.Database,
+    private readonly log: (message: string) => void,
+  ) {
+    this.rateSql = rateStatements(db);
+    this.sql = {
+      used: db.prepare('SELECT used FROM quota WHERE key_id = ? AND period = ?').pluck(),
+      setUsed: db.prepare('INSERT INTO quota (key_id, period, used) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET used = excluded.used'),
+      dropUsed: db.prepare('DELETE FROM quota WHERE key_id = ? AND period = ?'),
+      // The first seen_at and the first acknowledgement (time, actor, note) are kept: SET reads the old row.
+      seen: db.prepare(
+        'INSERT INTO notice (provider, batch_id, finding_id, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET seen_at = coalesce(seen_at, excluded.seen_at)',
+      ),
+      ack: db.prepare(
+        `INSERT INTO notice (provider, batch_id, finding_id, acknowledged_at, actor, note) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET
+           actor = iif(acknowledged_at IS NULL, excluded.actor, actor), note = iif(acknowledged_at IS NULL, excluded.note, note),
+           acknowledged_at = coalesce(acknowledged_at, excluded.acknowledged_at)`,
+      ),
+      details: db.prepare(
+        'SELECT finding_id, seen_at, acknowledged_at, actor, note FROM notice WHERE provider = ? AND batch_id = ? AND finding_id IN (SELECT value FROM json_each(?))',
+      ),
+      marker: db.prepare('SELECT 1 FROM meta WHERE name = ?').pluck(),
+    };
+  }
+
+  // ---- StateStore ----
+
+  // Async methods, so an argument error rejects like a failed write instead of throwing at the caller.
+  async admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
+    checkCharge(cost, quota);
+    return this.enqueue({ kind: 'admit', keyId, nowMs, rate, period, cost, quota });
+  }
+
+  async hit(keyId: string, nowMs: number, rate: number): Promise<number> {
+    if (!Number.isFinite(nowMs)) throw new RangeError(`[state] rate hit: not a time: ${nowMs}`);
+    return this.enqueue({ kind: 'hit', keyId, nowMs, rate });
+  }
+
+  async charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> {
+    checkCharge(cost, quota);
+    return this.enqueue({ kind: 'charge', keyId, period, cost, quota });
+  }
+
+  async refund(keyId: string, period: string, cost: number): Promise<void> {
+    checkRefund(cost);
+    if (cost > 0) await this.enqueue({ kind: 'refund', keyId, period, cost });
+  }
+
+  async ping(): Promise<void> {
+    this.read(() => this.sql.marker.get('schema'));
+  }
+
+  async remaining(keyId: string, period: string, quota: number): Promise<number> {
+    return Math.max(0, quota - this.read(() => (this.sql.used.get(keyId, period) as number | undefined) ?? 0));
+  }
+
+  async notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> {
+    checkNoticeArgs('notices', provider, batchId, findingIds);
+    return noticeStatesOf(this.readDetails(provider, batchId, findingIds));
+  }
+
+  async noticeDetails(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeDetail>> {
+    checkNoticeArgs('noticeDetails', provider, batchId, findingIds);
+    return this.readDetails(provider, batchId, findingIds);
+  }
+
+  async markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
+    checkMarkArgs('markSeen', provider, batchId, findingIds, at);
+    if (findingIds.length) await this.enqueue({ kind: 'seen', provider, batchId, ids: findingIds, at });
+  }
+
+  async acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
+    checkMarkArgs('acknowledge', provider, batchId, findingIds, at);
+    if (findingIds.length) await this.enqueue({ kind: 'ack', provider, batchId, ids: findingIds, at, actor: actor ?? null, note: note ?? null });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    if (this.queue.length) this.flush();
+    try {
+      // PASSIVE: copy what it can without waiting on another process that still writes (its close does the rest).
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // the next connection to open the file checkpoints
+    }
+    this.db.close();
+  }
+
+  // ---- import ----
+
+  importImage(image: StateImage, marker: string): void {
+    this.db.transaction(() => {
+      for (const [period, keyId, used] of image.counters) {
+        const before = (this.sql.used.get(keyId, period) as number | undefined) ?? 0;
+        this.sql.setUsed.run(keyId, period, before + used);
+      }
+      for (const [provider, batchId, findingId, seenAt, ackAt, actor, note] of image.notices) {
+        if (seenAt !== null) this.sql.seen.run(provider, batchId, findingId, seenAt);
+        if (ackAt !== null) this.sql.ack.run(provider, batchId, findingId, ackAt, actor, note);
+      }
+      this.db.prepare('INSERT INTO meta (name, value) VALUES (?, ?)').run(marker, new Date().toISOString());
+    }).immediate();
+  }
+
+  hasMarker(marker: string): boolean {
+    return this.sql.marker.get(marker) !== undefined;
+  }
+
+  // ---- the turn's transaction ----
+
+  private enqueue<T>(op: Op): Promise<T> {
+    if (this.closed) return Promise.reject(new StateUnavailableError(`[state] ${this.file}: the state store is closed`));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const durable = batch.some((q) => q.op.kind === 'ack');
+    let results: unknown[];
+    try {
+      if (durable) this.db.pragma('synchronous = FULL');
+      try {
+        results = this.db.transaction(() => this.apply(batch)).immediate();
+      } finally {
+        if (durable) this.db.pragma('synchronous = NORMAL');
+      }
+    } catch (e) {
+      const err = new StateUnavailableError(`[state] ${this.file}: cannot write the state database (${describe(e)})`);
+      if (!this.failing) this.log(`${err.message}; state changes fail until a write succeeds`);
+      this.failing = true;
+      for (const q of batch) q.reject(err);
+      return;
+    }
+    if (this.failing) this.log(`[state] ${this.file}: writes succeed again`);
+    this.failing = false;
+    if (durable) this.checkpointSoon();
+    for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
+  }
+
+  /**
+   * Copies acknowledgements (already durable in the fsynced WAL) into the main file within a second, so that a WAL
+   * damaged later cannot take them: SQLite replays a WAL only up to its first bad frame, without a word. At most
+   * one checkpoint a second, because each blocks the event loop for its fsyncs.
+   */
+  private checkpointSoon(): void {
+    if (this.checkpointTimer || this.closed) return;
+    const wait = Math.max(0, this.lastCheckpoint + 1000 - Date.now());
+    this.checkpointTimer = setTimeout(() => {
+      this.checkpointTimer = null;
+      if (this.closed) return;
+      this.lastCheckpoint = Date.now();
+      try {
+        this.db.pragma('wal_checkpoint(PASSIVE)');
+      } catch {
+        // the WAL holds them; the next checkpoint copies them
+      }
+    }, wait);
+    this.checkpointTimer.unref();
+  }
+
+  /**
+   * Runs the ops of one turn inside its transaction; each key's counter and window total are read once and written
+   * once. The window follows the rule of rate-window.ts (admitInWindow) over the rows of rate_hit.
+   */
+  private apply(batch: Queued[]): unknown[] {
+    const counters = new Map<string, { keyId: string; period: string; used: number; dirty: boolean }>();
+    const counter = (keyId: string, period: string) => {
+      const slot = `${period}\u0000${keyId}`;
+      let c = counters.get(slot);
+      if (!c) {
+        c = { keyId, period, used: (this.sql.used.get(keyId, period) as number | undefined) ?? 0, dirty: false };
+        counters.set(slot, c);
+      }
+      return c;
+    };
+    // Each key's rows that may leave its window this turn are read once: up to its latest hit's floor.
+    const latestFloor = new Map<string, number>();
+    for (const { op } of batch) {
+      if (op.kind !== 'admit' && op.kind !== 'hit') continue;
+      const floor = op.nowMs - 1000;
+      if (!(floor <= (latestFloor.get(op.keyId) ?? -Infinity))) latestFloor.set(op.keyId, floor);
+    }
+    const windows = new TurnWindows(this.rateSql, latestFloor);
+    const hit = (keyId: string, nowMs: number, rate: number): number => windows.hit(keyId, nowMs, rate);
+    const charge = (keyId: string, period: string, cost: number, quota: number): ChargeResult => {
+      const c = counter(keyId, period);
+      if (c.used + cost > quota) return { ok: false, remaining: Math.max(0, quota - c.used) };
+      if (cost > 0) {
+        c.used += cost;
+        c.dirty = true;
+      }
+      return { ok: true, remaining: Math.max(0, quota - c.used) };
+    };
+    const results = batch.map(({ op }): unknown => {
+      switch (op.kind) {
+        case 'admit': {
+          const wait = hit(op.keyId, op.nowMs, op.rate);
+          return wait > 0 ? { wait, charge: null } : { wait: 0, charge: charge(op.keyId, op.period, op.cost, op.quota) };
+        }
+        case 'hit':
+          return hit(op.keyId, op.nowMs, op.rate);
+        case 'charge':
+          return charge(op.keyId, op.period, op.cost, op.quota);
+        case 'refund': {
+          const c = counter(op.keyId, op.period);
+          const back = Math.min(op.cost, c.used);
+          if (back > 0) {
+            c.used -= back;
+            c.dirty = true;
+          }
+          return undefined;
+        }
+        case 'seen':
+          for (const id of op.ids) this.sql.seen.run(op.provider, op.batchId, id, op.at);
+          return undefined;
+        case 'ack':
+          for (const id of op.ids) this.sql.ack.run(op.provider, op.batchId, id, op.at, op.actor, op.note);
+          return undefined;
+      }
+    });
+    for (const c of counters.values()) {
+      if (!c.dirty) continue;
+      if (c.used > 0) this.sql.setUsed.run(c.keyId, c.period, c.used);
+      else this.sql.dropUsed.run(c.keyId, c.period);
+    }
+    windows.finish();
+    return results;
+  }
+
+  private readDetails(provider: string, batchId: number, findingIds: string[]): Map<string, NoticeDetail> {
+    const rows = this.read(() => this.sql.details.all(provider, batchId, JSON.stringify(findingIds)) as ({ finding_id: string } & NoticeDetail)[]);
+    const byId = new Map(rows.map((r) => [r.finding_id, r]));
+    const out = new Map<string, NoticeDetail>();
+    for (const id of findingIds) {
+      const r = byId.get(id);
+      out.set(id, { seen_at: r?.seen_at ?? null, acknowledged_at: r?.acknowledged_at ?? null, actor: r?.actor ?? null, note: r?.note ?? null });
+    }
+    return out;
+  }
+
+  /** A read that fails (the file vanished, the disk is gone) is a 503 like a failed write, not a 500. */
+  private read<T>(fn: () => T): T {
+    if (this.closed) throw new StateUnavailableError(`[state] ${this.file}: the state store is closed`);
+    try {
+      return fn();
+    } catch (e) {
+      throw new StateUnavailableError(`[state] ${this.file}: cannot read the state database (${describe(e)})`);
+    }
+  }
+}
+
+/**
+ * The system's reason a folder cannot be created or written, from its nearest existing ancestor: a recursive mkdir
+ * on a read-only filesystem reports ENOENT, which names nothing useful.
+ */
+function whyUnwritable(dir: string): string | null {
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      if (!statSync(d).isDirectory()) return 'ENOTDIR';
+      accessSync(d, constants.W_OK);
+      return null;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(d) === d) return describe(e);
+    }
+  }
+}
+
+function describe(e: unknown): string {
+  return (e as NodeJS.ErrnoException)?.code ?? (e as Error)?.message ?? String(e);
+}
+
+const DAMAGE_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_VTAB', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_INDEX']);
+
+function damaged(file: string, what: string): Error {
+  return new Error(
+    `[state] ${file}: the state database is damaged (${what}); refusing to start rather than lose acknowledgements. ` +
+      `Nothing was changed. Restore the file from a backup, or salvage what is readable with ` +
+      `\`sqlite3 ${file} .recover | sqlite3 ${file}.recovered\` and start with --state sqlite:${file}.recovered`,
+  );
+}
+
+function damagedOrUnavailable(file: string, e: unknown): Error {
+  const code = (e as { code?: string }).code ?? '';
+  if (DAMAGE_CODES.has(code)) return damaged(file, `${code}: ${(e as Error).message}`);
+  return new StateUnavailableError(`[state] ${file}: cannot open the state database (${code || (e as Error).message})`);
+}

@@ -1,0 +1,70 @@
+// The compiler's modules import one another without a cycle (type-only imports included), so each stage can be read
+// from the formats and helpers it builds on; and the compiler never imports the release generator.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    return e.isDirectory() ? tsFiles(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** Each file's relative imports (static, type-only, re-exports and dynamic), as absolute paths. */
+function importGraph(files: string[]): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    graph.set(file, importedFiles.map((f) => f.fileName).filter((name) => name.startsWith('.')).map((name) => resolve(dirname(file), name)));
+  }
+  return graph;
+}
+
+/** One cycle among the graph's nodes (as a path that returns to its start), or null. */
+function findCycle(graph: Map<string, string[]>): string[] | null {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (node: string): string[] | null => {
+    if (state.get(node) === 'done' || !graph.has(node)) return null;
+    if (state.get(node) === 'open') return [...path.slice(path.indexOf(node)), node];
+    state.set(node, 'open');
+    path.push(node);
+    for (const next of graph.get(node)!) {
+      const cycle = visit(next);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    state.set(node, 'done');
+    return null;
+  };
+  for (const node of [...graph.keys()].sort()) {
+    const cycle = visit(node);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
+describe('compiler imports', () => {
+  it('finds a cycle when there is one (the check itself)', () => {
+    const g = new Map([['a', ['b']], ['b', ['c']], ['c', ['a', 'd']], ['d', []]]);
+    expect(findCycle(g)).toEqual(['a', 'b', 'c', 'a']);
+    expect(findCycle(new Map([['a', ['b']], ['b', []]]))).toBeNull();
+  });
+
+  it('has no import cycle under compiler/', () => {
+    const graph = importGraph(tsFiles(join(ROOT, 'compiler')));
+    expect(graph.size).toBeGreaterThan(30);
+    const cycle = findCycle(graph);
+    expect(cycle?.map((f) => relative(ROOT, f)) ?? null).toBeNull();
+  });
+
+  it('never imports the generator', () => {
+    const generator = join(ROOT, 'generator') + '/';
+    const into = [...importGraph(tsFiles(join(ROOT, 'compiler')))].flatMap(([file, deps]) => deps.filter((d) => d.startsWith(generator)).map((d) => `${relative(ROOT, file)} → ${relative(ROOT, d)}`));
+    expect(into).toEqual([]);
+  });
+});

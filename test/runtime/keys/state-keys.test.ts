@@ -1,0 +1,76 @@
+// Keys kept in the state store (`register keys … --state URL`, `serve --keys state`), over SQLite and a real
+// redis-server: the CLI adds, lists and revokes there, only hashes are stored, and a server reading the same store
+// refuses a revoked key within a second.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRepositoryKeyStore } from '../../../runtime/keys/key-store.ts';
+import { keysCommand } from '../../../runtime/keys/keys-cli.ts';
+import { keyRepositoryFor } from '../../../runtime/keys/state-key-repository.ts';
+import { openStateStore } from '../../../runtime/state/open-state-store.ts';
+import { startRedis, type RedisServer } from '../../helpers/redis-server.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'state-keys-'));
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.dispose();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function run(argv: string[]): Promise<{ out: string; err: string }> {
+  let out = '';
+  let err = '';
+  await keysCommand(argv, { out: (t) => void (out += t), err: (t) => void (err += t) });
+  return { out, err };
+}
+const NOW = new Date();
+
+for (const [name, state] of [
+  ['sqlite', () => `sqlite:${join(root, 'keys-test.db')}`],
+  ['redis', () => redis.url],
+] as const) {
+  describe(`keys in the state store: ${name}`, () => {
+    it('adds, lists and revokes through the CLI; a server on the same store refuses the revoked key within a second', async () => {
+      const url = state();
+      const added = await run(['add', '--name', 'Partner', '--quota', '50', '--rate', '5', '--state', url]);
+      const key = added.out.trim().split('\n').at(-1)!;
+      expect(key).toMatch(/^rk_[0-9a-f]{8}_[A-Za-z0-9_-]{32}$/);
+      const id = key.slice(3, 11);
+      expect(added.err).toMatch(new RegExp(`added key ${id} "Partner"`));
+      expect((await run(['list', '--state', url])).out).toMatch(new RegExp(`${id}\\s+Partner\\s+50\\s+5\\s+-\\s+-\\s+active`));
+
+      const opened = await openStateStore(url, { log: () => {} });
+      const keys = await openRepositoryKeyStore({ repository: keyRepositoryFor(opened, url), pollMs: 100, log: () => {} });
+      try {
+        expect(keys.authenticate(`Bearer ${key}`, NOW)).toMatchObject({ ok: true, key: { id, quota: 50, rate: 5 } });
+        const revokedAt = Date.now();
+        expect((await run(['revoke', id, '--state', url])).out).toMatch(`revoked ${id} "Partner"`);
+        while (keys.authenticate(`Bearer ${key}`, NOW).ok) {
+          expect(Date.now() - revokedAt).toBeLessThan(1000);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        expect(keys.authenticate(`Bearer ${key}`, NOW)).toEqual({ ok: false, code: 'revoked_key' });
+        expect((await run(['list', '--state', url])).out).toMatch(new RegExp(`${id}.*revoked`));
+        // Only the hash is stored.
+        const stored = JSON.stringify(await keyRepositoryFor(opened, url).entries());
+        expect(stored).not.toContain(key.slice(12));
+        expect(stored).toMatch(/"hash":"[0-9a-f]{64}"/);
+      } finally {
+        keys.close();
+        await opened.store.close();
+      }
+    });
+  });
+}
+
+describe('keys in the state store: refusals', () => {
+  it('refuses --keys with --state, and memory: (nothing would outlive the command)', async () => {
+    await expect(run(['list', '--state', 'memory:'])).rejects.toThrow(/memory: keeps nothing between processes/);
+    await expect(run(['list', '--state', 'memory:', '--keys', 'k.json'])).rejects.toThrow(/not both/);
+    expect(() => readFileSync(join(root, 'k.json'))).toThrow();
+  });
+});

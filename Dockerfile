@@ -1,6 +1,6 @@
 # The register runtime (and the compiler's CLI) as an image: node:20-slim, running as the unprivileged `node` user.
-# Build: docker build -t identity-register .   Run one instance: see compose.yaml and the README's
-# "Run several instances".
+# Build: docker build -t identity-register .   Run one instance: see compose.yaml and docs/operations.md
+# ("Several instances").
 
 FROM node:20-slim AS build
 # better-sqlite3 is compiled from source (no prebuilt download): the build stage has the toolchain, the image does not.

@@ -9,7 +9,7 @@ export const packr = new Packr({ useRecords: false, mapsAsObjects: false, variab
 export const encodeMsgpack = (value: unknown): Uint8Array => packr.pack(value);
 export const decodeMsgpack = <T = unknown>(bytes: Uint8Array): T => packr.unpack(bytes) as T;
 
-/** Bytes per directory entry: u32 offset, u32 length, u32 fnv1a32 of the bucket's bytes, little-endian. */
+/** Bytes per directory entry: u32 offset, u32 length, u32 CRC-32 (checksum32) of the bucket's bytes, little-endian. */
 export const DIRECTORY_ENTRY_BYTES = 12;
 
 /** Describes one bucketed family inside release.json. */

@@ -1,5 +1,5 @@
 // Test helper: a real redis-server (the Debian package) of the test's own, on a free 127.0.0.1 port with a temporary
-// folder, configured as the README's "Run several instances" asks (AOF, appendfsync always). The test stops it.
+// folder, configured as docs/operations.md ("Redis settings") asks (AOF, appendfsync always). The test stops it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';

@@ -1,4 +1,4 @@
-// Several instances, as the README's "Run several instances" runs them, here as processes: three `register serve`
+// Several instances, as docs/operations.md ("Several instances") runs them, here as processes: three `register serve`
 // on three ports share one redis-server (state and keys) and read one dist from a static host (serve-handler, the
 // `serve` package's core), with the private part local. Credits stay exact across them, an acknowledgement made
 // through one is seen through the others, a revocation through the CLI reaches all three within a second, a
@@ -65,7 +65,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 beforeAll(async () => {
   world = await makeCrashWorld(20);
   redis = await startRedis();
-  // Only the public part goes to the static host, published as the README says; the private part (the notices)
+  // Only the public part goes to the static host, published as docs/operations.md says; the private part (the notices)
   // stays with the instances.
   upload = mkdtempSync(join(tmpdir(), 'ir-cdn-'));
   await run('bash', [PUBLISH, world.dist, upload]);

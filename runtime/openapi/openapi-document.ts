@@ -1433,7 +1433,7 @@ const pages: Record<string, PathItem> = {
     }),
   },
 };
-(pages['/assets/{file}'].get!.responses as JsonObject)['404'] = responseRef('UnknownPath');
+(pages['/assets/{file}'].get!.responses as JsonObject)['404'] = errorResponse('No built asset has this name.', ['not_found'], {});
 
 // ---------------------------------------------------------------------------------------------------------------
 

@@ -2,11 +2,8 @@
 // links to the entities. The window is any two published releases (`from` exclusive, `to` inclusive).
 import type { ChangeEvent } from '../client/register-client.ts';
 import { barChart } from './charts.ts';
-import type { Route, ViewContext } from './context.ts';
+import { CHANGES_PAGE_SIZE, type Route, type ViewContext } from './context.ts';
 import { entityLink, h, numberFormat, section } from './dom.ts';
-
-/** Events per page of the list. */
-export const CHANGES_PAGE_SIZE = 50;
 
 /** Cursors of pages already reached, by window: `#/changes?…&page=3` comes from page 2's `next_cursor`. */
 const cursors = new Map<string, (string | null)[]>();

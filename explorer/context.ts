@@ -20,3 +20,6 @@ export interface Route {
   path: string[];
   params: URLSearchParams;
 }
+
+/** Events per page of the changes view's list. */
+export const CHANGES_PAGE_SIZE = 50;

@@ -140,7 +140,8 @@ export const startCommand = defineCommand({
     const err = ioOf(ctx).err;
     const { compileAll } = await import('../compiler/compile.ts');
     const { addKey } = await import('./keys/key-file.ts');
-    await compileAll({ releases: 'releases', dist: values.dist, onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`) });
+    const { writeCompileReport } = await import('../compiler/compile-report.ts');
+    await compileAll({ releases: 'releases', dist: values.dist, onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities; report ${writeCompileReport(values.dist, r)}\n`) });
     const keys = values.keys;
     let devKey: string | null = null;
     try {

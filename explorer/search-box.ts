@@ -50,6 +50,8 @@ export function searchBox(client: () => RegisterClient, open: (reepId: string) =
       const r = await client().search(q, { limit: 10 });
       if (mine !== asked) return;
       items = r.data.results;
+      // Which query the list answers: typing may pause mid-word, and an earlier word's results show meanwhile.
+      list.dataset.query = q;
       list.replaceChildren(
         ...r.data.results.map((x, i) =>
           h(

@@ -113,6 +113,8 @@ async function render(): Promise<void> {
     if (first === 'entity' && route.path[1]) view = await entityView(context, route.path[1]);
     else if (first === 'resolve') view = await resolveView(context, route, go);
     else if (first === 'changes') view = await changesView(context, route, go);
+    // HOOK(matches): once GET /matches is in the OpenAPI document, a `matches` route (a team's matches in a window)
+    // renders a view beside changes-view.ts over the client's matchPages, and the nav above gets its link.
     else view = await releaseView(context);
   } catch (e) {
     view = h('div', { class: 'notice error', role: 'alert' }, h('h1', {}, 'That did not work'), h('p', {}, explain(e)));

@@ -209,7 +209,8 @@ async function buildPages(esbuild) {
     platform: 'browser',
     target: 'es2020',
     minify: true,
-    legalComments: 'linked',
+    // Licence notices stay in the served file itself (the assets folder serves scripts and styles only).
+    legalComments: 'eof',
     metafile: true,
     write: false,
     logLevel: 'warning',

@@ -13,8 +13,10 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json ./
 COPY bin bin
 COPY cli cli
+COPY client client
 COPY common common
 COPY compiler compiler
+COPY explorer explorer
 COPY runtime runtime
 COPY scripts/build.mjs scripts/build.mjs
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -9,6 +9,7 @@ import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { ioOf } from '../cli/command-line.ts';
 import { compileAll, listStamps } from './compile.ts';
+import { writeCompileReport } from './compile-report.ts';
 import { verifyDist } from './dist-manifest.ts';
 
 export const compileCommand = defineCommand({
@@ -33,6 +34,7 @@ export const compileCommand = defineCommand({
         io.err(`[compile] ${r.stamp}: ${r.counts.entities} entities, ${r.counts.bridges} bridges, digest ${r.manifest.digest.slice(0, 16)}\n`);
         if (process.env.REGISTER_TIMINGS) for (const t of r.timings) io.err(`[compile] ${r.stamp}:   ${t.stage.padEnd(20)} ${String(t.wallMs).padStart(7)} ms wall ${String(t.cpuMs).padStart(7)} ms cpu  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
         for (const s of r.slack) io.err(`[compile] ${r.stamp}: dropped ${s.count} × ${s.what} (e.g. ${s.example})\n`);
+        io.err(`[compile] ${r.stamp}: report ${writeCompileReport(out, r)}\n`);
       },
     });
     if (reports.length === 0) io.err('[compile] nothing to do: every release is compiled\n');

@@ -61,6 +61,8 @@ export interface CompileReport {
   slack: { what: string; count: number; example: string }[];
   counts: Record<string, number>;
   timings: StageTiming[];
+  /** The changelog against the predecessor: events per type, provider updates per provider (the compile report's). */
+  changes: { prior: string | null; counts: Record<string, number>; provider_counts: Record<string, number> };
 }
 
 export async function compileRelease(release: ReleaseInput, prior: ReleaseInput | null, distDir: string, options: CompileOptions = {}): Promise<CompileReport> {
@@ -137,6 +139,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       manifest,
       counts: doc.counts,
       timings: ctx.timings,
+      changes: { prior: doc.changes.prior, counts: doc.changes.counts, provider_counts: doc.changes.provider_counts },
       slack: [...ctx.slack].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([what, s]) => ({ what, count: s.count, example: s.example })),
     };
   } catch (e) {

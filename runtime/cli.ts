@@ -51,6 +51,9 @@ function startupError(e: unknown, listenPort: number, host: string): unknown {
   return e;
 }
 
+/** Where a person looks: the explorer and the rendered API reference. */
+const pagesLine = (url: string) => `[serve] explorer at ${url}/, API reference at ${url}/docs`;
+
 /** Serves until SIGTERM or SIGINT; resolves with the base URL once listening. PORT and HOST fill in what the flags leave out. */
 async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const dist = values.dist;
@@ -70,6 +73,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
         onListening: (boundPort) => {
           const url = `http://${host}:${boundPort}`;
           log(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)`);
+          log(pagesLine(url));
           resolve(url);
         },
       }).catch((e) => reject(startupError(e, listenPort, host)));
@@ -113,6 +117,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
     process.once('disconnect', () => void stop('primary gone'));
   } else {
     log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})`);
+    log(pagesLine(rt.url));
   }
   return rt.url;
 }
@@ -135,7 +140,8 @@ export const startCommand = defineCommand({
     const err = ioOf(ctx).err;
     const { compileAll } = await import('../compiler/compile.ts');
     const { addKey } = await import('./keys/key-file.ts');
-    await compileAll({ releases: 'releases', dist: values.dist, onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`) });
+    const { writeCompileReport } = await import('../compiler/compile-report.ts');
+    await compileAll({ releases: 'releases', dist: values.dist, onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities; report ${writeCompileReport(values.dist, r)}\n`) });
     const keys = values.keys;
     let devKey: string | null = null;
     try {

@@ -9,6 +9,7 @@ import { keyRepositoryFor } from './keys/state-key-repository.ts';
 import type { Logger } from './ops/logger.ts';
 import { createMetrics, instrumentStore, type RuntimeMetrics } from './ops/metrics.ts';
 import { withOperations } from './ops/ops-app.ts';
+import { withPages } from './pages/pages-app.ts';
 import { listen, type RunningServer } from './node-adapter.ts';
 import type { LogRecord, ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
@@ -47,6 +48,8 @@ export interface RuntimeOptions {
   logger?: Logger | null;
   /** Write one access-log line per request to `logger`. Default true when a logger is given. */
   accessLog?: boolean;
+  /** Serve the explorer at `/` and the API reference at `/docs` from this built pages folder; null serves neither. Default build/pages. */
+  pages?: string | null;
   /** Where plain start-up and state lines go. Default stderr. */
   log?: (line: string) => void;
   /** Overrides for tests: a state store or key store built elsewhere. */
@@ -126,7 +129,8 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
   const store = instrumentStore(rawStore, metrics, problem);
   const built = buildApp({ ...opts, source, store, keyStore });
   catalog = built.catalog;
-  const app = withOperations(built.app, { catalog, store, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });
+  const withPeople = opts.pages === null ? built.app : withPages(built.app, { dir: opts.pages });
+  const app = withOperations(withPeople, { catalog, store, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });
   let server: RunningServer;
   try {
     server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });

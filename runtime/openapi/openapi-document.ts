@@ -34,6 +34,11 @@ export interface OpenApiDocument {
   security: JsonObject[];
   tags: JsonObject[];
   paths: Record<string, PathItem>;
+  /**
+   * The pages the server shows people at its root, outside /api (runtime/pages/): the explorer at `/`, the API
+   * reference at `/docs`, their assets. Path Items like `paths`, kept apart because `/` there is the API index.
+   */
+  'x-pages': Record<string, PathItem>;
   components: {
     securitySchemes: Record<string, JsonObject>;
     schemas: Record<string, JsonObject>;
@@ -153,6 +158,7 @@ const KNOWN_ERROR_CODES = [
   'internal_error',
   'uri_too_long',
   'not_ready',
+  'pages_unavailable',
   ...PROTOCOL_REFUSAL_CODES,
 ] as const;
 
@@ -1367,6 +1373,69 @@ const paths: Record<string, PathItem> = {
 };
 
 // ---------------------------------------------------------------------------------------------------------------
+// Pages for people (runtime/pages/): the explorer, the API reference and their assets, built by scripts/build.mjs.
+
+/** What a page may load: only this server (the bundles, the API); inline styles for the charts and Swagger UI. */
+export const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+/** An HTML page names its assets by content hash: it is revalidated on every load, they are cached forever. */
+export const PAGE_CACHE = { page: 'no-cache', asset: 'public, max-age=31536000, immutable' } as const;
+/** A built asset's name: entry, content hash, extension (`explorer-L2BLNIKT.js`). */
+export const ASSET_NAME = /^[a-z][a-z0-9-]*-[A-Z0-9]{8}\.(js|css)$/;
+export const PAGE_TYPES = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' } as const;
+
+const PAGE_SERVERS: JsonObject[] = [{ url: '/', description: 'The server root: pages for people, outside /api.' }];
+
+function pageHeaders(cache: string): JsonObject {
+  const fixed = (description: string, value: string): JsonObject => ({ description, required: true, schema: { const: value } });
+  return {
+    'Cache-Control': fixed('Pages revalidate; hashed assets never change.', cache),
+    'Content-Security-Policy': fixed('Nothing is loaded from outside this server.', PAGE_CSP),
+    'X-Content-Type-Options': fixed('Types are never sniffed.', 'nosniff'),
+  };
+}
+
+const PAGES_UNAVAILABLE = errorResponse('The pages were not built (`npm run build` builds them into build/pages/).', ['pages_unavailable'], {});
+
+function pageOperation(operationId: string, summary: string, description: string, types: string[], cache: string, extra: JsonObject = {}): JsonObject {
+  const content: JsonObject = {};
+  for (const t of types) content[t] = { schema: { type: 'string' } };
+  return {
+    operationId,
+    tags: ['pages'],
+    summary,
+    description: `Public (no key), no cost. ${description}`,
+    'x-lookup-cost': 0,
+    security: [],
+    ...extra,
+    responses: { '200': { description: summary, headers: pageHeaders(cache), content }, '503': PAGES_UNAVAILABLE },
+  };
+}
+
+const pages: Record<string, PathItem> = {
+  '/': {
+    servers: PAGE_SERVERS,
+    get: pageOperation(
+      'getExplorer',
+      'The release explorer',
+      'Search, entities with their bridges, resolve, what changed between releases, the release at a glance. The page asks for a key once and keeps it in sessionStorage; the key never goes into a URL.',
+      [PAGE_TYPES.html],
+      PAGE_CACHE.page,
+    ),
+  },
+  '/docs': {
+    servers: PAGE_SERVERS,
+    get: pageOperation('getApiReference', 'This document, rendered', 'Swagger UI, served by this server, reading /api/v1/openapi.json.', [PAGE_TYPES.html], PAGE_CACHE.page),
+  },
+  '/assets/{file}': {
+    servers: PAGE_SERVERS,
+    get: pageOperation('getPageAsset', 'A script or style sheet of the pages', 'Named by its content hash, so cached forever. Any other name is 404 `not_found`.', [PAGE_TYPES.js, PAGE_TYPES.css], PAGE_CACHE.asset, {
+      parameters: [{ name: 'file', in: 'path', required: true, description: 'The asset: entry, content hash, extension.', schema: { type: 'string', pattern: ASSET_NAME.source } }],
+    }),
+  },
+};
+(pages['/assets/{file}'].get!.responses as JsonObject)['404'] = errorResponse('No built asset has this name.', ['not_found'], {});
+
+// ---------------------------------------------------------------------------------------------------------------
 
 const DESCRIPTION = `Read-only football identity register. Every response is tied to a published release stamp.
 
@@ -1426,8 +1495,10 @@ export const openapiDocument: OpenApiDocument = deepFreeze({
     { name: 'notices', description: 'Provider-scoped notice feed.' },
     { name: 'changelog', description: 'Per-release changelog (no cost, ETag).' },
     { name: 'operations', description: 'Health, readiness and metrics for operators (at the server root, no key).' },
+    { name: 'pages', description: 'The explorer and this reference, for people (at the server root, no key; under `x-pages`).' },
   ],
   paths,
+  'x-pages': pages,
   components: {
     securitySchemes: {
       bearerAuth: {

@@ -103,7 +103,7 @@ function errorAnswer(err: ApiError, stamp?: string): Answer {
 }
 
 /** The path of an absolute request URL, without the query (which may hold what a log must not). */
-function pathOf(url: string): string {
+export function pathOf(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start < 0) return '/';
   const end = url.search(/[?#]/);

@@ -191,17 +191,19 @@ interface RouteEntry {
 }
 
 let routes: RouteEntry[] | undefined;
+let pageRoutes: RouteEntry[] | undefined;
+
+function routeTableOf(paths: Record<string, PathItem>): RouteEntry[] {
+  const table = Object.entries(paths).map(([template, item]) => {
+    const segments = template.split('/').slice(1);
+    return { template, segments, literalCount: segments.filter((s) => !s.startsWith('{')).length, item };
+  });
+  // A literal segment beats a template segment, like any router would rank them.
+  return table.sort((a, b) => b.literalCount - a.literalCount);
+}
 
 function routeTable(): RouteEntry[] {
-  if (!routes) {
-    routes = Object.entries(openapiDocument.paths).map(([template, item]) => {
-      const segments = template.split('/').slice(1);
-      return { template, segments, literalCount: segments.filter((s) => !s.startsWith('{')).length, item };
-    });
-    // A literal segment beats a template segment, like any router would rank them.
-    routes.sort((a, b) => b.literalCount - a.literalCount);
-  }
-  return routes;
+  return (routes ??= routeTableOf(openapiDocument.paths));
 }
 
 /** The request path without origin, query, fragment or namespace prefix; `/` for the namespace root. */
@@ -215,9 +217,9 @@ export function normaliseRequestPath(path: string): string {
 }
 
 /** The documented path template and operation a concrete request path and method correspond to, or null. */
-export function findOperation(method: string, path: string): MatchedOperation | null {
+export function findOperation(method: string, path: string, table: RouteEntry[] = routeTable()): MatchedOperation | null {
   const segments = normaliseRequestPath(path).split('/').slice(1);
-  for (const route of routeTable()) {
+  for (const route of table) {
     if (route.segments.length !== segments.length) continue;
     const params: Record<string, string> = {};
     let matches = true;
@@ -347,14 +349,48 @@ export function validateResponse(sample: ResponseSample): unknown {
 
   const get = headerGetter(sample.headers);
   checkHeaders(where, response, cacheKey, get);
+  return checkBody(where, response, cacheKey, get, body, head);
+}
 
+/**
+ * Checks one response of the pages at the server root (the document's `x-pages`: the explorer, the reference and
+ * their assets) and returns its body: the documented status, headers, exact content type, and a non-empty body;
+ * an Error body (404, 503) against its schema like any other.
+ */
+export function validatePageResponse(sample: ResponseSample): unknown {
+  const body = typeof sample.body === 'string' ? sample.body : decoder.decode(sample.body);
+  const where = `${sample.method.toUpperCase()} ${sample.path} → ${sample.status} (page)`;
+  const head = sample.method.toUpperCase() === 'HEAD';
+  const match = findOperation('GET', sample.path.split('?')[0], (pageRoutes ??= routeTableOf(openapiDocument['x-pages'])));
+  if (!match?.operation) throw new Error(`[openapi] ${where}: not a documented page (x-pages: ${Object.keys(openapiDocument['x-pages']).join(', ')})`);
+  const parameters = (match.operation.parameters ?? []) as JsonObject[];
+  for (const p of parameters) {
+    const v = cachedValidator(`page ${match.template} param ${String(p.name)}`, p.schema as JsonValue);
+    const value = decodeURIComponent(match.params[String(p.name)] ?? '');
+    if (sample.status === 200 && !v(value)) throw new Error(`[openapi] ${where}: path parameter ${String(p.name)} ${JSON.stringify(value)} ${formatErrors(v.errors)}`);
+  }
+  const node = (match.operation.responses as JsonObject)[String(sample.status)];
+  if (node === undefined) throw new Error(`[openapi] ${where}: status ${sample.status} is not documented for page ${match.template}\n  body: ${excerpt(body)}`);
+  const response = resolveDocumentRef(node);
+  const cacheKey = `page ${match.template} ${sample.status}`;
+  const get = headerGetter(sample.headers);
+  checkHeaders(where, response, cacheKey, get);
+  return checkBody(where, response, cacheKey, get, body, head);
+}
+
+/** The body checks shared by API and page responses: its documented media type, then canonical JSON and schema. */
+function checkBody(where: string, response: JsonObject, cacheKey: string, get: (name: string) => string | null, body: string, head: boolean): unknown {
   const content = response.content as JsonObject | undefined;
   const media = content?.['application/json'] as JsonObject | undefined;
-  // A documented text body (Prometheus metrics): its exact content type and a non-empty body are all there is to check.
-  const textType = content && !media ? Object.keys(content).find((t) => t.startsWith('text/plain')) : undefined;
-  if (textType) {
+  // A documented text body (Prometheus metrics, a page, a script): its exact content type and a non-empty body are all there is to check.
+  if (content && !media) {
     const got = get('content-type');
-    if (got !== textType) throw new Error(`[openapi] ${where}: Content-Type must be "${textType}", got ${JSON.stringify(got)}`);
+    const types = Object.keys(content);
+    if (got === null || !types.includes(got)) throw new Error(`[openapi] ${where}: Content-Type must be one of ${JSON.stringify(types)}, got ${JSON.stringify(got)}`);
+    if (head) {
+      if (body !== '') throw new Error(`[openapi] ${where}: a HEAD answer has no body`);
+      return undefined;
+    }
     if (body === '') throw new Error(`[openapi] ${where}: empty body, a text body is documented`);
     return body;
   }

@@ -1,0 +1,25 @@
+// What every view of the explorer is given: the typed client for the chosen namespace, and the provider list it
+// reads once per namespace (roles for bridges, names for the resolve box and the change chart).
+import type { RegisterClient } from '../client/register-client.ts';
+
+export interface ProviderInfo {
+  name: string;
+  role: string;
+  bridgeCount: number;
+}
+
+export interface ViewContext {
+  client: RegisterClient;
+  /** `v1` or `next`. */
+  namespace: string;
+  providers(): Promise<ProviderInfo[]>;
+}
+
+/** The route's parameters: `#/changes?from=…` gives path `changes`, params from the query. */
+export interface Route {
+  path: string[];
+  params: URLSearchParams;
+}
+
+/** Events per page of the changes view's list. */
+export const CHANGES_PAGE_SIZE = 50;

@@ -1,0 +1,213 @@
+// The explorer in a real headless Chromium against real servers: the real v0 data (search "arsenal", Arsenal F.C.'s
+// Transfermarkt verein 11 bridge, resolve it, a 409 with its candidates) and the repo's two sample releases (a merged
+// ID, a tombstone, what changed between them). Each view gets a screenshot with a pixel check and an axe-core run;
+// every response is checked against the OpenAPI document, nothing is fetched from elsewhere, no key is in a URL.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRegisterClient } from 'identity-register/client';
+import { compileAll } from '../../compiler/compile.ts';
+import { readCsv } from '../../compiler/read/csv-reader.ts';
+import { importV0 } from '../../generator/from-v0.ts';
+import { addKey } from '../../runtime/keys/key-file.ts';
+import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { CHANGES_PAGE_SIZE } from '../../explorer/context.ts';
+import { launchBrowser, recordFigure, screenshot, seriousViolations, watchedPage, type WatchedPage } from '../helpers/browser.ts';
+import { validatingFetch } from '../helpers/validating-fetch.ts';
+
+const V0 = resolve(process.cwd(), '../shared/real-data/v0-register');
+const SAMPLES = resolve(process.cwd(), 'releases');
+
+let browser: Browser;
+let real: Runtime;
+let sample: Runtime;
+let key: string;
+
+/** A server on a compiled dist, with one key allowed plenty (typing triggers a search per pause). */
+async function serve(dist: string, root: string): Promise<Runtime> {
+  return startRuntime({ dist, keys: join(root, 'keys.json'), state: 'memory:', port: 0 });
+}
+
+beforeAll(async () => {
+  // Fails here, loudly, when chromium is missing: .ci/run installs it.
+  const t0 = performance.now();
+  browser = await launchBrowser();
+  const root = mkdtempSync(join(tmpdir(), 'ir-explorer-'));
+  key = (await addKey({ file: join(root, 'keys.json'), name: 'explorer test', quota: 100_000, rate: 1000 })).key;
+  // The two worlds compile side by side: each is mostly one thread, and the machine has two cores.
+  await Promise.all([
+    importV0({ from: V0, out: join(root, 'real', 'releases', '20260401T000000Z') }).then(() => compileAll({ releases: join(root, 'real', 'releases'), dist: join(root, 'real', 'dist'), progress: false })),
+    compileAll({ releases: SAMPLES, dist: join(root, 'sample', 'dist'), progress: false }),
+  ]);
+  process.stdout.write(`[explorer test] browser and both compiles in ${Math.round(performance.now() - t0)} ms\n`);
+  real = await serve(join(root, 'real', 'dist'), root);
+  sample = await serve(join(root, 'sample', 'dist'), root);
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+  await real?.close();
+  await sample?.close();
+});
+
+/** Opens the explorer, types the key once into the key box, and waits for the release view. */
+async function openExplorer(origin: string): Promise<WatchedPage> {
+  const w = await watchedPage(browser, origin, [key]);
+  await w.page.goto(`${origin}/`);
+  await w.page.fill('#api-key', key);
+  await w.page.click('.key-form button[type=submit]');
+  await w.page.waitForSelector('article.release canvas');
+  return w;
+}
+
+async function expectAccessible(w: WatchedPage, view: string): Promise<void> {
+  expect(await seriousViolations(w.page), `axe on ${view}`).toEqual([]);
+}
+
+/** Transfermarkt club IDs on two teams in the v0 data: each resolves to 409. */
+async function sharedTransfermarktId(): Promise<string> {
+  const seen = new Map<string, number>();
+  let col = -1;
+  await readCsv(join(V0, 'teams.csv'), 'teams.csv', { header: (h) => (col = h.indexOf('key_transfermarkt')), row: (f) => void (f[col] && seen.set(f[col], (seen.get(f[col]) ?? 0) + 1)) });
+  const shared = [...seen].filter(([, n]) => n > 1).map(([id]) => id).sort();
+  expect(shared.length).toBeGreaterThan(0);
+  return shared[0];
+}
+
+describe('explorer on the real v0 data', () => {
+  it('first load weighs what it weighs; search "arsenal" by keyboard opens Arsenal F.C. with its verein 11 bridge; resolve lands there; a 409 lists candidates', async () => {
+    const w = await watchedPage(browser, real.url, [key]);
+    await w.page.goto(`${real.url}/`);
+    await w.page.waitForSelector('#api-key');
+    await w.page.waitForLoadState('networkidle');
+    const firstLoad = await w.bytes();
+    recordFigure('page-weight', { first_load_bytes: firstLoad, requests: w.urls.length, urls: w.urls.map((u) => new URL(u).pathname) });
+    process.stdout.write(`[explorer test] first load: ${firstLoad} bytes transferred in ${w.urls.length} requests\n`);
+    expect(await seriousViolations(w.page), 'axe on the key prompt').toEqual([]);
+
+    await w.page.fill('#api-key', key);
+    await w.page.click('.key-form button[type=submit]');
+    await w.page.waitForSelector('article.release canvas');
+    await screenshot(browser, w.page, 'real-release');
+    await expectAccessible(w, 'the release view');
+
+    // Search as you type, then the keyboard: down to Arsenal F.C., Enter.
+    await w.page.click('#search');
+    await w.page.keyboard.type('arsenal', { delay: 20 });
+    await w.page.locator('#search-results[data-query="arsenal"] [role=option]').first().waitFor();
+    const labels = await w.page.locator('#search-results [role=option] .label').allTextContents();
+    const at = labels.indexOf('Arsenal F.C.');
+    expect(at, `results: ${labels.join(' | ')}`).toBeGreaterThanOrEqual(0);
+    for (let i = 0; i < at; i++) await w.page.keyboard.press('ArrowDown');
+    expect(await w.page.getAttribute('#search', 'aria-activedescendant')).toBe(`search-option-${at}`);
+    await w.page.keyboard.press('Enter');
+    await w.page.waitForSelector('article.entity h1:text-is("Arsenal F.C.")');
+    const arsenalHash = new URL(w.page.url()).hash;
+    const bridge = w.page.locator('.bridge-group[data-provider="transfermarkt"] .bridge[data-namespace="verein"][data-external-id="11"]');
+    await expect(bridge.count()).resolves.toBe(1);
+    await expect(bridge.locator('button.copy').getAttribute('aria-label')).resolves.toBe('Copy transfermarkt ID 11');
+    await expect(w.page.locator('.lower-confidence').count()).resolves.toBeGreaterThan(0);
+    await screenshot(browser, w.page, 'real-entity-arsenal');
+    await expectAccessible(w, 'the entity view');
+
+    // Resolve Transfermarkt verein 11 from the resolve box: it lands on the same entity.
+    await w.page.click('nav a[href="#/resolve"]');
+    await w.page.waitForSelector('form.resolve-form');
+    await w.page.selectOption('#resolve-provider', 'transfermarkt');
+    await w.page.fill('#resolve-namespace', 'verein');
+    await w.page.fill('#resolve-id', '11');
+    await w.page.click('form.resolve-form button[type=submit]');
+    await w.page.waitForFunction((hash) => location.hash === hash, arsenalHash);
+    await w.page.waitForSelector('article.entity h1:text-is("Arsenal F.C.")');
+
+    // An ID two teams share: the candidates are listed, each a link to its entity.
+    await w.page.click('nav a[href="#/resolve"]');
+    await w.page.waitForSelector('form.resolve-form');
+    await w.page.selectOption('#resolve-provider', 'transfermarkt');
+    await w.page.fill('#resolve-namespace', 'verein');
+    await w.page.fill('#resolve-id', await sharedTransfermarktId());
+    await w.page.click('form.resolve-form button[type=submit]');
+    await w.page.waitForSelector('.candidates li');
+    await expect(w.page.locator('.candidates li a').count()).resolves.toBe(2);
+    await screenshot(browser, w.page, 'real-resolve-409');
+    await expectAccessible(w, 'the resolve view');
+
+    expect(w.page.url()).not.toContain(key);
+    await w.settle();
+    await w.page.context().close();
+  });
+
+  it('/docs renders the reference from this server alone', async () => {
+    const w = await watchedPage(browser, real.url, [key]);
+    await w.page.goto(`${real.url}/docs`);
+    await w.page.waitForSelector('.opblock-summary-path', { timeout: 30_000 });
+    await expect(w.page.locator('.opblock-summary-path').count()).resolves.toBeGreaterThan(10);
+    // The reference is long: its first screen is the view.
+    await screenshot(browser, w.page, 'docs', false);
+    await w.settle();
+    await w.page.context().close();
+  });
+});
+
+describe('explorer on the two sample releases', () => {
+  const api = () => createRegisterClient({ baseUrl: `${sample.url}/api/v1`, key, fetch: validatingFetch() });
+
+  it('a merged ID shows the redirect to its survivor; a tombstoned ID says it is retired', async () => {
+    const merged = (await api().changes({ type: 'redirect_added', limit: 1 })).data.events[0];
+    const removed = (await api().changes({ type: 'entity_removed', limit: 1 })).data.events[0];
+    expect(merged && removed).toBeTruthy();
+    const w = await openExplorer(sample.url);
+
+    await w.page.evaluate((id) => (location.hash = `#/entity/${id}`), merged.reep_id);
+    const notice = w.page.locator('.redirect-notice');
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain(merged.reep_id);
+    // The survivor the page links to is where the redirect chain ends (the API's redirected_to).
+    const final = (await api().entity(merged.reep_id)).redirect?.redirected_to;
+    expect(final).toMatch(/^r[a-z][0-9a-f]{14}$/);
+    await expect(notice.locator('a').getAttribute('href')).resolves.toBe(`#/entity/${final}`);
+    await screenshot(browser, w.page, 'sample-redirect');
+    await expectAccessible(w, 'a redirected entity');
+
+    await w.page.evaluate((id) => (location.hash = `#/entity/${id}`), removed.reep_id);
+    await w.page.locator('.retired-notice').waitFor();
+    expect(await w.page.locator('.retired-notice').textContent()).toMatch(/^Retired\. /);
+    await screenshot(browser, w.page, 'sample-tombstone');
+    await expectAccessible(w, 'a retired ID');
+    await w.settle();
+    await w.page.context().close();
+  });
+
+  it('what changed: both charts and the first page of events, with the page count /changes/summary implies', async () => {
+    const releases = (await api().releases()).data.releases;
+    expect(releases.length).toBe(2);
+    const [to, from] = [releases[0].stamp, releases[1].stamp];
+    const summary = (await api().changesSummary({ from, to })).data;
+    const total = Object.values(summary.counts).reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(CHANGES_PAGE_SIZE);
+
+    const w = await openExplorer(sample.url);
+    await w.page.click('nav a[href="#/changes"]');
+    const count = w.page.locator('#changes-page-count');
+    await count.waitFor();
+    await expect(w.page.locator('article.changes canvas').count()).resolves.toBe(2);
+    expect(await count.getAttribute('data-pages')).toBe(String(Math.ceil(total / CHANGES_PAGE_SIZE)));
+    expect(await count.textContent()).toBe(`Page 1 of ${Math.ceil(total / CHANGES_PAGE_SIZE)}`);
+    const rows = w.page.locator('table.events tbody tr');
+    await expect(rows.count()).resolves.toBe(CHANGES_PAGE_SIZE);
+    await expect(rows.first().locator('a').first().getAttribute('href')).resolves.toMatch(/^#\/entity\/r[a-z][0-9a-f]{14}$/);
+    await screenshot(browser, w.page, 'sample-changes');
+    await expectAccessible(w, 'the changes view');
+
+    // The next page follows the cursor: page 2, other events.
+    const firstIds = await rows.locator('td:nth-child(2)').allTextContents();
+    await w.page.click('nav.pager a:text-is("Next page")');
+    await w.page.waitForSelector('#changes-page-count[data-page="2"]');
+    const secondIds = await w.page.locator('table.events tbody tr td:nth-child(2)').allTextContents();
+    expect(secondIds).not.toEqual(firstIds);
+    expect(w.urls.every((u) => !u.includes(key))).toBe(true);
+    await w.settle();
+    await w.page.context().close();
+  });
+});

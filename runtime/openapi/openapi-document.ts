@@ -978,7 +978,7 @@ const headers: Record<string, JsonObject> = {
   AccessControlMaxAge: {
     description: 'Preflight: seconds a browser may reuse this answer.',
     required: true,
-    schema: { const: CORS_MAX_AGE },
+    schema: { type: 'integer', const: CORS_MAX_AGE },
   },
   Vary: {
     description: '`Accept-Encoding` on every answer that has (or, for HEAD and 304, stands for) a body. Nothing varies by Origin.',

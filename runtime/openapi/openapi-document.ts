@@ -85,6 +85,10 @@ const closed = (description: string, required: string[], properties: Record<stri
 const allRequired = (description: string, properties: Record<string, JsonObject>, extra: JsonObject = {}): JsonObject =>
   closed(description, Object.keys(properties), properties, extra);
 
+/** An Error body of one code whose message and detail are always there, `detail` of its own schema. */
+const fixedError = (description: string, code: string, detail: JsonObject): JsonObject =>
+  closed(description, ['error', 'message', 'detail'], { error: { const: code }, message: str(), detail });
+
 /** An Error body whose `error` is one of `codes`. */
 const errorOf = (codes: readonly string[], base = 'Error'): JsonObject => ({
   $ref: `#/components/schemas/${base}`,
@@ -229,25 +233,17 @@ const schemas: Record<string, JsonObject> = {
       detail: str('The offending value or the limit, e.g. the ID that was retired or the batch cap.'),
     },
   ),
-  QuotaExceededError: closed(
+  QuotaExceededError: fixedError(
     'HTTP 402: the monthly allowance cannot pay for this request. `message` says whether it is used up or holds ' +
       'fewer credits than the request (a batch: one per valid item) needs; `detail` is when it resets.',
-    ['error', 'message', 'detail'],
-    {
-      error: { const: 'quota_exceeded' },
-      message: str(),
-      detail: { type: 'string', format: 'date-time', description: 'When the allowance resets: 00:00:00 UTC on the 1st of the next month.' },
-    },
+    'quota_exceeded',
+    { type: 'string', format: 'date-time', description: 'When the allowance resets: 00:00:00 UTC on the 1st of the next month.' },
   ),
-  GoneError: closed(
+  GoneError: fixedError(
     'A tombstoned register ID (redirect reason `de_corroborated`, no survivor): `error` is `gone`, `message` says ' +
       'the ID was retired and is never reused, `detail` names the ID. Charged as one lookup.',
-    ['error', 'message', 'detail'],
-    {
-      error: { const: 'gone' },
-      message: str(),
-      detail: schemaRef('RegisterId'),
-    },
+    'gone',
+    schemaRef('RegisterId'),
   ),
   AmbiguousResolveError: closed(
     'HTTP 409 of resolve: the provider ID maps to more than one entity. The Error fields, then every candidate.',

@@ -8,14 +8,13 @@ import { NOT_AT_HAND, systemClock, StateUnavailableError, type Clock, type KeyRe
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Body, RequestContext, Reply, RouteDef, Services } from './route.ts';
 import { admit } from './state/admit.ts';
-import { quotaPeriod } from './state/quota-period.ts';
+import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
 import { GoneError } from './routes/entities.ts';
 import { ArtefactError, UpstreamError } from './read-errors.ts';
 import { keyExpiryHeaders } from './keys/key-expiry.ts';
 import { corsHeaders, derivedEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
 import { matchesEtag } from './routes/changes.ts';
-import { quotaPeriodEnd } from './state/quota-period.ts';
 import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 
 /** Options of createApp. */

@@ -6,6 +6,11 @@ import { ApiError } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
 import { chooseCoding, codedEtag, compressStream, compressWhole, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
 
+/** A header Node may hand over as a list, as one value. */
+function single(v: string | string[] | undefined): string | null {
+  return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+}
+
 /**
  * The part of a Web `Request` the app reads (url, method, headers.get, arrayBuffer), backed by the Node request.
  * Building a full undici Request per call cost a measurable share of each lookup; the app's contract is still the
@@ -23,11 +28,9 @@ class NodeRequest {
     this.headers = {
       get(name: string): string | null {
         const lower = name.toLowerCase();
-        const v = h[lower];
-        if (v === undefined) return null;
-        const text = Array.isArray(v) ? v.join(', ') : v;
+        const text = single(h[lower]);
         // The app knows only identity tags; the coded ones are this adapter's (compress.ts).
-        return lower === 'if-none-match' ? identityTags(text) : text;
+        return text !== null && lower === 'if-none-match' ? identityTags(text) : text;
       },
     };
   }
@@ -195,11 +198,6 @@ function endOfTurn(): Promise<void> {
       resolve();
     }),
   ));
-}
-
-/** A header Node may hand over as a list, as one value. */
-function single(v: string | string[] | undefined): string | null {
-  return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
 }
 
 /**

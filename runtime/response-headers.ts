@@ -55,12 +55,14 @@ export function documentEtag(sha256Hex: string): string {
  * The strong ETag of a per-stamp answer, without reading its body. Sound because such a body is a function of
  * exactly what is hashed: the release's public manifest (it lists the sha256 of every file the answer can be made
  * from, so a stamp compiled again differently gets other tags), the API version (how bodies are composed), the
- * route, its decoded path parameters and the query's name/value pairs (sorted: their order changes no body). Two
+ * route, its decoded path parameters and the query's name/value pairs (sorted, and `include` as a set: neither
+ * order changes a body). Two
  * servers over the same dist give the same tag. Answers that depend on the key (its credits, its notices) are not
  * per-stamp and get no tag; the credit and rate headers are not part of the body.
  */
 export function derivedEtag(manifestSha256: string, route: string, params: Record<string, string>, query: URLSearchParams): string {
-  const pairs = [...query].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  // `include` names a set: order and repetition change no body (CONTRACT-DECISIONS.md), so they change no tag.
+  const pairs = [...query].map(([k, v]): [string, string] => (k === 'include' ? [k, [...new Set(v.split(','))].sort().join(',')] : [k, v])).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   const names = Object.keys(params).sort();
   const text = JSON.stringify([manifestSha256, API_VERSION, route, names.map((n) => [n, params[n]]), pairs]);
   return tagOf(createHash('sha256').update(text).digest());

@@ -990,7 +990,7 @@ const headers: Record<string, JsonObject> = {
   },
   ContentEncoding: {
     description:
-      'The body is coded: `br` (brotli, quality 4) or `gzip` (level 6), fixed levels so the same body always codes ' +
+      'The body is coded: `br` (brotli, quality 1) or `gzip` (level 1), fixed levels so the same body always codes ' +
       'to the same bytes, when Accept-Encoding allows and the body is 1 KiB or more (smaller bodies fit one TCP ' +
       'segment anyway). Never on HEAD, 204 or 304.',
     required: false,

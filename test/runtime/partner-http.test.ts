@@ -288,6 +288,11 @@ describe('ETag and 304', () => {
     expect(tags.size).toBe(LOOKUPS.length + 1);
     // The query's order changes no body, and no tag.
     expect((await one('/search?limit=5&q=arsenal')).headers.get('etag')).toBe((await one('/search?q=arsenal&limit=5')).headers.get('etag'));
+    const ordered = await one(`/entities/${ID.arsenal}?include=bridges,aliases`);
+    const shuffled = await one(`/entities/${ID.arsenal}?include=aliases,bridges,aliases`);
+    expect(shuffled.text).toBe(ordered.text);
+    expect(shuffled.headers.get('etag')).toBe(ordered.headers.get('etag'));
+    expect((await one(`/entities/${ID.arsenal}?include=aliases`)).headers.get('etag')).not.toBe(ordered.headers.get('etag'));
   });
 });
 

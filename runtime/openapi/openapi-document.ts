@@ -900,6 +900,13 @@ const parameters: Record<string, JsonObject> = {
     description: 'Opaque `next_cursor` of the previous page. Reused with other filters: 400 `stale_cursor`.',
     schema: { type: 'string', minLength: 1 },
   },
+  AccessControlRequestMethod: {
+    name: 'Access-Control-Request-Method',
+    in: 'header',
+    required: true,
+    description: 'What makes an OPTIONS a CORS preflight (browsers send it); without it the answer is 405.',
+    schema: { type: 'string', minLength: 1 },
+  },
   IfNoneMatch: {
     name: 'If-None-Match',
     in: 'header',
@@ -1537,7 +1544,7 @@ for (const item of Object.values(paths)) {
   const pathParams = ((main.parameters ?? []) as JsonObject[]).filter((p) => ['ReepId', 'Provider', 'ExternalId'].some((n) => p.$ref === `#/components/parameters/${n}`));
   item.options = {
     operationId: `preflight${String(main.operationId).replace(/^./, (c) => c.toUpperCase())}`,
-    ...(pathParams.length ? { parameters: pathParams } : {}),
+    parameters: [...pathParams, paramRef('AccessControlRequestMethod')],
     tags: ['cors'],
     summary: 'CORS preflight',
     description: 'No key, no cost. Send Access-Control-Request-Method (browsers do); without it the answer is 405.',

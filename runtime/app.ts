@@ -8,10 +8,13 @@ import { NOT_AT_HAND, systemClock, StateUnavailableError, type Clock, type KeyRe
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Body, RequestContext, Reply, RouteDef, Services } from './route.ts';
 import { admit } from './state/admit.ts';
-import { quotaPeriod } from './state/quota-period.ts';
+import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
 import { GoneError } from './routes/entities.ts';
 import { ArtefactError, UpstreamError } from './read-errors.ts';
+import { keyExpiryHeaders } from './keys/key-expiry.ts';
+import { corsHeaders, derivedEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
+import { matchesEtag } from './routes/changes.ts';
 import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 
 /** Options of createApp. */
@@ -54,7 +57,16 @@ export interface Answer {
   route?: string | null;
 }
 
+/** What the rate-limit and credit headers of a costing answer are made from (see finish). */
+interface Meter {
+  key: KeyRecord;
+  now: number;
+  credits: number | null;
+}
+
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** The protection space named in WWW-Authenticate. */
+const REALM = 'identity-register';
 /** Marks a path parameter that is not valid percent-encoding, too long or holds NUL; refused after auth. */
 const BAD_PARAM = '\u0000bad';
 const MAX_URL = 4096;
@@ -120,7 +132,9 @@ export function createApp(opts: AppOptions): App {
   /** The answer; `seen` learns the key and the route on the way, for handle(). */
   async function answerOf(request: Request, seen: { keyId: string | null; route: string | null }): Promise<Answer> {
     const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+    corsHeaders(headers);
     const head = request.method === 'HEAD';
+    let now = 0;
     let key: KeyRecord | null = null;
     let costing = false;
     let credits: number | null = null;
@@ -146,6 +160,13 @@ export function createApp(opts: AppOptions): App {
       if (ns === null) throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
       const rest = rawSegments.slice(3);
       if (rest.length === 0) rest.push('');
+      // A CORS preflight is answered before auth and costs nothing: the browser sends it without the key.
+      if (request.method === 'OPTIONS' && request.headers.get('access-control-request-method') !== null) {
+        const { allowed } = match(compiled, rest, '');
+        if (allowed.length === 0) throw new ApiError(404, 'not_found', 'No such path.');
+        delete headers['content-type'];
+        return { status: 204, headers: { ...headers, ...preflightHeaders(allowed) }, body: null };
+      }
       // HEAD is GET without the body: the same route, checks, charge and headers (see finish).
       const { route, params, allowed } = match(compiled, rest, head ? 'GET' : request.method);
       if (!route) {
@@ -160,14 +181,17 @@ export function createApp(opts: AppOptions): App {
       if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
       // A release that exists but cannot be opened (damaged, or its mirror's origin is down) answers why, 503 either way.
       if (!release && !def.noRelease) throw unavailable ?? new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
-      const now = clock.now();
+      now = clock.now();
       if (def.auth) {
         const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
         if (!auth.ok) throw authError(auth.code);
         key = auth.key;
         seen.keyId = key.id;
         costing = def.costing;
+        // On every answer to this key from here on, errors included, so a client can warn before the key expires.
+        keyExpiryHeaders(key, now, headers);
       }
+      headers['cache-control'] = def.auth ? 'private, no-cache' : 'no-cache';
       // A malformed path parameter is a 400, but only once the key is known (the order of checks).
       for (const [name, v] of Object.entries(params)) {
         if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over 512 characters.`);
@@ -183,23 +207,30 @@ export function createApp(opts: AppOptions): App {
           });
         }
         credits = charge.remaining;
-        if (!charge.ok) {
-          throw new ApiError(402, 'quota_exceeded', `The monthly allowance of ${key.quota} lookups is used up (this request needs ${prepared.cost}).`);
-        }
+        if (!charge.ok) throw quotaError(key.quota, charge.remaining, prepared.cost, now);
         charged = prepared.cost;
       }
-      const reply = await prepared.run();
+      let reply = await prepared.run();
       // A 5xx costs nothing; a batch answered whole gives back its items that could not be answered.
       const back = reply.status >= 500 ? charged : Math.min(charged, reply.refund ?? 0);
       if (back > 0) {
         charged = 0;
         credits = await giveBack(key!, period, back, credits);
       }
-      return finish(reply, headers, costing ? credits : null, head);
+      if (reply.status === 200) {
+        // A 304 is decided after the lookup, so it is never given for an answer that would not have been this 200;
+        // on a costing route it is charged like the 200 (the lookup was made).
+        const etag = reply.headers?.etag ?? (def.perStamp ? derivedEtag(release!.manifestSha256, def.path, params, query) : undefined);
+        if (etag !== undefined) {
+          headers.etag = etag;
+          if (matchesEtag(request.headers.get('if-none-match'), etag)) reply = { status: 304, body: null, headers: reply.headers };
+        }
+      }
+      return finish(reply, headers, costing && key ? { key, now, credits } : null, head);
     } catch (e) {
       if (e instanceof GoneError) {
         if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
-        return finish({ status: 410, body: e.stub }, headers, costing ? credits : null, head);
+        return finish({ status: 410, body: e.stub }, headers, costing && key ? { key, now, credits } : null, head);
       }
       const err = failure(e);
       if (err.status >= 500 && charged > 0) {
@@ -208,7 +239,8 @@ export function createApp(opts: AppOptions): App {
         credits = await giveBack(key!, period, back, credits);
       }
       if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
-      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing ? credits : null, head);
+      if (err.status >= 400) headers['cache-control'] = 'no-store';
+      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing && key ? { key, now, credits } : null, head);
     }
   }
 
@@ -236,9 +268,14 @@ export function bodyLength(body: Exclude<Body, null>): number {
 
 const utf8 = new TextEncoder();
 
-function finish(reply: Reply, base: Record<string, string>, credits: number | null, head: boolean): Answer {
+/** The answer from a reply: the base headers, the route's own, and for a costing request its credit and rate headers. */
+function finish(reply: Reply, base: Record<string, string>, meter: Meter | null, head: boolean): Answer {
   const headers = reply.headers ? { ...base, ...reply.headers } : base;
-  if (credits !== null) headers['x-register-credits-remaining'] = String(credits);
+  if (meter) {
+    if (meter.credits !== null) headers['x-register-credits-remaining'] = String(meter.credits);
+    const retry = reply.status === 429 && headers['retry-after'] !== undefined ? Number(headers['retry-after']) : null;
+    rateLimitHeaders(meter.key, meter.credits, meter.now, retry, headers);
+  }
   if (reply.status === 304 || reply.body === null) {
     delete headers['content-type'];
     return { status: reply.status, headers, body: null };
@@ -259,14 +296,29 @@ async function safeRemaining(store: StateStore, key: KeyRecord, clock: Clock): P
   }
 }
 
-function authError(code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'expired_key'): ApiError {
+/**
+ * The 402 of a request that needs `cost` lookups when `remaining` are left of `quota`: used up, or not enough for a
+ * batch; `detail` is when the allowance resets (an ISO date-time), for a client to wait until.
+ */
+function quotaError(quota: number, remaining: number, cost: number, now: number): ApiError {
+  const detail = new Date(quotaPeriodEnd(now)).toISOString();
+  const message =
+    remaining <= 0
+      ? `The monthly allowance of ${quota} lookups is used up; nothing was charged. It resets at ${detail}.`
+      : `This request needs ${cost} lookups but only ${remaining} of the monthly allowance of ${quota} remain; nothing was charged. It resets at ${detail}.`;
+  return new ApiError(402, 'quota_exceeded', message, { detail });
+}
+
+function authError(code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'key_expired'): ApiError {
   const messages = {
     missing_key: 'Send Authorization: Bearer <API key>.',
     invalid_key: 'The API key is not valid.',
     revoked_key: 'The API key was revoked.',
-    expired_key: 'The API key has expired.',
+    key_expired: 'The API key has expired.',
   };
-  return new ApiError(401, code, messages[code], { headers: { 'www-authenticate': `Bearer realm="identity-register", error="invalid_token"` } });
+  // RFC 6750 §3: a request without credentials gets the bare challenge (no error code); a bad token, invalid_token.
+  const challenge = code === 'missing_key' ? `Bearer realm="${REALM}"` : `Bearer realm="${REALM}", error="invalid_token"`;
+  return new ApiError(401, code, messages[code], { headers: { 'www-authenticate': challenge } });
 }
 
 function match(routes: CompiledRoute[], segs: string[], method: string): { route: RouteDef | null; params: Record<string, string>; allowed: string[] } {

@@ -8,6 +8,7 @@ import { StateUnavailableError } from './interfaces.ts';
 import { availableParallelism } from 'node:os';
 import { isClusterWorker, runPrimary } from './cluster.ts';
 import type { Runtime } from './server.ts';
+import { DEFAULT_KEY_EXTENSION, type KeyExtension } from './routes/key.ts';
 
 /** serve's options, which start takes too. Defaults that the environment can change (PORT, HOST) are applied in run(). */
 const SERVE_ARGS = {
@@ -20,9 +21,14 @@ const SERVE_ARGS = {
   host: { type: 'string', description: 'Address to listen on (default $HOST, else 127.0.0.1)', valueHint: 'ADDR' },
   workers: { type: 'string', description: "Serving processes sharing the store: a number from 1 to 64, or 'auto' for one per core", valueHint: 'N|auto', default: '1' },
   'access-log': { type: 'enum', options: ['on', 'off'] as string[], description: 'One JSON line per request on stdout', default: 'on' },
+  'extend-how': { type: 'string', description: 'How the holder of an expiring key extends it, shown by GET /key (default $REGISTER_KEY_EXTEND_HOW, else a generic line)', valueHint: 'TEXT' },
+  'extend-contact': { type: 'string', description: 'Whom to ask, shown by GET /key (default $REGISTER_KEY_EXTEND_CONTACT, else none)', valueHint: 'TEXT' },
 } as const;
 
-type ServeValues = { dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string };
+type ServeValues = {
+  dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string;
+  'extend-how'?: string; 'extend-contact'?: string;
+};
 
 /** The port from --port (a usage error when bad) or $PORT (a refusal naming the variable), else `fallback`. */
 function port(flag: string | undefined, fallback: number): number {
@@ -32,6 +38,14 @@ function port(flag: string | undefined, fallback: number): number {
   if (n >= 0 && n <= 65535) return n;
   const message = `bad port ${JSON.stringify(raw)} (a whole number from 0 to 65535)`;
   throw flag !== undefined ? badValue('serve', `--port: ${message}`) : new RegisterError('serve', `PORT: ${message}`);
+}
+
+/** GET /key's `extend` from the flags, else the environment, else the default line (an empty value counts as unset). */
+function keyExtension(values: ServeValues): KeyExtension | undefined {
+  const how = values['extend-how'] || process.env.REGISTER_KEY_EXTEND_HOW || undefined;
+  const contact = values['extend-contact'] || process.env.REGISTER_KEY_EXTEND_CONTACT || null;
+  if (how === undefined && contact === null) return undefined;
+  return { how: how ?? DEFAULT_KEY_EXTENSION.how, contact };
 }
 
 /** `--workers`: a count, or `auto` for one per core. */
@@ -98,6 +112,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       log,
       port: listenPort,
       host,
+      keyExtension: keyExtension(values),
     });
   } catch (e) {
     throw startupError(e, listenPort, host);

@@ -48,6 +48,12 @@ export interface KeyRecord {
   rate: number;
   /** Provider slug for provider-scoped keys (meta.provider), else null. */
   provider: string | null;
+  /** The plan's name (`plan.name`, e.g. `preview`), or null when the key was issued without one. */
+  plan: string | null;
+  /** Who the key was issued to (`meta.organisation`), or null. */
+  organisation: string | null;
+  /** How the key was granted (`meta.access_model`, e.g. `partner_preview`), or null. */
+  access_model: string | null;
   /** ISO date-time after which the key is refused, or null. */
   expires_at: string | null;
   revoked: boolean;
@@ -56,7 +62,7 @@ export interface KeyRecord {
 /** Outcome of authenticating a bearer token. */
 export type AuthResult =
   | { ok: true; key: KeyRecord }
-  | { ok: false; code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'expired_key' };
+  | { ok: false; code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'key_expired' };
 
 export interface KeyStore {
   /** Checks `Authorization` header value against the keys file (constant-time secret comparison). */

@@ -4,6 +4,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { ApiError } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
+import { chooseCoding, codedEtag, compressStream, compressWhole, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
+
+/** A header Node may hand over as a list, as one value. */
+function single(v: string | string[] | undefined): string | null {
+  return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+}
 
 /**
  * The part of a Web `Request` the app reads (url, method, headers.get, arrayBuffer), backed by the Node request.
@@ -21,8 +27,10 @@ class NodeRequest {
     const h = req.headers;
     this.headers = {
       get(name: string): string | null {
-        const v = h[name.toLowerCase()];
-        return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+        const lower = name.toLowerCase();
+        const text = single(h[lower]);
+        // The app knows only identity tags; the coded ones are this adapter's (compress.ts).
+        return text !== null && lower === 'if-none-match' ? identityTags(text) : text;
       },
     };
   }
@@ -192,6 +200,25 @@ function endOfTurn(): Promise<void> {
   ));
 }
 
+/**
+ * Writes `pieces` through the coding stream `coder` into `res`, never joining them, and resolves once the response
+ * is finished (or the client has gone, which stops the coder).
+ */
+function sendCoded(res: ServerResponse, coder: ReturnType<typeof compressStream>, pieces: Uint8Array[]): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      coder.destroy();
+      resolve();
+    };
+    res.once('close', done);
+    res.once('finish', done);
+    coder.once('error', () => res.destroy());
+    coder.pipe(res);
+    for (const piece of pieces) coder.write(piece);
+    coder.end();
+  });
+}
+
 export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServer> {
   const maxBody = opts.maxBodyBytes ?? 256 * 1024;
   const host = opts.host ?? '127.0.0.1';
@@ -251,15 +278,30 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       await endOfTurn();
       const out = answer.headers;
       const raw = answer.body;
-      const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+      let bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+      const size = bytes ? (Array.isArray(bytes) ? bodyLength(bytes) : bytes.length) : 0;
+      // The coding depends on Accept-Encoding for every answer that has (or, for HEAD and 304, stands for) a body.
+      if (answer.status !== 204) out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
+      const coding = bytes && size >= MIN_COMPRESS_BYTES ? chooseCoding(req.headers['accept-encoding'] ?? null) : null;
+      if (answer.status === 304 && out.etag) out.etag = tagAsHeld(single(req.headers['if-none-match']), out.etag);
+      let coder: ReturnType<typeof compressStream> | null = null;
+      if (coding && bytes) {
+        out['content-encoding'] = coding;
+        if (out.etag) out.etag = codedEtag(out.etag, coding);
+        // A body in pieces is coded as a stream (chunked, no length); a whole one at once, with its length.
+        if (Array.isArray(bytes)) coder = compressStream(coding);
+        else bytes = compressWhole(coding, bytes);
+      }
       // A HEAD answer carries the GET body's length, which the app set; only a bodiless answer of its own is 0.
-      if (bytes) out['content-length'] = String(Array.isArray(bytes) ? bodyLength(bytes) : bytes.length);
-      else if (answer.status !== 304 && out['content-length'] === undefined) out['content-length'] = '0';
+      if (coder) delete out['content-length'];
+      else if (bytes) out['content-length'] = String(Array.isArray(bytes) ? bodyLength(bytes) : bytes.length);
+      else if (answer.status !== 304 && answer.status !== 204 && out['content-length'] === undefined) out['content-length'] = '0';
       // While shutting down, a keep-alive client is told to go rather than left to send its next request into a
       // connection that is about to close.
       if (closing) out.connection = 'close';
       res.writeHead(answer.status, out);
-      if (Array.isArray(bytes)) {
+      if (coder && Array.isArray(bytes)) await sendCoded(res, coder, bytes);
+      else if (Array.isArray(bytes)) {
         // Pieces go out as one gathered write; each is released once the socket has taken it.
         res.cork();
         for (const piece of bytes) res.write(piece);

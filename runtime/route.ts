@@ -69,6 +69,11 @@ export interface RouteDef {
   costing: boolean;
   /** Routes that answer without a compiled release (the OpenAPI document). */
   noRelease?: boolean;
+  /**
+   * The 200 body is a function of the release and the request alone (never of the key): it gets a strong ETag
+   * derived from both (response-headers.ts derivedEtag), and a matching If-None-Match answers 304.
+   */
+  perStamp?: boolean;
   prepare(c: RequestContext): Promise<Prepared> | Prepared;
 }
 

@@ -16,6 +16,7 @@ import { ReleaseCatalog } from './release/catalog.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import { allRoutes } from './routes/index.ts';
 import { batchOptionsFor } from './routes/batch.ts';
+import type { KeyExtension } from './routes/key.ts';
 import { createFsSource } from './source/fs-source.ts';
 import { createHttpSource } from './source/http-source.ts';
 import { DEFAULT_STATE, describeStateLocation, openStateStore } from './state/open-state-store.ts';
@@ -44,6 +45,8 @@ export interface RuntimeOptions {
   /** Finished entity answers kept across releases, in bytes (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
   bodyCacheBytes?: number;
   maxBodyBytes?: number;
+  /** What GET /key tells the holder of an expiring key about extending it. Default DEFAULT_KEY_EXTENSION. */
+  keyExtension?: KeyExtension;
   /** Structured log for access lines and server-side failures (runtime/ops/logger.ts). Default none. */
   logger?: Logger | null;
   /** Write one access-log line per request to `logger`. Default true when a logger is given. */
@@ -95,7 +98,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     keys: opts.keyStore,
     store: opts.store,
     clock,
-    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source)),
+    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source), { extension: opts.keyExtension }),
     maxBodyBytes,
     // Notices are read from the local private part only; a mirror never hosts them.
     readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,

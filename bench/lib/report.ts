@@ -273,6 +273,13 @@ function render(r: BenchResult): string[] {
         }
       }
     }
+    const cz = sv.compression;
+    if (cz) {
+      cz.pairs.forEach((p, i) => {
+        row(`compression: batch as above (pair ${i + 1} of ${cz.pairs.length})`, p.plain);
+        row(`compression: batch as above, \`Accept-Encoding: ${cz.coding}\` (pair ${i + 1} of ${cz.pairs.length})`, p.coded);
+      });
+    }
     const wide = sv.diagnostics.entityWide;
     if (wide) row(`diagnostic: entity as above over ${fmt(wide.ids)} random IDs instead of the sample's ${fmt(r.options.samples)}`, wide.load);
     const yg = sv.diagnostics.batchYoungGen;
@@ -293,6 +300,12 @@ function render(r: BenchResult): string[] {
       );
     }
     o.push(`Cold start: ${sv.coldStartMs.join(' ms, ')} ms (median ${sv.coldStartMedianMs} ms; dist files already in the page cache). Runtime memory: VmRSS ${sv.runtimeMemoryIdle ? mib(sv.runtimeMemoryIdle.rssBytes) : 'n/a'} idle after start-up; after the load VmRSS ${sv.runtimeMemory ? `${mib(sv.runtimeMemory.rssBytes)}, VmHWM ${mib(sv.runtimeMemory.hwmBytes)}` : 'n/a'}.`, '');
+    if (cz) {
+      o.push(
+        `Compression: the batch row with \`Accept-Encoding: ${cz.coding}\` served ${x(cz.medianRatio)} the requests per second of the same row without it (median of ${cz.pairs.length} alternating pairs: ${cz.pairs.map((p) => x(p.coded.rps / p.plain.rps)).join(', ')}), answers of ${fmt(cz.pairs[0].coded.meanResponseBytes)} instead of ${fmt(cz.pairs[0].plain.meanResponseBytes)} bytes${cz.medianCpuRatio === null || cz.medianCpuRatio === undefined ? '' : `; the server spent ${x(cz.medianCpuRatio)} the CPU per answer (median of the pairs)`}.`,
+        '',
+      );
+    }
     if (yg) o.push(`The \`${yg.flag}\` runtime after its batch load: VmRSS ${yg.memory ? `${mib(yg.memory.rssBytes)}, VmHWM ${mib(yg.memory.hwmBytes)}` : 'n/a'}.`, '');
     if (en) {
       const mean = (ls: LoadResult[]) => ls.reduce((a, l) => a + l.rps, 0) / ls.length;

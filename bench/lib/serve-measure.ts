@@ -42,6 +42,11 @@ export interface ServeFigures {
    * missing. `redis` adds Redis's commands and socket reads per costing request over its rows.
    */
   engines?: EngineFigures | null;
+  /**
+   * What coding answers costs: the batch row with `Accept-Encoding: br` against the same row without it, alternating
+   * in pairs on the same runtime (absent in runs saved before it was measured).
+   */
+  compression?: { coding: 'br'; pairs: { plain: LoadResult; coded: LoadResult }[]; medianRatio: number; medianCpuRatio: number | null };
   /** The four loads again on `serve --workers N` (N > 1), with its memory (summed over its processes) and cold start. */
   clustered: {
     workers: number;
@@ -211,7 +216,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const get = (paths: string[]): LoadRequest[] => paths.map((path) => ({ method: 'GET', path }));
     const [entityRequests, resolveRequests, searchRequests] = [get(entityPaths), get(resolvePaths), get(searchPaths)];
     /** One row: `list` cycled for the measured time, after one pass over it when `warm` (the runtime's rows). */
-    const load = async (name: string, port: number, pid: number, list: LoadRequest[], warm = false) => {
+    const load = async (name: string, port: number, pid: number, list: LoadRequest[], warm = false, extraHeaders: Record<string, string> = {}) => {
       const next = (i: number): LoadRequest => list[i % list.length];
       if (warm) {
         const w = await warmPass(port, list, auth);
@@ -225,7 +230,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
           if (q.waitedMs > 2500 || !q.quiet) o.log(`load: waited ${(q.waitedMs / 1000).toFixed(0)} s for a quiet machine (${q.quiet ? 'quiet' : `still ${q.busyPct}% busy, going ahead`})`);
         }
         o.log(`load: ${name} for ${o.durationS} s at ${o.concurrency} connections${attempt ? ' (again: the first try was contended)' : ''}`);
-        const r = await runLoad({ ...base, port, serverPid: pid, next });
+        const r = await runLoad({ ...base, headers: { ...auth, ...extraHeaders }, port, serverPid: pid, next });
         o.log(`load: ${name}: ${r.rps} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, statuses ${JSON.stringify(r.statuses)}, cpu client ${r.clientCpuPct}% server ${r.serverCpuPct}% other ${r.otherCpuPct}%`);
         if (!best || (r.otherCpuPct ?? 0) < (best.otherCpuPct ?? 0)) best = r;
         if ((r.otherCpuPct ?? 0) < QUIET_BELOW_PCT) break;
@@ -280,6 +285,21 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const resolve = await load('resolve', rt.port, rt.pid, resolveRequests, true);
     const search = await load('search', rt.port, rt.pid, searchRequests, true);
     const batch = await load('batch', rt.port, rt.pid, batchRequests, true);
+    // Compression's CPU cost, as a ratio to the same row uncompressed: the two alternate in pairs (this VM's speed
+    // drifts by tens of percent over minutes), and the pair with the median ratio stands for them.
+    const compressionPairs: { plain: LoadResult; coded: LoadResult }[] = [];
+    for (let i = 0; i < COMPRESSION_PAIRS; i++) {
+      const tag = ` (pair ${i + 1} of ${COMPRESSION_PAIRS})`;
+      const plain = await load(`batch${tag}`, rt.port, rt.pid, batchRequests);
+      const coded = await load(`batch, Accept-Encoding: br${tag}`, rt.port, rt.pid, batchRequests, false, { 'accept-encoding': 'br' });
+      compressionPairs.push({ plain, coded });
+      o.log(`load: batch br / plain${tag}: ${(coded.rps / plain.rps).toFixed(3)} (bytes ${coded.meanResponseBytes} / ${plain.meanResponseBytes})`);
+    }
+    const ratios = compressionPairs.map((p) => p.coded.rps / p.plain.rps).sort((a, b) => a - b);
+    // The server's CPU per answer, coded against uncoded: less disturbed by other jobs than req/s on a shared machine.
+    const perAnswer = (l: LoadResult) => (l.serverCpuPct === null || l.rps === 0 ? null : l.serverCpuPct / l.rps);
+    const cpuRatios = compressionPairs.map((p) => [perAnswer(p.coded), perAnswer(p.plain)]).filter((r): r is [number, number] => r[0] !== null && r[1] !== null && r[1] > 0).map(([c, u]) => c / u).sort((a, b) => a - b);
+    const compression = { coding: 'br' as const, pairs: compressionPairs, medianRatio: ratios[ratios.length >> 1], medianCpuRatio: cpuRatios.length ? cpuRatios[cpuRatios.length >> 1] : null };
     const runtimeMemory = memoryOf(rt.pid);
     // Diagnostic, not a target: the rows above cycle through a few thousand IDs, whose shards and index buckets
     // stay cached. Over a large share of the register, lookups reach the disk wherever the page cache cannot hold
@@ -343,6 +363,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
       runtime: { entity, resolve, search, batch },
+      compression,
       engines,
       diagnostics: {
         entityWide,
@@ -363,6 +384,9 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     await stopChild(rt.child);
   }
 }
+
+/** Alternating pairs of the batch row without and with `Accept-Encoding: br`. */
+const COMPRESSION_PAIRS = 3;
 
 /** Warm-up before each measured phase: a fifth of it, between 1 and 3 s. */
 function warmupMs(durationS: number): number {

@@ -15,9 +15,21 @@ export interface KeyFileEntry {
   name: string;
   /** sha256 of the secret, 64 hex digits. */
   hash: string;
-  plan: { quota: number; rate: number };
-  /** `provider` scopes the key to a provider's notices; legacy allowed* lists are accepted and ignored. */
-  meta: { provider?: string | null; allowedProviders?: unknown; allowedCountries?: unknown; allowedCompetitions?: unknown; [k: string]: unknown };
+  /** `name`: the plan's name as GET /key reports it (optional, older files have none). */
+  plan: { quota: number; rate: number; name?: string | null };
+  /**
+   * `provider` scopes the key to a provider's notices; `organisation` and `access_model` are reported by GET /key;
+   * legacy allowed* lists are accepted and ignored.
+   */
+  meta: {
+    provider?: string | null;
+    organisation?: string | null;
+    access_model?: string | null;
+    allowedProviders?: unknown;
+    allowedCountries?: unknown;
+    allowedCompetitions?: unknown;
+    [k: string]: unknown;
+  };
   expires_at: string | null;
   revoked: boolean;
   created_at: string;
@@ -45,6 +57,15 @@ export const API_KEY = /^rk_([0-9a-f]{8})_([A-Za-z0-9_-]{32})$/;
 const HASH = /^[0-9a-f]{64}$/;
 /** Provider slugs as the register spells them (transfermarkt, api_football, footballdatabase_eu). */
 export const PROVIDER_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** Plan names and access models: short machine words (`preview`, `partner_preview`). */
+export const PLAN_WORD = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+
+/** Why a free-text label (a key's name, its organisation) is refused, or null when it is fine. */
+export function labelProblem(value: string): string | null {
+  if (value.trim() === '') return 'must not be empty';
+  if (value.length > 200 || /[\u0000-\u001f\u007f]/.test(value)) return 'must be at most 200 characters, without control characters';
+  return null;
+}
 
 /** sha256 of a key's secret part, hex: what the keys file stores. */
 export function hashSecret(secret: string): string {
@@ -107,10 +128,15 @@ function checkEntry(entry: unknown, seen: Set<string>): string | null {
   const plan = e.plan;
   if (!Number.isSafeInteger(plan.quota) || (plan.quota as number) < 0) return 'plan.quota must be a non-negative integer';
   if (!Number.isSafeInteger(plan.rate) || (plan.rate as number) < 1) return 'plan.rate must be a positive integer';
+  if (plan.name != null && (typeof plan.name !== 'string' || !PLAN_WORD.test(plan.name))) return 'plan.name must be a short lowercase word (a-z, 0-9, _ . -)';
   const meta = e.meta ?? {};
   if (!isObject(meta)) return 'meta must be an object';
   const provider = meta.provider;
   if (provider !== undefined && provider !== null && (typeof provider !== 'string' || !PROVIDER_SLUG.test(provider))) return 'meta.provider must be a provider slug';
+  const organisation = meta.organisation;
+  if (organisation != null && (typeof organisation !== 'string' || labelProblem(organisation) !== null)) return 'meta.organisation must be a non-empty string of at most 200 characters';
+  const access = meta.access_model;
+  if (access != null && (typeof access !== 'string' || !PLAN_WORD.test(access))) return 'meta.access_model must be a short lowercase word (a-z, 0-9, _ . -)';
   const expires = e.expires_at ?? null;
   if (expires !== null && (typeof expires !== 'string' || Number.isNaN(Date.parse(expires)))) return 'expires_at must be an ISO date-time or null';
   const revoked = e.revoked ?? false;
@@ -132,6 +158,9 @@ export function toKeyRecord(e: KeyFileEntry): KeyRecord {
     quota: e.plan.quota,
     rate: e.plan.rate,
     provider: typeof e.meta.provider === 'string' ? e.meta.provider : null,
+    plan: typeof e.plan.name === 'string' ? e.plan.name : null,
+    organisation: typeof e.meta.organisation === 'string' ? e.meta.organisation : null,
+    access_model: typeof e.meta.access_model === 'string' ? e.meta.access_model : null,
     expires_at: e.expires_at,
     revoked: e.revoked,
   };
@@ -191,6 +220,12 @@ export interface AddKeyOptions {
   rate?: number;
   /** Provider slug for a provider's own key (unlocks its notices). Default none. */
   provider?: string | null;
+  /** The plan's name, reported by GET /key (e.g. `preview`). Default none. */
+  plan?: string | null;
+  /** Who the key is issued to, reported by GET /key. Default none. */
+  organisation?: string | null;
+  /** How the key was granted, reported by GET /key (e.g. `partner_preview`). Default none. */
+  accessModel?: string | null;
   /** Expiry: an ISO date (the key works through that day, UTC) or date-time. Default never. */
   expires?: string | null;
   /** Issue time, for tests. Default now. */
@@ -218,13 +253,23 @@ export async function addKey(options: AddKeyOptions): Promise<{ record: KeyListi
   const now = options.now ?? new Date();
   const name = options.name?.trim();
   if (!name) throw new RegisterError('keys', 'a key needs a --name');
-  if (name.length > 200 || /[\u0000-\u001f\u007f]/.test(name)) throw new RegisterError('keys', '--name must be at most 200 characters, without control characters');
+  const nameProblem = labelProblem(name);
+  if (nameProblem) throw new RegisterError('keys', `--name ${nameProblem}`);
   const quota = options.quota ?? DEFAULT_QUOTA;
   const rate = options.rate ?? DEFAULT_RATE;
   if (!Number.isSafeInteger(quota) || quota < 0) throw new RegisterError('keys', `--quota must be a non-negative integer, got ${quota}`);
   if (!Number.isSafeInteger(rate) || rate < 1) throw new RegisterError('keys', `--rate must be a positive integer, got ${rate}`);
   const provider = options.provider ?? null;
   if (provider !== null && !PROVIDER_SLUG.test(provider)) throw new RegisterError('keys', `--provider must be a provider slug (lowercase letters, digits, _ and -), got ${JSON.stringify(provider)}`);
+  const plan = options.plan ?? null;
+  if (plan !== null && !PLAN_WORD.test(plan)) throw new RegisterError('keys', `--plan must be a short lowercase word (a-z, 0-9, _ . -), got ${JSON.stringify(plan)}`);
+  const organisation = options.organisation?.trim() || null;
+  const orgProblem = organisation === null ? null : labelProblem(organisation);
+  if (orgProblem) throw new RegisterError('keys', `--organisation ${orgProblem}`);
+  const accessModel = options.accessModel ?? null;
+  if (accessModel !== null && !PLAN_WORD.test(accessModel)) {
+    throw new RegisterError('keys', `--access-model must be a short lowercase word (a-z, 0-9, _ . -), got ${JSON.stringify(accessModel)}`);
+  }
   const expires_at = options.expires == null ? null : parseExpiry(options.expires, now);
   for (;;) {
     const id = randomBytes(4).toString('hex');
@@ -233,8 +278,13 @@ export async function addKey(options: AddKeyOptions): Promise<{ record: KeyListi
       id,
       name,
       hash: hashSecret(secret),
-      plan: { quota, rate },
-      meta: provider ? { provider } : {},
+      // Fields that are not set stay out of the entry, so a file written before they existed reads the same.
+      plan: plan === null ? { quota, rate } : { quota, rate, name: plan },
+      meta: {
+        ...(provider ? { provider } : {}),
+        ...(organisation !== null ? { organisation } : {}),
+        ...(accessModel !== null ? { access_model: accessModel } : {}),
+      },
       expires_at,
       revoked: false,
       created_at: now.toISOString(),

@@ -167,7 +167,7 @@ function keyStoreOver(source: KeySource, initial: KeyFile, initialSignature: str
       }
       // Revocation and expiry are told only to a caller who holds the real secret.
       if (found.record.revoked) return { ok: false, code: 'revoked_key' };
-      if (found.expiresMs !== null && now.getTime() > found.expiresMs) return { ok: false, code: 'expired_key' };
+      if (found.expiresMs !== null && now.getTime() > found.expiresMs) return { ok: false, code: 'key_expired' };
       return { ok: true, key: found.record };
     },
     close(): void {

@@ -22,6 +22,9 @@ const add = defineCommand({
     rate: { type: 'string', description: 'Requests a second', valueHint: 'N', default: String(DEFAULT_RATE) },
     provider: { type: 'string', description: 'Provider slug whose notices the key may read and acknowledge', valueHint: 'SLUG' },
     expires: { type: 'string', description: 'Expiry: an ISO date (the end of that day, UTC) or date-time', valueHint: 'DATE' },
+    plan: { type: 'string', description: 'Plan name GET /key reports (e.g. preview)', valueHint: 'NAME' },
+    organisation: { type: 'string', description: 'Organisation the key is issued to, reported by GET /key', valueHint: 'TEXT' },
+    'access-model': { type: 'string', description: 'How the key was granted, reported by GET /key (e.g. partner_preview)', valueHint: 'NAME' },
     ...WHERE,
   },
   async run(ctx) {
@@ -36,9 +39,13 @@ const add = defineCommand({
       throw badValue('keys', `--expires must be an ISO date (2027-06-30) or date-time, got ${JSON.stringify(a.expires)}`);
     }
     await withRepository(a, async (repository) => {
-      const { record, key } = await addKey({ repository, name: a.name, quota, rate, provider: a.provider, expires: a.expires });
+      const { record, key } = await addKey({
+        repository, name: a.name, quota, rate, provider: a.provider, expires: a.expires, plan: a.plan, organisation: a.organisation, accessModel: a['access-model'],
+      });
       io.err(
         `[keys] added key ${record.id} "${record.name}" to ${repository.label}: ${record.quota} lookups/month, ${record.rate}/s` +
+          `${record.plan ? `, plan ${record.plan}` : ''}${record.organisation ? `, organisation "${record.organisation}"` : ''}` +
+          `${record.access_model ? `, access model ${record.access_model}` : ''}` +
           `${record.provider ? `, provider ${record.provider}` : ''}${record.expires_at ? `, expires ${record.expires_at}` : ''}.` +
           ` The key is shown once, below; only its hash is stored.\n`,
       );
@@ -105,11 +112,12 @@ function whole(flag: string, value: string, min: number): number {
 }
 
 function table(keys: KeyListing[]): string {
-  const head = ['ID', 'NAME', 'QUOTA', 'RATE', 'PROVIDER', 'EXPIRES', 'STATUS', 'CREATED'];
+  const head = ['ID', 'NAME', 'PLAN', 'QUOTA', 'RATE', 'PROVIDER', 'EXPIRES', 'STATUS', 'CREATED'];
   const now = Date.now();
   const rows = keys.map((k) => [
     k.id,
     k.name,
+    k.plan ?? '-',
     String(k.quota),
     String(k.rate),
     k.provider ?? '-',

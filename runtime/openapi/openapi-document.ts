@@ -17,12 +17,13 @@ import {
   STAMP,
   TIERS,
 } from '../../common/ids.ts';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED, CORS_MAX_AGE } from '../response-headers.ts';
 
 /** Any JSON value; the document must survive JSON.stringify unchanged, so nothing else is allowed in it. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
-export type HttpMethod = 'get' | 'post';
+export type HttpMethod = 'get' | 'post' | 'options';
 /** Operations by method; `servers` only on the operational paths, which live at the root rather than under /api. */
 export type PathItem = Partial<Record<HttpMethod, JsonObject>> & { servers?: JsonObject[] };
 
@@ -89,6 +90,10 @@ const closed = (description: string, required: string[], properties: Record<stri
 const allRequired = (description: string, properties: Record<string, JsonObject>, extra: JsonObject = {}): JsonObject =>
   closed(description, Object.keys(properties), properties, extra);
 
+/** An Error body of one code whose message and detail are always there, `detail` of its own schema. */
+const fixedError = (description: string, code: string, detail: JsonObject): JsonObject =>
+  closed(description, ['error', 'message', 'detail'], { error: { const: code }, message: str(), detail });
+
 /** An Error body whose `error` is one of `codes`. */
 const errorOf = (codes: readonly string[], base = 'Error'): JsonObject => ({
   $ref: `#/components/schemas/${base}`,
@@ -98,12 +103,35 @@ const errorOf = (codes: readonly string[], base = 'Error'): JsonObject => ({
 
 const jsonContent = (schema: JsonObject): JsonObject => ({ 'application/json': { schema } });
 
-// Header sets. The release stamp is on every response once a release is loaded (errors included); the credits
-// header is on every response of a costing endpoint for an authenticated key (402 and 429 included).
-const STAMP_HEADERS: JsonObject = { 'X-Register-Release-Stamp': headerRef('ReleaseStamp') };
-const STAMP_IF_LOADED: JsonObject = { 'X-Register-Release-Stamp': headerRef('ReleaseStampIfLoaded') };
-const COST_HEADERS: JsonObject = { ...STAMP_HEADERS, 'X-Register-Credits-Remaining': headerRef('CreditsRemaining') };
+// Header sets. Every API answer carries the CORS headers, `Vary: Accept-Encoding` and, once a key is authenticated
+// and it expires, the key-expiry pair; the release stamp is on every response once a release is loaded (errors
+// included); the credits and rate-limit headers are on every response of a costing endpoint for an authenticated key
+// (402 and 429 included). Bodies of 1 KiB or more may be coded (Content-Encoding) as Accept-Encoding allows.
+const API_HEADERS: JsonObject = {
+  'Access-Control-Allow-Origin': headerRef('AccessControlAllowOrigin'),
+  'Access-Control-Expose-Headers': headerRef('AccessControlExposeHeaders'),
+  Vary: headerRef('Vary'),
+  'Cache-Control': headerRef('CacheControl'),
+  'Content-Encoding': headerRef('ContentEncoding'),
+  'X-Register-Key-Expires': headerRef('KeyExpires'),
+  'X-Register-Key-Days-Remaining': headerRef('KeyDaysRemaining'),
+};
+const STAMP_HEADERS: JsonObject = { ...API_HEADERS, 'X-Register-Release-Stamp': headerRef('ReleaseStamp') };
+const STAMP_IF_LOADED: JsonObject = { ...API_HEADERS, 'X-Register-Release-Stamp': headerRef('ReleaseStampIfLoaded') };
+const COST_HEADERS: JsonObject = {
+  ...STAMP_HEADERS,
+  'X-Register-Credits-Remaining': headerRef('CreditsRemaining'),
+  'RateLimit-Policy': headerRef('RateLimitPolicy'),
+  RateLimit: headerRef('RateLimit'),
+};
 const CHANGELOG_HEADERS: JsonObject = { ...STAMP_HEADERS, ETag: headerRef('ETag') };
+/** A per-stamp lookup's 200 and 304: the cost headers and its strong ETag. */
+const TAGGED_COST_HEADERS: JsonObject = { ...COST_HEADERS, ETag: headerRef('ETag') };
+/** A precomputed document's 200: its ETag was fixed when it was compiled. */
+const DOCUMENT_HEADERS: JsonObject = { ...STAMP_HEADERS, ETag: headerRef('ETag') };
+/** The operational endpoints (outside /api): no CORS, no key. */
+const OPS_STAMP_HEADERS: JsonObject = { 'X-Register-Release-Stamp': headerRef('ReleaseStamp') };
+const OPS_STAMP_IF_LOADED: JsonObject = { 'X-Register-Release-Stamp': headerRef('ReleaseStampIfLoaded') };
 
 const ok = (description: string, schema: JsonObject, headers: JsonObject = STAMP_HEADERS): JsonObject => ({
   description,
@@ -119,7 +147,7 @@ const errorResponse = (description: string, codes: readonly string[], headers: J
 // ---------------------------------------------------------------------------------------------------------------
 // Vocabularies.
 
-const ERROR_CODES_401 = ['missing_key', 'invalid_key', 'revoked_key', 'expired_key'] as const;
+const ERROR_CODES_401 = ['missing_key', 'invalid_key', 'revoked_key', 'key_expired'] as const;
 /** Refusals written before a request reaches a route (components/responses/ProtocolRefusal). */
 const PROTOCOL_REFUSAL_CODES = ['bad_request', 'request_timeout', 'headers_too_large', 'expectation_failed'] as const;
 /** Why a lookup that was due could not be answered: 503, and nothing charged. */
@@ -211,15 +239,17 @@ const schemas: Record<string, JsonObject> = {
       detail: str('The offending value or the limit, e.g. the ID that was retired or the batch cap.'),
     },
   ),
-  GoneError: closed(
+  QuotaExceededError: fixedError(
+    'HTTP 402: the monthly allowance cannot pay for this request. `message` says whether it is used up or holds ' +
+      'fewer credits than the request (a batch: one per valid item) needs; `detail` is when it resets.',
+    'quota_exceeded',
+    { type: 'string', format: 'date-time', description: 'When the allowance resets: 00:00:00 UTC on the 1st of the next month.' },
+  ),
+  GoneError: fixedError(
     'A tombstoned register ID (redirect reason `de_corroborated`, no survivor): `error` is `gone`, `message` says ' +
       'the ID was retired and is never reused, `detail` names the ID. Charged as one lookup.',
-    ['error', 'message', 'detail'],
-    {
-      error: { const: 'gone' },
-      message: str(),
-      detail: schemaRef('RegisterId'),
-    },
+    'gone',
+    schemaRef('RegisterId'),
   ),
   AmbiguousResolveError: closed(
     'HTTP 409 of resolve: the provider ID maps to more than one entity. The Error fields, then every candidate.',
@@ -515,22 +545,43 @@ const schemas: Record<string, JsonObject> = {
       sections: mapOf(mapOf({ type: ['string', 'integer'] }, 'Key to value.'), 'Section to its key/value pairs.'),
     },
   ),
-  KeyResponse: allRequired('The calling key as the server sees it (never the secret or its hash).', {
-    id: str(),
-    name: str(),
-    plan: allRequired('The key plan.', {
-      quota: count('Monthly lookup allowance.'),
-      rate: { type: 'integer', minimum: 1, description: 'Costing requests per rolling second.' },
-    }),
-    credits_remaining: count('Lookups left in the current period.'),
-    period: {
-      type: 'string',
-      pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$',
-      description: 'The current quota period (UTC calendar month, `YYYY-MM`); resets at 00:00:00 UTC on the 1st.',
+  KeyResponse: allRequired(
+    'The calling key in the published shape (`key`, `extend`), never its secret or hash.',
+    {
+      key: closed(
+        'The published fields first, null where not set; then this server\'s own (`id` … `credits_reset_at`).',
+        ['plan', 'access_model', 'organisation', 'provider', 'expires_at', 'days_remaining', 'expiring_soon', 'credits_remaining', 'rate_limit_remaining'],
+        {
+          plan: strOrNull('The plan\'s name (`register keys add --plan`), or null.'),
+          access_model: strOrNull('How the key was granted (`--access-model`), or null.'),
+          organisation: strOrNull('Who the key was issued to (`--organisation`), or null.'),
+          provider: strOrNull('`meta.provider` of a provider-scoped key, else null.'),
+          expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When the key stops working; null: never.' },
+          days_remaining: { type: ['integer', 'null'], minimum: 0, description: 'Whole days before `expires_at` (0 on the last day); null: never expires.' },
+          expiring_soon: { type: 'boolean', description: 'True from 7 days before `expires_at`.' },
+          credits_remaining: { type: ['integer', 'null'], minimum: 0, description: 'Lookups left in the current month.' },
+          rate_limit_remaining: {
+            type: 'null',
+            description:
+              'Always null here: the state stores record a hit whenever they read a key\'s rolling one-second window, ' +
+              'so it is not read for a free request. `RateLimit-Policy` on costing answers states the rate.',
+          },
+          id: str('The key\'s public id (the 8 hex digits after `rk_`).'),
+          name: str('The name the key was issued under.'),
+          quota: count('Monthly lookup allowance.'),
+          rate: { type: 'integer', minimum: 1, description: 'Costing requests per rolling second.' },
+          credits_reset_at: { type: 'string', format: 'date-time', description: 'When the monthly allowance resets: 00:00:00 UTC on the 1st of the next month.' },
+        },
+      ),
+      extend: orNull(
+        allRequired('How to extend a key that expires (a deployment setting: `serve --extend-how`, `--extend-contact`).', {
+          how: str(),
+          contact: strOrNull('Whom to ask, or null when the deployment names no one.'),
+        }),
+        'null for a key that never expires.',
+      ),
     },
-    provider: strOrNull('`meta.provider` of a provider-scoped key, else null.'),
-    expires_at: { type: ['string', 'null'], format: 'date-time' },
-  }),
+  ),
 
   EntityBridgesResponse: closed(
     'Bridges of an entity. ' + ENTITY_ENVELOPE_NOTE,
@@ -855,6 +906,13 @@ const parameters: Record<string, JsonObject> = {
     description: 'Opaque `next_cursor` of the previous page. Reused with other filters: 400 `stale_cursor`.',
     schema: { type: 'string', minLength: 1 },
   },
+  AccessControlRequestMethod: {
+    name: 'Access-Control-Request-Method',
+    in: 'header',
+    required: true,
+    description: 'What makes an OPTIONS a CORS preflight (browsers send it); without it the answer is 405.',
+    schema: { type: 'string', minLength: 1 },
+  },
   IfNoneMatch: {
     name: 'If-None-Match',
     in: 'header',
@@ -889,14 +947,94 @@ const headers: Record<string, JsonObject> = {
     schema: { type: 'integer', minimum: 1 },
   },
   ETag: {
-    description: 'Strong entity tag of the changelog answer.',
+    description:
+      'Strong entity tag of the answer. Documents (`/`, `/meta`, `/providers`, `/coverage`, the notice summary): the ' +
+      'sha256 the compiler recorded for the file. Lookups (entities and their views, resolve, search): derived from ' +
+      'the release\'s public manifest (which lists every file\'s sha256), the API version, the route, its path ' +
+      'parameters and the sorted query pairs, which is all such a body depends on, so any server over the same dist ' +
+      'gives the same tag. A coded answer\'s tag ends in `.br"` or `.gz"` (another representation); If-None-Match ' +
+      'matches either form. Answers that depend on the key (`/key`, notices, batch) have none.',
     required: true,
     schema: { type: 'string', pattern: '^"[!#-~]+"$' },
   },
   WWWAuthenticate: {
-    description: 'The bearer challenge.',
+    description:
+      'The bearer challenge (RFC 6750 §3): `Bearer realm="identity-register"` when no key was sent (no error ' +
+      'code), with `, error="invalid_token"` for a key that is malformed, unknown, revoked or expired.',
     required: true,
-    schema: { type: 'string', pattern: '^Bearer( |$)' },
+    schema: { type: 'string', pattern: '^Bearer realm="identity-register"(, error="invalid_token")?$' },
+  },
+  AccessControlAllowOrigin: {
+    description: 'CORS: `*`. Keys are bearer tokens in Authorization, never cookies, so any origin may call the API.',
+    required: true,
+    schema: { const: '*' },
+  },
+  AccessControlExposeHeaders: {
+    description: 'CORS: the response headers a browser script may read.',
+    required: true,
+    schema: { const: CORS_EXPOSED },
+  },
+  AccessControlAllowMethods: {
+    description: 'Preflight: the methods of the path (HEAD with GET).',
+    required: true,
+    schema: { type: 'string', pattern: '^[A-Z]+(, [A-Z]+)*$' },
+  },
+  AccessControlAllowHeaders: {
+    description: 'Preflight: the request headers a script may send.',
+    required: true,
+    schema: { const: CORS_ALLOWED_HEADERS },
+  },
+  AccessControlMaxAge: {
+    description: 'Preflight: seconds a browser may reuse this answer.',
+    required: true,
+    schema: { type: 'integer', const: CORS_MAX_AGE },
+  },
+  Vary: {
+    description: '`Accept-Encoding` on every answer that has (or, for HEAD and 304, stands for) a body. Nothing varies by Origin.',
+    required: false,
+    schema: { type: 'string', pattern: 'Accept-Encoding' },
+  },
+  CacheControl: {
+    description:
+      '`private, no-cache` on answers that need a key (a shared cache must not keep them; a browser revalidates with ' +
+      'If-None-Match), `private, no-store` on `/key`, `no-cache` on public ones, `no-store` on errors.',
+    required: false,
+    schema: { type: 'string', enum: ['private, no-cache', 'private, no-store', 'no-cache', 'no-store'] },
+  },
+  ContentEncoding: {
+    description:
+      'The body is coded: `br` (brotli, quality 1) or `gzip` (level 1), fixed levels so the same body always codes ' +
+      'to the same bytes, when Accept-Encoding allows and the body is 1 KiB or more (smaller bodies fit one TCP ' +
+      'segment anyway). Never on HEAD, 204 or 304.',
+    required: false,
+    schema: { type: 'string', enum: ['br', 'gzip'] },
+  },
+  KeyExpires: {
+    description: 'When the calling key stops working; on every authenticated answer of a key that expires.',
+    required: false,
+    schema: { type: 'string', format: 'date-time' },
+  },
+  KeyDaysRemaining: {
+    description: 'Whole days before the calling key expires (0 on its last day); with X-Register-Key-Expires.',
+    required: false,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  RateLimitPolicy: {
+    description:
+      'The key\'s quota policies in the IETF httpapi RateLimit header draft (draft-ietf-httpapi-ratelimit-headers, ' +
+      '-09 onwards) form, a Structured Field list: `"burst";q=<rate>;w=1` (costing requests per rolling second, a ' +
+      'batch is one request) and `"monthly";q=<allowance>;w=<seconds in the current calendar month>` (lookups, a ' +
+      'batch costs one per valid item; resets 00:00:00 UTC on the 1st).',
+    required: true,
+    schema: { type: 'string', pattern: '^"burst";q=[0-9]+;w=1, "monthly";q=[0-9]+;w=[0-9]+$' },
+  },
+  RateLimit: {
+    description:
+      'The service limits now, in the same draft\'s form: `"monthly";r=<lookups left>;t=<seconds until the reset>`, ' +
+      'preceded on a 429 by `"burst";r=0;t=<seconds until a slot frees>` (the burst window is stated only when it is ' +
+      'known to be spent: reading it from the state store would record a hit).',
+    required: true,
+    schema: { type: 'string', pattern: '^("burst";r=0;t=[0-9]+, )?"monthly";r=[0-9]+;t=[0-9]+$' },
   },
   Allow: {
     description: 'The methods the path supports.',
@@ -911,12 +1049,13 @@ const responses: Record<string, JsonObject> = {
     'WWW-Authenticate': headerRef('WWWAuthenticate'),
   }),
   ProviderScopeRequired: errorResponse('The key has no `meta.provider` scope.', ['provider_scope_required']),
-  QuotaExceeded: errorResponse(
-    'Monthly lookup quota exhausted (resets 00:00:00 UTC on the 1st). Nothing is charged; a batch that needs more ' +
-      'credits than remain is refused whole.',
-    ['quota_exceeded'],
-    COST_HEADERS,
-  ),
+  QuotaExceeded: {
+    description:
+      'The monthly allowance cannot pay for the request: used up, or (a batch) fewer credits left than it needs, ' +
+      'which the message says. Nothing is charged; a batch is refused whole. `detail` is when the allowance resets.',
+    headers: COST_HEADERS,
+    content: jsonContent(schemaRef('QuotaExceededError')),
+  },
   RateLimited: errorResponse(
     'More than the plan rate of costing requests in a rolling second (a batch is one request). Not charged.',
     ['rate_limited'],
@@ -950,6 +1089,27 @@ const responses: Record<string, JsonObject> = {
   NotModified: {
     description: '`If-None-Match` matched the current ETag: no body, no cost.',
     headers: CHANGELOG_HEADERS,
+  },
+  LookupNotModified: {
+    description:
+      '`If-None-Match` matched the ETag this lookup\'s 200 would carry: no body. Charged like the 200 (the lookup ' +
+      'is made, and a 304 is never given for an answer that would not have been that 200).',
+    headers: TAGGED_COST_HEADERS,
+  },
+  DocumentNotModified: {
+    description: '`If-None-Match` matched the document\'s ETag: no body, no cost.',
+    headers: { ...STAMP_HEADERS, ETag: headerRef('ETag') },
+  },
+  Preflight: {
+    description:
+      'A CORS preflight (OPTIONS with Access-Control-Request-Method) of a documented path: answered without a key ' +
+      'and at no cost. An unknown path answers 404.',
+    headers: {
+      'Access-Control-Allow-Origin': headerRef('AccessControlAllowOrigin'),
+      'Access-Control-Allow-Methods': headerRef('AccessControlAllowMethods'),
+      'Access-Control-Allow-Headers': headerRef('AccessControlAllowHeaders'),
+      'Access-Control-Max-Age': headerRef('AccessControlMaxAge'),
+    },
   },
   MethodNotAllowed: errorResponse(
     'The path exists but not with this method (any documented path).',
@@ -1038,7 +1198,8 @@ const paths: Record<string, PathItem> = {
       cost: 0,
       auth: false,
       responses: {
-        '200': ok('Service index.', schemaRef('IndexResponse')),
+        '200': ok('Service index.', schemaRef('IndexResponse'), DOCUMENT_HEADERS),
+        '304': responseRef('DocumentNotModified'),
         '503': responseRef('IndexUnavailable'),
       },
     }),
@@ -1051,7 +1212,8 @@ const paths: Record<string, PathItem> = {
       description: 'No lookup cost.',
       cost: 0,
       responses: {
-        '200': ok('Metadata.', schemaRef('MetaResponse')),
+        '200': ok('Metadata.', schemaRef('MetaResponse'), DOCUMENT_HEADERS),
+        '304': responseRef('DocumentNotModified'),
         '401': responseRef('Unauthorized'),
         '503': responseRef('IndexUnavailable'),
       },
@@ -1065,7 +1227,8 @@ const paths: Record<string, PathItem> = {
       description: 'No lookup cost. Every valid key reads the same complete provider crosswalk.',
       cost: 0,
       responses: {
-        '200': ok('Provider rollups.', schemaRef('ProvidersResponse')),
+        '200': ok('Provider rollups.', schemaRef('ProvidersResponse'), DOCUMENT_HEADERS),
+        '304': responseRef('DocumentNotModified'),
         '401': responseRef('Unauthorized'),
         '503': responseRef('IndexUnavailable'),
       },
@@ -1079,7 +1242,8 @@ const paths: Record<string, PathItem> = {
       description: 'No lookup cost. Aggregate counts only: no titles, refs or payloads.',
       cost: 0,
       responses: {
-        '200': ok('Redacted summary.', schemaRef('ProviderNoticeSummaryResponse')),
+        '200': ok('Redacted summary.', schemaRef('ProviderNoticeSummaryResponse'), DOCUMENT_HEADERS),
+        '304': responseRef('DocumentNotModified'),
         '401': responseRef('Unauthorized'),
         '503': errorResponse(
           'The summary artefact (or the release) is not generated, or a compiled file it needs failed its check or cannot be fetched.',
@@ -1097,7 +1261,8 @@ const paths: Record<string, PathItem> = {
       description: 'No lookup cost. From coverage.csv, or counts computed from the release when the file is absent.',
       cost: 0,
       responses: {
-        '200': ok('Coverage.', schemaRef('CoverageResponse')),
+        '200': ok('Coverage.', schemaRef('CoverageResponse'), DOCUMENT_HEADERS),
+        '304': responseRef('DocumentNotModified'),
         '401': responseRef('Unauthorized'),
         '503': responseRef('IndexUnavailable'),
       },
@@ -1116,7 +1281,8 @@ const paths: Record<string, PathItem> = {
       cost: 1,
       parameters: [paramRef('SearchQuery'), paramRef('EntityTypeFilter'), paramRef('SearchSort'), paramRef('SearchLimit')],
       responses: {
-        '200': ok('Search results.', schemaRef('SearchResponse'), COST_HEADERS),
+        '200': ok('Search results.', schemaRef('SearchResponse'), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
         ...costingErrors(['invalid_query', 'invalid_parameter', 'unknown_entity_type']),
       },
     }),
@@ -1139,7 +1305,8 @@ const paths: Record<string, PathItem> = {
         paramRef('Lang'),
       ],
       responses: {
-        '200': ok('The entities the provider ID maps to.', schemaRef('ResolveResult'), COST_HEADERS),
+        '200': ok('The entities the provider ID maps to.', schemaRef('ResolveResult'), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
         ...costingErrors(['invalid_id', 'unknown_provider', 'unknown_include', 'unknown_entity_type', 'invalid_parameter']),
         '409': {
           description: 'The provider ID maps to more than one entity. Charged as one lookup.',
@@ -1184,7 +1351,8 @@ const paths: Record<string, PathItem> = {
       cost: 1,
       parameters: [paramRef('ReepId'), paramRef('Include'), paramRef('Lang')],
       responses: {
-        '200': ok('The entity.', schemaRef('Entity'), COST_HEADERS),
+        '200': ok('The entity.', schemaRef('Entity'), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
         ...entityLookupErrors(['invalid_id', 'unknown_include', 'invalid_parameter']),
       },
     }),
@@ -1198,7 +1366,8 @@ const paths: Record<string, PathItem> = {
       cost: 1,
       parameters: [paramRef('ReepId')],
       responses: {
-        '200': ok('The bridges.', schemaRef('EntityBridgesResponse'), COST_HEADERS),
+        '200': ok('The bridges.', schemaRef('EntityBridgesResponse'), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
         ...entityLookupErrors(['invalid_id', 'invalid_parameter']),
       },
     }),
@@ -1212,7 +1381,8 @@ const paths: Record<string, PathItem> = {
       cost: 1,
       parameters: [paramRef('ReepId')],
       responses: {
-        '200': ok('The overlay.', schemaRef('EntityOverlayResponse'), COST_HEADERS),
+        '200': ok('The overlay.', schemaRef('EntityOverlayResponse'), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
         ...entityLookupErrors(['invalid_id', 'invalid_parameter']),
       },
     }),
@@ -1229,7 +1399,8 @@ const paths: Record<string, PathItem> = {
       cost: 1,
       parameters: [paramRef('ReepId'), paramRef('RelationshipFamily'), paramRef('RelationshipLimit')],
       responses: {
-        '200': ok('The relationship summary.', schemaRef('EntityRelationshipsResponse'), COST_HEADERS),
+        '200': ok('The relationship summary.', schemaRef('EntityRelationshipsResponse'), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
         ...entityLookupErrors(['invalid_id', 'invalid_parameter']),
       },
     }),
@@ -1360,8 +1531,8 @@ const paths: Record<string, PathItem> = {
   '/readyz': {
     servers: OPS_SERVERS,
     get: opsOperation('getReady', 'Ready to serve the API', 'A release is loaded and the state store answers; 503 `not_ready` names which is missing.', {
-      '200': ok('Ready.', allRequired('Readiness.', { status: { const: 'ready' }, release: schemaRef('Stamp') })),
-      '503': errorResponse('No release is loaded, or the state store does not answer.', ['not_ready'], STAMP_IF_LOADED),
+      '200': ok('Ready.', allRequired('Readiness.', { status: { const: 'ready' }, release: schemaRef('Stamp') }), OPS_STAMP_HEADERS),
+      '503': errorResponse('No release is loaded, or the state store does not answer.', ['not_ready'], OPS_STAMP_IF_LOADED),
     }),
   },
   '/metrics': {
@@ -1371,6 +1542,23 @@ const paths: Record<string, PathItem> = {
     }),
   },
 };
+
+// Every API path answers a CORS preflight; an OPTIONS that is not one (no Access-Control-Request-Method) is 405.
+for (const item of Object.values(paths)) {
+  if (item.servers) continue;
+  const main = (item.get ?? item.post)!;
+  const pathParams = ((main.parameters ?? []) as JsonObject[]).filter((p) => ['ReepId', 'Provider', 'ExternalId'].some((n) => p.$ref === `#/components/parameters/${n}`));
+  item.options = {
+    operationId: `preflight${String(main.operationId).replace(/^./, (c) => c.toUpperCase())}`,
+    parameters: [...pathParams, paramRef('AccessControlRequestMethod')],
+    tags: ['cors'],
+    summary: 'CORS preflight',
+    description: 'No key, no cost. Send Access-Control-Request-Method (browsers do); without it the answer is 405.',
+    'x-lookup-cost': 0,
+    security: [],
+    responses: { '204': responseRef('Preflight'), '405': responseRef('MethodNotAllowed') },
+  };
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Pages for people (runtime/pages/): the explorer, the API reference and their assets, built by scripts/build.mjs.
@@ -1459,7 +1647,7 @@ Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
 - **Namespaces**: servers \`/api/v1\` (newest publishable release) and \`/api/next\` (newest release); they share
   keys, quota and rate state.
 - **Errors**: \`{error, message?, detail?}\`. 401 codes \`missing_key\`, \`invalid_key\`, \`revoked_key\`,
-  \`expired_key\`. Any undocumented path answers 404 \`not_found\` (components/responses/UnknownPath); a documented
+  \`key_expired\`. Any undocumented path answers 404 \`not_found\` (components/responses/UnknownPath); a documented
   path with another method answers 405 \`method_not_allowed\` with \`Allow\` (components/responses/MethodNotAllowed).
 - **503** \`index_unavailable\` on any release-reading endpoint while no release is loaded; \`artefact_corrupt\`
   when a compiled file the answer needs is damaged, truncated or missing (every file is checked before use: the
@@ -1470,6 +1658,18 @@ Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
   without a body. It performs the lookup, so on a costing path it is rate-limited and charged like the GET (a free
   HEAD would tell anyone whether an ID exists) and carries \`X-Register-Credits-Remaining\`. A HEAD of
   \`/notices\` marks nothing seen.
+- **Keys**: \`GET /key\` answers the published shape \`{key: {plan, access_model, organisation, provider,
+  expires_at, days_remaining, expiring_soon, credits_remaining, rate_limit_remaining, …}, extend}\`; every
+  authenticated answer of a key that expires carries \`X-Register-Key-Expires\` and
+  \`X-Register-Key-Days-Remaining\`; an expired key is 401 \`key_expired\`.
+- **Rate-limit fields**: costing answers carry \`RateLimit-Policy\` and \`RateLimit\` in the IETF httpapi
+  ratelimit-headers draft form (components/headers/RateLimitPolicy, RateLimit).
+- **CORS**: every API answer carries \`Access-Control-Allow-Origin: *\` and \`Access-Control-Expose-Headers\`;
+  a preflight (OPTIONS with Access-Control-Request-Method) answers 204 without a key, at no cost.
+- **Caching**: documents and per-stamp lookups carry a strong \`ETag\`; a matching \`If-None-Match\` answers 304
+  without a body. A costing lookup's 304 is charged like its 200. \`Cache-Control: private\` wherever a key is needed.
+- **Compression**: bodies of 1 KiB or more are sent \`br\` or \`gzip\` (fixed levels, deterministic bytes) as
+  Accept-Encoding allows, with \`Vary: Accept-Encoding\`; never for HEAD or 304.
 - **Refusals before routing** (not valid HTTP, no \`Host\` on HTTP/1.1, a bad \`Expect\`, \`CONNECT\`, slow or
   oversized headers) carry an Error body too (components/responses/ProtocolRefusal).
 - **x-lookup-cost** on each operation: lookups charged per request (\`per_item\` for the batch).`;
@@ -1495,6 +1695,7 @@ export const openapiDocument: OpenApiDocument = deepFreeze({
     { name: 'notices', description: 'Provider-scoped notice feed.' },
     { name: 'changelog', description: 'Per-release changelog (no cost, ETag).' },
     { name: 'operations', description: 'Health, readiness and metrics for operators (at the server root, no key).' },
+    { name: 'cors', description: 'CORS preflights of the API paths (no key, no cost).' },
     { name: 'pages', description: 'The explorer and this reference, for people (at the server root, no key; under `x-pages`).' },
   ],
   paths,

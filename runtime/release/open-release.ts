@@ -70,6 +70,11 @@ export class Release {
     private readonly shards: ShardCache | null = null,
     /** Finished answers kept across requests (shared by the catalog's releases), or null for none. */
     private readonly bodies: BodyCache | null = null,
+    /**
+     * sha256 (hex) of public/manifest.json, which lists every public file's sha256: it changes whenever any byte this
+     * release can answer from changes (a stamp compiled again differently), so answers' ETags are derived from it.
+     */
+    readonly manifestSha256 = '',
   ) {
     this.stamp = doc.stamp;
     this.providers = new Set(doc.providers.map((p) => p.name));
@@ -221,6 +226,11 @@ export class Release {
     return { total: s.total, reader: r };
   }
 
+  /** sha256 (hex) of a precomputed response body as the compiler recorded it in the manifest, or undefined. */
+  documentSha256(path: string): string | undefined {
+    return this.files[path]?.sha256;
+  }
+
   /** A precomputed response body (path relative to public/), read once and checked whole against the manifest. */
   document(path: string): Promise<Uint8Array> {
     let p = this.documentCache.get(path);
@@ -309,5 +319,5 @@ export async function loadRelease(
   // Another format's shards may be stored differently (format 2 stores bridges compactly): never guess at them.
   if (doc.format !== DIST_FORMAT) throw new ArtefactError(fileOf(source, docPath), `format ${JSON.stringify(doc.format)}, this runtime reads ${DIST_FORMAT}; recompile it`);
   if (doc.stamp !== stamp) throw new ArtefactError(fileOf(source, docPath), `names stamp ${JSON.stringify(doc.stamp)}, not ${stamp}`);
-  return new Release(doc, source, cache, files, shards, bodies);
+  return new Release(doc, source, cache, files, shards, bodies, manifestSha256);
 }

@@ -68,6 +68,7 @@ function view(name: string, query: string[], parse: (c: RequestContext) => (e: L
     path: `/entities/{reep_id}/${name}`,
     auth: true,
     costing: true,
+    perStamp: true,
     prepare(c) {
       allowOnly(c.query, query);
       const id = idParam(c);
@@ -88,6 +89,7 @@ export const entityRoutes: RouteDef[] = [
     path: '/entities/{reep_id}',
     auth: true,
     costing: true,
+    perStamp: true,
     prepare(c) {
       allowOnly(c.query, ENTITY_QUERY);
       const id = idParam(c);

@@ -3,11 +3,12 @@ import type { RouteDef } from '../route.ts';
 import { batchRoutes, type BatchOptions } from './batch.ts';
 import { changesRoutes } from './changes.ts';
 import { entityRoutes } from './entities.ts';
+import { keyRoutes, type KeyRouteOptions } from './key.ts';
 import { metadataRoutes } from './metadata.ts';
 import { noticeRoutes } from './notices.ts';
 import { resolveRoutes } from './resolve.ts';
 import { searchRoutes } from './search.ts';
 
-export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}): RouteDef[] {
-  return [...metadataRoutes, ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes];
+export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}, key: KeyRouteOptions = {}): RouteDef[] {
+  return [...metadataRoutes, ...keyRoutes(key), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes];
 }

@@ -61,6 +61,7 @@ export const resolveRoutes: RouteDef[] = [
     path: '/resolve/{provider}/{external_id}',
     auth: true,
     costing: true,
+    perStamp: true,
     prepare(c) {
       allowOnly(c.query, ['namespace', 'type', 'include', 'lang']);
       const args: ResolveArgs = {

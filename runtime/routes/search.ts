@@ -25,6 +25,7 @@ export const searchRoutes: RouteDef[] = [
     path: '/search',
     auth: true,
     costing: true,
+    perStamp: true,
     prepare(c) {
       allowOnly(c.query, ['q', 'type', 'sort', 'limit']);
       const q = oneParam(c.query, 'q');

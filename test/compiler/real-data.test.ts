@@ -11,10 +11,12 @@ import { compileAll } from '../../compiler/compile.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
 
 const V0 = resolve(process.cwd(), '../shared/real-data/v0-register');
 let rt: Runtime;
 let call: ReturnType<typeof client>;
+let apiKey: string;
 
 /** Values of one column of a v0 CSV file, read with the project's RFC 4180 reader (quoted rows included). */
 async function column(file: string, name: string): Promise<string[]> {
@@ -37,6 +39,7 @@ beforeAll(async () => {
   await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
   const keys = join(root, 'keys.json');
   const { key } = await addKey({ file: keys, name: 'real', quota: 100000, rate: 100000 });
+  apiKey = key;
   rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
   call = client(rt.url + '/api/v1', key);
 }, 120_000);
@@ -73,6 +76,28 @@ describe('real v0 register data', () => {
     expect(lodz.json.results.map((x: { label: string }) => x.label)).toContain('ŁKS Łódź');
     const hoff = await call('/search?q=hoffenheim%201899');
     expect(hoff.json.results[0].label).toBe('TSG 1899 Hoffenheim');
+  });
+
+  it('Arsenal with every include: a strong ETag, a charged 304, br and gzip that decode to the identity bytes, a preflight', async () => {
+    const id = (await call('/resolve/fbref/18bb7c10')).json.results[0].reep_id;
+    const url = `${rt.url}/api/v1/entities/${id}?include=aliases,attributes,bridges,relationships,overlay`;
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const identity = await rawRequest(url, { headers: { ...auth, 'accept-encoding': 'identity' } });
+    expect(identity.status).toBe(200);
+    const etag = identity.headers.etag;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+    const again = await rawRequest(url, { headers: { ...auth, 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(Number(again.headers['x-register-credits-remaining'])).toBe(Number(identity.headers['x-register-credits-remaining']) - 1);
+    for (const coding of ['br', 'gzip']) {
+      const coded = await rawRequest(url, { headers: { ...auth, 'accept-encoding': coding } });
+      expect(coded.headers['content-encoding']).toBe(coding);
+      expect(coded.body.equals(identity.body)).toBe(true);
+      expect(coded.wire.length).toBeLessThan(identity.body.length);
+    }
+    const pre = await rawRequest(url, { method: 'OPTIONS', headers: { origin: 'https://partner.example', 'access-control-request-method': 'GET' } });
+    expect(pre.status).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('*');
   });
 
   it('a Flashscore ID with a slash resolves through an encoded path segment', async () => {

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { METRICS_TYPE, OPENAPI_ROUTES, openapiDocument, type JsonObject, type JsonValue } from '../../runtime/openapi/openapi-document.ts';
 import { openapiJsonText } from '../../runtime/openapi/openapi-json.ts';
+import { CORS_EXPOSED } from '../../runtime/response-headers.ts';
 import {
   assertErrorBody,
   compileSchema,
@@ -29,10 +30,18 @@ const TEAM_B = 'rt2222222222bbbb';
 const jsonHeaders = (extra: Record<string, string> = {}): Record<string, string> => ({
   'Content-Type': 'application/json; charset=utf-8',
   'X-Register-Release-Stamp': STAMP,
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': CORS_EXPOSED,
+  ETag: '"sample-tag"',
   ...extra,
 });
 const costHeaders = (remaining = 998, extra: Record<string, string> = {}): Record<string, string> =>
-  jsonHeaders({ 'X-Register-Credits-Remaining': String(remaining), ...extra });
+  jsonHeaders({
+    'X-Register-Credits-Remaining': String(remaining),
+    'RateLimit-Policy': '"burst";q=2;w=1, "monthly";q=1000;w=2592000',
+    RateLimit: `"monthly";r=${remaining};t=86400`,
+    ...extra,
+  });
 
 const matchEntity = (): Record<string, unknown> => ({
   reep_id: MATCH_ID,
@@ -180,8 +189,9 @@ interface OperationEntry {
 }
 
 // The API's operations; the operational endpoints at the root (/healthz, /readyz, /metrics) are checked on their own.
+// CORS preflights (OPTIONS) are checked on their own too.
 const operations: OperationEntry[] = Object.entries(openapiDocument.paths).filter(([, item]) => !item.servers).flatMap(([path, item]) =>
-  Object.entries(item).map(([method, operation]) => ({
+  Object.entries(item).filter(([method]) => method !== 'options').map(([method, operation]) => ({
     key: `${method.toUpperCase()} ${path}`,
     method,
     path,
@@ -290,7 +300,7 @@ describe('OpenAPI document: structure', () => {
         expect(status, key).toMatch(/^[1-5][0-9][0-9]$/);
         expect(typeof response.description, `${key} ${status}`).toBe('string');
         if (response.content) expect(Object.keys(response.content as JsonObject), `${key} ${status}`).toEqual(['application/json']);
-        else expect(status, `${key}: only 304 has no body`).toBe('304');
+        else expect(['204', '304'], `${key}: only a preflight's 204 and a 304 have no body`).toContain(status);
       }
     }
   });
@@ -391,7 +401,7 @@ describe('OpenAPI document: structure', () => {
   it('narrows every error response to codes the contract knows, with the status-specific codes', () => {
     const known = new Set(resolveDocumentRef(openapiDocument.components.schemas.ErrorCode).enum as string[]);
     const byStatus: Record<string, string[]> = {
-      '401': ['missing_key', 'invalid_key', 'revoked_key', 'expired_key'],
+      '401': ['missing_key', 'invalid_key', 'revoked_key', 'key_expired'],
       '402': ['quota_exceeded'],
       '403': ['provider_scope_required'],
       '404': ['not_found'],
@@ -541,7 +551,7 @@ describe('response validator: accepts contract-conforming responses', () => {
         jsonHeaders(etag),
       ),
     );
-    expect(validateResponse({ method: 'GET', path: '/changes', status: 304, headers: { 'X-Register-Release-Stamp': STAMP, ...etag }, body: '' })).toBeUndefined();
+    expect(validateResponse({ method: 'GET', path: '/changes', status: 304, headers: jsonHeaders(etag), body: '' })).toBeUndefined();
     validateResponse(sample('GET', '/changes?cursor=abc&type=label_updated', 400, { error: 'stale_cursor', message: 'Cursor from other filters.' }, jsonHeaders()));
   });
 
@@ -616,20 +626,29 @@ describe('response validator: accepts contract-conforming responses', () => {
         'GET',
         '/key',
         200,
-        { id: 'k1', name: 'Partner', plan: { quota: 1000, rate: 2 }, credits_remaining: 998, period: '2026-10', provider: null, expires_at: null },
-        { 'Content-Type': 'application/json; charset=utf-8' },
+        {
+          key: {
+            plan: 'preview', access_model: 'partner_preview', organisation: 'Acme', provider: null, expires_at: '2026-12-31T23:59:59.999Z',
+            days_remaining: 66, expiring_soon: false, credits_remaining: 998, rate_limit_remaining: null,
+            id: 'abcd0123', name: 'Partner', quota: 1000, rate: 2, credits_reset_at: '2026-11-01T00:00:00.000Z',
+          },
+          extend: { how: 'Ask us.', contact: null },
+        },
+        jsonHeaders({ 'X-Register-Key-Expires': '2026-12-31T23:59:59.999Z', 'X-Register-Key-Days-Remaining': '66' }),
       ),
     );
+    expect(rejection(sample('GET', '/key', 200, { key: { plan: null }, extend: null }, jsonHeaders()))).toMatch(/must have required property/);
     validateResponse({ method: 'GET', path: '/openapi.json', status: 200, headers: jsonHeaders(), body: openapiJsonText });
   });
 
   it('401, 402 and 429 with their headers, an unknown path and a wrong method', () => {
-    validateResponse(sample('GET', '/meta', 401, { error: 'missing_key', message: 'Send a bearer key.' }, jsonHeaders({ 'WWW-Authenticate': 'Bearer realm="register"' })));
-    validateResponse(sample('GET', '/search?q=abc', 402, { error: 'quota_exceeded', message: 'Monthly quota used.' }, costHeaders(0)));
+    validateResponse(sample('GET', '/meta', 401, { error: 'missing_key', message: 'Send a bearer key.' }, jsonHeaders({ 'WWW-Authenticate': 'Bearer realm="identity-register"' })));
+    validateResponse(sample('GET', '/search?q=abc', 402, { error: 'quota_exceeded', message: 'Monthly quota used.', detail: '2026-11-01T00:00:00.000Z' }, costHeaders(0)));
+    expect(rejection(sample('GET', '/search?q=abc', 402, { error: 'quota_exceeded', message: 'Monthly quota used.' }, costHeaders(0)))).toMatch(/detail/);
     validateResponse(sample('GET', '/search?q=abc', 429, { error: 'rate_limited', message: 'Slow down.' }, costHeaders(5, { 'Retry-After': '1' })));
     validateResponse(sample('GET', '/players/rp0123456789abcd', 404, { error: 'not_found', message: 'No such path.' }, jsonHeaders()));
     validateResponse(sample('DELETE', '/meta', 405, { error: 'method_not_allowed', message: 'GET only.' }, jsonHeaders({ Allow: 'GET' })));
-    validateResponse(sample('GET', '/', 503, { error: 'index_unavailable', message: 'No release loaded.' }, { 'Content-Type': 'application/json; charset=utf-8' }));
+    validateResponse(sample('GET', '/', 503, { error: 'index_unavailable', message: 'No release loaded.' }, { ...jsonHeaders(), 'X-Register-Release-Stamp': undefined } as unknown as Record<string, string>));
   });
 });
 
@@ -708,7 +727,7 @@ describe('response validator: rejects contract bugs', () => {
     expect(rejection(sample('GET', '/meta', 401, { error: 'invalid_key' }, jsonHeaders()))).toMatch(/WWW-Authenticate is missing/);
     expect(rejection(sample('GET', '/changes', 200, changesPage(), jsonHeaders({ ETag: 'W/"weak"' })))).toMatch(/ETag/);
     expect(rejection(sample('GET', `/entities/${PLAYER_ID}`, 200, playerEntity(), costHeaders(1, { 'Content-Type': 'application/json' })))).toMatch(/Content-Type/);
-    expect(rejection({ method: 'GET', path: '/changes', status: 304, headers: { 'X-Register-Release-Stamp': STAMP, ETag: '"x"' }, body: '{}' })).toMatch(/no body/);
+    expect(rejection({ method: 'GET', path: '/changes', status: 304, headers: jsonHeaders({ ETag: '"x"' }), body: '{}' })).toMatch(/no body/);
   });
 
   it('undocumented paths, methods and statuses', () => {

@@ -182,7 +182,7 @@ describe('damage between runs', () => {
     expect(server.stderr()).toMatch(/imported the journal of an earlier version/);
     expect(server.stderr()).toMatch(/torn last record/);
     const key = await (await fetch(`${base}/key`, { headers: { authorization: `Bearer ${world.partner}` } })).json();
-    expect(10_000_000 - key.credits_remaining).toBe(41);
+    expect(10_000_000 - key.key.credits_remaining).toBe(41);
     server.proc.kill('SIGTERM');
     await server.exited;
     const store = await openSqliteStore({ file: join(state, 'register.db'), log: () => {} });
@@ -199,7 +199,7 @@ describe('damage between runs', () => {
     const base2 = await again.ready;
     expect(again.stderr()).not.toMatch(/imported/);
     const key2 = await (await fetch(`${base2}/key`, { headers: { authorization: `Bearer ${world.partner}` } })).json();
-    expect(key2.credits_remaining).toBe(key.credits_remaining);
+    expect(key2.key.credits_remaining).toBe(key.key.credits_remaining);
     again.proc.kill('SIGTERM');
     await again.exited;
   });
@@ -269,7 +269,7 @@ describe('an unwritable state store', () => {
       const ack = (ids: string[]) =>
         fetch(`${base}/notices/ack`, { method: 'POST', headers: { authorization: `Bearer ${world.opta}`, 'content-type': 'application/json' }, body: JSON.stringify({ finding_ids: ids, note: 'n'.repeat(1000) }) });
       const lookup = () => fetch(`${base}/entities/${ID.arsenal}`, { headers: { authorization: `Bearer ${world.partner}` } });
-      const used = async () => 10_000_000 - (await (await fetch(`${base}/key`, { headers: { authorization: `Bearer ${world.partner}` } })).json()).credits_remaining;
+      const used = async () => 10_000_000 - (await (await fetch(`${base}/key`, { headers: { authorization: `Bearer ${world.partner}` } })).json()).key.credits_remaining;
       expect((await ack(['opta-1'])).status).toBe(200);
       expect((await lookup()).status).toBe(200);
       const before = await used();

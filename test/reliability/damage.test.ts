@@ -376,13 +376,13 @@ describe('over real HTTP', () => {
         for (const [path, key] of paths) {
           const keyOf = world.keys[key as keyof FuzzWorld['keys']];
           const [want, got] = [await client(`${good.url}/api/v1`, keyOf)(path), await client(`${bad.url}/api/v1`, keyOf)(path)]; // both validated
-          const before = (await client(`${bad.url}/api/v1`, keyOf)('/key')).json?.credits_remaining;
+          const before = (await client(`${bad.url}/api/v1`, keyOf)('/key')).json?.key?.credits_remaining;
           if (got.status === 503) {
             refused++;
             expect(UNAVAILABLE).toContain(got.json.error);
             // A 503 costs nothing: asking again leaves the credits where they were.
             await client(`${bad.url}/api/v1`, keyOf)(path);
-            if (before !== undefined) expect((await client(`${bad.url}/api/v1`, keyOf)('/key')).json.credits_remaining, `${kind} ${file} ${path}`).toBe(before);
+            if (before !== undefined) expect((await client(`${bad.url}/api/v1`, keyOf)('/key')).json.key.credits_remaining, `${kind} ${file} ${path}`).toBe(before);
           } else expect(got.text, `${kind} ${file} ${path}`).toBe(want.text);
         }
         expect(refused, `${kind} ${file}`).toBeGreaterThan(0);

@@ -59,7 +59,7 @@ async function lookup(i: number, key: string, id: string): Promise<{ status: num
     return null; // the instance was killed under this request
   }
 }
-const used = async (i: number, key: string, quota: number): Promise<number> => quota - (await client(bases[i], key)('/key')).json.credits_remaining;
+const used = async (i: number, key: string, quota: number): Promise<number> => quota - (await client(bases[i], key)('/key')).json.key.credits_remaining;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {

@@ -46,7 +46,7 @@ describe('metadata', () => {
     expect(r.json.counts.entities).toBe(7);
   });
   it('/meta, /providers, /coverage, /provider-notices/summary, /key cost nothing', async () => {
-    const before = (await call('/key')).json.credits_remaining;
+    const before = (await call('/key')).json.key.credits_remaining;
     const meta = await call('/meta');
     expect(meta.json.counts).toMatchObject({ entities: 6, redirects: 2, tombstones: 1 });
     const providers = await call('/providers');
@@ -57,7 +57,7 @@ describe('metadata', () => {
     const summary = await call('/provider-notices/summary');
     expect(summary.json.summary).toMatchObject({ findings: 4, by_provider: { fbref: 1, opta: 3 } });
     expect(summary.text).not.toMatch(/Check opta|ref-0|payload_hash/);
-    expect((await call('/key')).json.credits_remaining).toBe(before);
+    expect((await call('/key')).json.key.credits_remaining).toBe(before);
   });
   it('GET /openapi.json needs no key', async () => {
     const r = await call('/openapi.json', { key: null });

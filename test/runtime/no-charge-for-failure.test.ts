@@ -50,7 +50,7 @@ afterAll(async () => {
 describe('no charge for a failure', () => {
   it('300 concurrent requests, a third failing after their charge: every failed lookup is given back exactly once', async () => {
     const call = client(rt.url + '/api/v1', key);
-    const before = (await call('/key')).json.credits_remaining;
+    const before = (await call('/key')).json.key.credits_remaining;
     logs.length = 0;
     const batch = { requests: [{ type: 'entity', id: ID.chelsea }, { type: 'entity', id: ID.arsenal }, { type: 'entity', id: ID.palmer }, { type: 'entity', id: ID.never }] };
     const jobs = Array.from({ length: 100 }, () => [
@@ -70,7 +70,7 @@ describe('no charge for a failure', () => {
         expect(r.json.results[1].body).toMatchObject({ error: 'artefact_corrupt', detail: ID.arsenal });
       }
     }
-    const after = (await call('/key')).json.credits_remaining;
+    const after = (await call('/key')).json.key.credits_remaining;
     // Charged: 100 single lookups answered, and 3 of each batch's 4 items (the 404 is a lookup).
     expect(before - after).toBe(100 + 100 * 3);
     // Each failure, single or in a batch, wrote one line naming the pack and the check, and no key.
@@ -84,13 +84,13 @@ describe('no charge for a failure', () => {
 
   it('shows the credits after the give-back on the failed answer itself', async () => {
     const call = client(rt.url + '/api/v1', key);
-    const before = (await call('/key')).json.credits_remaining;
+    const before = (await call('/key')).json.key.credits_remaining;
     const r = await call(`/entities/${ID.arsenal}`);
     expect(r.status).toBe(503);
     expect(Number(r.headers.get('x-register-credits-remaining'))).toBe(before);
     const b = await call('/batch', { body: { requests: [{ type: 'entity', id: ID.arsenal }, { type: 'entity', id: ID.palmer }] } });
     expect(Number(b.headers.get('x-register-credits-remaining'))).toBe(before - 1);
-    expect((await call('/key')).json.credits_remaining).toBe(before - 1);
+    expect((await call('/key')).json.key.credits_remaining).toBe(before - 1);
   });
 });
 
@@ -118,7 +118,7 @@ describe('a mirror whose origin fails', () => {
   it('answers 503 upstream_unavailable when the origin answers 5xx, charges nothing, logs the URL; a wrong byte from it stays artefact_corrupt', async () => {
     const call = client(remote.url + '/api/v1', key);
     expect((await call('/meta')).status).toBe(200); // release and directories loaded while the origin is fine
-    const before = (await call('/key')).json.credits_remaining;
+    const before = (await call('/key')).json.key.credits_remaining;
     logs.length = 0;
     mirror.hook = (req, res) => {
       if (!/\/shards\//.test(req.url ?? '')) return false;
@@ -131,7 +131,7 @@ describe('a mirror whose origin fails', () => {
     expect(r.json.error).toBe('upstream_unavailable');
     const b = await call('/batch', { body: { requests: [{ type: 'entity', id: ID.match }, { type: 'resolve', provider: 'transfermarkt', namespace: 'verein', external_id: '11' }] } });
     expect(b.json.results.map((x: { status: number; body: { error?: string } }) => [x.status, x.body.error])).toEqual([[503, 'upstream_unavailable'], [503, 'upstream_unavailable']]);
-    expect((await call('/key')).json.credits_remaining).toBe(before);
+    expect((await call('/key')).json.key.credits_remaining).toBe(before);
     const lines = logs.filter((l) => l.event === 'upstream_unavailable');
     expect(lines.length).toBe(3);
     for (const l of lines) expect(l.line).toMatch(new RegExp(`^\\[serve\\] upstream_unavailable: GET ${mirror.baseUrl}${STAMPS[1]}/public/shards/pack-[0-9a-f]+\\.jsonl \\(bytes=\\d+-\\d+\\): HTTP 502$`));
@@ -162,12 +162,12 @@ describe('a mirror whose origin fails', () => {
   it('answers 503 upstream_unavailable when the origin cannot be reached at all, at no charge', async () => {
     const call = client(remote.url + '/api/v1', key);
     expect((await call('/meta')).status).toBe(200);
-    const before = (await call('/key')).json.credits_remaining;
+    const before = (await call('/key')).json.key.credits_remaining;
     logs.length = 0;
     await mirror.close(); // connections refused from now on
     const r = await call(`/entities/${ID.season}/relationships`);
     expect([r.status, r.json.error]).toEqual([503, 'upstream_unavailable']);
-    expect((await call('/key')).json.credits_remaining).toBe(before);
+    expect((await call('/key')).json.key.credits_remaining).toBe(before);
     expect(logs.filter((l) => l.event === 'upstream_unavailable').map((l) => l.file)).toEqual([expect.stringMatching(new RegExp(`^GET ${mirror.baseUrl}${STAMPS[1]}/public/`))]);
   });
 });

@@ -65,7 +65,7 @@ describe('quota', () => {
     const results = await Promise.all(Array.from({ length: 6 }, () => get('/batch', { method: 'POST', body, headers: { 'content-type': 'application/json' } })));
     expect(results.filter((r) => r.status === 200).length).toBe(2);
     expect(results.filter((r) => r.status === 402).length).toBe(4);
-    expect((await get('/key')).json.credits_remaining).toBe(50);
+    expect((await get('/key')).json.key.credits_remaining).toBe(50);
   });
 
   it('resets exactly once at the month boundary, leap day included', async () => {
@@ -81,7 +81,7 @@ describe('quota', () => {
     const fresh = await get(`/entities/${ID.arsenal}`);
     expect(fresh.status).toBe(200);
     expect(fresh.headers.get('x-register-credits-remaining')).toBe('1');
-    expect((await get('/key')).json.period).toBe('2028-03');
+    expect((await get('/key')).json.key.credits_reset_at).toBe('2028-04-01T00:00:00.000Z');
   });
 
   it('counters survive a restart of the SQLite store', async () => {

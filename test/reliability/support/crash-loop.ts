@@ -57,7 +57,7 @@ export class CrashLedger {
   /** Checks the promises against a freshly restarted server; `from`/`to` limit the notice pages read (default all). */
   async verify(base: string, label: string, from = 0, to = this.world.findingIds.length): Promise<void> {
     const key = await this.getJson(`${base}/key`, this.world.partner);
-    const used = QUOTA - key.credits_remaining;
+    const used = QUOTA - key.key.credits_remaining;
     if (used < this.lookupsAnswered) this.violations.push(`${label}: ${used} credits used but ${this.lookupsAnswered} lookups were answered (a charge was lost)`);
     if (used > this.lookupsAttempted) this.violations.push(`${label}: ${used} credits used but only ${this.lookupsAttempted} lookups were ever sent (a charge was invented)`);
     for (let offset = from; offset < to; offset += PAGE) {

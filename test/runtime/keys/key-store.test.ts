@@ -42,7 +42,7 @@ describe('key store: the Authorization header', () => {
     store = openKeyStore({ file, log: () => {} });
     stores.push(store);
     const r = store.authenticate(`Bearer ${key}`, NOW);
-    expect(r).toEqual({ ok: true, key: { id: key.slice(3, 11), name: 'Acme', quota: 50, rate: 3, provider: 'acme', expires_at: null, revoked: false } });
+    expect(r).toEqual({ ok: true, key: { id: key.slice(3, 11), name: 'Acme', quota: 50, rate: 3, provider: 'acme', plan: null, organisation: null, access_model: null, expires_at: null, revoked: false } });
     expect(store.authenticate(`bearer ${key}`, NOW).ok).toBe(true);
     expect(store.authenticate(`BEARER ${key}`, NOW).ok).toBe(true);
   });
@@ -93,7 +93,7 @@ describe('key store: record checks', () => {
     const wrong = revoked.key.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
     expect(s.authenticate(`Bearer ${wrong}`, NOW)).toEqual({ ok: false, code: 'invalid_key' });
     expect(s.authenticate(`Bearer ${expiring.key}`, new Date('2026-11-20T23:59:59.999Z')).ok).toBe(true);
-    expect(s.authenticate(`Bearer ${expiring.key}`, new Date('2026-11-21T00:00:00Z'))).toEqual({ ok: false, code: 'expired_key' });
+    expect(s.authenticate(`Bearer ${expiring.key}`, new Date('2026-11-21T00:00:00Z'))).toEqual({ ok: false, code: 'key_expired' });
   });
 
   it('accepts legacy meta.allowed* and gives them no meaning', () => {
@@ -117,7 +117,7 @@ describe('key store: record checks', () => {
       }),
     );
     const r = open(file).authenticate(`Bearer rk_abcdef01_${secret}`, NOW);
-    expect(r).toEqual({ ok: true, key: { id: 'abcdef01', name: 'Legacy partner', quota: 10, rate: 1, provider: null, expires_at: null, revoked: false } });
+    expect(r).toEqual({ ok: true, key: { id: 'abcdef01', name: 'Legacy partner', quota: 10, rate: 1, provider: null, plan: null, organisation: null, access_model: null, expires_at: null, revoked: false } });
   });
 
   it('refuses to open on a missing or invalid file, naming it', () => {

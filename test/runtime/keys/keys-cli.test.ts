@@ -41,9 +41,9 @@ describe('register keys', () => {
 
     const list = (await run(['list', '--keys', file])).out;
     const lines = list.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+NAME\s+QUOTA\s+RATE\s+PROVIDER\s+EXPIRES\s+STATUS\s+CREATED$/);
-    expect(lines[1]).toMatch(new RegExp(`^${id}\\s+Acme Data\\s+5000\\s+5\\s+acme\\s+-\\s+active\\s+20`));
-    expect(lines[2]).toMatch(new RegExp(`^${id2}\\s+Trial\\s+1000\\s+2\\s+-\\s+2999-01-31T23:59:59.999Z\\s+active`));
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+PLAN\s+QUOTA\s+RATE\s+PROVIDER\s+EXPIRES\s+STATUS\s+CREATED$/);
+    expect(lines[1]).toMatch(new RegExp(`^${id}\\s+Acme Data\\s+-\\s+5000\\s+5\\s+acme\\s+-\\s+active\\s+20`));
+    expect(lines[2]).toMatch(new RegExp(`^${id2}\\s+Trial\\s+-\\s+1000\\s+2\\s+-\\s+2999-01-31T23:59:59.999Z\\s+active`));
     expect(list).not.toMatch(/[0-9a-f]{64}/);
 
     const r = await run(['revoke', id, '--keys', file]);
@@ -53,6 +53,25 @@ describe('register keys', () => {
     expect(s.authenticate(`Bearer ${key}`, new Date())).toEqual({ ok: false, code: 'revoked_key' });
     expect(s.authenticate(`Bearer ${b.out.trim()}`, new Date()).ok).toBe(true);
     s.close();
+  });
+
+  it('stores --plan, --organisation and --access-model in the keys file, and refuses malformed ones naming the flag', async () => {
+    const file = join(root, 'plans.json');
+    const a = await run(['add', '--name', 'Org', '--plan', 'preview', '--organisation', 'Acme Analytics Ltd', '--access-model', 'partner_preview', '--keys', file]);
+    const key = a.out.trim();
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    expect(stored.keys[0]).toMatchObject({ plan: { quota: 1000, rate: 2, name: 'preview' }, meta: { organisation: 'Acme Analytics Ltd', access_model: 'partner_preview' } });
+    const s = openKeyStore({ file, log: () => {} });
+    expect(s.authenticate(`Bearer ${key}`, new Date())).toMatchObject({ ok: true, key: { plan: 'preview', organisation: 'Acme Analytics Ltd', access_model: 'partner_preview' } });
+    s.close();
+    // A key issued without them keeps the entry as before: no name in plan, nothing new in meta.
+    await run(['add', '--name', 'Plain', '--keys', file]);
+    const plain = JSON.parse(readFileSync(file, 'utf8')).keys[1];
+    expect(plain.plan).toEqual({ quota: 1000, rate: 2 });
+    expect(plain.meta).toEqual({});
+    await expect(run(['add', '--name', 'x', '--plan', 'Not A Word', '--keys', file])).rejects.toThrow(/--plan must be a short lowercase word/);
+    await expect(run(['add', '--name', 'x', '--access-model', 'a b', '--keys', file])).rejects.toThrow(/--access-model must be a short lowercase word/);
+    await expect(run(['add', '--name', 'x', '--organisation', 'a\u0007b', '--keys', file])).rejects.toThrow(/--organisation must be at most 200 characters/);
   });
 
   it('prints "no keys" for an empty or missing file', async () => {

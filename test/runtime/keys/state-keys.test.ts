@@ -41,7 +41,7 @@ for (const [name, state] of [
       expect(key).toMatch(/^rk_[0-9a-f]{8}_[A-Za-z0-9_-]{32}$/);
       const id = key.slice(3, 11);
       expect(added.err).toMatch(new RegExp(`added key ${id} "Partner"`));
-      expect((await run(['list', '--state', url])).out).toMatch(new RegExp(`${id}\\s+Partner\\s+50\\s+5\\s+-\\s+-\\s+active`));
+      expect((await run(['list', '--state', url])).out).toMatch(new RegExp(`${id}\\s+Partner\\s+-\\s+50\\s+5\\s+-\\s+-\\s+active`));
 
       const opened = await openStateStore(url, { log: () => {} });
       const keys = await openRepositoryKeyStore({ repository: keyRepositoryFor(opened, url), pollMs: 100, log: () => {} });
@@ -59,6 +59,25 @@ for (const [name, state] of [
         const stored = JSON.stringify(await keyRepositoryFor(opened, url).entries());
         expect(stored).not.toContain(key.slice(12));
         expect(stored).toMatch(/"hash":"[0-9a-f]{64}"/);
+      } finally {
+        keys.close();
+        await opened.store.close();
+      }
+    });
+
+    it('keeps --plan, --organisation and --access-model, and a server reading the store reports them', async () => {
+      const url = state();
+      const added = await run(['add', '--name', 'Org key', '--plan', 'preview', '--organisation', 'Acme Analytics Ltd', '--access-model', 'partner_preview', '--state', url]);
+      const key = added.out.trim().split('\n').at(-1)!;
+      const id = key.slice(3, 11);
+      expect(added.err).toContain('plan preview, organisation "Acme Analytics Ltd", access model partner_preview');
+      expect((await run(['list', '--state', url])).out).toMatch(new RegExp(`${id}\\s+Org key\\s+preview\\s+1000\\s+2`));
+      const opened = await openStateStore(url, { log: () => {} });
+      const keys = await openRepositoryKeyStore({ repository: keyRepositoryFor(opened, url), pollMs: 100, log: () => {} });
+      try {
+        const entry = (await keyRepositoryFor(opened, url).entries()).find((e) => (e as { id: string }).id === id);
+        expect(entry).toMatchObject({ plan: { quota: 1000, rate: 2, name: 'preview' }, meta: { organisation: 'Acme Analytics Ltd', access_model: 'partner_preview' } });
+        expect(keys.authenticate(`Bearer ${key}`, NOW)).toMatchObject({ ok: true, key: { id, plan: 'preview', organisation: 'Acme Analytics Ltd', access_model: 'partner_preview' } });
       } finally {
         keys.close();
         await opened.store.close();

@@ -1,0 +1,102 @@
+// The headers partners expect from any HTTP API, made in one place for runtime/app.ts: CORS, strong ETags and their
+// matching, the IETF httpapi RateLimit fields, and the cache policy. Content coding is the Node adapter's (compress.ts).
+import { createHash } from 'node:crypto';
+import { API_VERSION } from '../common/ids.ts';
+import type { KeyRecord } from './interfaces.ts';
+import { quotaPeriodEnd } from './state/quota-period.ts';
+
+/**
+ * Headers a browser script may read from an answer. Keys are bearer tokens sent in Authorization, never cookies,
+ * so every origin may call the API (`*`, no credentials mode), and nothing depends on Origin: no `Vary: Origin`.
+ */
+export const CORS_EXPOSED = [
+  'X-Register-Release-Stamp',
+  'X-Register-Credits-Remaining',
+  'X-Register-Key-Expires',
+  'X-Register-Key-Days-Remaining',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'ETag',
+].join(', ');
+/** Request headers a cross-origin script may send: the key, a JSON body's type, and a revalidation's ETag. */
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match';
+/** How long a browser may reuse a preflight's answer, seconds (Chromium caps it at 7,200). */
+export const CORS_MAX_AGE = 7200;
+
+/** Adds the CORS headers every API answer carries. */
+export function corsHeaders(into: Record<string, string>): void {
+  into['access-control-allow-origin'] = '*';
+  into['access-control-expose-headers'] = CORS_EXPOSED;
+}
+
+/** The headers of a preflight's 204 for a path answering `methods` (HEAD goes with GET). */
+export function preflightHeaders(methods: string[]): Record<string, string> {
+  const all = methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+  return {
+    'access-control-allow-origin': '*',
+    'access-control-allow-methods': all.join(', '),
+    'access-control-allow-headers': CORS_ALLOWED_HEADERS,
+    'access-control-max-age': String(CORS_MAX_AGE),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Entity tags.
+
+const tagOf = (digest: Buffer): string => `"${digest.subarray(0, 16).toString('base64url')}"`;
+
+/** The strong ETag of a precomputed document: from the sha256 the compiler recorded for it in the manifest. */
+export function documentEtag(sha256Hex: string): string {
+  return tagOf(Buffer.from(sha256Hex, 'hex'));
+}
+
+/**
+ * The strong ETag of a per-stamp answer, without reading its body. Sound because such a body is a function of
+ * exactly what is hashed: the release's public manifest (it lists the sha256 of every file the answer can be made
+ * from, so a stamp compiled again differently gets other tags), the API version (how bodies are composed), the
+ * route, its decoded path parameters and the query's name/value pairs (sorted, and `include` as a set: neither
+ * order changes a body). Two
+ * servers over the same dist give the same tag. Answers that depend on the key (its credits, its notices) are not
+ * per-stamp and get no tag; the credit and rate headers are not part of the body.
+ */
+export function derivedEtag(manifestSha256: string, route: string, params: Record<string, string>, query: URLSearchParams): string {
+  // `include` names a set: order and repetition change no body (CONTRACT-DECISIONS.md), so they change no tag.
+  const pairs = [...query].map(([k, v]): [string, string] => (k === 'include' ? [k, [...new Set(v.split(','))].sort().join(',')] : [k, v])).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  const names = Object.keys(params).sort();
+  const text = JSON.stringify([manifestSha256, API_VERSION, route, names.map((n) => [n, params[n]]), pairs]);
+  return tagOf(createHash('sha256').update(text).digest());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rate-limit fields, as draft-ietf-httpapi-ratelimit-headers (-09 onwards) writes them: Structured Field lists whose
+// items are a quoted policy name with parameters. RateLimit-Policy states each quota policy (`q` quota units in a
+// window of `w` seconds); RateLimit states the service limit now (`r` units remaining, `t` seconds to the reset).
+
+/** The rolling one-second rate of costing requests (a batch is one request). */
+export const BURST_POLICY = 'burst';
+/** The monthly allowance of lookups (a batch costs one per item), reset 00:00:00 UTC on the 1st. */
+export const MONTHLY_POLICY = 'monthly';
+
+/**
+ * Adds RateLimit-Policy and RateLimit for `key` at `nowMs`. `credits`: lookups left after this request (null when
+ * the store could not say: RateLimit is then left out). `retryAfter`: whole seconds until a rate slot frees, given
+ * on a 429 only. The burst window's remaining slots are stated only when they are known to be 0 (the 429): the
+ * state stores record a hit whenever they read a key's window, and the draft lets an answer leave a policy out.
+ */
+export function rateLimitHeaders(key: KeyRecord, credits: number | null, nowMs: number, retryAfter: number | null, into: Record<string, string>): void {
+  const resetMs = quotaPeriodEnd(nowMs);
+  const month = Math.round((resetMs - monthStartBefore(resetMs)) / 1000);
+  into['ratelimit-policy'] = `"${BURST_POLICY}";q=${key.rate};w=1, "${MONTHLY_POLICY}";q=${key.quota};w=${month}`;
+  const items: string[] = [];
+  if (retryAfter !== null) items.push(`"${BURST_POLICY}";r=0;t=${retryAfter}`);
+  if (credits !== null) items.push(`"${MONTHLY_POLICY}";r=${credits};t=${Math.max(0, Math.ceil((resetMs - nowMs) / 1000))}`);
+  if (items.length) into.ratelimit = items.join(', ');
+}
+
+/** 00:00 UTC on the 1st of the month before the one starting at `monthStartMs`: the current period's start. */
+function monthStartBefore(monthStartMs: number): number {
+  const d = new Date(monthStartMs);
+  d.setUTCMonth(d.getUTCMonth() - 1, 1);
+  return d.getTime();
+}

@@ -1,0 +1,42 @@
+// Speaks HTTP with node:http and keeps the bytes as sent (fetch would decode a coded body): the body is decoded here
+// by its Content-Encoding, and the decoded answer is validated against the OpenAPI document before a test sees it.
+import { request } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { validateResponse } from './openapi-validator.ts';
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** The body bytes as they came off the wire. */
+  wire: Buffer;
+  /** The body after undoing Content-Encoding. */
+  body: Buffer;
+}
+
+/** One request to `url` (absolute); `headers` as given, nothing added. */
+export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+  const method = opts.method ?? 'GET';
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: opts.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const wire = Buffer.concat(chunks);
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+        const coding = headers['content-encoding'];
+        const body = coding === 'br' ? brotliDecompressSync(wire) : coding === 'gzip' ? gunzipSync(wire) : wire;
+        try {
+          validateResponse({ method, path: new URL(url).pathname + new URL(url).search, status: res.statusCode ?? 0, headers, body });
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        resolve({ status: res.statusCode ?? 0, headers, wire, body });
+      });
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}

@@ -30,7 +30,7 @@ afterAll(async () => {
   await rt?.close();
 });
 
-const credits = async () => (await client.key()).data.credits_remaining;
+const credits = async (): Promise<number> => (await client.key()).data.key.credits_remaining!;
 
 describe('every endpoint, typed', () => {
   it('metadata: index (no key), meta, providers, coverage, notice summary, key, openapi', async () => {
@@ -44,7 +44,7 @@ describe('every endpoint, typed', () => {
     expect((await client.coverage()).data.stamp).toBe(STAMPS[1]);
     expect((await client.noticeSummary()).data.summary).toMatchObject({ findings: 4 });
     const key = await client.key();
-    expect(key.data.name).toBe('partner');
+    expect(key.data.key.name).toBe('partner');
     expect(key.meta.creditsRemaining).toBeNull(); // /key costs nothing: no credits header
     expect((await client.openapi()).data.openapi).toBe('3.1.0');
   });

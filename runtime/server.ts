@@ -43,6 +43,13 @@ export interface RuntimeOptions {
   /** Finished entity answers kept across releases, in bytes (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
   bodyCacheBytes?: number;
   maxBodyBytes?: number;
+  /**
+   * The secret that signs /matches cursors (at least 32 characters), the same on every instance; `register serve`
+   * takes it from REGISTER_CURSOR_SECRET or --cursor-secret-file. Without it /matches answers 503. Default none.
+   */
+  cursorSecret?: string | null;
+  /** Largest /matches page in bytes (default 262,144; tests set it lower). */
+  matchPageBytes?: number;
   /** Structured log for access lines and server-side failures (runtime/ops/logger.ts). Default none. */
   logger?: Logger | null;
   /** Write one access-log line per request to `logger`. Default true when a logger is given. */
@@ -92,7 +99,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     keys: opts.keyStore,
     store: opts.store,
     clock,
-    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source)),
+    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source), { cursorSecret: opts.cursorSecret ?? null, maxPageBytes: opts.matchPageBytes }),
     maxBodyBytes,
     // Notices are read from the local private part only; a mirror never hosts them.
     readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,

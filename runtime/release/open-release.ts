@@ -14,6 +14,7 @@ import { shardCacheKey, type ShardCache } from './shard-cache.ts';
 import { packNumber } from './pack-numbers.ts';
 import { RecentMap } from './recent-map.ts';
 import type { BodyCache } from './body-cache.ts';
+import { MatchIndex } from './match-index.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 
 /**
@@ -219,6 +220,17 @@ export class Release {
     let r = this.streams.get(name);
     if (!r) this.streams.set(name, (r = this.family(s.family)));
     return { total: s.total, reader: r };
+  }
+
+  private matches: MatchIndex | null | undefined;
+  /** The match index of GET /matches, or null for a release compiled before there was one. */
+  matchIndex(): MatchIndex | null {
+    if (this.matches === undefined) {
+      const m = this.doc.matches;
+      const releaseFile = fileOf(this.source, `${this.stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`);
+      this.matches = m ? new MatchIndex(m, this.family(m.rows), this.family(m.lists), this.family(m.refs), this.files[m.rows.pack]?.sha256, releaseFile) : null;
+    }
+    return this.matches;
   }
 
   /** A precomputed response body (path relative to public/), read once and checked whole against the manifest. */

@@ -3,11 +3,15 @@ import type { RouteDef } from '../route.ts';
 import { batchRoutes, type BatchOptions } from './batch.ts';
 import { changesRoutes } from './changes.ts';
 import { entityRoutes } from './entities.ts';
+import { matchesRoutes, type MatchesOptions } from './matches.ts';
 import { metadataRoutes } from './metadata.ts';
 import { noticeRoutes } from './notices.ts';
 import { resolveRoutes } from './resolve.ts';
 import { searchRoutes } from './search.ts';
 
-export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}): RouteDef[] {
-  return [...metadataRoutes, ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes];
+export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}, matches: MatchesOptions = {}): RouteDef[] {
+  return [
+    ...metadataRoutes, ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes,
+    ...matchesRoutes(matches),
+  ];
 }

@@ -127,7 +127,7 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
         const value = rowOf(rec, day, refs, final, linked, providerIndex);
         rows.push(value);
         const add = (anchor: string | null, home: boolean) => {
-          if (anchor !== null) entries.addLine(fnv1a32(anchor) >>> 24, `${anchor},${ordinal},${entryMeta(day, value[2], home)}`);
+          if (anchor !== null) addEntry(entries, anchor, ordinal, entryMeta(day, value[2], home));
         };
         add(value[3], true);
         if (value[4] !== value[3]) add(value[4], false);
@@ -142,13 +142,14 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
     const placed = new Map<string, [number, number]>();
     for (let g = 0; g < ANCHOR_GROUPS; g++) {
       const byAnchor = new Map<string, number[]>();
-      for (const line of entries.readLines(g)) {
-        const [anchor, ord, meta] = line.split(',');
+      const data = entries.readBytes(g);
+      entries.release(g);
+      for (let at = 0; at < data.length; at += ENTRY_RECORD) {
+        const anchor = data.toString('latin1', at, at + ID_BYTES);
         let list = byAnchor.get(anchor);
         if (!list) byAnchor.set(anchor, (list = []));
-        list.push(Number(ord), Number(meta));
+        list.push(data.readUInt32LE(at + ID_BYTES), data.readUInt32LE(at + ID_BYTES + 4));
       }
-      entries.release(g);
       for (const anchor of [...byAnchor.keys()].sort()) {
         const flat = byAnchor.get(anchor)!;
         const n = flat.length / 2;
@@ -179,6 +180,21 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
     entries.dispose();
     throw err;
   }
+}
+
+/** A list entry as spilled: the anchor's register ID (16 ASCII bytes, checked in stage 1), ordinal, meta (u32 LE). */
+const ID_BYTES = 16;
+const ENTRY_RECORD = ID_BYTES + 8;
+
+/** Spills one list entry to its anchor's hash group, as a binary record (12M of them at full size). */
+function addEntry(entries: GroupSpill, anchor: string, ordinal: number, meta: number): void {
+  if (anchor.length !== ID_BYTES) throw new Error(`list anchor ${JSON.stringify(anchor)} is not a register ID`);
+  const buf = entries.reserve(fnv1a32(anchor) >>> 24, ENTRY_RECORD);
+  const at = entries.cursor;
+  for (let i = 0; i < ID_BYTES; i++) buf[at + i] = anchor.charCodeAt(i);
+  buf.writeUInt32LE(ordinal, at + ID_BYTES);
+  buf.writeUInt32LE(meta, at + ID_BYTES + 4);
+  entries.commit(at + ENTRY_RECORD);
 }
 
 /**

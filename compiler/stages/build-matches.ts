@@ -126,13 +126,11 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
       for (const { day, rec } of recs) {
         const value = rowOf(rec, day, refs, final, linked, providerIndex);
         rows.push(value);
-        const add = (anchor: string | null, home: boolean) => {
-          if (anchor !== null) addEntry(entries, anchor, ordinal, entryMeta(day, value[2], home));
-        };
-        add(value[3], true);
-        if (value[4] !== value[3]) add(value[4], false);
-        add(value[5], false);
-        add(value[6], false);
+        // The home team, the away team (once, should a team meet itself), the competition and the season.
+        addEntry(entries, value[3], ordinal, entryMeta(day, value[2], true));
+        if (value[4] !== value[3]) addEntry(entries, value[4], ordinal, entryMeta(day, value[2], false));
+        addEntry(entries, value[5], ordinal, entryMeta(day, value[2], false));
+        addEntry(entries, value[6], ordinal, entryMeta(day, value[2], false));
         ordinal++;
       }
     }
@@ -156,8 +154,17 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
         placed.set(anchor, [lists.entries, n]);
         // Lines were written in ordinal order: the ascending run as it is.
         for (let i = 0; i < flat.length; i += 2) lists.push([flat[i], flat[i + 1]] satisfies MatchListEntry);
-        const desc = Array.from({ length: n }, (_, k) => k).sort((x, y) => compareDesc(flat[2 * x], flat[2 * x + 1], flat[2 * y], flat[2 * y + 1]));
-        for (const k of desc) lists.push([flat[2 * k], flat[2 * k + 1]] satisfies MatchListEntry);
+        // The descending run from the ascending one without a sort: its days from the last, each day's entries in
+        // their own (reep_id) order, then the undated ones, which close both runs.
+        let dated = n;
+        while (dated > 0 && metaDay(flat[2 * dated - 1]) === 0) dated--;
+        for (let end = dated; end > 0; ) {
+          let start = end - 1;
+          while (start > 0 && metaDay(flat[2 * start - 1]) === metaDay(flat[2 * end - 1])) start--;
+          for (let k = start; k < end; k++) lists.push([flat[2 * k], flat[2 * k + 1]] satisfies MatchListEntry);
+          end = start;
+        }
+        for (let k = dated; k < n; k++) lists.push([flat[2 * k], flat[2 * k + 1]] satisfies MatchListEntry);
       }
     }
     for (const [id, r] of refs) {
@@ -187,7 +194,8 @@ const ID_BYTES = 16;
 const ENTRY_RECORD = ID_BYTES + 8;
 
 /** Spills one list entry to its anchor's hash group, as a binary record (12M of them at full size). */
-function addEntry(entries: GroupSpill, anchor: string, ordinal: number, meta: number): void {
+function addEntry(entries: GroupSpill, anchor: string | null, ordinal: number, meta: number): void {
+  if (anchor === null) return;
   if (anchor.length !== ID_BYTES) throw new Error(`list anchor ${JSON.stringify(anchor)} is not a register ID`);
   const buf = entries.reserve(fnv1a32(anchor) >>> 24, ENTRY_RECORD);
   const at = entries.cursor;
@@ -197,27 +205,14 @@ function addEntry(entries: GroupSpill, anchor: string, ordinal: number, meta: nu
   entries.commit(at + ENTRY_RECORD);
 }
 
-/**
- * Descending list order: dated matches by date, latest first, ties by reep_id ascending (which ordinal order is
- * within a day), then undated matches by reep_id.
- */
-export function compareDesc(ordA: number, metaA: number, ordB: number, metaB: number): number {
-  const a = metaDay(metaA);
-  const b = metaDay(metaB);
-  if ((a === 0) !== (b === 0)) return a === 0 ? 1 : -1;
-  return b - a || ordA - ordB;
-}
-
 /** A match's row: its scoreline as its shard states it, its sides and structure resolved through the refs. */
 function rowOf(
   rec: MatchRecord, day: number, refs: Map<string, Ref>, final: (id: string | null) => string | null,
   linked: (targets: readonly string[], type: number) => string | null, providerIndex: Map<string, number>,
 ): MatchRowValue {
   const [id, s, state, leg, aggregateOf, targets, bridges] = rec;
-  const team = (v: string | number | null): string | null => {
-    const t = final(TEXT_OR_NULL(v));
-    return t !== null && refs.get(t)?.type === TEAM ? t : null;
-  };
+  const home = final(TEXT_OR_NULL(s[6]));
+  const away = final(TEXT_OR_NULL(s[7]));
   const stage = linked(targets, STAGE);
   const stageRef = stage ? refs.get(stage)! : null;
   const season = linked(targets, SEASON) ?? stageRef?.season ?? null;
@@ -229,7 +224,8 @@ function rowOf(
     flat.push(p, bridges[i + 1], bridges[i + 2]);
   }
   return [
-    id, day === 0 ? null : TEXT_OR_NULL(s[8]), stateCode(state), team(s[6]), team(s[7]), competition, season, stage,
+    id, day === 0 ? null : TEXT_OR_NULL(s[8]), stateCode(state), home !== null && refs.get(home)?.type === TEAM ? home : null,
+    away !== null && refs.get(away)?.type === TEAM ? away : null, competition, season, stage,
     INTEGER_OR_NULL(s[0]), INTEGER_OR_NULL(s[1]), TEXT_OR_NULL(s[2]), INTEGER_OR_NULL(s[3]), INTEGER_OR_NULL(s[4]), TEXT_OR_NULL(s[5]),
     leg === '1' || leg === '2' ? leg : null, TEXT_OR_NULL(aggregateOf), flat,
   ];

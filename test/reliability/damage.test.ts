@@ -248,7 +248,7 @@ describe('a damaged dist never answers other bytes', () => {
       expect(seen.some((s) => s.includes(kind) && s.includes('refused')) || kind === `${STAMP}/manifest.json`, `${kind}: ${seen.filter((s) => s.includes(kind)).join('; ')}`).toBe(true);
     }
     console.log(`[damage] ${cases} cases in-process over ${targets().length} files; ${noticed} read by the pristine run and refused by the damaged one`);
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('register verify', () => {
@@ -272,7 +272,7 @@ describe('register verify', () => {
       expect(lines.some((l) => l.startsWith(`${file}:`)), `${kind} ${file}: ${lines.join(' | ')}`).toBe(true);
       removeCopy(to);
     }
-  }, 60_000);
+  }, 90_000);
 
   it('exits non-zero naming a damaged private manifest, and passes the pristine dist', () => {
     const run = (dist: string) => spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/register.mjs', import.meta.url)), 'verify', '--dist', dist], { encoding: 'utf8' });

@@ -2,6 +2,7 @@
 // docs/dist-format.md explains each file; this module holds the names and types both sides use.
 import type { BucketFamily } from './bucket-format.ts';
 import type { EntityType, ProviderRole } from './ids.ts';
+import type { MatchesDoc } from './match-index.ts';
 
 /**
  * Format tag written into every release document; bump when the reader must change. 2: bridges stored compactly
@@ -123,6 +124,8 @@ export interface ReleaseDoc {
     notices_summary: string | null;
   };
   changes: ChangesDoc;
+  /** The match index of GET /matches (common/match-index.ts); absent in a dist compiled before it existed. */
+  matches?: MatchesDoc;
   /** Relationship families whose count exceeds this are marked summary_only_high_cardinality. */
   high_cardinality_threshold: number;
 }

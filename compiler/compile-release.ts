@@ -14,6 +14,8 @@ import { HIGH_CARDINALITY } from './stages/entities/entity-shard.ts';
 import { resolveStage } from './stages/build-resolve.ts';
 import { buildSearchDocs, orderSearchDocs, searchTokensStage, type SearchOrder } from './stages/build-search.ts';
 import { buildChanges } from './stages/build-changes.ts';
+import { matchesStage } from './stages/build-matches.ts';
+import type { MatchesDoc } from '../common/match-index.ts';
 import { buildDocuments, releaseSummary, type DocumentsBuilt } from './stages/build-documents.ts';
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
 import { findDiffBase } from './write/diff-base.ts';
@@ -29,6 +31,7 @@ interface Outputs {
   searchDocs: BucketFamily;
   changes: ChangesDoc;
   documents: DocumentsBuilt;
+  matches: MatchesDoc;
 }
 
 const { here, inRanges, alongside, check } = declare<Outputs>();
@@ -45,6 +48,8 @@ const STAGES: Step<Outputs>[] = [
   inRanges('build entities', 'entities', entitiesStage, ENTITY_RANGES, (o) => o.tables),
   // Stages 1 and 2 are the ones that note slack.
   check('refuse slack under --strict', refuseSlackUnderStrict),
+  // The match index needs stage 2's match records and the redirects only.
+  alongside('build match index', 'match index', 'matches', matchesStage, (o) => ({ records: o.entities.matches, redirects: o.tables.redirects })),
   here('order search docs', 'searchOrder', orderSearchDocs, (o) => o.entities.search.docs),
   // The token family needs nothing but the postings and the ordinals.
   alongside('build search tokens', 'search tokens', 'searchTokens', searchTokensStage, (o) => ({ search: o.entities.search, order: o.searchOrder })),
@@ -107,6 +112,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       families: { entities: o.entityIndex, resolve: o.resolve, search: o.searchTokens, search_docs: o.searchDocs },
       documents: o.documents.documents,
       changes: o.changes,
+      matches: o.matches,
       high_cardinality_threshold: HIGH_CARDINALITY,
     };
     await writeFile(join(ctx.publicDir, RELEASE_DOC), JSON.stringify(doc));

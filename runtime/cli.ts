@@ -1,7 +1,9 @@
 // `register serve` and `register start` (what `npm start` runs): their options (declared once, for parsing and help)
 // around startRuntime.
 import { defineCommand } from 'citty';
-import { access } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { badValue, ioOf } from '../cli/command-line.ts';
 import { StateUnavailableError } from './interfaces.ts';
@@ -23,12 +25,42 @@ const SERVE_ARGS = {
   'access-log': { type: 'enum', options: ['on', 'off'] as string[], description: 'One JSON line per request on stdout', default: 'on' },
   'extend-how': { type: 'string', description: 'How the holder of an expiring key extends it, shown by GET /key (default $REGISTER_KEY_EXTEND_HOW, else a generic line)', valueHint: 'TEXT' },
   'extend-contact': { type: 'string', description: 'Whom to ask, shown by GET /key (default $REGISTER_KEY_EXTEND_CONTACT, else none)', valueHint: 'TEXT' },
+  'cursor-secret-file': {
+    type: 'string',
+    description: 'File holding the secret that signs /matches cursors, the same on every instance (else $REGISTER_CURSOR_SECRET; without either /matches answers 503)',
+    valueHint: 'FILE',
+  },
 } as const;
 
 type ServeValues = {
   dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string;
   'extend-how'?: string; 'extend-contact'?: string;
+  'cursor-secret-file'?: string;
 };
+
+/** The environment variable that may hold the /matches cursor secret (a flag's value would show in `ps`). */
+const CURSOR_SECRET_ENV = 'REGISTER_CURSOR_SECRET';
+const MIN_CURSOR_SECRET = 32;
+
+/**
+ * The secret that signs /matches cursors: from --cursor-secret-file, else $REGISTER_CURSOR_SECRET, else none. It is
+ * required, never derived: a secret every instance could compute from the dist would let anyone forge cursors.
+ */
+async function cursorSecret(file: string | undefined): Promise<string | null> {
+  let secret: string | undefined;
+  let where = CURSOR_SECRET_ENV;
+  if (file !== undefined) {
+    where = file;
+    try {
+      secret = (await readFile(file, 'utf8')).trim();
+    } catch (e) {
+      throw new RegisterError('serve', `--cursor-secret-file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  } else secret = process.env[CURSOR_SECRET_ENV] || undefined;
+  if (secret === undefined) return null;
+  if (secret.length < MIN_CURSOR_SECRET) throw new RegisterError('serve', `${where}: the cursor secret must be at least ${MIN_CURSOR_SECRET} characters`);
+  return secret;
+}
 
 /** The port from --port (a usage error when bad) or $PORT (a refusal naming the variable), else `fallback`. */
 function port(flag: string | undefined, fallback: number): number {
@@ -77,6 +109,8 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const state = values.state;
   const withAccessLog = values['access-log'] === 'on';
   const log = (line: string) => void process.stderr.write(`${line}\n`);
+  const secret = await cursorSecret(values['cursor-secret-file']);
+  if (secret === null && !isClusterWorker()) log(`[serve] /matches answers 503 until a cursor secret is set (${CURSOR_SECRET_ENV} or --cursor-secret-file)`);
   if (workers > 1 && !isClusterWorker()) {
     // The primary: checks the state store, then forks the workers (this same command), which serve HTTP.
     return await new Promise<string>((resolve, reject) => {
@@ -113,6 +147,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       port: listenPort,
       host,
       keyExtension: keyExtension(values),
+      cursorSecret: secret,
     });
   } catch (e) {
     throw startupError(e, listenPort, host);
@@ -150,8 +185,10 @@ export const startCommand = defineCommand({
   args: SERVE_ARGS,
   async run(ctx) {
     const values = ctx.args;
-    // A forked worker only serves: the primary compiled and made the key before it forked.
-    if (isClusterWorker()) return void (await run(values, 8787));
+    // A development server signs /matches cursors with a random secret kept beside the keys, made once.
+    const secretFile = values['cursor-secret-file'] ?? (process.env[CURSOR_SECRET_ENV] ? undefined : join(dirname(values.keys), '.cursor-secret'));
+    // A forked worker only serves: the primary compiled and made the key and the secret before it forked.
+    if (isClusterWorker()) return void (await run({ ...values, 'cursor-secret-file': secretFile }, 8787));
     const err = ioOf(ctx).err;
     const { compileAll } = await import('../compiler/compile.ts');
     const { addKey } = await import('./keys/key-file.ts');
@@ -164,7 +201,14 @@ export const startCommand = defineCommand({
     } catch {
       devKey = (await addKey({ file: keys, name: 'local development', quota: 100000, rate: 50, provider: undefined })).key;
     }
-    const url = await run(values, 8787);
+    if (secretFile !== undefined && values['cursor-secret-file'] === undefined) {
+      try {
+        await access(secretFile);
+      } catch {
+        await writeFile(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+      }
+    }
+    const url = await run({ ...values, 'cursor-secret-file': secretFile }, 8787);
     if (devKey) {
       err(`[start] created a development key (shown once; stored hashed in ${keys}):\n${devKey}\n`);
       err(`[start] try: curl -H 'Authorization: Bearer ${devKey}' '${url}/api/v1/search?q=arsenal'\n`);

@@ -47,6 +47,13 @@ export interface RuntimeOptions {
   maxBodyBytes?: number;
   /** What GET /key tells the holder of an expiring key about extending it. Default DEFAULT_KEY_EXTENSION. */
   keyExtension?: KeyExtension;
+  /**
+   * The secret that signs /matches cursors (at least 32 characters), the same on every instance; `register serve`
+   * takes it from REGISTER_CURSOR_SECRET or --cursor-secret-file. Without it /matches answers 503. Default none.
+   */
+  cursorSecret?: string | null;
+  /** Largest /matches page in bytes (default 262,144; tests set it lower). */
+  matchPageBytes?: number;
   /** Structured log for access lines and server-side failures (runtime/ops/logger.ts). Default none. */
   logger?: Logger | null;
   /** Write one access-log line per request to `logger`. Default true when a logger is given. */
@@ -98,7 +105,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     keys: opts.keyStore,
     store: opts.store,
     clock,
-    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source), { extension: opts.keyExtension }),
+    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source), { extension: opts.keyExtension }, { cursorSecret: opts.cursorSecret ?? null, maxPageBytes: opts.matchPageBytes }),
     maxBodyBytes,
     // Notices are read from the local private part only; a mirror never hosts them.
     readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,

@@ -118,6 +118,7 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
     p99('resolve', sv.runtime.resolve, 10);
     p99('search', sv.runtime.search, 25);
     p99('batch of 100 entities', sv.runtime.batch, 50);
+    if (sv.runtime.matches) p99('matches (team, one season)', sv.runtime.matches, 25);
     add('cold start (spawn → first 200 on /meta)', '≤ 1 s', `${sv.coldStartMedianMs} ms (median of ${sv.coldStartMs.join(', ')})`, sv.coldStartMedianMs <= 1000);
     const rss = sv.runtimeMemory?.rssBytes ?? NaN;
     add('runtime RSS after the load', '≤ 300 MiB', sv.runtimeMemory ? `${mib(rss)} (peak ${mib(sv.runtimeMemory.hwmBytes)})` : 'n/a', sv.runtimeMemory ? rss <= 300 * MiB : null);
@@ -182,7 +183,7 @@ function render(r: BenchResult): string[] {
   o.push(`| whole benchmark | ${s(r.totalWallMs)} |`);
   if (r.code) o.push(`| code | ${codeText(r.code.start)}${JSON.stringify(r.code.start) === JSON.stringify(r.code.end) ? '' : ` at start; **changed during the run** to ${codeText(r.code.end)}`} |`);
   o.push('');
-  const busy = [r.compile.base.otherCpuPct, r.compile.next.otherCpuPct, r.compile.nextAgain?.otherCpuPct ?? null, r.compile.again?.otherCpuPct ?? null, ...(r.serve ? [...Object.values(r.serve.runtime), r.serve.serve, r.serve.bare].map((l) => l.otherCpuPct) : [])];
+  const busy = [r.compile.base.otherCpuPct, r.compile.next.otherCpuPct, r.compile.nextAgain?.otherCpuPct ?? null, r.compile.again?.otherCpuPct ?? null, ...(r.serve ? [...Object.values(r.serve.runtime), r.serve.serve, r.serve.bare].map((l) => l?.otherCpuPct ?? null) : [])];
   if (busy.some(contended)) o.push(`Some figures below were measured while other jobs used ≥ ${QUIET_BELOW_PCT}% of a core (marked **contended**, or see "other jobs' CPU"): read them as lower bounds and re-run on a quiet machine.`, '');
   if (r.options.entities !== FULL_SIZE) o.push(`Targets are written for the full ${FULL_SIZE.toLocaleString('en-US')} entities; at this size they only orient.`, '');
   o.push('### Targets', '', '| figure | target | measured | |', '|---|---|---|---|');
@@ -263,6 +264,7 @@ function render(r: BenchResult): string[] {
     row('runtime: GET /resolve/{provider}/{external_id}?namespace=', sv.runtime.resolve);
     row('runtime: GET /search?q=(1–2 words of a real label)', sv.runtime.search);
     row('runtime: POST /batch (100 entity items, same includes)', sv.runtime.batch);
+    if (sv.runtime.matches) row('runtime: GET /matches?team=(id)&from=2024-08-01&to=2025-07-31 (first page of 20)', sv.runtime.matches);
     row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);
     row('ceiling: bare node:http, fixed buffer (same bytes)', sv.bare);
     const en = sv.engines;

@@ -11,6 +11,8 @@ export const prng = (seed: number): (() => number) => seededRandom(seed, 'bench-
 export interface Samples {
   entities: { id: string; label: string }[];
   bridges: { provider: string; namespace: string; externalId: string }[];
+  /** Team IDs, for the /matches row (empty for a release without a teams table). */
+  teams: string[];
 }
 
 /** Reads `count` rows chosen uniformly at random from a table (by row number; the row count comes from release.json). */
@@ -34,7 +36,7 @@ async function sampleTable(releaseDir: string, file: string, count: number, rand
 
 export async function sampleKeys(releaseDir: string, count: number, seed: number, opts: { bridges?: boolean } = {}): Promise<Samples> {
   const random = prng(seed);
-  const out: Samples = { entities: [], bridges: [] };
+  const out: Samples = { entities: [], bridges: [], teams: [] };
   await sampleTable(releaseDir, 'csv/entities.csv.gz', count, random, (f, c) => out.entities.push({ id: f[c.reep_id], label: f[c.label] }), ['reep_id', 'label']);
   if (opts.bridges !== false) {
     await sampleTable(
@@ -46,10 +48,19 @@ export async function sampleKeys(releaseDir: string, count: number, seed: number
       ['provider', 'namespace', 'external_id'],
     );
   }
+  if (opts.bridges !== false && manifestLists(releaseDir, 'csv/teams.csv.gz')) {
+    await sampleTable(releaseDir, 'csv/teams.csv.gz', count, random, (f, c) => out.teams.push(f[c.reep_id]), ['reep_id']);
+  }
   // Shuffle: rows were collected in file order, i.e. grouped by type.
   shuffle(out.entities, random);
   shuffle(out.bridges, random);
+  shuffle(out.teams, random);
   return out;
+}
+
+/** Whether release.json lists `file`. */
+function manifestLists(releaseDir: string, file: string): boolean {
+  return file in (JSON.parse(readFileSync(join(releaseDir, 'release.json'), 'utf8')) as { files: Record<string, unknown> }).files;
 }
 
 function shuffle<T>(a: T[], random: () => number): void {

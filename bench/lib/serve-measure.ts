@@ -18,7 +18,7 @@ export interface ServeFigures {
   coldStartMedianMs: number;
   /** Median body size of an entity response with includes; the baselines answer a file of this size. */
   typicalEntityBytes: number;
-  runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult };
+  runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult; matches: LoadResult | null };
   /**
    * Entity and bare req/s in each alternating pair; `runtime.entity` and `bare` are the pair with the median ratio.
    * Absent in runs saved before the pairs were measured (results.json keeps each size's latest run).
@@ -103,6 +103,9 @@ const ENTITY_BARE_PAIRS = 5;
 /** Rounds of (memory, sqlite, redis) per load in the engines rows. */
 const ENGINE_ROUNDS = 2;
 
+/** The /matches row's date window: one season of the generator's calendar (its seasons start on 1 August). */
+const MATCH_WINDOW = ['2024-08-01', '2025-07-31'] as const;
+
 /** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */
 export interface DiskReads {
   reads: number;
@@ -183,11 +186,13 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
 
   // Cold start: spawn → first 200 on /meta with a key. Three times; the last process stays up for the load.
   const coldStartMs: number[] = [];
-  let rt = await startServe(['--state', state]);
+  // /matches signs its cursors with the deployment's secret; the benchmark's own.
+  const withSecret = { ...process.env, REGISTER_CURSOR_SECRET: 'benchmark cursor secret, not a deployment one' };
+  let rt = await startServe(['--state', state], withSecret);
   coldStartMs.push(rt.startMs);
   for (let i = 1; i < 3; i++) {
     await stopChild(rt.child);
-    rt = await startServe(['--state', state]);
+    rt = await startServe(['--state', state], withSecret);
     coldStartMs.push(rt.startMs);
   }
   // Memory right after start-up, before any lookup: tells what the runtime holds resident from what the load adds.
@@ -300,6 +305,9 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const perAnswer = (l: LoadResult) => (l.serverCpuPct === null || l.rps === 0 ? null : l.serverCpuPct / l.rps);
     const cpuRatios = compressionPairs.map((p) => [perAnswer(p.coded), perAnswer(p.plain)]).filter((r): r is [number, number] => r[0] !== null && r[1] !== null && r[1] > 0).map(([c, u]) => c / u).sort((a, b) => a - b);
     const compression = { coding: 'br' as const, pairs: compressionPairs, medianRatio: ratios[ratios.length >> 1], medianCpuRatio: cpuRatios.length ? cpuRatios[cpuRatios.length >> 1] : null };
+    // A team's matches in one season-long window: the first page of 20, newest first.
+    const matchPaths = o.samples.teams.map((id) => `/api/v1/matches?team=${id}&from=${MATCH_WINDOW[0]}&to=${MATCH_WINDOW[1]}`);
+    const matches = matchPaths.length ? await load('matches', rt.port, rt.pid, get(matchPaths), true) : null;
     const runtimeMemory = memoryOf(rt.pid);
     // Diagnostic, not a target: the rows above cycle through a few thousand IDs, whose shards and index buckets
     // stay cached. Over a large share of the register, lookups reach the disk wherever the page cache cannot hold
@@ -362,7 +370,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMs,
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
-      runtime: { entity, resolve, search, batch },
+      runtime: { entity, resolve, search, batch, matches },
       compression,
       engines,
       diagnostics: {

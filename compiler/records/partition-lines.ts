@@ -85,6 +85,8 @@ export class LineReader {
   private readonly bridgeLast: number;
   /** Field of a relationship line's kind. */
   readonly relKindAt: number;
+  /** Field of a relationship line's to_id. */
+  readonly relToAt: number;
 
   constructor(readonly layouts: ReadonlyMap<string, LineLayout>) {
     for (const [tag, l] of layouts) this.idAtByCode.set(tagCode(tag), l.idAt);
@@ -94,6 +96,7 @@ export class LineReader {
     this.xAt = b ? b.c.external_id : 0;
     this.bridgeLast = Math.max(this.pAt, this.nAt, this.xAt);
     this.relKindAt = layouts.get(TAG.relFrom)?.c.kind ?? 0;
+    this.relToAt = layouts.get(TAG.relFrom)?.c.to_id ?? 0;
   }
 
   /** The field of the register ID in lines of the tag whose code is `code`; undefined for a tag stage 1 never wrote. */

@@ -552,8 +552,8 @@ export class OrdinalFamilyWriter {
   private readonly tmpDir: string;
   private readonly perBucket: number;
   private readonly pack: ContentFileWriter;
-  private stage = Buffer.allocUnsafe(64 * 1024);
-  private staged = 0;
+  /** The current bucket's values, written as packr would write them, without a buffer per value. */
+  private readonly stage = new MsgpackOut(64 * 1024);
   private inBucket = 0;
   private dir = Buffer.allocUnsafe(64 * DIRECTORY_ENTRY_BYTES);
   private buckets = 0;
@@ -581,14 +581,7 @@ export class OrdinalFamilyWriter {
 
   push(value: unknown): void {
     if (this.done) throw new RegisterError('compile', 'push after finish', this.name);
-    const enc = encodeMsgpack(value);
-    if (this.staged + enc.byteLength > this.stage.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(this.stage.length * 2, this.staged + enc.byteLength));
-      this.stage.copy(bigger, 0, 0, this.staged);
-      this.stage = bigger;
-    }
-    this.stage.set(enc, this.staged);
-    this.staged += enc.byteLength;
+    this.stage.value(value);
     this.count++;
     if (++this.inBucket === this.perBucket) this.flushBucket();
   }
@@ -626,8 +619,9 @@ export class OrdinalFamilyWriter {
     const header = Buffer.allocUnsafe(5);
     const h = writeArrayHeader(header, 0, this.inBucket);
     this.pack.write(header.subarray(0, h));
-    this.pack.write(this.stage.subarray(0, this.staged));
-    const length = h + this.staged;
+    const staged = this.stage.pos;
+    this.pack.write(this.stage.bytes());
+    const length = h + staged;
     if (offset + length > MAX_PACK_BYTES) throw new RegisterError('compile', `pack exceeds ${MAX_PACK_BYTES} bytes (u32 offsets)`, this.name);
     if ((this.buckets + 1) * DIRECTORY_ENTRY_BYTES > this.dir.length) {
       const bigger = Buffer.allocUnsafe(this.dir.length * 2);
@@ -636,10 +630,10 @@ export class OrdinalFamilyWriter {
     }
     this.dir.writeUInt32LE(offset, this.buckets * DIRECTORY_ENTRY_BYTES);
     this.dir.writeUInt32LE(length, this.buckets * DIRECTORY_ENTRY_BYTES + 4);
-    const checksum = checksum32(this.stage, 0, this.staged, checksum32(header, 0, h));
+    const checksum = checksum32(this.stage.buf, 0, staged, checksum32(header, 0, h));
     this.dir.writeUInt32LE(checksum, this.buckets * DIRECTORY_ENTRY_BYTES + 8);
     this.buckets++;
-    this.staged = 0;
+    this.stage.pos = 0;
     this.inBucket = 0;
   }
 }

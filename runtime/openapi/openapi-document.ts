@@ -5,6 +5,7 @@
 // appear in response bodies: the contract fixes key order, and the test validator enforces it from this order.
 
 import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
+import { MATCH_STATES } from '../../common/match-index.ts';
 import {
   API_NAME,
   API_SCHEMA,
@@ -152,6 +153,11 @@ const ERROR_CODES_401 = ['missing_key', 'invalid_key', 'revoked_key', 'key_expir
 const PROTOCOL_REFUSAL_CODES = ['bad_request', 'request_timeout', 'headers_too_large', 'expectation_failed'] as const;
 /** Why a lookup that was due could not be answered: 503, and nothing charged. */
 const UNANSWERED_CODES = ['artefact_corrupt', 'upstream_unavailable', 'internal_error'] as const;
+/** The 400 codes of GET /matches (CONTRACT-DECISIONS.md, "GET /matches"). */
+const MATCHES_BAD_REQUEST_CODES = [
+  'anchor_required', 'invalid_anchor', 'invalid_id', 'single_team_required', 'invalid_date', 'invalid_date_range', 'invalid_state',
+  'invalid_filter', 'invalid_sort', 'invalid_limit', 'stale_cursor', 'unknown_parameter', 'repeated_parameter', 'invalid_parameter',
+] as const;
 const KNOWN_ERROR_CODES = [
   'invalid_id',
   'unknown_include',
@@ -187,6 +193,9 @@ const KNOWN_ERROR_CODES = [
   'uri_too_long',
   'not_ready',
   'pages_unavailable',
+  ...MATCHES_BAD_REQUEST_CODES,
+  'wrong_entity_type',
+  'match_response_too_large',
   ...PROTOCOL_REFUSAL_CODES,
 ] as const;
 
@@ -195,6 +204,19 @@ const KNOWN_ERROR_CODES = [
 
 const ENTITY_ENVELOPE_NOTE =
   'A merged (losing) ID answers with the final survivor, chains followed, plus `requested_id` and `redirected_to`.';
+
+/** The scoreline's fields, which a /matches row states the same way. */
+const SCORELINE_FIELDS = {
+  home_score: { type: ['integer', 'null'], minimum: 0 },
+  away_score: { type: ['integer', 'null'], minimum: 0 },
+  result_form: strOrNull('How the result was reached, as published.'),
+  shootout_home: { type: ['integer', 'null'], minimum: 0 },
+  shootout_away: { type: ['integer', 'null'], minimum: 0 },
+  score_basis: strOrNull(),
+  home_id: orNull(schemaRef('RegisterId'), 'Register ID of the home team.'),
+  away_id: orNull(schemaRef('RegisterId'), 'Register ID of the away team.'),
+  played_on: strOrNull('Date the match was played, as published.'),
+} satisfies Record<string, JsonObject>;
 
 const schemas: Record<string, JsonObject> = {
   RegisterId: {
@@ -226,7 +248,7 @@ const schemas: Record<string, JsonObject> = {
   ChangeEventType: { type: 'string', enum: [...CHANGE_EVENT_TYPES] },
   ErrorCode: {
     type: 'string',
-    enum: [...KNOWN_ERROR_CODES],
+    enum: [...new Set(KNOWN_ERROR_CODES)],
     description: 'Every machine code the API writes. Each response below narrows it to the codes that status can carry.',
   },
 
@@ -275,18 +297,46 @@ const schemas: Record<string, JsonObject> = {
   ),
   Scoreline: allRequired(
     'The match scoreline (matches only, when `include` has `attributes`). An empty release cell is null, never 0.',
+    SCORELINE_FIELDS,
+  ),
+  MatchRef: allRequired('A team, competition, season or stage a match row names.', {
+    reep_id: schemaRef('RegisterId'),
+    label: strOrNull('Its label; null when the release holds none.'),
+  }),
+  MatchRow: allRequired(
+    'One published match, fields in this order. Null means the register holds no published value; nothing is inferred.',
     {
-      home_score: { type: ['integer', 'null'], minimum: 0 },
-      away_score: { type: ['integer', 'null'], minimum: 0 },
-      result_form: strOrNull('How the result was reached, as published.'),
-      shootout_home: { type: ['integer', 'null'], minimum: 0 },
-      shootout_away: { type: ['integer', 'null'], minimum: 0 },
-      score_basis: strOrNull(),
-      home_id: orNull(schemaRef('RegisterId'), 'Register ID of the home team.'),
-      away_id: orNull(schemaRef('RegisterId'), 'Register ID of the away team.'),
-      played_on: strOrNull('Date the match was played, as published.'),
+      reep_id: schemaRef('RegisterId'),
+      generation: schemaRef('MatchGeneration'),
+      played_on: { type: ['string', 'null'], format: 'date', description: 'Date the match was played; null when undated.' },
+      state: { type: ['string', 'null'], enum: [...MATCH_STATES, null], description: 'The published match state; null when the match has none.' },
+      home: orNull(schemaRef('MatchRef')),
+      away: orNull(schemaRef('MatchRef')),
+      competition: orNull(schemaRef('MatchRef')),
+      season: orNull(schemaRef('MatchRef')),
+      stage: orNull(schemaRef('MatchRef')),
+      home_score: SCORELINE_FIELDS.home_score,
+      away_score: SCORELINE_FIELDS.away_score,
+      result_form: SCORELINE_FIELDS.result_form,
+      shootout_home: SCORELINE_FIELDS.shootout_home,
+      shootout_away: SCORELINE_FIELDS.shootout_away,
+      score_basis: SCORELINE_FIELDS.score_basis,
+      leg: { type: ['string', 'null'], enum: ['1', '2', null], description: 'Leg of a two-legged tie.' },
+      aggregate_of: strOrNull('The tie this leg aggregates with, as published.'),
+      bridges: arrayOf(
+        allRequired('A public bridge of the match (never overlay or private IDs).', { provider: str('Provider key.'), namespace: str(), external_id: str() }),
+        'Public bridges, filtered by `providers`.',
+      ),
     },
   ),
+  MatchGeneration: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Names the compiled match index a page was answered from (64 lowercase hex digits).' },
+  MatchesPage: allRequired('One page of matches, at most 100 rows and 262,144 bytes of body (cursor included).', {
+    matches: arrayOf(schemaRef('MatchRow')),
+    count: count('Rows on this page (may be fewer than `limit`: continue with `next_cursor`).'),
+    generation: schemaRef('MatchGeneration'),
+    unresolved: arrayOf(str(), 'Anchor or opponent values, as written, that resolve to nothing in this release; the page is then empty.'),
+    next_cursor: strOrNull('Continue with this; null on the last page. Signed, valid 24 hours, bound to these filters and this generation.'),
+  }),
   Bridge: closed(
     "A provider's own ID linked to the entity.",
     ['provider', 'external_id', 'entity_type'],
@@ -1313,6 +1363,64 @@ const paths: Record<string, PathItem> = {
           headers: COST_HEADERS,
           content: jsonContent(schemaRef('AmbiguousResolveError')),
         },
+      },
+    }),
+  },
+  '/matches': {
+    get: operation({
+      operationId: 'listMatches',
+      tag: 'lookup',
+      summary: 'Published matches of teams, competitions or seasons, by date',
+      description:
+        'One lookup per page. Anchors (`team`, `competition`, `season`, each repeated for up to 5 values) are register ' +
+        'IDs or `provider:namespace:id` references resolved in the same release (merges followed); values of one anchor ' +
+        'are ORed, different anchors intersect. A reference that resolves to nothing is listed in `unresolved` and the ' +
+        'page is empty. Without `season`, `from` or `to`, the window is the 30 calendar days ending on the release\'s own ' +
+        'date. Sorted by date (`desc` by default), ties by `reep_id` ascending; undated matches are left out whenever a ' +
+        'date bound applies, and otherwise sort last. A page examines at most 1,000 list entries, so a selective filter ' +
+        'may give a short page with a `next_cursor`. Byte-identical pages for the same request and stamp within a clock ' +
+        'hour (the cursor records the hour it was issued in).',
+      cost: 1,
+      parameters: [
+        ...(['team', 'competition', 'season'] as const).map((name) => ({
+          name,
+          in: 'query',
+          required: false,
+          description: `A ${name}: register ID or \`provider:namespace:id\`; repeat for up to 5 values (a comma does not separate values). At least one anchor is required.`,
+          schema: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 5 },
+          style: 'form',
+          explode: true,
+        })),
+        { name: 'opponent', in: 'query', required: false, description: 'Only matches against this team (needs exactly one `team`).', schema: { type: 'string', minLength: 1 } },
+        { name: 'venue', in: 'query', required: false, description: 'The `team` at home, away, or either (needs exactly one `team`).', schema: { type: 'string', enum: ['home', 'away', 'any'], default: 'any' } },
+        { name: 'from', in: 'query', required: false, description: 'First date, inclusive.', schema: { type: 'string', format: 'date' } },
+        { name: 'to', in: 'query', required: false, description: 'Last date, inclusive.', schema: { type: 'string', format: 'date' } },
+        { name: 'state', in: 'query', required: false, description: `Comma list of ${[...MATCH_STATES, 'none'].join(', ')}; default all.`, schema: { type: 'string' } },
+        { name: 'providers', in: 'query', required: false, description: 'Comma list of providers whose bridges are returned (default all).', schema: { type: 'string' } },
+        { name: 'require', in: 'query', required: false, description: 'Comma list of providers that must each bridge the match.', schema: { type: 'string' } },
+        { name: 'missing', in: 'query', required: false, description: 'Comma list of providers none of which may bridge the match.', schema: { type: 'string' } },
+        { name: 'sort', in: 'query', required: false, description: 'By date; ties by `reep_id` ascending either way.', schema: { type: 'string', enum: ['desc', 'asc'], default: 'desc' } },
+        { name: 'limit', in: 'query', required: false, description: 'Rows per page.', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } },
+        {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          description: '`next_cursor` of the previous page. Changed filters, another generation, expired (24 hours) or altered: 400 `stale_cursor`.',
+          schema: { type: 'string', minLength: 1 },
+        },
+      ],
+      responses: {
+        '200': ok('A page of matches.', schemaRef('MatchesPage'), COST_HEADERS),
+        ...costingErrors(MATCHES_BAD_REQUEST_CODES),
+        '409': errorResponse('A provider reference names more than one entity. Charged as one lookup.', ['ambiguous_provider_id'], COST_HEADERS),
+        '422': errorResponse('An anchor names an entity of another kind (a player as `team`). Charged as one lookup.', ['wrong_entity_type'], COST_HEADERS),
+        '503': errorResponse(
+          'As every costing endpoint (components/responses/IndexUnavailable: nothing charged), and `match_response_too_large`: ' +
+            'a single row is larger than the page cap. `index_unavailable` also when the release has no match index or the ' +
+            'server has no cursor secret configured.',
+          ['index_unavailable', 'artefact_corrupt', 'upstream_unavailable', 'state_unavailable', 'match_response_too_large'],
+          STAMP_IF_LOADED,
+        ),
       },
     }),
   },

@@ -14,6 +14,7 @@ import { shardCacheKey, type ShardCache } from './shard-cache.ts';
 import { packNumber } from './pack-numbers.ts';
 import { RecentMap } from './recent-map.ts';
 import type { BodyCache } from './body-cache.ts';
+import { MatchIndex } from './match-index.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 
 /**
@@ -229,6 +230,17 @@ export class Release {
   /** sha256 (hex) of a precomputed response body as the compiler recorded it in the manifest, or undefined. */
   documentSha256(path: string): string | undefined {
     return this.files[path]?.sha256;
+  }
+
+  private matches: MatchIndex | null | undefined;
+  /** The match index of GET /matches, or null for a release compiled before there was one. */
+  matchIndex(): MatchIndex | null {
+    if (this.matches === undefined) {
+      const m = this.doc.matches;
+      const releaseFile = fileOf(this.source, `${this.stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`);
+      this.matches = m ? new MatchIndex(m, this.family(m.rows), this.family(m.lists), this.family(m.refs), this.files[m.rows.pack]?.sha256, releaseFile) : null;
+    }
+    return this.matches;
   }
 
   /** A precomputed response body (path relative to public/), read once and checked whole against the manifest. */

@@ -4,11 +4,15 @@ import { batchRoutes, type BatchOptions } from './batch.ts';
 import { changesRoutes } from './changes.ts';
 import { entityRoutes } from './entities.ts';
 import { keyRoutes, type KeyRouteOptions } from './key.ts';
+import { matchesRoutes, type MatchesOptions } from './matches.ts';
 import { metadataRoutes } from './metadata.ts';
 import { noticeRoutes } from './notices.ts';
 import { resolveRoutes } from './resolve.ts';
 import { searchRoutes } from './search.ts';
 
-export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}, key: KeyRouteOptions = {}): RouteDef[] {
-  return [...metadataRoutes, ...keyRoutes(key), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes];
+export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}, key: KeyRouteOptions = {}, matches: MatchesOptions = {}): RouteDef[] {
+  return [
+    ...metadataRoutes, ...keyRoutes(key), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes,
+    ...matchesRoutes(matches),
+  ];
 }

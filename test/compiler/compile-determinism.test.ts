@@ -162,6 +162,8 @@ describe('compile is deterministic', () => {
       'documents/coverage.json', 'documents/meta-next.json', 'documents/meta-v1.json', 'documents/providers.json',
       'documents/root-next.json', 'documents/root-v1.json',
       'entities/index-<hash>.pack', 'entities/index-dir-<hash>.bin',
+      'matches/lists-<hash>.pack', 'matches/lists-dir-<hash>.bin', 'matches/refs-<hash>.pack', 'matches/refs-dir-<hash>.bin',
+      'matches/rows-<hash>.pack', 'matches/rows-dir-<hash>.bin',
       'release.json',
       'resolve/keys-<hash>.pack', 'resolve/keys-dir-<hash>.bin',
       'search/docs-<hash>.pack', 'search/docs-dir-<hash>.bin', 'search/tokens-<hash>.pack', 'search/tokens-dir-<hash>.bin',

@@ -40,7 +40,7 @@ beforeAll(async () => {
   const keys = join(root, 'keys.json');
   const { key } = await addKey({ file: keys, name: 'real', quota: 100000, rate: 100000 });
   apiKey = key;
-  rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
+  rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0, cursorSecret: 'real-data test secret, not a deployment one' });
   call = client(rt.url + '/api/v1', key);
 }, 120_000);
 afterAll(async () => {
@@ -69,6 +69,32 @@ describe('real v0 register data', () => {
       expect(r.json.count).toBe(2);
       expect(new Set(r.json.results.map((e: { reep_id: string }) => e.reep_id)).size).toBe(2);
     }
+  });
+
+  it('/matches finds SPAL\'s matches of the v0 sample from its Transfermarkt club ID, newest first, with their provider IDs', async () => {
+    // The sample names sides by FBref's short names; SPAL is a side in these rows (computed from the source file).
+    const rows: Record<string, string>[] = [];
+    let header: string[] = [];
+    await readCsv(join(V0, 'match_dictionary.csv'), 'match_dictionary.csv', {
+      header: (h) => (header = h),
+      row: (f) => void rows.push(Object.fromEntries(header.map((h, i) => [h, f[i]]))),
+    });
+    const spal = rows.filter((m) => m.fbref_home_team === 'SPAL' || m.fbref_away_team === 'SPAL').sort((a, b) => (a.date < b.date ? 1 : -1));
+    expect(spal.length).toBeGreaterThanOrEqual(2);
+    const r = await call('/matches?team=transfermarkt:verein:2722&from=2000-01-01');
+    expect(r.status).toBe(200);
+    expect(r.json.unresolved).toEqual([]);
+    expect(r.json.matches.map((m: { played_on: string }) => m.played_on)).toEqual(spal.map((m) => m.date));
+    for (const [i, m] of r.json.matches.entries()) {
+      expect(m.away?.label ?? m.home?.label).toBe('SPAL');
+      expect([m.home_score, m.away_score]).toEqual([Number(spal[i].home_goals), Number(spal[i].away_goals)]);
+      expect(m.bridges).toContainEqual({ provider: 'fotmob', namespace: '', external_id: spal[i].fotmob_match_id });
+      // v0 links no match to a competition, season or stage: null, nothing inferred.
+      expect([m.competition, m.season, m.stage]).toEqual([null, null, null]);
+    }
+    const away = spal.filter((m) => m.fbref_away_team === 'SPAL').length;
+    expect((await call('/matches?team=transfermarkt:verein:2722&from=2000-01-01&venue=away')).json.count).toBe(away);
+    expect((await call('/matches?team=transfermarkt:verein:2722&from=2000-01-01&venue=home')).json.count).toBe(spal.length - away);
   });
 
   it('search folds diacritics and keeps digits and non-Latin scripts', async () => {

@@ -86,6 +86,7 @@ function probeList(cursor: string, doc: ReleaseDoc): Probe[] {
         ],
       },
     },
+    get('v1', `/matches?team=${ID.arsenal}&from=1900-01-01`), get('v1', `/matches?competition=${ID.league}&season=${ID.season}&sort=asc`),
     get('v1', '/changes/releases'), get('v1', '/changes/summary'), get('v1', `/changes/summary?since=${STAMPS[0]}`),
     get('v1', `/changes?limit=3&cursor=${cursor}`), get('v1', `/changes?since=${STAMPS[0]}`),
     ...streams.map((p) => get('v1', p)),
@@ -103,7 +104,7 @@ async function credits(store: ReturnType<typeof createMemoryStore>, key: Probe['
 /** Every probe, in order, against an app over `source` (a fresh state store: nothing seen, nothing charged). */
 async function answers(dist: string, source: ShardSource, log: LogRecord[], privateDist: string = dist): Promise<Answer[]> {
   const store = createMemoryStore();
-  const built = buildApp({ dist, privateDist, source, store, keyStore, clock, problems: (r) => log.push(r) });
+  const built = buildApp({ dist, privateDist, source, store, keyStore, clock, problems: (r) => log.push(r), cursorSecret: 'the damage test signs /matches cursors with this' });
   const out: Answer[] = [];
   try {
     for (const p of probes) {
@@ -243,11 +244,11 @@ describe('a damaged dist never answers other bytes', () => {
       }
     }
     // Every kind of file a stamp holds was damaged, and every one the runtime reads was noticed by some answer.
-    for (const kind of ['shards/pack-', 'entities/index-dir-', 'entities/index-', 'resolve/keys-dir-', 'resolve/keys-', 'search/tokens-dir-', 'search/tokens-', 'search/docs-dir-', 'search/docs-', 'changes/all-', 'changes/type-', 'changes/provider-', 'documents/', 'public/release.json', 'public/manifest.json', 'private/manifest.json', 'private/notices/', `${STAMP}/manifest.json`, 'index.json']) {
+    for (const kind of ['shards/pack-', 'entities/index-dir-', 'entities/index-', 'resolve/keys-dir-', 'resolve/keys-', 'search/tokens-dir-', 'search/tokens-', 'search/docs-dir-', 'search/docs-', 'changes/all-', 'changes/type-', 'changes/provider-', 'matches/rows-dir-', 'matches/rows-', 'matches/lists-dir-', 'matches/lists-', 'matches/refs-dir-', 'matches/refs-', 'documents/', 'public/release.json', 'public/manifest.json', 'private/manifest.json', 'private/notices/', `${STAMP}/manifest.json`, 'index.json']) {
       expect(seen.some((s) => s.includes(kind) && s.includes('refused')) || kind === `${STAMP}/manifest.json`, `${kind}: ${seen.filter((s) => s.includes(kind)).join('; ')}`).toBe(true);
     }
     console.log(`[damage] ${cases} cases in-process over ${targets().length} files; ${noticed} read by the pristine run and refused by the damaged one`);
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('register verify', () => {
@@ -271,7 +272,7 @@ describe('register verify', () => {
       expect(lines.some((l) => l.startsWith(`${file}:`)), `${kind} ${file}: ${lines.join(' | ')}`).toBe(true);
       removeCopy(to);
     }
-  }, 60_000);
+  }, 90_000);
 
   it('exits non-zero naming a damaged private manifest, and passes the pristine dist', () => {
     const run = (dist: string) => spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/register.mjs', import.meta.url)), 'verify', '--dist', dist], { encoding: 'utf8' });

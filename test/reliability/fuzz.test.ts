@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { createMemoryStore } from '../../runtime/state/memory-store.ts';
 import { validateResponse } from '../helpers/openapi-validator.ts';
-import { ALLOWED_5XX, fuzzTargets, httpExchanger, inProcessExchanger, KNOWN_GAPS, SteppingClock } from './support/fuzz-harness.ts';
+import { ALLOWED_5XX, FUZZ_CURSOR_SECRET, fuzzTargets, httpExchanger, inProcessExchanger, KNOWN_GAPS, SteppingClock } from './support/fuzz-harness.ts';
 import { makeFuzzWorld, type FuzzWorld } from './support/reliability-world.ts';
 import { checkExchange, describeRequest, documentOperations, fuzzRequests, type Exchange, type FuzzRequest } from './support/request-fuzzer.ts';
 
@@ -84,7 +84,7 @@ describe('fuzzing the API from its OpenAPI document', () => {
   it(`${HTTP_RUNS} generated requests over HTTP: the Node adapter keeps every promise of the core`, async () => {
     const store = createMemoryStore();
     const clock = new SteppingClock(Date.now(), 37);
-    const rt: Runtime = await startRuntime({ dist: world.dist, keys: world.keysFile, store, clock, port: 0 });
+    const rt: Runtime = await startRuntime({ dist: world.dist, keys: world.keysFile, store, clock, port: 0, cursorSecret: FUZZ_CURSOR_SECRET });
     const ex = httpExchanger(rt.url, world, store, clock);
     const coverage = new Coverage();
     try {

@@ -14,6 +14,7 @@ import { GroupSpill, type GroupSpillHandle } from '../../write/group-spill.ts';
 import { diffBaseMeta, writeDiffBaseMeta, type DiffBaseSource } from '../../write/diff-base.ts';
 import { IndexEntryLog } from '../../records/index-entry-log.ts';
 import { ChangeEvents, ChangeEventWriter } from '../../records/change-events.ts';
+import { MatchRecordWriter } from '../../records/match-records.ts';
 import type { LineLayout } from '../../records/partition-lines.ts';
 import type { ThreadedStage } from '../../run-stages.ts';
 import type { RedirectInfo, TablesRead } from '../read-tables.ts';
@@ -56,6 +57,8 @@ export interface EntitiesBuilt {
   changes: ChangeEvents;
   /** For the documents stage. */
   rollup: ProviderRollup;
+  /** For the match-index stage: each range's match and ref records (compiler/records/match-records.ts). */
+  matches: GroupSpillHandle[];
 }
 
 /** Everything one range of partitions is built from; plain data, so it can cross to a worker thread. */
@@ -96,6 +99,7 @@ export interface EntityRangeResult {
   index: string;
   search: SearchPart;
   events: GroupSpillHandle;
+  matches: GroupSpillHandle;
   rollup: RollupPart;
   counts: Record<string, number>;
   slack: [string, { count: number; example: string }][];
@@ -139,6 +143,7 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
       search: joinSearchParts(results.map((r) => r.search)),
       changes: new ChangeEvents([...read.providers].sort(), results.map((r) => r.events)),
       rollup: new ProviderRollup(),
+      matches: results.map((r) => r.matches),
     };
     // `[first partition, first pack]` of each range, which this release's diff base records.
     const packRanges: [number, number][] = [];
@@ -197,6 +202,9 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     ctx,
   );
   const search = new SearchCollector(join(job.scratchDir, 'postings'));
+  const matches = new MatchRecordWriter(join(job.scratchDir, 'matches'));
+  // The overlay's provider IDs never count as a match's public bridges.
+  const publicBridge = (b: Bridge) => roleOf(b) !== 'overlay_only';
   const rollup = new ProviderRollup();
   const privateFiles: ContentFile[] = [];
 
@@ -236,6 +244,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
             changes.placed(shard.loc, shards.cuts);
             search.add(a.id, a.type, a.label, bridges.length, shard.aliases, shard.overlay?.aliases ?? null);
             rollup.bridges(type, bridges);
+            matches.add(a, type, bridges, publicBridge);
             if (shard.overlay) rollup.overlay(shard.overlay.ids);
           } else if (redirect) {
             if (redirect.to) shards.redirect(a.id, redirect.to);
@@ -258,6 +267,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     index: index.path,
     search: search.finish(),
     events: events.finish(),
+    matches: matches.finish(),
     rollup: rollup.part(),
     counts,
     slack: [...ctx.slack],

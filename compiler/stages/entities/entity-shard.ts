@@ -238,22 +238,35 @@ function relationshipsSection(rels: ReadonlyMap<string, { out: number; in: numbe
 
 /** A match's `,"scoreline":{...}`: its first value of each field, the scores as integers (null when not one). */
 function scorelineSection(attrs: Map<string, string[]> | null): string {
+  const values = scorelineValues(attrs);
   let out = ',"scoreline":{';
   for (let i = 0; i < SCORELINE.length; i++) {
-    const [name, key, integer] = SCORELINE[i];
-    const v = attrs?.get(name)?.[0];
-    const n = v === undefined || !integer ? null : toInt(v);
-    out += key + (v === undefined || (integer && n === null) ? 'null' : integer ? String(n) : q(v));
+    const v = values[i];
+    out += SCORELINE[i][1] + (v === null ? 'null' : typeof v === 'number' ? String(v) : q(v));
   }
   return out + '}';
 }
-/** Scoreline fields in shard order: name, its quoted key with the separator before it, whether an integer. */
-const SCORELINE: [string, string, boolean][] = (
-  [
-    ['home_score', true], ['away_score', true], ['result_form', false], ['shootout_home', true], ['shootout_away', true],
-    ['score_basis', false], ['home_id', false], ['away_id', false], ['played_on', false],
-  ] as const
-).map(([name, integer], i) => [name, `${i === 0 ? '' : ','}${JSON.stringify(name)}:`, integer]);
+
+/**
+ * A match's scoreline values in SCORELINE_FIELDS order, as its shard states them: each field's first value, the
+ * scores as integers, null where the release holds none (or no integer). The match index reads them here too.
+ */
+export function scorelineValues(attrs: Map<string, string[]> | null): (string | number | null)[] {
+  const out: (string | number | null)[] = new Array(SCORELINE.length);
+  for (let i = 0; i < SCORELINE.length; i++) {
+    const [name, , integer] = SCORELINE[i];
+    const v = attrs?.get(name)?.[0];
+    out[i] = v === undefined ? null : integer ? toInt(v) : v;
+  }
+  return out;
+}
+/** Scoreline fields in shard order, and whether each is an integer. */
+export const SCORELINE_FIELDS = [
+  ['home_score', true], ['away_score', true], ['result_form', false], ['shootout_home', true], ['shootout_away', true],
+  ['score_basis', false], ['home_id', false], ['away_id', false], ['played_on', false],
+] as const;
+/** SCORELINE_FIELDS with each quoted key and the separator before it. */
+const SCORELINE: [string, string, boolean][] = SCORELINE_FIELDS.map(([name, integer], i) => [name, `${i === 0 ? '' : ','}${JSON.stringify(name)}:`, integer]);
 
 type OverlayIds = Map<string, { provider: string; property: string; external_id: string; confidence: number }>;
 

@@ -25,6 +25,8 @@ export interface EntityRows {
   bridges: Bridge[];
   /** Relationships by family: how many name this ID as from_id (out) and as to_id (in). */
   rels: Map<string, { out: number; in: number }> | null;
+  /** The to_id of each relationship naming this ID as from_id (the match index follows them up to competitions). */
+  relTo: string[];
   /** [qid, confidence, dob_check, inherited] */
   link: [string, string, string, string] | null;
   /** [name, language, confidence, qid] */
@@ -156,6 +158,7 @@ export class RowReader {
       case TAG.relFrom:
       case TAG.relTo:
         addRelation(a, f[this.Ro!.c.kind], tag === TAG.relFrom);
+        if (tag === TAG.relFrom) own(a, 'relTo').push(f[this.Ro!.c.to_id]);
         break;
       case TAG.link: {
         const c = this.Lk!.c;
@@ -216,7 +219,7 @@ export class PartitionRows {
   read(i: number): EntityRows {
     const g = this.gathered[i];
     const a: EntityRows = {
-      id: this.ids[i], live: false, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, link: null,
+      id: this.ids[i], live: false, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, relTo: NONE, link: null,
       oaliases: NONE, xids: NONE, prior: null, priorBridges: NONE, priorRetired: g.priorRetired,
     };
     const reader = this.reader;
@@ -240,6 +243,7 @@ export class PartitionRows {
           const c1 = text.charCodeAt(start + 1);
           if (c1 === REL_FROM_CHAR || c1 === REL_TO_CHAR) {
             addRelation(a, lineField(text, start + 2, end, reader.lines.relKindAt), c1 === REL_FROM_CHAR);
+            if (c1 === REL_FROM_CHAR) own(a, 'relTo').push(lineField(text, start + 2, end, reader.lines.relToAt));
             continue;
           }
         }
@@ -254,7 +258,7 @@ export class PartitionRows {
 const opt = (f: string[], at: number | undefined) => (at === undefined ? '' : f[at]);
 
 /** The EntityRows' own list under `key`, made on its first row. */
-function own<K extends 'aliases' | 'oaliases' | 'xids' | 'priorBridges'>(a: EntityRows, key: K): EntityRows[K] {
+function own<K extends 'aliases' | 'oaliases' | 'xids' | 'priorBridges' | 'relTo'>(a: EntityRows, key: K): EntityRows[K] {
   let list = a[key];
   if (list === NONE) a[key] = list = [] as unknown as EntityRows[K];
   return list;

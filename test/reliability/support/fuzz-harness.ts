@@ -3,6 +3,9 @@
 // between what the runtime answers and what the OpenAPI document describes, found by this fuzzing.
 import { request as httpRequest, Agent } from 'node:http';
 import { buildApp } from '../../../runtime/server.ts';
+
+/** The fuzzed runtimes sign /matches cursors with this. */
+export const FUZZ_CURSOR_SECRET = 'the fuzz tests sign /matches cursors with this';
 import { openKeyStore } from '../../../runtime/keys/key-store.ts';
 import { createFsSource } from '../../../runtime/source/fs-source.ts';
 import { createMemoryStore } from '../../../runtime/state/memory-store.ts';
@@ -41,6 +44,7 @@ export function fuzzTargets(world: FuzzWorld): FuzzTargets {
     batchIds: [7, 3],
     searchTerms: ['arsenal', 'cole palm', 'lodz', 'ŁKS Łódź', 'premier league', 'chelsea fc', 'the gunners'],
     families: ['participates_in', 'season_of', 'match_in'],
+    anchors: { team: [ID.arsenal, ID.chelsea], opponent: [ID.chelsea, ID.arsenal], competition: [ID.league], season: [ID.season] },
   };
 }
 
@@ -86,7 +90,7 @@ export function inProcessExchanger(world: FuzzWorld, start = Date.now()): Exchan
   const store = createMemoryStore();
   const keyStore = openKeyStore({ file: world.keysFile });
   const source = createFsSource({ root: world.dist });
-  const { app } = buildApp({ dist: world.dist, source, store, keyStore, clock });
+  const { app } = buildApp({ dist: world.dist, source, store, keyStore, clock, cursorSecret: FUZZ_CURSOR_SECRET });
   return {
     app,
     store,

@@ -24,6 +24,8 @@ export interface FuzzTargets {
   batchIds: number[];
   searchTerms: string[];
   families: string[];
+  /** /matches anchors by parameter (team, competition, season, opponent): IDs of the right kind. */
+  anchors: Record<string, string[]>;
 }
 
 export interface FuzzRequest {
@@ -110,6 +112,19 @@ function validQueryValue(name: string, schema: JsonObject, t: FuzzTargets): fc.A
     provider: fc.constantFrom(...t.providers).map(encodeSegment),
     cursor: fc.base64String({ minLength: 4, maxLength: 40 }).map(encodeSegment),
   };
+  // /matches anchors and opponent: a register ID or a provider reference (each repetition of the parameter is one).
+  const reference = fc.oneof(
+    fc.constantFrom(...t.ids),
+    fc.tuple(fc.constantFrom(...t.providers), fc.constantFrom(...t.namespaces), fc.constantFrom(...t.externalIds)).map(([p, n, x]) => encodeSegment(`${p}:${n}:${x}`)),
+  );
+  for (const anchor of ['team', 'competition', 'season', 'opponent']) {
+    pools[anchor] = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...(t.anchors[anchor] ?? t.ids)) }, { weight: 1, arbitrary: reference });
+  }
+  pools.from = fc.constantFrom('1900-01-01', '2024-01-01', '2024-10-01');
+  pools.to = fc.constantFrom('2024-10-01', '2024-12-31', '2030-01-01');
+  pools.state = fc.constantFrom('played', 'played,scheduled', 'none', 'postponed,none');
+  for (const list of ['providers', 'require', 'missing']) pools[list] = fc.subarray(t.providers, { minLength: 1 }).map((xs) => xs.join(','));
+  if (schema.type === 'array' && pools[name] && !resolveDocumentRef(schema.items as JsonValue).enum) return pools[name];
   if (schema.type === 'array') {
     const items = resolveDocumentRef(schema.items as JsonValue);
     return fc.subarray([...(items.enum as string[])]).chain((xs) => fc.shuffledSubarray([...xs, ...xs])).map((xs) => xs.join(','));

@@ -1,0 +1,91 @@
+// The compiled match index behind GET /matches: its families, the values they hold and how a list entry packs a
+// match's date, state and side, shared by the compiler (writer) and the runtime (reader).
+import type { BucketFamily } from './bucket-format.ts';
+
+/** Match states as the release's `match_state` column may publish them; any other value is no state. */
+export const MATCH_STATES = ['played', 'scheduled', 'postponed', 'cancelled', 'awarded', 'abandoned'] as const;
+export type MatchState = (typeof MATCH_STATES)[number];
+/** The state code of a match with no (or no known) state: `none` in the `state` filter. */
+export const STATE_NONE = MATCH_STATES.length;
+/** Names the `state` filter accepts, by state code. */
+export const STATE_FILTER_NAMES: readonly string[] = [...MATCH_STATES, 'none'];
+
+/** Rows per bucket of the rows family: a page of a team's list touches scattered ordinals, so buckets stay small. */
+export const ROWS_PER_BUCKET = 8;
+/** List entries per bucket of the lists family. */
+export const LIST_ENTRIES_PER_BUCKET = 256;
+
+/**
+ * release.json's `matches`: three families and the generation.
+ * - rows (ordinal): match ordinal → MatchRowValue. Ordinals number live matches by (played_on, reep_id), undated last.
+ * - lists (ordinal): MatchListEntry values; each anchor owns two runs, its matches in ascending order (ordinal order)
+ *   then the same matches in descending order (date desc, ties by reep_id asc, undated last).
+ * - refs (hashed): register ID of a team, competition, season or stage → MatchRefValue (its label, and where its lists sit).
+ * `generation` is the sha256 of the rows pack, as the public manifest records it: the rows determine every list.
+ */
+export interface MatchesDoc {
+  rows: BucketFamily;
+  lists: BucketFamily;
+  refs: BucketFamily;
+  /** Live matches indexed. */
+  count: number;
+  /** Providers named by row bridges, in the order rows first name them; a row names a provider by its index here. */
+  providers: string[];
+  generation: string;
+}
+
+/**
+ * One match: [reep_id, played_on, state code, home, away, competition, season, stage, home_score, away_score,
+ * result_form, shootout_home, shootout_away, score_basis, leg, aggregate_of, bridges]. The five references are
+ * register IDs (labels come from refs) or null; bridges are flat triples [provider index, namespace, external_id].
+ */
+export type MatchRowValue = [
+  string, string | null, number, string | null, string | null, string | null, string | null, string | null,
+  number | null, number | null, string | null, number | null, number | null, string | null, string | null, string | null,
+  (string | number)[],
+];
+
+/** A reference: [entity type index, label, first entry of its ascending run, matches in its list]. */
+export type MatchRefValue = [number, string, number, number];
+
+/** A list entry: [match ordinal, meta] (see entryMeta). */
+export type MatchListEntry = [number, number];
+
+/** Day numbers are days since 1970-01-01 plus this, so every date from year 0 on is positive and 0 means undated. */
+const DAY_BASE = 800_000;
+const MS_PER_DAY = 86_400_000;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** The day number of a `YYYY-MM-DD` calendar date, or 0 for anything else (empty, malformed, impossible). */
+export function dayOf(date: string | null | undefined): number {
+  if (!date) return 0;
+  const m = ISO_DATE.exec(date);
+  if (!m) return 0;
+  const y = Number(m[1]);
+  const mo = Number(m[2]);
+  const d = Number(m[3]);
+  const t = Date.UTC(y, mo - 1, d);
+  const back = new Date(t);
+  // Date.UTC maps years 0-99 to 1900-1999; set the year again so every four-digit year is what it says.
+  back.setUTCFullYear(y);
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return 0;
+  return Math.round(back.getTime() / MS_PER_DAY) + DAY_BASE;
+}
+
+/** The `YYYY-MM-DD` of a day number (not 0). */
+export function dateOfDay(day: number): string {
+  const dt = new Date((day - DAY_BASE) * MS_PER_DAY);
+  return `${String(dt.getUTCFullYear()).padStart(4, '0')}-${String(dt.getUTCMonth() + 1).padStart(2, '0')}-${String(dt.getUTCDate()).padStart(2, '0')}`;
+}
+
+/** A list entry's meta: its day number, state code and whether the anchor (a team) is the home side. */
+export const entryMeta = (day: number, state: number, home: boolean): number => day * 16 + state * 2 + (home ? 1 : 0);
+export const metaDay = (meta: number): number => Math.floor(meta / 16);
+export const metaState = (meta: number): number => (meta >> 1) & 7;
+export const metaHome = (meta: number): boolean => (meta & 1) === 1;
+
+/** The state code of a published `match_state` cell. */
+export const stateCode = (cell: string | null | undefined): number => {
+  const i = (MATCH_STATES as readonly string[]).indexOf(cell ?? '');
+  return i < 0 ? STATE_NONE : i;
+};

@@ -1,0 +1,136 @@
+// Walks up to five anchors' match lists together, in page order, from where a cursor stopped: each list is entered
+// by binary search and read forward, so a page costs a few bucket reads per list, never a scan.
+import { metaDay } from '../../common/match-index.ts';
+import type { MatchIndex } from '../release/match-index.ts';
+import type { CursorPosition } from './match-cursor.ts';
+
+/** One list entry in page order: its match ordinal, day number (0: undated) and meta. */
+export interface WalkEntry {
+  ordinal: number;
+  day: number;
+  meta: number;
+}
+
+/** An anchor's list: its ascending run starts at `start`, the descending run right after it; `count` entries each. */
+export interface AnchorList {
+  start: number;
+  count: number;
+}
+
+export interface WalkOptions {
+  sort: 'asc' | 'desc';
+  /** Inclusive day-number bounds; null leaves that end open. With either, undated matches are left out. */
+  fromDay: number | null;
+  toDay: number | null;
+  /** Continue after this entry (a cursor's position). */
+  after: CursorPosition | null;
+}
+
+/** Page order: dated before undated; by date (latest first for desc); ties by ordinal, which is reep_id order. */
+function compare(sort: 'asc' | 'desc', aDay: number, aOrd: number, bDay: number, bOrd: number): number {
+  if ((aDay === 0) !== (bDay === 0)) return aDay === 0 ? 1 : -1;
+  return (sort === 'asc' ? aDay - bDay : bDay - aDay) || aOrd - bOrd;
+}
+
+/** One list read forward from a position. */
+class ListReader {
+  private position = 0;
+  private end = 0;
+  private base = 0;
+  head: WalkEntry | null = null;
+
+  constructor(
+    private readonly index: MatchIndex,
+    private readonly list: AnchorList,
+    private readonly opts: WalkOptions,
+  ) {}
+
+  /** Finds where this page starts and reads the first entry. */
+  async open(): Promise<void> {
+    const { sort, fromDay, toDay, after } = this.opts;
+    this.base = this.list.start + (sort === 'asc' ? 0 : this.list.count);
+    this.end = this.list.count;
+    let from = 0;
+    // A pseudo-entry with ordinal -1 sorts before every real entry of its day.
+    const bound = sort === 'asc' ? fromDay : toDay;
+    if (bound !== null) from = await this.firstAfter(bound, -1);
+    if (after) from = Math.max(from, await this.firstAfter(after.day, after.ordinal));
+    this.position = from;
+    await this.advance();
+  }
+
+  /** Reads the entry at the position into `head` (null past the end or past the window), and moves on. */
+  async advance(): Promise<void> {
+    this.head = null;
+    if (this.position >= this.end) return;
+    const [ordinal, meta] = await this.index.entry(this.base + this.position++);
+    const day = metaDay(meta);
+    const { sort, fromDay, toDay } = this.opts;
+    if ((fromDay !== null || toDay !== null) && day === 0) return this.stop();
+    if (sort === 'asc' && toDay !== null && day > toDay) return this.stop();
+    if (sort === 'desc' && fromDay !== null && day < fromDay) return this.stop();
+    this.head = { ordinal, day, meta };
+  }
+
+  private stop(): void {
+    this.position = this.end;
+  }
+
+  /** The first position whose entry comes after (day, ordinal) in page order: a binary search over the run. */
+  private async firstAfter(day: number, ordinal: number): Promise<number> {
+    let lo = 0;
+    let hi = this.end;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const [o, meta] = await this.index.entry(this.base + mid);
+      if (compare(this.opts.sort, metaDay(meta), o, day, ordinal) > 0) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+}
+
+/** The union of some anchors' lists in page order, each match once. */
+export class MatchWalk {
+  private readers: ListReader[];
+  private last = -1;
+  /** An entry read ahead by more(), or undefined. */
+  private pending: WalkEntry | null | undefined;
+
+  constructor(index: MatchIndex, lists: readonly AnchorList[], private readonly opts: WalkOptions) {
+    this.readers = lists.map((l) => new ListReader(index, l, opts));
+  }
+
+  async open(): Promise<void> {
+    await Promise.all(this.readers.map((r) => r.open()));
+  }
+
+  /** The next entry in page order, or null when every list is done. */
+  async next(): Promise<WalkEntry | null> {
+    if (this.pending !== undefined) {
+      const p = this.pending;
+      this.pending = undefined;
+      return p;
+    }
+    for (;;) {
+      let best: ListReader | null = null;
+      for (const r of this.readers) {
+        const h = r.head;
+        if (h && (best === null || compare(this.opts.sort, h.day, h.ordinal, best.head!.day, best.head!.ordinal) < 0)) best = r;
+      }
+      if (best === null) return null;
+      const e = best.head!;
+      await best.advance();
+      // A match in two of the lists (two teams that met) comes from both, one after the other: once is enough.
+      if (e.ordinal === this.last) continue;
+      this.last = e.ordinal;
+      return e;
+    }
+  }
+
+  /** Whether another entry follows; it is read now and handed out by the next call to next(). */
+  async more(): Promise<boolean> {
+    if (this.pending === undefined) this.pending = await this.next();
+    return this.pending !== null;
+  }
+}

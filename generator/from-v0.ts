@@ -180,9 +180,13 @@ export async function importV0(options: ImportV0Options): Promise<ReleaseManifes
     entity('match', id, label, '', '');
     const hs = m.home_goals ?? '';
     const as = m.away_goals ?? '';
+    // v0 holds FBref's goals and nothing on how they were reached: a scored match's result_form is `unknown` (not
+    // `regular`, which v0 cannot tell from extra time) and its score_basis `single_source` (FBref alone, nothing
+    // corroborated). No score, no form or basis; v0 has no shoot-out, leg or aggregate columns, so those stay empty.
+    const scored = hs !== '' && as !== '';
     matchRows.push([
-      id, 'active', label, hs, as, '', '', '', '', resolveTeam(home), resolveTeam(away), m.date ?? '', '', '',
-      hs !== '' && as !== '' ? 'played' : '',
+      id, 'active', label, hs, as, scored ? 'unknown' : '', '', '', scored ? 'single_source' : '', resolveTeam(home), resolveTeam(away),
+      m.date ?? '', '', '', scored ? 'played' : '',
     ]);
     bridge('fbref', 'match', fbref, id);
     for (const [column, provider] of MATCH_PROVIDER_COLUMNS) bridge(provider, 'match', m[column] ?? '', id);

@@ -67,7 +67,7 @@ describe('successor releases', () => {
     const tombstoned = newRedirects.filter((r) => r.reason === 'de_corroborated');
     const merged = newRedirects.filter((r) => r.reason === 'merged');
     expect(tombstoned.length).toBeGreaterThanOrEqual(1); // entity_removed
-    expect(merged.length).toBeGreaterThanOrEqual(2); // redirect_added
+    expect(merged.length).toBeGreaterThanOrEqual(2); // redirect_changed
     expect(gained.length).toBeGreaterThanOrEqual(2); // provider_updated (added)
     expect(lost.length).toBeGreaterThanOrEqual(1); // provider_updated (removed)
     // about 1% of the register changes

@@ -23,6 +23,9 @@ import { RowReader, type EntityRows } from './gather-rows.ts';
 import { EntityShardWriter } from './entity-shard.ts';
 import { EntityChanges, type PriorChunk } from './entity-changes.ts';
 import { dedupeBridges, type Bridge } from './short-lists.ts';
+import { matchFactsOf, type MatchFacts } from '../../../common/scoreline.ts';
+
+const MATCH_TYPE = ENTITY_TYPES.indexOf('match');
 
 /**
  * Partition ranges built side by side. Fixed, not taken from the machine's core count: the ranges decide the pack
@@ -170,6 +173,8 @@ interface Chunk {
   bridges: Bridge[][];
   /** Each ID's bridges section as its shard stores it (storedBridges). */
   sections: string[];
+  /** A live match's scoreline and fixture (null for any other ID). */
+  facts: (MatchFacts | null)[];
   prior: PriorChunk;
 }
 
@@ -180,6 +185,7 @@ interface Chunk {
 export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRangeResult> {
   const spills = job.spills.map((h) => GroupSpill.open(h));
   const redirects = new Map(job.redirects);
+  const redirected = (id: string) => redirects.has(id);
   const providerRoles = new Map(job.providerRoles);
   const roleOf = (b: readonly [string, string, string]) => providerRoles.get(b[0]) ?? 'canonical_bridge';
   const ledger = new Map<string, ContentFile>();
@@ -213,12 +219,14 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         const entities: EntityRows[] = new Array(n);
         const bridges: Bridge[][] = new Array(n);
         const sections: string[] = new Array(n);
+        const facts: (MatchFacts | null)[] = new Array(n);
         for (let i = 0; i < n; i++) {
           const a = (entities[i] = rows.read(first + i));
           bridges[i] = dedupeBridges(a.bridges);
           sections[i] = storedBridges(bridges[i], roleOf);
+          facts[i] = a.live && a.type === MATCH_TYPE ? matchFactsOf(a.attrs, a.dropped) : null;
         }
-        return { first, entities, bridges, sections, prior: changes.prepare(first, entities, bridges, sections) };
+        return { first, entities, bridges, sections, facts, prior: changes.prepare(first, entities, bridges, sections, facts, redirected) };
       };
       for (let next = rows.ids.length ? prepare(0) : null; next; ) {
         const chunk = next;
@@ -232,7 +240,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const section = chunk.sections[i];
           if (a.live) {
             const type = ENTITY_TYPES[a.type];
-            const shard = shards.live(a, type, bridges, section);
+            const shard = shards.live(a, type, bridges, section, chunk.facts[i]);
             changes.placed(shard.loc, shards.cuts);
             search.add(a.id, a.type, a.label, bridges.length, shard.aliases, shard.overlay?.aliases ?? null);
             rollup.bridges(type, bridges);
@@ -240,8 +248,11 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           } else if (redirect) {
             if (redirect.to) shards.redirect(a.id, redirect.to);
             else shards.tombstone(a.id);
+          } else if (changes.vanishes(chunk.prior, i, a)) {
+            // Published by the predecessor, absent here: an ID is never reused, so it answers 410 like any tombstone.
+            shards.tombstone(a.id);
           }
-          changes.compare(chunk.prior, i, a, redirect, bridges, section);
+          changes.compare(chunk.prior, i, a, redirect, bridges, section, chunk.facts[i]);
         }
       }
       privateFiles.push(...changes.finishPartition(p));

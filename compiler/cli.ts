@@ -34,6 +34,7 @@ export const compileCommand = defineCommand({
         if (process.env.REGISTER_TIMINGS) for (const t of r.timings) io.err(`[compile] ${r.stamp}:   ${t.stage.padEnd(20)} ${String(t.wallMs).padStart(7)} ms wall ${String(t.cpuMs).padStart(7)} ms cpu  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
         for (const s of r.slack) io.err(`[compile] ${r.stamp}: dropped ${s.count} × ${s.what} (e.g. ${s.example})\n`);
       },
+      onWarning: (line) => io.err(`[compile] warning: ${line}\n`),
     });
     if (reports.length === 0) io.err('[compile] nothing to do: every release is compiled\n');
     else io.err(`[compile] ${reports.length} release(s) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);

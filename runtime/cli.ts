@@ -20,9 +20,13 @@ const SERVE_ARGS = {
   host: { type: 'string', description: 'Address to listen on (default $HOST, else 127.0.0.1)', valueHint: 'ADDR' },
   workers: { type: 'string', description: "Serving processes sharing the store: a number from 1 to 64, or 'auto' for one per core", valueHint: 'N|auto', default: '1' },
   'access-log': { type: 'enum', options: ['on', 'off'] as string[], description: 'One JSON line per request on stdout', default: 'on' },
+  stamp: { type: 'string', description: 'Serve this compiled stamp on /api/v1 and /api/next instead of the newest (to preview it)', valueHint: 'STAMP' },
 } as const;
 
-type ServeValues = { dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string };
+type ServeValues = {
+  dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string;
+  stamp?: string;
+};
 
 /** The port from --port (a usage error when bad) or $PORT (a refusal naming the variable), else `fallback`. */
 function port(flag: string | undefined, fallback: number): number {
@@ -94,6 +98,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       log,
       port: listenPort,
       host,
+      stamp: values.stamp,
     });
   } catch (e) {
     throw startupError(e, listenPort, host);
@@ -112,7 +117,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
     // Without the primary no connection reaches this worker any more: finish what is in flight and go.
     process.once('disconnect', () => void stop('primary gone'));
   } else {
-    log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})`);
+    log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist}${values.stamp ? `, pinned to ${values.stamp}` : ''})`);
   }
   return rt.url;
 }
@@ -135,7 +140,11 @@ export const startCommand = defineCommand({
     const err = ioOf(ctx).err;
     const { compileAll } = await import('../compiler/compile.ts');
     const { addKey } = await import('./keys/key-file.ts');
-    await compileAll({ releases: 'releases', dist: values.dist, onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`) });
+    await compileAll({
+      releases: 'releases', dist: values.dist,
+      onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities\n`),
+      onWarning: (line) => err(`[compile] warning: ${line}\n`),
+    });
     const keys = values.keys;
     let devKey: string | null = null;
     try {

@@ -133,7 +133,7 @@ describe('compile refuses a wrong release', () => {
     next.entities = next.entities.filter((r) => r[0] !== B);
     next.bridges = next.bridges.filter((r) => r[3] !== B);
     const run = await successorBothWays(d, good(), next);
-    const gone = { what: 'csv/entities.csv.gz: ID of the prior release missing without redirect or tombstone (tombstoned)', count: 1, example: B };
+    const gone = { what: 'csv/entities.csv: ID of the prior release missing without redirect or tombstone (tombstoned)', count: 1, example: B };
     expect(run.slack).toEqual([gone]);
     // It is removed (a tombstone now) and its one bridge is logged as removed; nothing else changed.
     expect(run.changeCounts).toEqual({

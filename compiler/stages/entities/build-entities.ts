@@ -84,8 +84,9 @@ export interface EntityRangeJob {
   scratchDir: string;
   publicDir: string;
   packBytes: number;
-  /** How errors name the entities table (its path in the release). */
+  /** How errors name the entities table (its path in the release), and the redirects table. */
   entitiesLabel: string;
+  redirectsLabel: string;
   /** Advanced once per partition built, for the progress line. */
   partitionsDone?: SharedCount;
 }
@@ -130,6 +131,7 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
       publicDir: ctx.publicDir,
       packBytes: ctx.options.packBytes,
       entitiesLabel: ctx.release.tables.entities!.label,
+      redirectsLabel: ctx.release.tables.redirects?.label ?? 'csv/redirects.csv.gz',
       partitionsDone,
     }));
   },
@@ -198,7 +200,10 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const shards = new EntityShardWriter(packs, index, roleOf, counts, ctx, job.entitiesLabel);
   const events = new ChangeEventWriter(join(job.scratchDir, 'events'), job.providers);
   const changes = new EntityChanges(
-    { hasPrior: job.hasPrior, priorDiffBase: job.priorDiffBase, priorRedirects: new Map(job.priorRedirects), privateDir: job.privateDir },
+    {
+      hasPrior: job.hasPrior, priorDiffBase: job.priorDiffBase, priorRedirects: new Map(job.priorRedirects), privateDir: job.privateDir,
+      entitiesLabel: job.entitiesLabel, redirectsLabel: job.redirectsLabel,
+    },
     events,
     ctx,
   );

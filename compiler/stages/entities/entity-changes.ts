@@ -28,6 +28,9 @@ export interface ChangesSetup {
   priorRedirects: Map<string, RedirectInfo>;
   /** Where this release's diff base goes (under private/). */
   privateDir: string;
+  /** How slack names the entities and redirects tables (their paths in the release). */
+  entitiesLabel: string;
+  redirectsLabel: string;
 }
 
 /** The predecessor's values of one chunk of IDs (positions as in the chunk), and the reads still filling them in. */
@@ -211,7 +214,7 @@ export class EntityChanges {
     } else if (this.vanishes(chunk, i, a)) {
       // Published last time, absent now, and neither redirected nor tombstoned: tombstoned rather than let vanish.
       const before = this.setup.priorRedirects.get(id);
-      const table = was || this.fingerprintAt[chunk.first + i] >= 0 ? 'csv/entities.csv.gz' : 'csv/redirects.csv.gz';
+      const table = was || this.fingerprintAt[chunk.first + i] >= 0 ? this.setup.entitiesLabel : this.setup.redirectsLabel;
       noteSlack(this.ctx, table, 'ID of the prior release missing without redirect or tombstone (tombstoned)', id);
       const wasTombstone = (before && !before.to) || this.retiredBefore[chunk.first + i] === 1;
       if (!wasTombstone) this.events.emit(entityRemoved(id));

@@ -207,7 +207,8 @@ const schemas: Record<string, JsonObject> = {
     },
   ),
   GoneError: closed(
-    'A tombstoned register ID (redirect reason `de_corroborated`, no survivor): `error` is `gone`, `message` says ' +
+    'A tombstoned register ID (redirect reason `de_corroborated`, no survivor, or an ID the previous release ' +
+      'published that this one lacks with no redirect): `error` is `gone`, `message` says ' +
       'the ID was retired and is never reused, `detail` names the ID. Charged as one lookup.',
     ['error', 'message', 'detail'],
     {
@@ -621,7 +622,7 @@ const schemas: Record<string, JsonObject> = {
     from: str('Previous label.'),
     to: str('New label.'),
   }),
-  EntityRemovedEvent: allRequired('The entity was tombstoned (its ID now answers 410 `gone`).', {
+  EntityRemovedEvent: allRequired('The entity was tombstoned (its ID now answers 410 `gone`), by a redirect row or because the release no longer holds it.', {
     type: { const: 'entity_removed' },
     reep_id: schemaRef('RegisterId'),
   }),
@@ -1399,7 +1400,8 @@ Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
   written as \`1.0\`, keys in the fixed order the schemas below list them. The same request against the same stamp
   gives the same bytes on every machine, mirror and restart.
 - **IDs**: a merged ID answers 200 with the final survivor plus \`requested_id\` and \`redirected_to\` (also on
-  bridges, overlay, relationships, resolve and batch); a tombstoned ID answers 410 \`gone\` (charged); an unpublished
+  bridges, overlay, relationships, resolve and batch); a tombstoned ID (also one the previous release published and
+  this one lacks) answers 410 \`gone\` (charged); an unpublished
   ID that matches the pattern 404 \`not_found\` (charged); an ID not matching the pattern 400 \`invalid_id\` (free).
 - **include**: order and repetition do not matter; an unknown name is 400 \`unknown_include\`.
 - **Order of checks** on a costing endpoint: authentication (401), request validation (400, free), rate limit

@@ -25,7 +25,7 @@ export interface Scoreline {
 }
 
 /** What kind of value a field takes, which decides how a release cell is checked. */
-type FieldKind = 'count' | 'form' | 'basis' | 'id' | 'date';
+export type FieldKind = 'count' | 'form' | 'basis' | 'id' | 'date';
 
 /** The fields in contract order: the matches table's column of the same name feeds each. */
 export const SCORELINE_FIELDS: readonly (readonly [keyof Scoreline, FieldKind])[] = [
@@ -38,12 +38,9 @@ const BASES = new Set<string>(SCORE_BASES);
 const COUNT = /^\d{1,9}$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-/** Whether `v` is a real calendar date written YYYY-MM-DD. */
+/** Whether `v` is a real calendar date written YYYY-MM-DD (the Gregorian calendar, any four-digit year). */
 export function isCalendarDate(v: string): boolean {
-  const m = DATE.exec(v);
-  if (!m) return false;
-  const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() === Number(m[2]) - 1 && d.getUTCDate() === Number(m[3]);
+  return v.length === 10 && admitsBytes('date', Buffer.from(v, 'latin1'), 0, 10) && DATE.test(v);
 }
 
 /**
@@ -62,6 +59,54 @@ export function scorelineProblem(kind: FieldKind, v: string): string | null {
       return REGISTER_ID.test(v) ? null : 'not a register ID';
     case 'date':
       return isCalendarDate(v) ? null : 'not a date (YYYY-MM-DD)';
+  }
+}
+
+const ENUM_BYTES: Record<'form' | 'basis', Uint8Array[]> = {
+  form: RESULT_FORMS.map((v) => Buffer.from(v)),
+  basis: SCORE_BASES.map((v) => Buffer.from(v)),
+};
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The number the ASCII digits `b[start, end)` spell, or -1 when one is not a digit. */
+function digitsIn(b: Uint8Array, start: number, end: number): number {
+  let n = 0;
+  for (let i = start; i < end; i++) {
+    const d = b[i] - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/**
+ * Whether the ASCII bytes `b[start, end)` are a value of `kind` (not an ID) that scorelineProblem admits, without
+ * making a string: a release has a scoreline per match row (1.5M at full size), nearly all of them fine. False means
+ * only "ask scorelineProblem", which names the problem.
+ */
+export function admitsBytes(kind: Exclude<FieldKind, 'id'>, b: Uint8Array, start: number, end: number): boolean {
+  const n = end - start;
+  switch (kind) {
+    case 'count':
+      return n >= 1 && n <= 9 && digitsIn(b, start, end) >= 0;
+    case 'form':
+    case 'basis':
+      for (const v of ENUM_BYTES[kind]) {
+        if (v.length !== n) continue;
+        let i = 0;
+        while (i < n && v[i] === b[start + i]) i++;
+        if (i === n) return true;
+      }
+      return false;
+    case 'date': {
+      if (n !== 10 || b[start + 4] !== 45 || b[start + 7] !== 45) return false;
+      const y = digitsIn(b, start, start + 4);
+      const m = digitsIn(b, start + 5, start + 7);
+      const d = digitsIn(b, start + 8, end);
+      if (y < 0 || m < 1 || m > 12 || d < 1) return false;
+      const leap = m === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+      return d <= DAYS_IN_MONTH[m - 1] + (leap ? 1 : 0);
+    }
   }
 }
 

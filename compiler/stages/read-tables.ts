@@ -13,7 +13,7 @@ import { TABLES, type ReleaseInput, type TableName } from '../read/release-input
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { addResolveRecord, addResolveRecordIn, RESOLVE_GROUPS } from '../records/resolve-records.ts';
 import { addRetiredLine, addRowLine, DROPPED_LAYOUT, layoutOf, TAG, type LineLayout } from '../records/partition-lines.ts';
-import { SCORELINE_FIELDS, scorelineProblem } from '../../common/scoreline.ts';
+import { admitsBytes, SCORELINE_FIELDS, scorelineProblem } from '../../common/scoreline.ts';
 import { RegisterIdTable } from '../read/register-id-table.ts';
 import { FieldInterner } from '../read/field-interner.ts';
 import { capsOf } from '../read/cell-caps.ts';
@@ -296,8 +296,8 @@ function checkScoreline(r: Reader, live: RegisterIdTable, f: CsvRecord, c: Recor
   for (const [name, kind] of SCORELINE_FIELDS) {
     const k = c[name];
     if (k === undefined || f.empty(k)) continue;
-    // A live side is found from its bytes; only another value is made a string.
-    if (kind === 'id' && live.getIn(f, k) >= 0) continue;
+    // A live side or a good value is found from its bytes; only another value is made a string.
+    if (kind === 'id' ? live.getIn(f, k) >= 0 : !f.quoted && f.ascii && admitsBytes(kind, f.buf, f.fieldStart(k), f.ends[k])) continue;
     const v = f.text(k);
     const problem = scorelineProblem(kind, v) ?? (kind === 'id' ? 'not a live register ID' : null);
     if (problem === null) continue;

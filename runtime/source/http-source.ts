@@ -100,12 +100,19 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     const h: Record<string, string> = { ...headers };
     // fetch itself adds `Accept-Encoding: identity` to a Range request (Fetch standard), so the bytes come as stored.
     if (init.range) h.range = `bytes=${init.range}`;
-    try {
-      return await doFetch(url, {
+    const attempt = () =>
+      doFetch(url, {
         method: init.method ?? 'GET',
         headers: h,
         redirect: 'follow',
         signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
+      });
+    try {
+      return await attempt().catch((err: unknown) => {
+        // A reused keep-alive connection the host has just closed resets the request before any byte of an answer:
+        // reads are idempotent, so that one case is tried again once on a fresh connection.
+        if (closed || !connectionReset(err)) throw err;
+        return attempt();
       });
     } catch (err) {
       throw fetchError(err, url, init.range, init.method);
@@ -244,3 +251,9 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
 
 // Stands for a 404 inside the cache, so concurrent readers of a missing file share one request.
 const MISSING = new Uint8Array(0);
+
+/** A connection the peer reset or closed under a request (not a timeout, refusal or HTTP status). */
+function connectionReset(err: unknown): boolean {
+  const code = ((err as Error)?.cause as { code?: string } | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET';
+}

@@ -1,5 +1,5 @@
 // A request holds a bounded number of bytes: a 100-item batch of the largest entity the compiler accepts (a shard
-// just under MAX_SHARD_BYTES, nearly all bridges, ~42 MB of answer with every expansion) raises the serving
+// just under MAX_SHARD_BYTES as the runtime expands it, nearly all bridges, ~25 MB of answer) raises the serving
 // process's peak RSS by at most twice its answer (docs/integrity.md states the budget). Measured on the real server,
 // a child process, through /proc/<pid>/status.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -59,7 +59,7 @@ describe('kept entity answers', () => {
     expect(kept).toBeGreaterThan(order.length / 2);
     expect((await client(plain.url, key)(`/api/v1/entities/${NEXT_ONLY}`)).status).toBe(404);
     expect((await client(plain.url, key)(`/api/next/entities/${NEXT_ONLY}`)).status).toBe(200);
-  });
+  }, 240_000); // a few thousand requests in turn: generous, so a machine busy with other work still finishes
 
   it('stay intact when answered through the Web-standard fetch, which hands the bytes to a Response', async () => {
     const path = `/api/v1/entities/${ID.arsenal}?include=aliases,bridges,overlay`;

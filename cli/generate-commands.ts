@@ -68,11 +68,16 @@ export const importV0Command = defineCommand({
   args: {
     from: { type: 'string', description: 'Folder of the v0 register CSVs', valueHint: 'DIR', default: DEFAULT_V0_DIR },
     out: { type: 'string', description: 'Release folder to write; its name is the stamp', valueHint: 'releases/<stamp>', required: true },
+    prior: {
+      type: 'string',
+      description: 'An earlier import this release succeeds: named as its prior, its redirects kept, IDs it published and this one lacks tombstoned',
+      valueHint: 'releases/<older>',
+    },
     force,
   },
   async run(ctx) {
     const started = performance.now();
-    const manifest = await importV0({ from: ctx.args.from, out: ctx.args.out, overwrite: ctx.args.force === true });
+    const manifest = await importV0({ from: ctx.args.from, out: ctx.args.out, prior: ctx.args.prior, overwrite: ctx.args.force === true });
     ioOf(ctx).err(summary(ctx.args.out, manifest, started));
   },
 });

@@ -8,7 +8,7 @@ import type { MatchesDoc } from './match-index.ts';
  * Format tag written into every release document; bump when the reader must change. 2: bridges stored compactly
  * (common/shard-format.ts). 3: shard and bucket checksums are CRC-32 (common/checksum.ts), not FNV-1a.
  */
-export const DIST_FORMAT = 'identity-register-dist/3';
+export const DIST_FORMAT = 'identity-register-dist/4';
 
 /** dist/index.json: the one small pointer, rewritten last and atomically after a compile. */
 export interface DistIndex {
@@ -56,8 +56,9 @@ export interface ReleaseSummary {
  * - redirect:  [1, finalSurvivorId]
  * - tombstone: [2, pack, offset, length, checksum]   (the stub holds the exact 410 Error body)
  * A live shard is `{core` `,"aliases":…,"names":…` `,"attributes":…` `,"bridges":…` `,"relationships":…`
- * `,"overlay":…` `}`; the cuts are the byte offsets where each section starts (the overlay section is empty when
- * the entity has none) and where the closing `}` stands. The bridges section may be in the stored form of
+ * `,"overlay":…` `,"match":…` `}`; the cuts are the byte offsets where each section starts (the overlay section is
+ * empty when the entity has none) and where the tail starts: a match's `,"match":…` (empty for any other type),
+ * which every answer carries, then the closing `}` as the shard's last byte. The bridges section may be in the stored form of
  * common/shard-format.ts (each bridge without entity_type and role, one role marker byte before its `}`); the
  * runtime expands it to the full text, and passes a section without markers through.
  * typeIndex indexes ENTITY_TYPES; checksum is checksum32 (CRC-32) of the shard's bytes, checked on every read so a
@@ -150,8 +151,10 @@ export const CHANGE_EVENT_TYPES = [
   'entity_status_changed',
   'label_updated',
   'entity_removed',
-  'redirect_added',
+  'redirect_changed',
   'provider_updated',
+  'fixture_updated',
+  'score_updated',
 ] as const;
 export type ChangeEventType = (typeof CHANGE_EVENT_TYPES)[number];
 

@@ -1,9 +1,10 @@
 // The compiled match index behind GET /matches: its families, the values they hold and how a list entry packs a
 // match's date, state and side, shared by the compiler (writer) and the runtime (reader).
 import type { BucketFamily } from './bucket-format.ts';
+import { MATCH_STATES } from './scoreline.ts';
 
-/** Match states as the release's `match_state` column may publish them; any other value is no state. */
-export const MATCH_STATES = ['played', 'scheduled', 'postponed', 'cancelled', 'awarded', 'abandoned'] as const;
+// Match states as the release's `match_state` column may publish them (common/scoreline.ts); any other value is no state.
+export { MATCH_STATES };
 export type MatchState = (typeof MATCH_STATES)[number];
 /** The state code of a match with no (or no known) state: `none` in the `state` filter. */
 export const STATE_NONE = MATCH_STATES.length;

@@ -36,6 +36,7 @@ export const compileCommand = defineCommand({
         for (const s of r.slack) io.err(`[compile] ${r.stamp}: dropped ${s.count} × ${s.what} (e.g. ${s.example})\n`);
         io.err(`[compile] ${r.stamp}: report ${writeCompileReport(out, r)}\n`);
       },
+      onWarning: (line) => io.err(`[compile] warning: ${line}\n`),
     });
     if (reports.length === 0) io.err('[compile] nothing to do: every release is compiled\n');
     else io.err(`[compile] ${reports.length} release(s) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);

@@ -21,6 +21,8 @@ export interface CompileAllOptions extends CompileOptions {
   stamp?: string;
   /** Called after each compiled release. */
   onCompiled?: (report: CompileReport) => void;
+  /** Called with a line that warns of something done as asked but probably not as meant. */
+  onWarning?: (line: string) => void;
 }
 
 export async function listStamps(dir: string): Promise<string[]> {
@@ -49,6 +51,9 @@ export async function compileAll(opts: CompileAllOptions = {}): Promise<CompileR
   if (opts.stamp && !stamps.includes(opts.stamp)) throw new RegisterError('compile', `no release ${opts.stamp} under ${releasesDir}/`);
   const todo = opts.stamp ? [opts.stamp] : [];
   if (!opts.stamp) for (const s of stamps) if (!(await isCompiled(dist, s))) todo.push(s);
+  // index.json serves the newest stamps, so a stamp compiled behind one already there is not what gets served.
+  let newest: string | null = null;
+  for (const s of await listStamps(dist)) if (!todo.includes(s) && (await isCompiled(dist, s))) newest = s;
   const reports: CompileReport[] = [];
   for (const stamp of todo) {
     const release = await openRelease(join(releasesDir, stamp));
@@ -63,6 +68,12 @@ export async function compileAll(opts: CompileAllOptions = {}): Promise<CompileR
     const report = await compileRelease(release, prior, dist, opts);
     reports.push(report);
     opts.onCompiled?.(report);
+    if (newest !== null && stamp < newest) {
+      opts.onWarning?.(
+        `${stamp} is older than ${newest}, already compiled in ${dist}/: ${newest} stays served (the newest stamp is), ` +
+          `so ${stamp} is not; name a stamp later than ${newest} to publish, or preview it with serve --stamp ${stamp}`,
+      );
+    }
   }
   await writeIndex(dist);
   return reports;

@@ -1,7 +1,7 @@
 // Converts the real v0 register (teams, competitions, seasons, a match sample; CC0) into a bridge-register-v1
 // release, keeping its quirks: ambiguous provider IDs, QID-only names, Flashscore IDs with slashes, empty cells.
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import type { EntityType } from '../common/ids.ts';
@@ -23,6 +23,62 @@ export interface ImportV0Options {
   gzipLevel?: number;
   /** Replace an existing directory. Default false. */
   overwrite?: boolean;
+  /**
+   * An earlier release of the same register (an import before this one): the new release names it as its `prior`,
+   * keeps its redirects, and tombstones each ID it published that this import no longer mints, so no ID vanishes.
+   */
+  prior?: string;
+}
+
+/** What a successor must keep of its prior: the stamp, every ID it published, and its redirect rows. */
+interface PriorRelease {
+  stamp: string;
+  ids: Set<string>;
+  redirects: string[][];
+}
+
+/** Reads the prior release's stamp, published IDs (live and redirected) and redirect rows. */
+async function readPrior(dir: string, stamp: string): Promise<PriorRelease> {
+  const manifestPath = join(dir, 'release.json');
+  if (!existsSync(manifestPath)) throw new RegisterError('import-v0', 'prior release has no release.json', dir);
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { stamp?: string; files?: Record<string, unknown> };
+  const priorStamp = String(manifest.stamp ?? '');
+  if (!(stamp > priorStamp)) throw new RegisterError('import-v0', `new stamp ${stamp} must be later than the prior's ${priorStamp}`, manifestPath);
+  const table = (name: string): string | null => {
+    for (const rel of [`csv/${name}.csv.gz`, `csv/${name}.csv`]) if (manifest.files?.[rel]) return join(dir, rel);
+    return null;
+  };
+  const ids = new Set<string>();
+  const redirects: string[][] = [];
+  const entities = table('entities');
+  if (!entities) throw new RegisterError('import-v0', 'prior release lists no csv/entities.csv.gz', dir);
+  for await (const { header, rows } of readCsv(entities)) {
+    const at = header.indexOf('reep_id');
+    for (const r of rows) ids.add(r[at]);
+  }
+  const redirectsPath = table('redirects');
+  if (redirectsPath) {
+    for await (const { header, rows } of readCsv(redirectsPath)) {
+      const at = ['from_id', 'to_id', 'reason'].map((c) => header.indexOf(c));
+      for (const r of rows) {
+        redirects.push(at.map((i) => r[i] ?? ''));
+        ids.add(r[at[0]]);
+      }
+    }
+  }
+  return { stamp: priorStamp, ids, redirects };
+}
+
+/**
+ * The successor's redirect rows: the prior's, less any whose ID is live again, and a `de_corroborated` tombstone
+ * for each ID the prior published that is neither live now nor redirected (a team dropped from v0, say).
+ */
+function carriedRedirects(prior: PriorRelease, live: ReadonlySet<string>): string[][] {
+  const out = prior.redirects.filter((r) => !live.has(r[0]));
+  const redirected = new Set(out.map((r) => r[0]));
+  // A merge whose survivor is gone now ends at a tombstone, which is what the compiler makes of such a chain.
+  for (const id of [...prior.ids].sort()) if (!live.has(id) && !redirected.has(id)) out.push([id, '', 'de_corroborated']);
+  return out;
 }
 
 /** Match-ID columns of match_dictionary.csv and the provider each belongs to (fbref's comes from MatchURL). */
@@ -180,15 +236,21 @@ export async function importV0(options: ImportV0Options): Promise<ReleaseManifes
     entity('match', id, label, '', '');
     const hs = m.home_goals ?? '';
     const as = m.away_goals ?? '';
+    // v0 holds FBref's goals and nothing on how they were reached: a scored match's result_form is `unknown` (not
+    // `regular`, which v0 cannot tell from extra time) and its score_basis `single_source` (FBref alone, nothing
+    // corroborated). No score, no form or basis; v0 has no shoot-out, leg or aggregate columns, so those stay empty.
+    const scored = hs !== '' && as !== '';
     matchRows.push([
-      id, 'active', label, hs, as, '', '', '', '', resolveTeam(home), resolveTeam(away), m.date ?? '', '', '',
-      hs !== '' && as !== '' ? 'played' : '',
+      id, 'active', label, hs, as, scored ? 'unknown' : '', '', '', scored ? 'single_source' : '', resolveTeam(home), resolveTeam(away),
+      m.date ?? '', '', '', scored ? 'played' : '',
     ]);
     bridge('fbref', 'match', fbref, id);
     for (const [column, provider] of MATCH_PROVIDER_COLUMNS) bridge(provider, 'match', m[column] ?? '', id);
   }
 
-  const w = await ReleaseWriter.create(options.out, { stamp, generatedAt, gzipLevel: options.gzipLevel, overwrite: options.overwrite });
+  const prior = options.prior ? await readPrior(options.prior, stamp) : null;
+  const redirects = prior ? carriedRedirects(prior, new Set(entities.map((e) => e[0]))) : [];
+  const w = await ReleaseWriter.create(options.out, { stamp, generatedAt, gzipLevel: options.gzipLevel, overwrite: options.overwrite, prior: prior?.stamp ?? null });
   try {
     await w.writeTable('entities', entities);
     await w.writeTable('teams', teamRows);
@@ -198,6 +260,7 @@ export async function importV0(options: ImportV0Options): Promise<ReleaseManifes
     await w.writeTable('bridges', bridges);
     await w.writeTable('relationships', relationships);
     await w.writeTable('overlay_links', overlay);
+    if (prior) await w.writeTable('redirects', redirects);
     const providers = [...perProvider.keys()].sort();
     await w.writeTable('providers', providers.map((p) => [p, 'canonical_bridge']));
     const count = (type: string) => String(entities.filter((e) => e[1] === type).length);
@@ -210,6 +273,7 @@ export async function importV0(options: ImportV0Options): Promise<ReleaseManifes
       ['tables', 'bridges', String(bridges.length)],
       ['tables', 'relationships', String(relationships.length)],
       ['tables', 'overlay_links', String(overlay.length)],
+      ...(prior ? [['release', 'prior', prior.stamp], ['tables', 'redirects', String(redirects.length)]] : []),
       ...providers.map((p) => ['bridges_by_provider', p, String(perProvider.get(p))]),
     ]);
     return await w.finish();

@@ -38,6 +38,8 @@ const CHANGE_RATES = {
   status: [0.0005, 1],
   bridgeAdded: [0.003, 2],
   bridgeRemoved: [0.002, 2],
+  rescored: [0.002, 2],
+  rescheduled: [0.002, 2],
 } as const;
 
 /** New entities are the kinds that appear between releases without new structure around them. */
@@ -73,6 +75,29 @@ function relabel(old: string, type: EntityType, h: number): string {
   }
   if (type === 'team') return old.endsWith(' FC') ? old.slice(0, -3) : `${old} FC`;
   return `${old} II`;
+}
+
+const MATCH_COLUMN = Object.fromEntries(TABLE_COLUMNS.matches.map((c, i) => [c, i]));
+
+/**
+ * A matches row as the successor publishes it: a corrected score (one more home goal, or a first recorded score,
+ * resting on one source), a match moved a week on (or given a first date). Values stay in the published enums.
+ */
+function changeFixture(r: string[], rescore: boolean, reschedule: boolean): void {
+  const c = MATCH_COLUMN;
+  if (rescore) {
+    if (/^\d+$/.test(r[c.home_score])) r[c.home_score] = String(Number(r[c.home_score]) + 1);
+    else {
+      r[c.home_score] = '1';
+      r[c.away_score] = '0';
+      r[c.result_form] = 'regular';
+    }
+    r[c.score_basis] = 'single_source';
+  }
+  if (reschedule) {
+    const day = /^\d{4}-\d{2}-\d{2}$/.test(r[c.played_on]) ? Date.parse(`${r[c.played_on]}T00:00:00Z`) : Date.UTC(2025, 0, 1);
+    r[c.played_on] = new Date(day + 7 * 86_400_000).toISOString().slice(0, 10);
+  }
 }
 
 export async function deriveSuccessor(options: SuccessorOptions): Promise<ReleaseManifest> {
@@ -188,6 +213,10 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
   const bridgeAdded = choose(want('bridgeAdded'), () => true).map((i) => ids[i]);
   const bridgeRemoved = new Set(choose(want('bridgeRemoved'), () => true).map((i) => ids[i]));
   const removed = (id: string) => merged.has(id) || tombstoned.has(id);
+  // Matches whose score is corrected (score_updated) or that move to another day (fixture_updated).
+  const isMatch = (i: number) => ENTITY_TYPES[typeIx[i]] === 'match';
+  const rescored = new Set(choose(want('rescored'), isMatch).map((i) => ids[i]));
+  const rescheduled = new Set(choose(want('rescheduled'), isMatch).map((i) => ids[i]));
 
   const newTypes = NEW_TYPES.filter((t) => byType[ENTITY_TYPES.indexOf(t)].length > 0);
   const addTypes = newTypes.length > 0 ? newTypes : ENTITY_TYPES.filter((_, t) => byType[t].length > 0);
@@ -363,6 +392,7 @@ export async function deriveSuccessor(options: SuccessorOptions): Promise<Releas
           const label = relabelledTo.get(r[0]);
           if (label !== undefined) r[labelAt] = label;
           if (statusChanged.has(r[0])) r[statusAt] = 'inactive';
+          if (type === 'match') changeFixture(r, rescored.has(r[0]), rescheduled.has(r[0]));
           if ((p = tw.row(r))) await p;
         }
       }

@@ -652,27 +652,33 @@ function matchRow(u: Universe, ord: number, id: string, qLabel: string, salt: nu
   let shA = '';
   let basis = '';
   if (state === 'played' && h(2) % 50 !== 0) {
-    // Goals skew low, as in real football; 2% of played matches have no recorded score (empty, never 0).
+    // Goals skew low, as in real football; 2% of played matches have no recorded score (empty, never 0). The form
+    // and basis take the published service's values (common/scoreline.ts); most scores rest on agreeing sources.
     const goals = [0, 0, 1, 1, 1, 2, 2, 3, 4, 5];
     hs = String(goals[h(3) % 10]);
     as = String(goals[h(4) % 10]);
-    form = 'ft';
-    basis = 'full_time';
+    form = 'regular';
+    basis = h(8) % 10 === 0 ? 'single_source' : 'corroborated';
     if (knockout && hs === as && h(5) % 3 === 0) {
-      form = 'pen';
-      basis = 'after_extra_time';
+      // Scores are goals after play; the shoot-out's kicks are counted apart.
+      form = 'penalties';
       const a = 3 + (h(6) % 3);
       shH = String(a);
       shA = String(h(7) % 2 ? a - 1 : a + 1);
     } else if (knockout && h(5) % 10 === 1) {
-      form = 'aet';
-      basis = 'after_extra_time';
+      form = 'extra_time';
     }
   } else if (state === 'awarded') {
     hs = '3';
     as = '0';
     form = 'awarded';
-    basis = 'awarded';
+    basis = 'operator_ruling';
+  } else if (state === 'abandoned' && h(2) % 2 === 0) {
+    // The score when play stopped, where one is recorded.
+    hs = String(h(3) % 3);
+    as = String(h(4) % 3);
+    form = 'abandoned';
+    basis = 'single_source';
   }
   let leg = '';
   let aggregateOf = '';

@@ -30,12 +30,14 @@ const SERVE_ARGS = {
     description: 'File holding the secret that signs /matches cursors, the same on every instance (else $REGISTER_CURSOR_SECRET; without either /matches answers 503)',
     valueHint: 'FILE',
   },
+  stamp: { type: 'string', description: 'Serve this compiled stamp on /api/v1 and /api/next instead of the newest (to preview it)', valueHint: 'STAMP' },
 } as const;
 
 type ServeValues = {
   dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string;
   'extend-how'?: string; 'extend-contact'?: string;
   'cursor-secret-file'?: string;
+  stamp?: string;
 };
 
 /** The environment variable that may hold the /matches cursor secret (a flag's value would show in `ps`). */
@@ -148,6 +150,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       host,
       keyExtension: keyExtension(values),
       cursorSecret: secret,
+      stamp: values.stamp,
     });
   } catch (e) {
     throw startupError(e, listenPort, host);
@@ -166,7 +169,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
     // Without the primary no connection reaches this worker any more: finish what is in flight and go.
     process.once('disconnect', () => void stop('primary gone'));
   } else {
-    log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist})`);
+    log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist}${values.stamp ? `, pinned to ${values.stamp}` : ''})`);
     log(pagesLine(rt.url));
   }
   return rt.url;
@@ -193,7 +196,11 @@ export const startCommand = defineCommand({
     const { compileAll } = await import('../compiler/compile.ts');
     const { addKey } = await import('./keys/key-file.ts');
     const { writeCompileReport } = await import('../compiler/compile-report.ts');
-    await compileAll({ releases: 'releases', dist: values.dist, onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities; report ${writeCompileReport(values.dist, r)}\n`) });
+    await compileAll({
+      releases: 'releases', dist: values.dist,
+      onCompiled: (r) => err(`[compile] ${r.stamp}: ${r.counts.entities} entities; report ${writeCompileReport(values.dist, r)}\n`),
+      onWarning: (line) => err(`[compile] warning: ${line}\n`),
+    });
     const keys = values.keys;
     let devKey: string | null = null;
     try {

@@ -11,9 +11,12 @@ import type { LiveEntity } from './release/open-release.ts';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const CLOSE = enc.encode('}');
-// Section order in an Entity, matching the cuts of EntityIndexValue: aliases(+names), attributes(+scoreline), bridges, relationships, overlay.
+// Section order in an Entity, matching the cuts of EntityIndexValue: aliases(+names), attributes, bridges, relationships, overlay.
 const SECTION_INDEX: Record<Include, number> = { aliases: 0, attributes: 1, bridges: 2, relationships: 3, overlay: 4 };
 const INCLUDE_ORDER: readonly Include[] = ['aliases', 'attributes', 'bridges', 'relationships', 'overlay'];
+
+/** The shard's tail before its closing `}`: a match's `,"match":…`, whatever `include` says; empty for other types. */
+const tailOf = (e: LiveEntity): Uint8Array => e.shard.subarray(e.cuts[5], e.shard.length - 1);
 
 /** Redirect fields, appended when a merged ID was asked for. */
 function redirectTail(e: LiveEntity): Uint8Array | null {
@@ -62,6 +65,7 @@ export function entityParts(e: LiveEntity, include: ReadonlySet<Include>, lang: 
     if (inc === 'bridges') pushBridges(out, e, s);
     else out.push(inc === 'aliases' && lang !== null ? filterAliases(s, lang) : s);
   }
+  out.push(tailOf(e));
   const tail = redirectTail(e);
   if (tail) out.push(tail);
   out.push(CLOSE);

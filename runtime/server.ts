@@ -4,6 +4,8 @@
 import { createApp, type App } from './app.ts';
 import { systemClock, type Clock, type KeyStore, type ShardSource, type StateStore } from './interfaces.ts';
 import { RegisterError } from '../common/errors.ts';
+import { INDEX_FILE } from '../common/dist-layout.ts';
+import { openIndex } from '../common/index-file.ts';
 import { openKeyStore, openRepositoryKeyStore } from './keys/key-store.ts';
 import { keyRepositoryFor } from './keys/state-key-repository.ts';
 import type { Logger } from './ops/logger.ts';
@@ -29,6 +31,8 @@ export interface RuntimeOptions {
   privateDist?: string | null;
   /** Keys file (default `keys.json`), or `state`: the keys live in the state store (`register keys … --state URL`). */
   keys?: string;
+  /** Serve this compiled stamp on both namespaces instead of what index.json points at (previewing it). Default none. */
+  stamp?: string;
   /** The state store: `sqlite:PATH`, a folder (its `register.db`), `redis://…` or `memory:`. Default `.state`. */
   state?: string;
   /** A read-only mirror: acknowledgements answer 503; quota is kept in the state store like on any instance. Default false. */
@@ -97,7 +101,9 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
   const dist = opts.dist ?? 'dist';
   const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
   const log = opts.problems ?? problemLogOf(opts.logger ?? null, opts.log);
-  const catalog = new ReleaseCatalog({ source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log });
+  const catalog = new ReleaseCatalog({
+    source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log, pin: opts.stamp,
+  });
   const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
   const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
   const app = createApp({
@@ -112,6 +118,15 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     log,
   });
   return { app, catalog, close: async () => privateSource?.close() };
+}
+
+/** Refuses to start pinned to a stamp the dist does not hold, naming the stamps it does. */
+async function checkPinnedStamp(source: ShardSource, stamp: string, dist: string): Promise<void> {
+  const bytes = await source.readFile(INDEX_FILE);
+  const stamps = bytes ? openIndex(new TextDecoder().decode(bytes)).releases.map((r) => r.stamp) : [];
+  if (!stamps.includes(stamp)) {
+    throw new RegisterError('serve', `--stamp ${stamp} is not compiled in ${dist}; compiled stamps: ${stamps.length ? stamps.join(', ') : 'none'}`);
+  }
 }
 
 export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
@@ -143,6 +158,7 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
   const app = withOperations(withPeople, { catalog, store, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });
   let server: RunningServer;
   try {
+    if (opts.stamp !== undefined) await checkPinnedStamp(source, opts.stamp, dist);
     server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });
   } catch (e) {
     keyStore.close();

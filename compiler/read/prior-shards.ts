@@ -15,6 +15,7 @@ import { RegisterError } from '../../common/errors.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
 import type { ShardPlace } from '../write/diff-base.ts';
+import { fixtureOf, type MatchFacts, type Scoreline } from '../../common/scoreline.ts';
 
 /** What the changelog compares of one entity of the predecessor. */
 export interface PriorEntity {
@@ -22,6 +23,8 @@ export interface PriorEntity {
   label: string;
   /** Its bridges section as the shard stores it (common/shard-format.ts storedBridges), which its fingerprint hashed. */
   bridgesSection: string;
+  /** A match's scoreline and fixture facts as it published them; null for another type. */
+  match: MatchFacts | null;
 }
 
 /** Shards read at once by entities() once reads have turned slow. */
@@ -125,7 +128,10 @@ export class PriorShards {
   private parse(place: ShardPlace, shard: Buffer): PriorEntity {
     if (checksum32(shard) !== place.checksum) throw this.corrupt(this.packOf(place));
     const core = JSON.parse(shard.subarray(0, place.coreEnd).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
-    return { status: core.lifecycle_state, label: core.name_en, bridgesSection: shard.subarray(place.bridgesStart, place.bridgesEnd).toString('utf8') };
+    return {
+      status: core.lifecycle_state, label: core.name_en, bridgesSection: shard.subarray(place.bridgesStart, place.bridgesEnd).toString('utf8'),
+      match: place.tailStart < shard.length - 1 ? priorMatch(shard, place) : null,
+    };
   }
 
   /** Closes the packs once every read has settled (after a failure, the next chunk's reads may still be out). */
@@ -134,4 +140,14 @@ export class PriorShards {
     for (const fd of this.files.values()) closeSync(fd);
     this.files.clear();
   }
+}
+
+/**
+ * A match's facts from its shard: the scoreline its tail holds, the fixture from its attributes (read back into the
+ * cells they came from, so the facts are what matchFactsOf made of them).
+ */
+function priorMatch(shard: Buffer, place: ShardPlace): MatchFacts {
+  const tail = JSON.parse(`{${shard.toString('utf8', place.tailStart + 1, shard.length)}`) as { match: Scoreline };
+  const head = JSON.parse(`{${shard.toString('utf8', place.coreEnd + 1, place.bridgesStart)}}`) as { attributes: Record<string, string[]> };
+  return { scoreline: tail.match, fixture: fixtureOf((name) => head.attributes[name]?.[0]) };
 }

@@ -4,6 +4,7 @@
 import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
+import { fixtureFields, type MatchFacts, type Scoreline } from '../../common/scoreline.ts';
 
 /** A bridge an event names. */
 export interface BridgeRef {
@@ -15,13 +16,16 @@ export const entityAdded = (id: string, entityType: string, label: string) => ({
 export const statusChanged = (id: string, from: string, to: string) => ({ type: 'entity_status_changed' as const, reep_id: id, from, to });
 export const labelUpdated = (id: string, from: string, to: string) => ({ type: 'label_updated' as const, reep_id: id, from, to });
 export const entityRemoved = (id: string) => ({ type: 'entity_removed' as const, reep_id: id });
-export const redirectAdded = (id: string, to: string) => ({ type: 'redirect_added' as const, reep_id: id, redirected_to: to });
+export const redirectChanged = (id: string, to: string) => ({ type: 'redirect_changed' as const, reep_id: id, redirected_to: to });
+export const fixtureUpdated = (id: string, facts: MatchFacts) => ({ type: 'fixture_updated' as const, reep_id: id, ...fixtureFields(facts) });
+export const scoreUpdated = (id: string, match: Scoreline) => ({ type: 'score_updated' as const, reep_id: id, match });
 export const providerUpdated = (id: string, provider: string, added: BridgeRef[], removed: BridgeRef[]) => ({
   type: 'provider_updated' as const, reep_id: id, provider, added, removed,
 });
 
 export type ChangeEvent = ReturnType<
-  typeof entityAdded | typeof statusChanged | typeof labelUpdated | typeof entityRemoved | typeof redirectAdded | typeof providerUpdated
+  | typeof entityAdded | typeof statusChanged | typeof labelUpdated | typeof entityRemoved | typeof redirectChanged | typeof providerUpdated
+  | typeof fixtureUpdated | typeof scoreUpdated
 >;
 
 /** The streams of a release with these providers, each with its group: `all`, one per event type, one per provider. */

@@ -4,7 +4,7 @@
 import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { dayOf } from '../../common/match-index.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
-import { scorelineValues } from '../stages/entities/entity-shard.ts';
+import { SCORELINE_FIELDS, type MatchFacts } from '../../common/scoreline.ts';
 import type { EntityRows } from '../stages/entities/gather-rows.ts';
 import type { Bridge } from '../stages/entities/short-lists.ts';
 
@@ -20,14 +20,14 @@ export const MATCH_RECORD_GROUPS = REFS_GROUP + 1;
 export const REF_TYPES: ReadonlySet<EntityType> = new Set(['team', 'competition', 'season', 'stage']);
 
 /**
- * A live match as the next stage reads it: [reep_id, scoreline values (scorelineValues), match_state, leg,
+ * A live match as the next stage reads it: [reep_id, scoreline values (SCORELINE_FIELDS order), match_state, leg,
  * aggregate_of, relationship targets, public bridges flattened (provider, namespace, external_id, ...)].
  */
 export type MatchRecord = [string, (string | number | null)[], string | null, string | null, string | null, string[], string[]];
 /** A live team, competition, season or stage: [reep_id, entity type index, label, relationship targets]. */
 export type RefRecord = [string, number, string, string[]];
 
-const PLAYED_ON = scorelineValues(null).length - 1;
+const PLAYED_ON = SCORELINE_FIELDS.findIndex(([name]) => name === 'played_on');
 
 /** The year group of a `played_on` cell; one that is not a calendar date counts as undated, as the index treats it. */
 export function yearGroupOf(playedOn: string | number | null): number {
@@ -45,14 +45,15 @@ export class MatchRecordWriter {
 
   /**
    * Records a live entity the match index needs (a match, or a type in REF_TYPES); `bridges` are its sorted,
-   * deduplicated bridges and `publicBridge` says which of them are public (not the overlay's).
+   * deduplicated bridges and `publicBridge` says which of them are public (not the overlay's); `facts` are a match's
+   * checked scoreline and fixture (matchFactsOf), the values its shard states, so a row and its entity agree.
    */
-  add(a: EntityRows, type: EntityType, bridges: readonly Bridge[], publicBridge: (b: Bridge) => boolean): void {
-    if (type === 'match') {
+  add(a: EntityRows, type: EntityType, bridges: readonly Bridge[], publicBridge: (b: Bridge) => boolean, facts: MatchFacts | null): void {
+    if (type === 'match' && facts) {
       const flat: string[] = [];
       for (const b of bridges) if (publicBridge(b)) flat.push(b[0], b[1], b[2]);
-      const scoreline = scorelineValues(a.attrs);
-      const rec: MatchRecord = [a.id, scoreline, first(a, 'match_state'), first(a, 'leg'), first(a, 'aggregate_of'), a.relTo, flat];
+      const scoreline = SCORELINE_FIELDS.map(([name]) => facts.scoreline[name]);
+      const rec: MatchRecord = [a.id, scoreline, facts.fixture.state, facts.fixture.leg, facts.fixture.aggregate_of, a.relTo, flat];
       this.spill.addLine(yearGroupOf(scoreline[PLAYED_ON]), JSON.stringify(rec));
     } else if (REF_TYPES.has(type)) {
       const rec: RefRecord = [a.id, ENTITY_TYPES.indexOf(type), a.label, a.relTo];
@@ -67,4 +68,3 @@ export class MatchRecordWriter {
   }
 }
 
-const first = (a: EntityRows, column: string): string | null => a.attrs?.get(column)?.[0] ?? null;

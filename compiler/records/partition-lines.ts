@@ -8,6 +8,10 @@ import type { GroupSpill } from '../write/group-spill.ts';
 export const TAG = {
   entity: 'E', alias: 'A', bridge: 'B', relFrom: 'Ro', relTo: 'Ri', link: 'L', overlayAlias: 'OA', xid: 'X',
   observed: 'OC', retired: 'D', priorRetired: 'd', priorEntity: 'e', priorBridge: 'b',
+  /** A match's scoreline field that stage 1 found naming no live entity: `S,<id>,<field>` (see DROPPED_LAYOUT). */
+  dropped: 'S',
+  /** The predecessor's matches rows, read when its diff base is not there. */
+  priorMatch: 'm',
   /** Type tables: `T<index in read-tables' TYPE_TABLES>`. */
   typed: (i: number) => `T${i}`,
 } as const;
@@ -36,6 +40,9 @@ export function layoutOf(header: string[], c: Record<string, number>, idColumn: 
   if (withAttrs) header.forEach((h, i) => !NOT_ATTRIBUTES.has(h) && attrs.push([h, i + 1]));
   return { header, c: shifted, idAt: shifted[idColumn], attrs };
 }
+
+/** How TAG.dropped lines read: the match's ID, then the field whose value is dropped. */
+export const DROPPED_LAYOUT: LineLayout = { header: ['reep_id', 'field'], c: { reep_id: 1, field: 2 }, idAt: 1, attrs: [] };
 
 /** Writes record `f` to partition `p` under `tag`, its bytes copied as read. */
 export const addRowLine = (spill: GroupSpill, p: number, tag: string, f: CsvRecord): void => spill.addTaggedBytes(p, tag, f.buf, f.start, f.end);

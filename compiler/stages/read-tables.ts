@@ -12,7 +12,8 @@ import { addShared, sharedCount, type SharedCount } from '../../common/progress.
 import { TABLES, type ReleaseInput, type TableName } from '../read/release-input.ts';
 import { runAllInWorkers } from '../worker/run-in-worker.ts';
 import { addResolveRecord, addResolveRecordIn, RESOLVE_GROUPS } from '../records/resolve-records.ts';
-import { addRetiredLine, addRowLine, layoutOf, TAG, type LineLayout } from '../records/partition-lines.ts';
+import { addRetiredLine, addRowLine, DROPPED_LAYOUT, layoutOf, TAG, type LineLayout } from '../records/partition-lines.ts';
+import { admitsBytes, SCORELINE_FIELDS, scorelineProblem } from '../../common/scoreline.ts';
 import { RegisterIdTable } from '../read/register-id-table.ts';
 import { FieldInterner } from '../read/field-interner.ts';
 import { capsOf } from '../read/cell-caps.ts';
@@ -223,11 +224,15 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
 
   for (let i = 0; i < TYPE_TABLES.length; i++) {
     const tag = TAG.typed(i);
+    const matches = TYPE_TABLES[i][0] === 'matches';
     await spilled(r, rel, false, TYPE_TABLES[i][0], tag, ['reep_id'], 'reep_id', true, (f, c, row, label) => {
       const p = known(f, c.reep_id, label, row);
-      if (p >= 0) put(p, tag, f);
+      if (p < 0) return;
+      put(p, tag, f);
+      if (matches) checkScoreline(r, live, f, c, row, label, p);
     });
   }
+  r.layouts.set(TAG.dropped, DROPPED_LAYOUT);
   await spilled(r, rel, false, 'aliases', TAG.alias, ['reep_id', 'alias', 'kind', 'rank', 'language'], 'reep_id', false, (f, c, row, label) => {
     const p = known(f, c.reep_id, label, row);
     if (p >= 0) put(p, TAG.alias, f);
@@ -282,6 +287,25 @@ async function readMainTables(r: Reader, rel: ReleaseInput, out: TablesRead, liv
   });
 }
 
+/**
+ * Checks a matches row's scoreline cells (common/scoreline.ts): a value the published enums, counts or dates do not
+ * admit, or a side that is not a live entity, is referential slack, noted with its row. Stage 2 drops a bad value to
+ * null by the same checks; a side's liveness it cannot see, so a TAG.dropped line tells it.
+ */
+function checkScoreline(r: Reader, live: RegisterIdTable, f: CsvRecord, c: Record<string, number>, row: number, label: string, p: number): void {
+  for (const [name, kind] of SCORELINE_FIELDS) {
+    const k = c[name];
+    if (k === undefined || f.empty(k)) continue;
+    // A live side or a good value is found from its bytes; only another value is made a string.
+    if (kind === 'id' ? live.getIn(f, k) >= 0 : !f.quoted && f.ascii && admitsBytes(kind, f.buf, f.fieldStart(k), f.ends[k])) continue;
+    const v = f.text(k);
+    const problem = scorelineProblem(kind, v) ?? (kind === 'id' ? 'not a live register ID' : null);
+    if (problem === null) continue;
+    noteSlack(r, label, `${name} ${problem}`, `row ${row}: ${JSON.stringify(v.slice(0, 40))}`);
+    if (kind === 'id' && REGISTER_ID.test(v)) r.spill.addTaggedLine(p, TAG.dropped, `${f.text(c.reep_id)},${name}`);
+  }
+}
+
 /** Reads one side job's tables (in a worker thread, or inline without threads). */
 export async function readSide(job: SideReadJob): Promise<SideReadResult> {
   const r: Reader = {
@@ -309,6 +333,10 @@ export async function readSide(job: SideReadJob): Promise<SideReadResult> {
     });
     await spilled(r, rel, true, 'bridges', TAG.priorBridge, ['provider', 'namespace', 'external_id', 'reep_id'], 'reep_id', false, (f, c) => {
       if (live.getIn(f, c.reep_id) >= 0 || redirects.get(f.text(c.reep_id))?.to) put(f, c.reep_id, TAG.priorBridge);
+    });
+    // Matches' scorelines and fixtures, for score_updated and fixture_updated.
+    await spilled(r, rel, true, 'matches', TAG.priorMatch, ['reep_id'], 'reep_id', true, (f, c) => {
+      if (live.getIn(f, c.reep_id) >= 0) put(f, c.reep_id, TAG.priorMatch);
     });
   } else {
     // Live IDs with their partition and type (packed: partition << TYPE_BITS | type index), read again here rather than

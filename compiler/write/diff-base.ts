@@ -16,7 +16,9 @@ import type { ContentFile } from './content-file.ts';
 
 export const DIFF_BASE_DIR = 'diff-base';
 // 4: fingerprints and merged IDs' bridges over the stored bridges section, no longer a JSON list of their own.
-const FORMAT = 4;
+// 5: a match's fingerprint covers its scoreline and fixture; places record where a shard's tail (scoreline) starts;
+// lines of kind 2 name IDs this release tombstoned because its tables lacked them.
+const FORMAT = 5;
 
 /** Identifies a diff base: the release it describes (by its manifest) and the partitioning it was cut by. */
 export interface DiffBaseMeta {
@@ -67,10 +69,12 @@ export interface ShardPlace {
   coreEnd: number;
   bridgesStart: number;
   bridgesEnd: number;
+  /** Byte end of the overlay section: a match's scoreline runs from here to the closing `}`. */
+  tailStart: number;
 }
 
-/** A location record: the fields above, in order, as seven little-endian uint32. */
-const LOCATION_BYTES = 28;
+/** A location record: the fields above, in order, as eight little-endian uint32. */
+const LOCATION_BYTES = 32;
 
 /**
  * What a live ID's line holds: 64 bits of sha256 over its state, label and bridges. The bridges are the section its
@@ -80,9 +84,9 @@ const LOCATION_BYTES = 28;
  * provider whose role changed changes the fingerprint of every ID it bridges: those are read back, compared as
  * bridge lists, and found unchanged, which costs time but no event.
  */
-export const fingerprint = (status: string, label: string, bridgesSection: string): string =>
+export const fingerprint = (status: string, label: string, bridgesSection: string, matchFacts: string): string =>
   // One-shot rather than a Hash object per entity, which was a visible share of stage 2; the bytes hashed are the same.
-  hash('sha256', JSON.stringify([status, label]) + bridgesSection, 'hex').slice(0, 16);
+  hash('sha256', JSON.stringify([status, label]) + bridgesSection + matchFacts, 'hex').slice(0, 16);
 
 /**
  * One entity range's diff base, a partition at a time: its lines (in ID order) and the places of its live IDs'
@@ -112,6 +116,14 @@ export class DiffBaseWriter {
     this.lines.push(`${id}\t0\t${bridgesSection}`);
   }
 
+  /**
+   * An ID this release tombstoned because its tables lacked it (no redirect row says so): `<id>\t2\t`. The next
+   * release finds it here, as it finds the other retired IDs in this release's redirects table.
+   */
+  addRetired(id: string): void {
+    this.lines.push(`${id}\t2\t`);
+  }
+
   /** Where the next live ID's shard went: `cuts` as ShardPackWriter.addParts reports them (core, aliases, attributes, bridges, ...). */
   place(pack: number, offset: number, length: number, checksum: number, cuts: readonly number[]): void {
     if ((this.placed + 1) * LOCATION_BYTES > this.places.length) {
@@ -128,6 +140,7 @@ export class DiffBaseWriter {
     b.writeUInt32LE(cuts[0], at + 16);
     b.writeUInt32LE(cuts[2], at + 20);
     b.writeUInt32LE(cuts[3], at + 24);
+    b.writeUInt32LE(cuts[5], at + 28);
   }
 
   /** Writes partition `p`'s two files and starts the next partition; returns the files for the private manifest. */
@@ -182,13 +195,14 @@ export function readDiffBasePartition(source: DiffBaseSource, p: number): DiffBa
  * String order): a merge, since at full size each range worker meets ~1M of the predecessor's IDs, and cutting each
  * out to look it up was slow. Calls `live(i, at, ordinal)` for a live line of `ids[i]`, with where its
  * fingerprint starts in the text (see sameFingerprint) and its ordinal among the live lines (see priorPlace), and
- * `merged(i, section)` for a merged ID's line. Returns the lines' IDs that `ids` lacks, in order: the caller adds
+ * `merged(i, section)` for a merged ID's line, `retired(i)` for a tombstoned one's. Returns the lines' IDs that `ids` lacks, in order: the caller adds
  * them and walks again, and a second walk that still misses one means the lines are out of order.
  */
 export function matchDiffBase(
   part: DiffBasePartition, ids: readonly string[],
   live: (i: number, fingerprintAt: number, ordinal: number) => void,
   merged: (i: number, bridgesSection: string) => void,
+  retired: (i: number) => void,
 ): string[] {
   const text = part.text;
   const absent: string[] = [];
@@ -211,9 +225,11 @@ export function matchDiffBase(
       if (id > lineId) break;
     }
     // Section text holds no raw tab or newline.
-    const isLive = text.charCodeAt(t1 + 1) === 49;
+    const kind = text.charCodeAt(t1 + 1);
+    const isLive = kind === 49;
     if (found < 0) absent.push(lineId ?? text.slice(pos, t1));
     else if (isLive) live(found, t1 + 3, ordinal);
+    else if (kind === 50) retired(found);
     else merged(found, text.slice(t1 + 3, nl));
     if (isLive) ordinal++;
     pos = nl + 1;
@@ -236,6 +252,7 @@ export function priorPlace(source: DiffBaseSource, part: DiffBasePartition, p: n
   return {
     pack: base + b.readUInt32LE(at), offset: b.readUInt32LE(at + 4), length: b.readUInt32LE(at + 8), checksum: b.readUInt32LE(at + 12),
     coreEnd: b.readUInt32LE(at + 16), bridgesStart: b.readUInt32LE(at + 20), bridgesEnd: b.readUInt32LE(at + 24),
+    tailStart: b.readUInt32LE(at + 28),
   };
 }
 

@@ -5,7 +5,7 @@
 // appear in response bodies: the contract fixes key order, and the test validator enforces it from this order.
 
 import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
-import { MATCH_STATES } from '../../common/match-index.ts';
+import { MATCH_STATES, RESULT_FORMS, SCORE_BASES } from '../../common/scoreline.ts';
 import {
   API_NAME,
   API_SCHEMA,
@@ -209,13 +209,13 @@ const ENTITY_ENVELOPE_NOTE =
 const SCORELINE_FIELDS = {
   home_score: { type: ['integer', 'null'], minimum: 0 },
   away_score: { type: ['integer', 'null'], minimum: 0 },
-  result_form: strOrNull('How the result was reached, as published.'),
-  shootout_home: { type: ['integer', 'null'], minimum: 0 },
+  result_form: { type: ['string', 'null'], enum: [...RESULT_FORMS, null], description: 'How the result was reached.' },
+  shootout_home: { type: ['integer', 'null'], minimum: 0, description: 'Kicks scored in a shoot-out.' },
   shootout_away: { type: ['integer', 'null'], minimum: 0 },
-  score_basis: strOrNull(),
-  home_id: orNull(schemaRef('RegisterId'), 'Register ID of the home team.'),
-  away_id: orNull(schemaRef('RegisterId'), 'Register ID of the away team.'),
-  played_on: strOrNull('Date the match was played, as published.'),
+  score_basis: { type: ['string', 'null'], enum: [...SCORE_BASES, null], description: 'What the score rests on.' },
+  home_id: orNull(schemaRef('RegisterId'), 'Register ID of the home side.'),
+  away_id: orNull(schemaRef('RegisterId'), 'Register ID of the away side.'),
+  played_on: { type: ['string', 'null'], format: 'date', description: 'Date the match was played.' },
 } satisfies Record<string, JsonObject>;
 
 const schemas: Record<string, JsonObject> = {
@@ -268,7 +268,8 @@ const schemas: Record<string, JsonObject> = {
     { type: 'string', format: 'date-time', description: 'When the allowance resets: 00:00:00 UTC on the 1st of the next month.' },
   ),
   GoneError: fixedError(
-    'A tombstoned register ID (redirect reason `de_corroborated`, no survivor): `error` is `gone`, `message` says ' +
+    'A tombstoned register ID (redirect reason `de_corroborated`, no survivor, or an ID the previous release ' +
+      'published that this one lacks with no redirect): `error` is `gone`, `message` says ' +
       'the ID was retired and is never reused, `detail` names the ID. Charged as one lookup.',
     'gone',
     schemaRef('RegisterId'),
@@ -296,7 +297,9 @@ const schemas: Record<string, JsonObject> = {
     },
   ),
   Scoreline: allRequired(
-    'The match scoreline (matches only, when `include` has `attributes`). An empty release cell is null, never 0.',
+    'A match\'s scoreline, on every match entity whatever `include` says (other types have none). Every field is ' +
+      'present, null where the release holds no published value (an empty cell, or one outside these types and ' +
+      'enums, which the compile drops and counts). Scores are goals after play, shoot-out kicks excluded.',
     SCORELINE_FIELDS,
   ),
   MatchRef: allRequired('A team, competition, season or stage a match row names.', {
@@ -387,7 +390,7 @@ const schemas: Record<string, JsonObject> = {
   Entity: closed(
     'The entity envelope. Base identity is always present; expansions appear only when asked for with `include` ' +
       '(order and repetition of names do not matter). `overlay` is present only when overlay data exists. ' +
-      '`scoreline` is present only on matches when `include` has `attributes`. ' +
+      'Every match carries `match` (its scoreline, after `overlay`), whatever `include` says; no other type has it. ' +
       ENTITY_ENVELOPE_NOTE,
     ['reep_id', 'entity_type', 'name_en', 'lifecycle_state'],
     {
@@ -399,16 +402,19 @@ const schemas: Record<string, JsonObject> = {
       aliases: arrayOf(schemaRef('CanonicalAlias'), 'Typed aliases, rank-ordered, unranked last; filtered by `lang`.'),
       names: arrayOf(str(), 'Plain names derived from `aliases`.'),
       attributes: mapOf(arrayOf(str()), 'Sourced identity facts: key to provider-sourced strings (empty cells omitted).'),
-      scoreline: schemaRef('Scoreline'),
       bridges: arrayOf(schemaRef('Bridge')),
       relationships: arrayOf(schemaRef('RelationshipSummary')),
       overlay: { $ref: '#/components/schemas/Overlay', type: 'object', minProperties: 1 },
+      match: schemaRef('Scoreline'),
       requested_id: { $ref: '#/components/schemas/RegisterId', description: 'Only on redirect: the ID the client asked for.' },
       redirected_to: { $ref: '#/components/schemas/RegisterId', description: 'Only on redirect: the canonical survivor.' },
     },
     {
       dependentRequired: { requested_id: ['redirected_to'], redirected_to: ['requested_id'] },
-      dependentSchemas: { scoreline: { type: 'object', properties: { entity_type: { const: 'match' } } } },
+      // A match has its scoreline and nothing else has one.
+      if: { properties: { entity_type: { const: 'match' } } },
+      then: { required: ['match'] },
+      else: { not: { required: ['match'] } },
     },
   ),
   ResolveResult: allRequired(
@@ -722,14 +728,29 @@ const schemas: Record<string, JsonObject> = {
     from: str('Previous label.'),
     to: str('New label.'),
   }),
-  EntityRemovedEvent: allRequired('The entity was tombstoned (its ID now answers 410 `gone`).', {
+  EntityRemovedEvent: allRequired('The entity was tombstoned (its ID now answers 410 `gone`), by a redirect row or because the release no longer holds it.', {
     type: { const: 'entity_removed' },
     reep_id: schemaRef('RegisterId'),
   }),
-  RedirectAddedEvent: allRequired('The ID now redirects to a survivor.', {
-    type: { const: 'redirect_added' },
+  RedirectChangedEvent: allRequired('The ID now redirects to this survivor (a new merge, or another final survivor than before).', {
+    type: { const: 'redirect_changed' },
     reep_id: schemaRef('RegisterId'),
     redirected_to: schemaRef('RegisterId'),
+  }),
+  FixtureUpdatedEvent: allRequired("A match's sides, date, leg, aggregate or state changed; the values as they now are.", {
+    type: { const: 'fixture_updated' },
+    reep_id: schemaRef('RegisterId'),
+    home_id: orNull(schemaRef('RegisterId')),
+    away_id: orNull(schemaRef('RegisterId')),
+    played_on: { type: ['string', 'null'], format: 'date' },
+    leg: { type: ['string', 'null'], enum: ['1', '2', null] },
+    aggregate_of: orNull(schemaRef('RegisterId'), 'The first leg this match completes, if any.'),
+    state: { type: ['string', 'null'], enum: [...MATCH_STATES, null] },
+  }),
+  ScoreUpdatedEvent: allRequired("A match's scoreline changed; `match` is the new one.", {
+    type: { const: 'score_updated' },
+    reep_id: schemaRef('RegisterId'),
+    match: schemaRef('Scoreline'),
   }),
   ProviderUpdatedEvent: allRequired("One provider's bridges of the entity were added or removed.", {
     type: { const: 'provider_updated' },
@@ -746,8 +767,10 @@ const schemas: Record<string, JsonObject> = {
       schemaRef('EntityStatusChangedEvent'),
       schemaRef('LabelUpdatedEvent'),
       schemaRef('EntityRemovedEvent'),
-      schemaRef('RedirectAddedEvent'),
+      schemaRef('RedirectChangedEvent'),
       schemaRef('ProviderUpdatedEvent'),
+      schemaRef('FixtureUpdatedEvent'),
+      schemaRef('ScoreUpdatedEvent'),
     ],
     discriminator: { propertyName: 'type' },
   },
@@ -798,8 +821,8 @@ const schemas: Record<string, JsonObject> = {
 function changeWindowFields(): Record<string, JsonObject> {
   return {
     since: orNull(schemaRef('Stamp'), 'The `since` parameter as given, or null.'),
-    from: orNull(schemaRef('Stamp'), 'The `from` parameter as given, or null.'),
-    to: orNull(schemaRef('Stamp'), 'The `to` parameter as given, or null.'),
+    from: orNull(schemaRef('Stamp'), 'Where the window starts (changes after it): `from`, or `since`, which is another way to write it; null for none.'),
+    to: { $ref: '#/components/schemas/Stamp', description: 'Where the window ends: the `to` parameter, else the latest release. Never null.' },
     until: { $ref: '#/components/schemas/Stamp', description: 'The newest release of the window (`to`, else the latest).' },
     chain: arrayOf(schemaRef('Stamp'), 'The release stamps walked, oldest first.'),
     releases: arrayOf(schemaRef('ChangeWindowRelease'), 'Per release of `chain`, oldest first.'),
@@ -911,7 +934,7 @@ const parameters: Record<string, JsonObject> = {
     name: 'since',
     in: 'query',
     required: false,
-    description: 'Changes after this release up to the latest. Unknown stamp: 400 `unknown_stamp`.',
+    description: 'Another way to write `from`: changes after this release (the body says both `since` and `from`). Unknown stamp: 400 `unknown_stamp`.',
     schema: schemaRef('Stamp'),
   },
   From: {
@@ -1741,7 +1764,8 @@ Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
   written as \`1.0\`, keys in the fixed order the schemas below list them. The same request against the same stamp
   gives the same bytes on every machine, mirror and restart.
 - **IDs**: a merged ID answers 200 with the final survivor plus \`requested_id\` and \`redirected_to\` (also on
-  bridges, overlay, relationships, resolve and batch); a tombstoned ID answers 410 \`gone\` (charged); an unpublished
+  bridges, overlay, relationships, resolve and batch); a tombstoned ID (also one the previous release published and
+  this one lacks) answers 410 \`gone\` (charged); an unpublished
   ID that matches the pattern 404 \`not_found\` (charged); an ID not matching the pattern 400 \`invalid_id\` (free).
 - **include**: order and repetition do not matter; an unknown name is 400 \`unknown_include\`.
 - **Order of checks** on a costing endpoint: authentication (401), request validation (400, free), rate limit

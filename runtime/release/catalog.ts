@@ -27,6 +27,8 @@ export interface CatalogOptions {
   bodyCacheBytes?: number;
   /** Where a damaged index.json or a stamp that cannot be opened is reported, once per distinct reason (default: stderr). */
   log?: ProblemLog;
+  /** Serve this stamp on both namespaces, whatever index.json points at (previewing a release); it must be listed. */
+  pin?: string;
 }
 
 /** Why a file the catalog needs cannot be used. */
@@ -100,6 +102,11 @@ export class ReleaseCatalog {
       parsed = openIndex(text);
     } catch (err) {
       return this.indexUnusable(new ArtefactError(file, (err as Error).message));
+    }
+    const pin = this.opts.pin;
+    if (pin !== undefined) {
+      if (!parsed.releases.some((r) => r.stamp === pin)) return this.indexUnusable(new ArtefactError(file, `lists no release ${pin}, which --stamp pins`));
+      parsed = { ...parsed, v1: pin, next: pin };
     }
     // Open the new stamps before switching, so the first request after a publish does not pay for it, and a stamp
     // that cannot be opened is never switched to while an earlier index serves.

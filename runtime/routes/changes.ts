@@ -25,9 +25,10 @@ function stampParam(c: RequestContext, name: string, known: Set<string>): string
 
 interface Window {
   since: string | null;
+  /** Where the window starts: `from`, or `since`, which is another way to write it. */
   from: string | null;
-  to: string | null;
-  until: string;
+  /** Where it ends: `to`, else the latest release of the namespace. */
+  to: string;
   chain: Release[];
 }
 
@@ -37,7 +38,7 @@ async function window(c: RequestContext): Promise<Window> {
   const since = stampParam(c, 'since', known);
   const from = stampParam(c, 'from', known);
   const to = stampParam(c, 'to', known);
-  if (since !== null && from !== null) throw new ApiError(400, 'invalid_parameter', 'Give since or from, not both.');
+  if (since !== null && from !== null && since !== from) throw new ApiError(400, 'invalid_parameter', 'since is another way to write from: give one, or both the same.');
   const start = since ?? from;
   const until = to ?? c.release.stamp;
   if (start !== null && start > until) throw new ApiError(400, 'invalid_range', 'The window starts after it ends.');
@@ -55,7 +56,7 @@ async function window(c: RequestContext): Promise<Window> {
   }
   stamps.reverse();
   const chain = await Promise.all(stamps.map((s) => c.services.catalog.release(s)));
-  return { since, from, to, until, chain };
+  return { since, from: start, to: until, chain };
 }
 
 function windowFields(w: Window): string {
@@ -66,7 +67,7 @@ function windowFields(w: Window): string {
     return { stamp: r.stamp, counts: typeCounts(r) };
   });
   return (
-    `"since":${JSON.stringify(w.since)},"from":${JSON.stringify(w.from)},"to":${JSON.stringify(w.to)},"until":${JSON.stringify(w.until)},` +
+    `"since":${JSON.stringify(w.since)},"from":${JSON.stringify(w.from)},"to":${JSON.stringify(w.to)},"until":${JSON.stringify(w.to)},` +
     `"chain":${JSON.stringify(w.chain.map((r) => r.stamp))},"releases":${JSON.stringify(releases)},"counts":${JSON.stringify(counts)}`
   );
 }
@@ -142,7 +143,7 @@ export const changesRoutes: RouteDef[] = [
       }
       const provider = oneParam(c.query, 'provider');
       const limit = intParam(c.query, 'limit', 1, 1000, 500);
-      const filterKey = fnv1a32(JSON.stringify([w.since, w.from, w.to, w.until, type, provider])).toString(36);
+      const filterKey = fnv1a32(JSON.stringify([w.since, w.from, w.to, type, provider])).toString(36);
       let at = { i: 0, o: 0 };
       const cursor = oneParam(c.query, 'cursor');
       if (cursor !== null) {

@@ -127,28 +127,32 @@ describe('compile refuses a wrong release', () => {
     expect(reports[0].slack).toEqual([{ what: 'csv/bridges.csv: unknown register ID', count: 1, example: 'row 3: rt0000000000dead' }]);
   });
 
-  it("an ID of the predecessor gone without a redirect is reported and its bridges logged as removed, read from the diff base or the tables alike", async () => {
+  it("an ID of the predecessor gone without a redirect is tombstoned, reported and logged as removed with its bridges, read from the diff base or the tables alike", async () => {
     const d = fresh();
     const next = good();
     next.entities = next.entities.filter((r) => r[0] !== B);
     next.bridges = next.bridges.filter((r) => r[3] !== B);
     const run = await successorBothWays(d, good(), next);
-    const gone = { what: 'csv/entities.csv.gz: ID of the prior release missing without redirect or tombstone', count: 1, example: B };
+    const gone = { what: 'csv/entities.csv: ID of the prior release missing without redirect or tombstone (tombstoned)', count: 1, example: B };
     expect(run.slack).toEqual([gone]);
-    // Its one bridge is logged as removed; nothing else changed.
-    expect(run.changeCounts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 1 });
+    // It is removed (a tombstone now) and its one bridge is logged as removed; nothing else changed.
+    expect(run.changeCounts).toEqual({
+      entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 1, redirect_changed: 0, provider_updated: 1, fixture_updated: 0, score_updated: 0,
+    });
     // The same successor from the predecessor's tables (its diff base gone): the same report and bytes.
     expect(run.fromTables.slack).toEqual([gone]);
     expect(run.fromTables.digest).toBe(run.digest);
     await expect(compileAll({ releases: d.releases, dist: mkdtempSync(join(tmpdir(), 'ir-bad-strict-')), strict: true, progress: false })).rejects.toThrow(
-      /ID of the prior release missing without redirect or tombstone \(1 rows, e\.g\. rt000000000000b2\); refused under --strict/,
+      /ID of the prior release missing without redirect or tombstone \(tombstoned\) \(1 rows, e\.g\. rt000000000000b2\); refused under --strict/,
     );
   });
 
   it("a provider whose role changed logs no bridge change, read from the diff base or the tables alike", async () => {
     const run = await successorBothWays(fresh(), { ...good(), providers: [['opta', 'canonical_bridge']] }, { ...good(), providers: [['opta', 'bridge_only']] });
     expect(run.slack).toEqual([]);
-    expect(run.changeCounts).toEqual({ entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_added: 0, provider_updated: 0 });
+    expect(run.changeCounts).toEqual({
+      entity_added: 0, entity_status_changed: 0, label_updated: 0, entity_removed: 0, redirect_changed: 0, provider_updated: 0, fixture_updated: 0, score_updated: 0,
+    });
     expect(run.fromTables.digest).toBe(run.digest);
   });
 

@@ -156,9 +156,11 @@ describe('compile is deterministic', () => {
       'changes/type-entity_added-<id>-<hash>.pack', 'changes/type-entity_added-<id>-dir-<hash>.bin',
       'changes/type-entity_removed-<id>-<hash>.pack', 'changes/type-entity_removed-<id>-dir-<hash>.bin',
       'changes/type-entity_status_changed-<id>-<hash>.pack', 'changes/type-entity_status_changed-<id>-dir-<hash>.bin',
+      'changes/type-fixture_updated-<id>-<hash>.pack', 'changes/type-fixture_updated-<id>-dir-<hash>.bin',
       'changes/type-label_updated-<id>-<hash>.pack', 'changes/type-label_updated-<id>-dir-<hash>.bin',
       'changes/type-provider_updated-<id>-<hash>.pack', 'changes/type-provider_updated-<id>-dir-<hash>.bin',
-      'changes/type-redirect_added-<id>-<hash>.pack', 'changes/type-redirect_added-<id>-dir-<hash>.bin',
+      'changes/type-redirect_changed-<id>-<hash>.pack', 'changes/type-redirect_changed-<id>-dir-<hash>.bin',
+      'changes/type-score_updated-<id>-<hash>.pack', 'changes/type-score_updated-<id>-dir-<hash>.bin',
       'documents/coverage.json', 'documents/meta-next.json', 'documents/meta-v1.json', 'documents/providers.json',
       'documents/root-next.json', 'documents/root-v1.json',
       'entities/index-<hash>.pack', 'entities/index-dir-<hash>.bin',
@@ -171,7 +173,7 @@ describe('compile is deterministic', () => {
       ...Array.from({ length: ENTITY_RANGES }, () => 'shards/pack-<hash>.jsonl'),
     ].sort());
     const doc = JSON.parse(readFileSync(join(root, 'dist', '20261008T000000Z', 'public', 'release.json'), 'utf8'));
-    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_added: 1, provider_updated: 2 });
+    expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_changed: 1, provider_updated: 2, fixture_updated: 0, score_updated: 0 });
     expect(doc.counts).toMatchObject({ entities: 2, redirects: 2, tombstones: 0, bridges: 2 });
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { matchDiffBase, type DiffBasePartition } from '../../compiler/write/diff-base.ts';
 
-const PLACE_BYTES = 28;
+const PLACE_BYTES = 32;
 
 /** A partition as a predecessor's compile would write it: one line per ID in String order, a place per live one. */
 function partition(lines: [id: string, live: boolean][], places = lines.filter(([, live]) => live).length): DiffBasePartition {
@@ -19,6 +19,7 @@ function walk(part: DiffBasePartition, ids: string[]) {
     part, ids,
     (i, at, ordinal) => seen.set(ids[i], `live ${ordinal} ${part.text.slice(at, part.text.indexOf('\n', at))}`),
     (i, section) => seen.set(ids[i], `merged ${section}`),
+    (i) => seen.set(ids[i], 'retired'),
   );
   return { seen, absent };
 }

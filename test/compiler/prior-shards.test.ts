@@ -34,8 +34,8 @@ describe('PriorShards', () => {
     for (let p = 0; p < PARTITIONS; p++) {
       // Walked beside no IDs, every line's ID comes back; walked beside those, every live one is found.
       const part = readDiffBasePartition(source!, p);
-      const ids = matchDiffBase(part, [], () => {}, () => {});
-      expect(matchDiffBase(part, ids, (i, _at, ordinal) => places.push([ids[i], priorPlace(source!, part, p, ordinal)]), () => {})).toEqual([]);
+      const ids = matchDiffBase(part, [], () => {}, () => {}, () => {});
+      expect(matchDiffBase(part, ids, (i, _at, ordinal) => places.push([ids[i], priorPlace(source!, part, p, ordinal)]), () => {}, () => {})).toEqual([]);
     }
   });
 

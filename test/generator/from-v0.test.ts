@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importV0 } from '../../generator/from-v0.ts';
 import { REGISTER_ID } from '../../common/ids.ts';
-import { expectConsistent, readTable, type Rec } from './release-check.ts';
+import { expectConsistent, expectPublishedScorelines, readTable, type Rec } from './release-check.ts';
 
 const V0 = resolve(import.meta.dirname, '../../../shared/real-data/v0-register');
 const root = mkdtempSync(join(tmpdir(), 'from-v0-'));
@@ -28,6 +28,7 @@ const resolveKey = (provider: string, namespace: string, externalId: string) =>
 describe.runIf(existsSync(V0))('importV0', () => {
   it('writes a consistent release with minted register IDs', async () => {
     const m = await expectConsistent(dir);
+    expect(await expectPublishedScorelines(dir)).toBe(50);
     expect(m.row_counts['csv/entities.csv.gz']).toBe(45_353 + 194 + 1_200 + 50);
     expect(m.row_counts['csv/teams.csv.gz']).toBe(45_353);
     for (const e of t.entities) expect(e.reep_id).toMatch(REGISTER_ID);
@@ -86,6 +87,8 @@ describe.runIf(existsSync(V0))('importV0', () => {
     const resolved = t.matches.flatMap((m) => [m.home_id, m.away_id]).filter(Boolean);
     expect(resolved.length).toBeGreaterThan(0);
     for (const id of resolved) expect(teams.has(id)).toBe(true);
+    // v0's goals map onto the published enums: a scored match is `unknown` in form and `single_source` in basis.
+    expect(verona).toMatchObject({ result_form: 'unknown', score_basis: 'single_source' });
     // "Arsenal" in FBref is not the unbridged Lesotho club of that name
     expect(t.matches.find((m) => m.label.startsWith('Arsenal v'))?.home_id).toBe('');
   });

@@ -7,6 +7,7 @@ import { expect } from 'vitest';
 import { readCsv } from '../../generator/csv.ts';
 import { TABLE_COLUMNS, type TableName } from '../../generator/tables.ts';
 import type { ReleaseManifest } from '../../generator/release-writer.ts';
+import { SCORELINE_FIELDS, scorelineProblem } from '../../common/scoreline.ts';
 
 export type Rec = Record<string, string>;
 
@@ -59,4 +60,16 @@ export async function expectConsistent(dir: string): Promise<ReleaseManifest> {
   expect(Object.keys(m.row_counts).sort()).toEqual(listed.filter((p) => p.startsWith('csv/')));
   expect(readFileSync(join(dir, 'checksums.txt'), 'utf8')).toBe(expectedLines.join('\n') + '\n');
   return m;
+}
+
+/**
+ * Checks that every scoreline cell of the matches table is empty or a value the published service admits
+ * (common/scoreline.ts): a generator writes no slack the compiler would drop. Returns the rows checked.
+ */
+export async function expectPublishedScorelines(dir: string): Promise<number> {
+  const rows = await readTable(dir, 'matches');
+  for (const r of rows) {
+    for (const [name, kind] of SCORELINE_FIELDS) if (r[name] !== '') expect(scorelineProblem(kind, r[name]), `${r.reep_id} ${name} ${r[name]}`).toBeNull();
+  }
+  return rows.length;
 }

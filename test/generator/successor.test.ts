@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateRelease } from '../../generator/synthetic.ts';
-import { filesOf, expectConsistent, readTable, type Rec } from './release-check.ts';
+import { filesOf, expectConsistent, expectPublishedScorelines, readTable, type Rec } from './release-check.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'successor-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -12,13 +12,13 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const priorDir = join(root, '20261001T120000Z');
 const nextDir = join(root, '20261008T120000Z');
 const thirdDir = join(root, '20261015T120000Z');
-type Tables = Record<'entities' | 'bridges' | 'redirects' | 'aliases' | 'relationships' | 'players', Rec[]>;
+type Tables = Record<'entities' | 'bridges' | 'redirects' | 'aliases' | 'relationships' | 'players' | 'matches', Rec[]>;
 let a: Tables;
 let b: Tables;
 
 async function load(dir: string): Promise<Tables> {
   const out = {} as Tables;
-  for (const t of ['entities', 'bridges', 'redirects', 'aliases', 'relationships', 'players'] as const) out[t] = await readTable(dir, t);
+  for (const t of ['entities', 'bridges', 'redirects', 'aliases', 'relationships', 'players', 'matches'] as const) out[t] = await readTable(dir, t);
   return out;
 }
 
@@ -43,6 +43,7 @@ describe('successor releases', () => {
     expect(m.prior).toBe('20261001T120000Z');
     expect(m.generated_at).toBe('2026-10-08T12:00:00Z');
     expect((await expectConsistent(thirdDir)).prior).toBe('20261008T120000Z');
+    expect(await expectPublishedScorelines(nextDir)).toBeGreaterThan(0);
   });
 
   it('exercises every changelog event type', () => {
@@ -67,9 +68,15 @@ describe('successor releases', () => {
     const tombstoned = newRedirects.filter((r) => r.reason === 'de_corroborated');
     const merged = newRedirects.filter((r) => r.reason === 'merged');
     expect(tombstoned.length).toBeGreaterThanOrEqual(1); // entity_removed
-    expect(merged.length).toBeGreaterThanOrEqual(2); // redirect_added
+    expect(merged.length).toBeGreaterThanOrEqual(2); // redirect_changed
     expect(gained.length).toBeGreaterThanOrEqual(2); // provider_updated (added)
     expect(lost.length).toBeGreaterThanOrEqual(1); // provider_updated (removed)
+    const matchesBefore = byId(a.matches);
+    const rescored = b.matches.filter((m) => matchesBefore.has(m.reep_id) && matchesBefore.get(m.reep_id)!.home_score !== m.home_score);
+    const moved = b.matches.filter((m) => matchesBefore.has(m.reep_id) && matchesBefore.get(m.reep_id)!.played_on !== m.played_on);
+    expect(rescored.length).toBeGreaterThanOrEqual(2); // score_updated
+    expect(moved.length).toBeGreaterThanOrEqual(2); // fixture_updated
+    expect(rescored.every((m) => m.score_basis === 'single_source')).toBe(true);
     // about 1% of the register changes
     expect(added.length + gone.length + statusChanged.length + relabelled.length).toBeLessThan(n * 0.03);
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateRelease } from '../../generator/synthetic.ts';
 import { REGISTER_ID } from '../../common/ids.ts';
 import { RegisterError } from '../../common/errors.ts';
-import { expectConsistent, filesOf, readTable, type Rec } from './release-check.ts';
+import { expectConsistent, expectPublishedScorelines, filesOf, readTable, type Rec } from './release-check.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'synthetic-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -46,6 +46,8 @@ describe('generateRelease', () => {
     expect(m.prior).toBeUndefined();
     expect(m.files['private/notices/fbref.json'].role).toBe('private');
     expect(m.files['csv/overlay_xids.csv.gz'].role).toBe('overlay');
+    // Scorelines take the published service's values (result_form, score_basis and the rest).
+    expect(await expectPublishedScorelines(dirA)).toBeGreaterThan(0);
   });
 
   it('scales row counts from the real release', () => {

@@ -55,17 +55,6 @@ const matchEntity = (): Record<string, unknown> => ({
   ],
   names: ['Chelsea – Arsenal', 'CHE-ARS'],
   attributes: { gender: ['male'], country: ['ENG'] },
-  scoreline: {
-    home_score: 2,
-    away_score: 1,
-    result_form: 'regular',
-    shootout_home: null,
-    shootout_away: null,
-    score_basis: 'full_time',
-    home_id: TEAM_A,
-    away_id: TEAM_B,
-    played_on: '2024-05-01',
-  },
   bridges: [
     { provider: 'transfermarkt', namespace: 'spielbericht', external_id: '4242', entity_type: 'match', role: 'canonical_bridge' },
     { provider: 'fbref', namespace: '', external_id: 'a1b2c3', entity_type: 'match', role: 'bridge_only' },
@@ -83,6 +72,16 @@ const matchEntity = (): Record<string, unknown> => ({
       ids: [{ provider: 'fbref', property: 'P5750', external_id: 'a1b2c3', confidence: 0.75 }],
       aliases: [{ name: 'Chelsea vs Arsenal', language: 'en', source: 'kb', confidence: null }],
     },
+  },  match: {
+    home_score: 2,
+    away_score: 1,
+    result_form: 'regular',
+    shootout_home: null,
+    shootout_away: null,
+    score_basis: 'corroborated',
+    home_id: TEAM_A,
+    away_id: TEAM_B,
+    played_on: '2024-05-01',
   },
 });
 
@@ -122,12 +121,12 @@ const finding = (id: string, seen: boolean): Record<string, unknown> => ({
 
 const windowFields = (): Record<string, unknown> => ({
   since: PRIOR,
-  from: null,
-  to: null,
+  from: PRIOR,
+  to: STAMP,
   until: STAMP,
   chain: [STAMP],
-  releases: [{ stamp: STAMP, counts: { entity_added: 1, redirect_added: 1, provider_updated: 1 } }],
-  counts: { entity_added: 1, redirect_added: 1, provider_updated: 1 },
+  releases: [{ stamp: STAMP, counts: { entity_added: 1, redirect_changed: 1, provider_updated: 1 } }],
+  counts: { entity_added: 1, redirect_changed: 1, provider_updated: 1 },
 });
 
 const changesPage = (): Record<string, unknown> => ({
@@ -139,7 +138,7 @@ const changesPage = (): Record<string, unknown> => ({
     { type: 'entity_status_changed', reep_id: TEAM_A, from: 'active', to: 'dormant' },
     { type: 'label_updated', reep_id: TEAM_B, from: 'Arsenal FC', to: 'Arsenal' },
     { type: 'entity_removed', reep_id: 'rp00000000000099' },
-    { type: 'redirect_added', reep_id: OLD_PLAYER_ID, redirected_to: PLAYER_ID },
+    { type: 'redirect_changed', reep_id: OLD_PLAYER_ID, redirected_to: PLAYER_ID },
     {
       type: 'provider_updated',
       reep_id: PLAYER_ID,
@@ -667,7 +666,7 @@ describe('response validator: rejects contract bugs', () => {
   it('a missing required field', () => {
     expect(rejection(entityWith((e) => delete e.name_en))).toMatch(/must have required property 'name_en'/);
     const page = changesPage();
-    (page.events as Record<string, unknown>[])[4] = { type: 'redirect_added', reep_id: OLD_PLAYER_ID };
+    (page.events as Record<string, unknown>[])[4] = { type: 'redirect_changed', reep_id: OLD_PLAYER_ID };
     expect(rejection(sample('GET', '/changes', 200, page, jsonHeaders({ ETag: '"x"' })))).toMatch(/redirected_to/);
   });
 
@@ -687,7 +686,7 @@ describe('response validator: rejects contract bugs', () => {
 
   it('a float where an integer is required, and a non-canonical `1.0`', () => {
     expect(rejection(entityWith((e) => ((e.relationships as Record<string, unknown>[])[0].count = 2.5)))).toMatch(/count must be integer/);
-    expect(rejection(entityWith((e) => ((e.scoreline as Record<string, unknown>).home_score = 1.5)))).toMatch(/home_score must be integer/);
+    expect(rejection(entityWith((e) => ((e.match as Record<string, unknown>).home_score = 1.5)))).toMatch(/home_score must be integer/);
     const text = JSON.stringify({ results: [], count: 0 }).replace('"count":0', '"count":0.0');
     expect(rejection({ method: 'GET', path: '/resolve/acme/1', status: 200, headers: costHeaders(), body: text })).toMatch(/not canonical JSON/);
   });
@@ -695,20 +694,20 @@ describe('response validator: rejects contract bugs', () => {
   it('a register ID that breaks the pattern', () => {
     expect(rejection(entityWith((e) => (e.reep_id = 'rp0123456789ABCD')))).toMatch(/reep_id must match pattern/);
     expect(rejection(entityWith((e) => (e.canonical_reep_id = 'reep_t0871097b')))).toMatch(/canonical_reep_id/);
-    expect(rejection(entityWith((e) => ((e.scoreline as Record<string, unknown>).home_id = 'r1')))).toMatch(/home_id/);
+    expect(rejection(entityWith((e) => ((e.match as Record<string, unknown>).home_id = 'r1')))).toMatch(/home_id/);
   });
 
   it('keys out of contract order, and insignificant whitespace', () => {
     const { name_en, ...rest } = matchEntity();
     expect(rejection(sample('GET', entityPath, 200, { ...rest, name_en }, costHeaders()))).toMatch(
-      /key "name_en" must come before "overlay" \(contract order: reep_id, entity_type, name_en,/,
+      /key "name_en" must come before "match" \(contract order: reep_id, entity_type, name_en,/,
     );
     const pretty = JSON.stringify(playerEntity(), null, 2);
     expect(rejection({ method: 'GET', path: `/entities/${PLAYER_ID}`, status: 200, headers: costHeaders(), body: pretty })).toMatch(/not canonical JSON/);
   });
 
   it('contract rules the schema encodes beyond types', () => {
-    expect(rejection(sample('GET', `/entities/${PLAYER_ID}`, 200, { ...playerEntity(), scoreline: matchEntity().scoreline }, costHeaders()))).toMatch(/entity_type/);
+    expect(rejection(sample('GET', `/entities/${PLAYER_ID}`, 200, { ...playerEntity(), match: matchEntity().match }, costHeaders()))).toMatch(/entity_type/);
     expect(rejection(sample('GET', `/entities/${PLAYER_ID}`, 200, { ...playerEntity(), requested_id: OLD_PLAYER_ID }, costHeaders()))).toMatch(/redirected_to/);
     expect(rejection(entityWith((e) => (e.overlay = {})))).toMatch(/overlay must NOT have fewer than 1 properties/);
     const batch = { results: [{ status: 200, body: { error: 'not_found' } }], count: 1 };

@@ -83,9 +83,16 @@ describe('entities', () => {
       { provider: 'sofascore', property: 'P1', external_id: '42', confidence: 0.8 },
     ]);
   });
-  it('a match carries its scoreline with nulls, never zeros', async () => {
-    const r = await call(`/entities/${ID.match}?include=attributes`);
-    expect(r.json.scoreline).toEqual({ home_score: 2, away_score: null, result_form: 'W', shootout_home: null, shootout_away: null, score_basis: 'ft', home_id: ID.arsenal, away_id: ID.chelsea, played_on: '2024-10-01' });
+  it('a match carries its scoreline as `match` whatever include says, nulls never zeros, keys in contract order', async () => {
+    const match = { home_score: 2, away_score: null, result_form: 'regular', shootout_home: null, shootout_away: null, score_basis: 'single_source', home_id: ID.arsenal, away_id: ID.chelsea, played_on: '2024-10-01' };
+    for (const include of ['', '?include=attributes', '?include=overlay,aliases']) {
+      const r = await call(`/entities/${ID.match}${include}`);
+      expect(r.json.match).toEqual(match);
+      // `match` comes after every expansion (overlay last of them) and its own keys in contract order.
+      expect(Object.keys(r.json).at(-1)).toBe('match');
+      expect(r.text.slice(r.text.indexOf('"match":'))).toBe(`"match":${JSON.stringify(match)}}`);
+    }
+    expect((await call(`/entities/${ID.arsenal}?include=attributes`)).json).not.toHaveProperty('match');
   });
   it('lang filters aliases (language is null today, so nothing matches)', async () => {
     const r = await call(`/entities/${ID.arsenal}?include=aliases&lang=en`);
@@ -299,13 +306,21 @@ describe('changelog', () => {
     expect(rel.json.latest).toBe(STAMPS[1]);
     expect(rel.json.releases.map((r: { stamp: string }) => r.stamp)).toEqual([STAMPS[1], STAMPS[0]]);
     const sum = await call(`/changes/summary?since=${STAMPS[0]}`);
-    expect(sum.json).toMatchObject({ since: STAMPS[0], until: STAMPS[1], chain: [STAMPS[1]] });
-    expect(sum.json.counts).toMatchObject({ redirect_added: 1, label_updated: 1 });
+    // since is another way to write from; to is always a stamp, the latest by default.
+    expect(sum.json).toMatchObject({ since: STAMPS[0], from: STAMPS[0], to: STAMPS[1], until: STAMPS[1], chain: [STAMPS[1]] });
+    expect((await call('/changes/summary')).json).toMatchObject({ since: null, from: null, to: STAMPS[1], chain: [STAMPS[1]] });
+    expect((await call(`/changes/summary?from=${STAMPS[0]}&to=${STAMPS[0]}`)).json).toMatchObject({ since: null, from: STAMPS[0], to: STAMPS[0], chain: [] });
+    // Łódź merged into Arsenal, and the ID merged into Łódź before now ends at Arsenal too: both redirects changed.
+    expect(sum.json.counts).toMatchObject({ redirect_changed: 2, label_updated: 1 });
+    expect((await call('/changes?type=redirect_changed')).json.events).toEqual([
+      { type: 'redirect_changed', reep_id: ID.lodz, redirected_to: ID.arsenal },
+      { type: 'redirect_changed', reep_id: ID.mergedOld, redirected_to: ID.arsenal },
+    ].sort((a, b) => (a.reep_id < b.reep_id ? -1 : 1)));
     const page1 = await call('/changes?limit=2');
     expect(page1.json.events).toHaveLength(2);
     const page2 = await call(`/changes?limit=2&cursor=${page1.json.next_cursor}`);
     expect(page2.json.events[0]).not.toEqual(page1.json.events[0]);
-    expect((await call(`/changes?limit=2&type=redirect_added&cursor=${page1.json.next_cursor}`)).json.error).toBe('stale_cursor');
+    expect((await call(`/changes?limit=2&type=redirect_changed&cursor=${page1.json.next_cursor}`)).json.error).toBe('stale_cursor');
     const tm = await call('/changes?provider=transfermarkt');
     expect(tm.json.events.every((e: { type: string; provider: string }) => e.type === 'provider_updated' && e.provider === 'transfermarkt')).toBe(true);
     expect(tm.json.events).toContainEqual({ type: 'provider_updated', reep_id: ID.chelsea, provider: 'transfermarkt', added: [{ namespace: 'verein', external_id: '632' }], removed: [{ namespace: 'verein', external_id: '631' }] });

@@ -1,6 +1,7 @@
 // Sweeps the committed generated releases (releases/): every sampled entity's bridges resolve back to it, every
 // retired ID answers 200-with-survivor or 410, search finds labels, and the successor's changelog has every type.
 import { cpSync, mkdtempSync } from 'node:fs';
+import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,7 +95,7 @@ describe('generated releases', () => {
 
   it('the successor changelog has every event type, and pages add up to the counts', async () => {
     const sum = await call('/changes/summary');
-    for (const t of ['entity_added', 'entity_status_changed', 'label_updated', 'entity_removed', 'redirect_added', 'provider_updated']) {
+    for (const t of CHANGE_EVENT_TYPES) {
       expect(sum.json.counts[t], t).toBeGreaterThan(0);
     }
     const total = Object.values(sum.json.counts as Record<string, number>).reduce((a, b) => a + b, 0);

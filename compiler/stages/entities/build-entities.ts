@@ -24,6 +24,9 @@ import { RowReader, type EntityRows } from './gather-rows.ts';
 import { EntityShardWriter } from './entity-shard.ts';
 import { EntityChanges, type PriorChunk } from './entity-changes.ts';
 import { dedupeBridges, type Bridge } from './short-lists.ts';
+import { matchFactsOf, type MatchFacts } from '../../../common/scoreline.ts';
+
+const MATCH_TYPE = ENTITY_TYPES.indexOf('match');
 
 /**
  * Partition ranges built side by side. Fixed, not taken from the machine's core count: the ranges decide the pack
@@ -84,8 +87,9 @@ export interface EntityRangeJob {
   scratchDir: string;
   publicDir: string;
   packBytes: number;
-  /** How errors name the entities table (its path in the release). */
+  /** How errors name the entities table (its path in the release), and the redirects table. */
   entitiesLabel: string;
+  redirectsLabel: string;
   /** Advanced once per partition built, for the progress line. */
   partitionsDone?: SharedCount;
 }
@@ -131,6 +135,7 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
       publicDir: ctx.publicDir,
       packBytes: ctx.options.packBytes,
       entitiesLabel: ctx.release.tables.entities!.label,
+      redirectsLabel: ctx.release.tables.redirects?.label ?? 'csv/redirects.csv.gz',
       partitionsDone,
     }));
   },
@@ -175,6 +180,8 @@ interface Chunk {
   bridges: Bridge[][];
   /** Each ID's bridges section as its shard stores it (storedBridges). */
   sections: string[];
+  /** A live match's scoreline and fixture (null for any other ID). */
+  facts: (MatchFacts | null)[];
   prior: PriorChunk;
 }
 
@@ -185,6 +192,7 @@ interface Chunk {
 export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRangeResult> {
   const spills = job.spills.map((h) => GroupSpill.open(h));
   const redirects = new Map(job.redirects);
+  const redirected = (id: string) => redirects.has(id);
   const providerRoles = new Map(job.providerRoles);
   const roleOf = (b: readonly [string, string, string]) => providerRoles.get(b[0]) ?? 'canonical_bridge';
   const ledger = new Map<string, ContentFile>();
@@ -197,7 +205,10 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const shards = new EntityShardWriter(packs, index, roleOf, counts, ctx, job.entitiesLabel);
   const events = new ChangeEventWriter(join(job.scratchDir, 'events'), job.providers);
   const changes = new EntityChanges(
-    { hasPrior: job.hasPrior, priorDiffBase: job.priorDiffBase, priorRedirects: new Map(job.priorRedirects), privateDir: job.privateDir },
+    {
+      hasPrior: job.hasPrior, priorDiffBase: job.priorDiffBase, priorRedirects: new Map(job.priorRedirects), privateDir: job.privateDir,
+      entitiesLabel: job.entitiesLabel, redirectsLabel: job.redirectsLabel,
+    },
     events,
     ctx,
   );
@@ -221,12 +232,14 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         const entities: EntityRows[] = new Array(n);
         const bridges: Bridge[][] = new Array(n);
         const sections: string[] = new Array(n);
+        const facts: (MatchFacts | null)[] = new Array(n);
         for (let i = 0; i < n; i++) {
           const a = (entities[i] = rows.read(first + i));
           bridges[i] = dedupeBridges(a.bridges);
           sections[i] = storedBridges(bridges[i], roleOf);
+          facts[i] = a.live && a.type === MATCH_TYPE ? matchFactsOf(a.attrs, a.dropped) : null;
         }
-        return { first, entities, bridges, sections, prior: changes.prepare(first, entities, bridges, sections) };
+        return { first, entities, bridges, sections, facts, prior: changes.prepare(first, entities, bridges, sections, facts, redirected) };
       };
       for (let next = rows.ids.length ? prepare(0) : null; next; ) {
         const chunk = next;
@@ -240,17 +253,20 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const section = chunk.sections[i];
           if (a.live) {
             const type = ENTITY_TYPES[a.type];
-            const shard = shards.live(a, type, bridges, section);
+            const shard = shards.live(a, type, bridges, section, chunk.facts[i]);
             changes.placed(shard.loc, shards.cuts);
             search.add(a.id, a.type, a.label, bridges.length, shard.aliases, shard.overlay?.aliases ?? null);
             rollup.bridges(type, bridges);
-            matches.add(a, type, bridges, publicBridge);
+            matches.add(a, type, bridges, publicBridge, chunk.facts[i]);
             if (shard.overlay) rollup.overlay(shard.overlay.ids);
           } else if (redirect) {
             if (redirect.to) shards.redirect(a.id, redirect.to);
             else shards.tombstone(a.id);
+          } else if (changes.vanishes(chunk.prior, i, a)) {
+            // Published by the predecessor, absent here: an ID is never reused, so it answers 410 like any tombstone.
+            shards.tombstone(a.id);
           }
-          changes.compare(chunk.prior, i, a, redirect, bridges, section);
+          changes.compare(chunk.prior, i, a, redirect, bridges, section, chunk.facts[i]);
         }
       }
       privateFiles.push(...changes.finishPartition(p));

@@ -11,8 +11,10 @@ import {
 import type { ContentFile } from '../../write/content-file.ts';
 import type { ShardLocation } from '../../write/shard-pack-writer.ts';
 import {
-  entityAdded, entityRemoved, labelUpdated, providerUpdated, redirectAdded, statusChanged, type BridgeRef, type ChangeEventWriter,
+  entityAdded, entityRemoved, fixtureUpdated, labelUpdated, providerUpdated, redirectChanged, scoreUpdated, statusChanged, type BridgeRef,
+  type ChangeEventWriter,
 } from '../../records/change-events.ts';
+import { fixtureDiffers, matchFactsOf, scoresDiffer, type MatchFacts } from '../../../common/scoreline.ts';
 import type { RedirectInfo } from '../read-tables.ts';
 import type { EntityRows, PartitionRows } from './gather-rows.ts';
 import { dedupeBridges, type Bridge } from './short-lists.ts';
@@ -26,14 +28,21 @@ export interface ChangesSetup {
   priorRedirects: Map<string, RedirectInfo>;
   /** Where this release's diff base goes (under private/). */
   privateDir: string;
+  /** How slack names the entities and redirects tables (their paths in the release). */
+  entitiesLabel: string;
+  redirectsLabel: string;
 }
 
 /** The predecessor's values of one chunk of IDs (positions as in the chunk), and the reads still filling them in. */
 export interface PriorChunk {
+  /** Position of the chunk's first ID in its partition. */
+  first: number;
   /** [status, label] in the predecessor, or null when it had no such live ID. */
   states: ([string, string] | null)[];
   /** Bridges section in the predecessor, from its diff base or shard; null when its tables (or nothing) tell. */
   sections: (string | null)[];
+  /** A match's scoreline and fixture in the predecessor; null when it was no live match there (or its tables do not tell). */
+  facts: (MatchFacts | null)[];
   /** Positions whose values are read back from the predecessor's shards, because their fingerprint changed. */
   changed: number[];
   reads: Promise<Map<string, PriorEntity>> | null;
@@ -50,6 +59,8 @@ export class EntityChanges {
   private ordinal = new Int32Array(0);
   /** By position: the bridges section of an ID the predecessor had merged, as its diff base kept it. */
   private mergedSection: (string | null)[] = [];
+  /** By position: the predecessor tombstoned the ID because its own tables lacked it (a diff base line of kind 2). */
+  private retiredBefore = new Uint8Array(0);
 
   constructor(
     private readonly setup: ChangesSetup,
@@ -70,11 +81,11 @@ export class EntityChanges {
     this.priorBase = source ? readDiffBasePartition(source, p) : null;
     this.walk(rows);
     if (!this.priorBase) return;
-    const absent = matchDiffBase(this.priorBase, rows.ids, this.live, this.merged);
+    const absent = matchDiffBase(this.priorBase, rows.ids, this.live, this.merged, this.retired);
     if (absent.length === 0) return;
     rows.addIds(absent);
     this.walk(rows);
-    const still = matchDiffBase(this.priorBase, rows.ids, this.live, this.merged);
+    const still = matchDiffBase(this.priorBase, rows.ids, this.live, this.merged, this.retired);
     if (still.length) throw new RegisterError('compile', `lists ${still[0]} out of order; recompile the prior release (or remove its folder) and retry`, this.priorBase.textFile);
   }
 
@@ -84,6 +95,7 @@ export class EntityChanges {
     this.fingerprintAt = new Int32Array(n).fill(-1);
     this.ordinal = new Int32Array(n).fill(-1);
     this.mergedSection = new Array<string | null>(n).fill(null);
+    this.retiredBefore = new Uint8Array(n);
   }
 
   private readonly live = (i: number, at: number, ordinal: number): void => {
@@ -95,29 +107,41 @@ export class EntityChanges {
     this.mergedSection[i] = section;
   };
 
+  private readonly retired = (i: number): void => {
+    this.retiredBefore[i] = 1;
+  };
+
   /**
    * A chunk of the partition's IDs from position `first`, with their bridges and the bridges sections their shards
    * are written with: writes each ID's line of this release's diff base, takes the predecessor's values of the IDs
    * whose fingerprint is unchanged (nearly all) to be the current ones, and starts reading the others' from the
-   * predecessor's shards (see PriorShards), which `settle` awaits.
+   * predecessor's shards (see PriorShards), which `settle` awaits. `facts` are the matches' (null for other types);
+   * `redirected` says which IDs this release's redirects table names.
    */
-  prepare(first: number, entities: readonly EntityRows[], bridgeLists: readonly Bridge[][], sections: readonly string[]): PriorChunk {
+  prepare(
+    first: number, entities: readonly EntityRows[], bridgeLists: readonly Bridge[][], sections: readonly string[],
+    facts: readonly (MatchFacts | null)[], redirected: (id: string) => boolean,
+  ): PriorChunk {
     const n = entities.length;
-    const chunk: PriorChunk = { states: new Array(n), sections: new Array(n), changed: [], reads: null };
+    const chunk: PriorChunk = { first, states: new Array(n), sections: new Array(n), facts: new Array(n), changed: [], reads: null };
     for (let i = 0; i < n; i++) {
       const a = entities[i];
       const section = sections[i];
       chunk.states[i] = a.prior;
       chunk.sections[i] = this.mergedSection[first + i];
+      // Read from the predecessor's tables (no diff base): its matches row, if it was a live match.
+      chunk.facts[i] = a.priorMatch ? matchFactsOf(a.priorAttrs, null) : null;
       // Bridges are only ever kept for live or merged IDs; a merged ID's rows are diffed under that ID next time.
-      const fp = a.live ? fingerprint(a.status, a.label, section) : '';
+      const fp = a.live ? fingerprint(a.status, a.label, section, facts[i] ? JSON.stringify(facts[i]) : '') : '';
       if (a.live) this.diffBase.addLive(a.id, fp);
       else if (bridgeLists[i].length) this.diffBase.addMerged(a.id, section);
+      else if (!redirected(a.id) && this.vanishes(chunk, i, a)) this.diffBase.addRetired(a.id);
       const at = this.fingerprintAt[first + i];
       if (at < 0) continue;
       if (a.live && sameFingerprint(this.priorBase!, at, fp)) {
         chunk.states[i] = [a.status, a.label];
         chunk.sections[i] = section;
+        chunk.facts[i] = facts[i];
       } else chunk.changed.push(i);
     }
     if (chunk.changed.length) {
@@ -139,7 +163,17 @@ export class EntityChanges {
       if (w === undefined) continue;
       chunk.states[i] = [w.status, w.label];
       chunk.sections[i] = w.bridgesSection;
+      chunk.facts[i] = w.match;
     }
+  }
+
+  /**
+   * Whether chunk position `i`, an ID with no line in this release (not live, not redirected), was published by the
+   * predecessor: live, merged or tombstoned there. Such an ID is tombstoned here rather than left to vanish.
+   */
+  vanishes(chunk: PriorChunk, i: number, a: EntityRows): boolean {
+    const at = chunk.first + i;
+    return !a.live && (chunk.states[i] !== null || a.priorRetired || this.fingerprintAt[at] >= 0 || this.retiredBefore[at] === 1);
   }
 
   /** Where the last live ID's shard went: `cuts` as ShardPackWriter.addParts reported them. */
@@ -148,10 +182,12 @@ export class EntityChanges {
   }
 
   /**
-   * Compares chunk position `i`, the ID `a` (its redirect, if retired; its bridges and their stored section) with
-   * the predecessor and writes the events that tell the difference.
+   * Compares chunk position `i`, the ID `a` (its redirect, if retired; its bridges and their stored section; a
+   * match's facts) with the predecessor and writes the events that tell the difference. An ID the predecessor
+   * published that this release lacks altogether (see vanishes) is noted as slack under its table: the caller
+   * tombstones it.
    */
-  compare(chunk: PriorChunk, i: number, a: EntityRows, redirect: RedirectInfo | undefined, bridges: Bridge[], section: string): void {
+  compare(chunk: PriorChunk, i: number, a: EntityRows, redirect: RedirectInfo | undefined, bridges: Bridge[], section: string, facts: MatchFacts | null): void {
     const id = a.id;
     const hasPrior = this.setup.hasPrior;
     const was = chunk.states[i];
@@ -162,17 +198,26 @@ export class EntityChanges {
         } else {
           if (was[0] !== a.status) this.events.emit(statusChanged(id, was[0], a.status));
           if (was[1] !== a.label) this.events.emit(labelUpdated(id, was[1], a.label));
+          const before = chunk.facts[i];
+          if (facts && before) {
+            if (fixtureDiffers(before, facts)) this.events.emit(fixtureUpdated(id, facts));
+            if (scoresDiffer(before.scoreline, facts.scoreline)) this.events.emit(scoreUpdated(id, facts.scoreline));
+          }
         }
       }
     } else if (redirect) {
       if (hasPrior) {
         const before = this.setup.priorRedirects.get(id);
-        if (redirect.to && !before?.to) this.events.emit(redirectAdded(id, redirect.to));
+        if (redirect.to && before?.to !== redirect.to) this.events.emit(redirectChanged(id, redirect.to));
         if (!redirect.to && (!before || before.to)) this.events.emit(entityRemoved(id));
       }
-    } else if (was || a.priorRetired) {
-      // Published last time, absent now, and neither redirected nor tombstoned: the ID would silently vanish.
-      noteSlack(this.ctx, 'csv/entities.csv.gz', 'ID of the prior release missing without redirect or tombstone', id);
+    } else if (this.vanishes(chunk, i, a)) {
+      // Published last time, absent now, and neither redirected nor tombstoned: tombstoned rather than let vanish.
+      const before = this.setup.priorRedirects.get(id);
+      const table = was || this.fingerprintAt[chunk.first + i] >= 0 ? this.setup.entitiesLabel : this.setup.redirectsLabel;
+      noteSlack(this.ctx, table, 'ID of the prior release missing without redirect or tombstone (tombstoned)', id);
+      const wasTombstone = (before && !before.to) || this.retiredBefore[chunk.first + i] === 1;
+      if (!wasTombstone) this.events.emit(entityRemoved(id));
     }
     if (!hasPrior) return;
     const after = a.live || redirect?.to ? bridges : [];

@@ -11,6 +11,7 @@ import type { ShardLocation, ShardPackWriter } from '../../write/shard-pack-writ
 import type { IndexEntryLog } from '../../records/index-entry-log.ts';
 import type { EntityRows } from './gather-rows.ts';
 import { cmp, sortShort, type Bridge } from './short-lists.ts';
+import { scorelineSection, type MatchFacts } from '../../../common/scoreline.ts';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
 export const HIGH_CARDINALITY = 1000;
@@ -64,8 +65,11 @@ export class EntityShardWriter {
     private readonly entitiesLabel: string,
   ) {}
 
-  /** Writes a live ID's shard and index entry; `bridgeSection` is storedBridges of `bridges`. */
-  live(a: EntityRows, type: EntityType, bridges: Bridge[], bridgeSection: string): LiveShard {
+  /**
+   * Writes a live ID's shard and index entry; `bridgeSection` is storedBridges of `bridges`, `match` a match's facts
+   * (matchFactsOf), null for any other type.
+   */
+  live(a: EntityRows, type: EntityType, bridges: Bridge[], bridgeSection: string, match: MatchFacts | null): LiveShard {
     const counts = this.counts;
     counts.entities++;
     const typeKey = TYPE_COUNT_KEYS[a.type];
@@ -83,9 +87,7 @@ export class EntityShardWriter {
       aliasSection = `,"aliases":${JSON.stringify(aliases)},"names":${JSON.stringify(names)}`;
     }
 
-    const attrs = a.attrs;
-    let attrSection = attrs ? attributesSection(attrs) : ',"attributes":{}';
-    if (type === 'match') attrSection += scorelineSection(attrs);
+    const attrSection = a.attrs ? attributesSection(a.attrs) : ',"attributes":{}';
 
     // The bridges section is stored without the entity_type and role every bridge repeats; the runtime splices
     // them back at each marker byte (common/shard-format.ts).
@@ -100,7 +102,9 @@ export class EntityShardWriter {
     const overlaySection = overlay ? `,"overlay":${JSON.stringify({ kb: overlay })}` : '';
 
     const cuts = this.cuts;
-    const loc = this.shards.addParts([core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, '}'], cuts);
+    // A match's scoreline closes its shard, after the overlay: every answer carries it, whatever `include` says.
+    const tail = match ? `${scorelineSection(match.scoreline)}}` : '}';
+    const loc = this.shards.addParts([core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, tail], cuts);
     // The runtime answers a shard with its bridges expanded, so that is the size the cap holds; worked out exactly
     // only when the longest expansion could pass it.
     if (loc.length + bridges.length * LONGEST_SPLICE > MAX_SHARD_BYTES) this.checkShardSize(a, type, loc.length, bridges);
@@ -236,38 +240,6 @@ function relationshipsSection(rels: ReadonlyMap<string, { out: number; in: numbe
   return out + ']';
 }
 
-/** A match's `,"scoreline":{...}`: its first value of each field, the scores as integers (null when not one). */
-function scorelineSection(attrs: Map<string, string[]> | null): string {
-  const values = scorelineValues(attrs);
-  let out = ',"scoreline":{';
-  for (let i = 0; i < SCORELINE.length; i++) {
-    const v = values[i];
-    out += SCORELINE[i][1] + (v === null ? 'null' : typeof v === 'number' ? String(v) : q(v));
-  }
-  return out + '}';
-}
-
-/**
- * A match's scoreline values in SCORELINE_FIELDS order, as its shard states them: each field's first value, the
- * scores as integers, null where the release holds none (or no integer). The match index reads them here too.
- */
-export function scorelineValues(attrs: Map<string, string[]> | null): (string | number | null)[] {
-  const out: (string | number | null)[] = new Array(SCORELINE.length);
-  for (let i = 0; i < SCORELINE.length; i++) {
-    const [name, , integer] = SCORELINE[i];
-    const v = attrs?.get(name)?.[0];
-    out[i] = v === undefined ? null : integer ? toInt(v) : v;
-  }
-  return out;
-}
-/** Scoreline fields in shard order, and whether each is an integer. */
-export const SCORELINE_FIELDS = [
-  ['home_score', true], ['away_score', true], ['result_form', false], ['shootout_home', true], ['shootout_away', true],
-  ['score_basis', false], ['home_id', false], ['away_id', false], ['played_on', false],
-] as const;
-/** SCORELINE_FIELDS with each quoted key and the separator before it. */
-const SCORELINE: [string, string, boolean][] = SCORELINE_FIELDS.map(([name, integer], i) => [name, `${i === 0 ? '' : ','}${JSON.stringify(name)}:`, integer]);
-
 type OverlayIds = Map<string, { provider: string; property: string; external_id: string; confidence: number }>;
 
 /** Adds one overlay ID, keeping the highest confidence per (provider, property, external ID). */
@@ -298,5 +270,4 @@ const sameAlias = (x: Alias, y: Alias) => x.name === y.name && x.language === y.
 const q = jsonString;
 const parseRank = (s: string): number | null => (s === '' || !Number.isFinite(Number(s)) ? null : Number(s));
 const rankKey = (r: number | null) => (r === null ? Number.MAX_SAFE_INTEGER : r);
-const toInt = (s: string): number | null => (/^-?\d+$/.test(s.trim()) ? parseInt(s, 10) : null);
 const clamp01 = (n: number) => Math.min(1, Math.max(0, n));

@@ -39,6 +39,12 @@ export interface EntityRows {
   priorBridges: Bridge[];
   /** Redirected or tombstoned in the predecessor. */
   priorRetired: boolean;
+  /** A live match in the predecessor's tables (read only when its diff base is not there). */
+  priorMatch: boolean;
+  /** Its row of the predecessor's matches table, as attributes (likewise). */
+  priorAttrs: Map<string, string[]> | null;
+  /** Scoreline fields stage 1 found naming no live entity (TAG.dropped), published as null. */
+  dropped: Set<string> | null;
 }
 
 /** No rows (yet): shared and frozen, so a push to it, instead of to the list `own` makes, throws. */
@@ -175,8 +181,15 @@ export class RowReader {
         own(a, 'xids').push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
         break;
       }
+      case TAG.dropped:
+        (a.dropped ??= new Set()).add(f[2]);
+        break;
       case TAG.priorEntity:
         a.prior = [f[this.e!.c.status], f[this.e!.c.label]];
+        a.priorMatch = f[this.e!.c.entity_type] === 'match';
+        break;
+      case TAG.priorMatch:
+        for (const [name, at] of this.lines.layout(tag).attrs) if (f[at] !== '') addAttrTo((a.priorAttrs ??= new Map()), name, f[at]);
         break;
       case TAG.priorBridge: {
         const c = this.b!.c;
@@ -220,7 +233,8 @@ export class PartitionRows {
     const g = this.gathered[i];
     const a: EntityRows = {
       id: this.ids[i], live: false, type: -1, status: '', label: '', attrs: null, aliases: NONE, bridges: [], rels: null, relTo: NONE, link: null,
-      oaliases: NONE, xids: NONE, prior: null, priorBridges: NONE, priorRetired: g.priorRetired,
+      oaliases: NONE, xids: NONE, prior: null, priorBridges: NONE, priorRetired: g.priorRetired, dropped: null,
+      priorMatch: false, priorAttrs: null,
     };
     const reader = this.reader;
     const rows = g.rows;
@@ -274,7 +288,10 @@ function addRelation(a: EntityRows, kind: string, outgoing: boolean): void {
 }
 
 function addAttr(a: EntityRows, name: string, value: string): void {
-  const attrs = (a.attrs ??= new Map());
+  addAttrTo((a.attrs ??= new Map()), name, value);
+}
+
+function addAttrTo(attrs: Map<string, string[]>, name: string, value: string): void {
   const list = attrs.get(name);
   if (!list) attrs.set(name, [value]);
   else if (!list.includes(value)) list.push(value);

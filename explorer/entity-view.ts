@@ -6,7 +6,7 @@ import type { ViewContext } from './context.ts';
 import { entityLink, facts, h, section } from './dom.ts';
 
 type Bridge = NonNullable<Entity['bridges']>[number];
-type Scoreline = NonNullable<Entity['scoreline']>;
+type Scoreline = NonNullable<Entity['match']>;
 
 export async function entityView(ctx: ViewContext, reepId: string): Promise<HTMLElement> {
   let result;
@@ -62,10 +62,9 @@ export async function entityView(ctx: ViewContext, reepId: string): Promise<HTML
   );
 }
 
-/** The contract names the scoreline `match` in the core envelope; documents before that decision call it `scoreline`. */
+/** A match's scoreline (`match`, in every match's core envelope); other entity types have none. */
 function scorelineOf(entity: Entity): Scoreline | null {
-  const core = (entity as { match?: Scoreline }).match;
-  return core ?? entity.scoreline ?? null;
+  return entity.match ?? null;
 }
 
 function scorelineFacts(s: Scoreline): HTMLElement {

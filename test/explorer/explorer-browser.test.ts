@@ -154,7 +154,7 @@ describe('explorer on the two sample releases', () => {
   const api = () => createRegisterClient({ baseUrl: `${sample.url}/api/v1`, key, fetch: validatingFetch() });
 
   it('a merged ID shows the redirect to its survivor; a tombstoned ID says it is retired', async () => {
-    const merged = (await api().changes({ type: 'redirect_added', limit: 1 })).data.events[0];
+    const merged = (await api().changes({ type: 'redirect_changed', limit: 1 })).data.events[0];
     const removed = (await api().changes({ type: 'entity_removed', limit: 1 })).data.events[0];
     expect(merged && removed).toBeTruthy();
     const w = await openExplorer(sample.url);

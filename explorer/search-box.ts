@@ -104,5 +104,5 @@ export function searchBox(client: () => RegisterClient, open: (reepId: string) =
   });
   input.addEventListener('blur', () => close());
 
-  return h('div', { class: 'search', role: 'search' }, h('label', { for: id }, opts.label ?? 'Search'), input, list, status);
+  return h('div', { class: 'search', role: 'search', 'aria-label': opts.label ?? 'Search' }, h('label', { for: id }, opts.label ?? 'Search'), input, list, status);
 }

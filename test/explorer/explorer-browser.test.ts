@@ -256,6 +256,20 @@ describe('explorer on the two sample releases', () => {
     const narrowed = (await api().matches({ team: [team], from: day!, to: day! })).data.matches.map((m) => m.reep_id);
     await w.page.waitForSelector(`#matches-count[data-rows="${narrowed.length}"]`);
     expect(await w.page.locator('table.matches-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-match')))).toEqual(narrowed);
+
+    // The team picker is the search box, offering teams only: picking one opens its matches.
+    const name = (await api().entity(team)).data.name_en;
+    const word = name.split(/\s+/).find((x) => x.length >= 4) ?? name;
+    await w.page.click('#matches-search');
+    await w.page.keyboard.type(word, { delay: 20 });
+    await w.page.locator(`#matches-search-results[data-query="${word}"] [role=option]`).first().waitFor();
+    await expect(w.page.locator('#matches-search-results [role=option] .meta').allTextContents()).resolves.toSatisfy((metas: string[]) => metas.every((m) => m.startsWith('team ')));
+    const labels = await w.page.locator('#matches-search-results [role=option] .label').allTextContents();
+    const at = labels.indexOf(name);
+    expect(at, `results: ${labels.join(' | ')}`).toBeGreaterThanOrEqual(0);
+    await w.page.locator('#matches-search-results [role=option]').nth(at).dispatchEvent('mousedown');
+    await w.page.waitForFunction((id) => location.hash.startsWith(`#/matches?team=${id}`), team);
+    await w.page.waitForSelector(`#matches-count[data-rows="${narrowed.length}"]`);
     expect(w.urls.every((u) => !u.includes(key))).toBe(true);
     await w.settle();
     await w.page.context().close();

@@ -15,6 +15,8 @@ export type ErrorBody = Omit<Schemas['Error'], 'error'> & { error: Schemas['Erro
 export type BatchItem = Schemas['BatchItem'];
 export type BatchResult = Schemas['BatchResult'];
 export type ChangeEvent = Schemas['ChangeEvent'];
+export type MatchRow = Schemas['MatchRow'];
+export type MatchQuery = QueryOf<'listMatches'>;
 export type IncludeName = 'aliases' | 'attributes' | 'bridges' | 'relationships' | 'overlay';
 
 /** The contract's batch caps (API-SPEC "Limits"): items per request, and resolve items among them. */
@@ -265,10 +267,13 @@ export function createRegisterClient(opts: RegisterClientOptions) {
       }
     },
 
-    // HOOK(matches): GET /matches is cursor-paged like /changes. Once the OpenAPI document has it (operation
-    // `listMatches`), add `matches: (q) => ok<BodyOf<'listMatches', 200>>('GET', '/matches', q)` and
-    // `matchPages: (q) => cursorPages<BodyOf<'listMatches', 200>>('/matches', q)`; repeated anchors
-    // (`team=a&team=b`) are already written by queryString from an array.
+    /**
+     * One page of published matches (`GET /matches`, one lookup). Anchors repeat (`team: [a, b]` ORs them); a value is
+     * a register ID or `provider:namespace:id`. Continue with `next_cursor` as `cursor` and the same other parameters.
+     */
+    matches: (query: QueryOf<'listMatches'>) => ok<BodyOf<'listMatches', 200>>('GET', '/matches', query as Query),
+    /** Every page of `/matches` for one set of filters, in order, following `next_cursor`; each page is one lookup. */
+    matchPages: (query: Omit<QueryOf<'listMatches'>, 'cursor'>) => cursorPages<BodyOf<'listMatches', 200>>('/matches', query as Query),
   };
   return client;
 }

@@ -4,6 +4,7 @@
 import { RegisterApiError, type Entity } from '../client/register-client.ts';
 import type { ViewContext } from './context.ts';
 import { entityLink, facts, h, section } from './dom.ts';
+import { matchesHash } from './matches-view.ts';
 
 type Bridge = NonNullable<Entity['bridges']>[number];
 type Scoreline = NonNullable<Entity['match']>;
@@ -43,6 +44,7 @@ export async function entityView(ctx: ViewContext, reepId: string): Promise<HTML
         )
       : null,
     h('h1', {}, entity.name_en),
+    entity.entity_type === 'team' ? h('p', { class: 'entity-links' }, h('a', { href: matchesHash(entity.reep_id), id: 'team-matches' }, 'Matches of this team')) : null,
     section(
       'Core',
       facts([

@@ -5,6 +5,7 @@ import { changesView } from './changes-view.ts';
 import type { ProviderInfo, Route, ViewContext } from './context.ts';
 import { h } from './dom.ts';
 import { entityView } from './entity-view.ts';
+import { matchesView } from './matches-view.ts';
 import { releaseView } from './release-view.ts';
 import { resolveView } from './resolve-view.ts';
 import { searchBox } from './search-box.ts';
@@ -50,7 +51,7 @@ document.body.append(
     'header',
     {},
     h('p', { class: 'brand' }, h('a', { href: '#/' }, 'Identity Register explorer')),
-    h('nav', { 'aria-label': 'Views' }, h('a', { href: '#/' }, 'Release'), h('a', { href: '#/resolve' }, 'Resolve'), h('a', { href: '#/changes' }, 'Changes'), h('a', { href: '/docs' }, 'API reference')),
+    h('nav', { 'aria-label': 'Views' }, h('a', { href: '#/' }, 'Release'), h('a', { href: '#/resolve' }, 'Resolve'), h('a', { href: '#/changes' }, 'Changes'), h('a', { href: '#/matches' }, 'Matches'), h('a', { href: '/docs' }, 'API reference')),
     searchBox(() => context.client, (id) => go(`#/entity/${id}`)),
     nsSelect,
     keyForm,
@@ -113,8 +114,7 @@ async function render(): Promise<void> {
     if (first === 'entity' && route.path[1]) view = await entityView(context, route.path[1]);
     else if (first === 'resolve') view = await resolveView(context, route, go);
     else if (first === 'changes') view = await changesView(context, route, go);
-    // HOOK(matches): once GET /matches is in the OpenAPI document, a `matches` route (a team's matches in a window)
-    // renders a view beside changes-view.ts over the client's matchPages, and the nav above gets its link.
+    else if (first === 'matches') view = await matchesView(context, route, go);
     else view = await releaseView(context);
   } catch (e) {
     view = h('div', { class: 'notice error', role: 'alert' }, h('h1', {}, 'That did not work'), h('p', {}, explain(e)));

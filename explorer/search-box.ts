@@ -6,19 +6,29 @@ import { h, numberFormat } from './dom.ts';
 const MIN_CHARS = 3;
 const DEBOUNCE_MS = 200;
 
-export function searchBox(client: () => RegisterClient, open: (reepId: string) => void): HTMLElement {
+/** Where a search box sits: its element ID (the results list and options derive theirs), label and placeholder. */
+export interface SearchBoxOptions {
+  id?: string;
+  label?: string;
+  placeholder?: string;
+  /** Only results of this entity type are offered (e.g. `team`). */
+  type?: NonNullable<Parameters<RegisterClient['search']>[1]>['type'];
+}
+
+export function searchBox(client: () => RegisterClient, open: (reepId: string) => void, opts: SearchBoxOptions = {}): HTMLElement {
+  const id = opts.id ?? 'search';
   const input = h('input', {
-    id: 'search',
+    id,
     type: 'search',
     role: 'combobox',
     autocomplete: 'off',
     spellcheck: 'false',
     'aria-autocomplete': 'list',
     'aria-expanded': 'false',
-    'aria-controls': 'search-results',
-    placeholder: 'Search players, teams, matches, competitions',
+    'aria-controls': `${id}-results`,
+    placeholder: opts.placeholder ?? 'Search players, teams, matches, competitions',
   });
-  const list = h('ul', { id: 'search-results', role: 'listbox', 'aria-label': 'Search results', hidden: true });
+  const list = h('ul', { id: `${id}-results`, class: 'search-results', role: 'listbox', 'aria-label': `${opts.label ?? 'Search'} results`, hidden: true });
   const status = h('p', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
   let items: { reep_id: string }[] = [];
   let active = -1;
@@ -28,7 +38,7 @@ export function searchBox(client: () => RegisterClient, open: (reepId: string) =
   function setActive(i: number): void {
     active = i;
     list.querySelectorAll('[role=option]').forEach((li, j) => li.setAttribute('aria-selected', String(j === i)));
-    if (i >= 0) input.setAttribute('aria-activedescendant', `search-option-${i}`);
+    if (i >= 0) input.setAttribute('aria-activedescendant', `${id}-option-${i}`);
     else input.removeAttribute('aria-activedescendant');
   }
   function close(): void {
@@ -47,7 +57,7 @@ export function searchBox(client: () => RegisterClient, open: (reepId: string) =
   async function run(q: string): Promise<void> {
     const mine = ++asked;
     try {
-      const r = await client().search(q, { limit: 10 });
+      const r = await client().search(q, opts.type ? { limit: 10, type: opts.type } : { limit: 10 });
       if (mine !== asked) return;
       items = r.data.results;
       // Which query the list answers: typing may pause mid-word, and an earlier word's results show meanwhile.
@@ -56,7 +66,7 @@ export function searchBox(client: () => RegisterClient, open: (reepId: string) =
         ...r.data.results.map((x, i) =>
           h(
             'li',
-            { id: `search-option-${i}`, role: 'option', 'aria-selected': 'false', onmousedown: (e: Event) => (e.preventDefault(), choose(i)) },
+            { id: `${id}-option-${i}`, role: 'option', 'aria-selected': 'false', onmousedown: (e: Event) => (e.preventDefault(), choose(i)) },
             h('span', { class: 'label' }, x.label),
             h('span', { class: 'meta' }, `${x.entity_type} · ${numberFormat.format(x.bridge_count)} bridges`),
           ),
@@ -94,5 +104,5 @@ export function searchBox(client: () => RegisterClient, open: (reepId: string) =
   });
   input.addEventListener('blur', () => close());
 
-  return h('div', { class: 'search', role: 'search' }, h('label', { for: 'search' }, 'Search'), input, list, status);
+  return h('div', { class: 'search', role: 'search', 'aria-label': opts.label ?? 'Search' }, h('label', { for: id }, opts.label ?? 'Search'), input, list, status);
 }

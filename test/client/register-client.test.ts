@@ -3,9 +3,13 @@
 // charged exactly, paged feeds as async iterators, headers on every result). Every response is checked against the
 // OpenAPI document on the way in.
 import fc from 'fast-check';
-import { join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE, createRegisterClient, RegisterApiError, splitBatch, type BatchItem, type RegisterClient } from 'identity-register/client';
+import { compileAll } from '../../compiler/compile.ts';
+import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
@@ -17,13 +21,15 @@ let keysFile: string;
 const keys: Record<string, string> = {};
 let client: RegisterClient;
 const fetched = validatingFetch();
+/** Signs /matches cursors (the runtime's `cursorSecret`; at least 32 characters). */
+const CURSOR_SECRET = 'the client test deployment secret, 32+ characters';
 
 beforeAll(async () => {
   world = await makeHandWorld();
   keysFile = join(world.root, 'keys.json');
   keys.partner = (await addKey({ file: keysFile, name: 'partner', quota: 100_000, rate: 1000 })).key;
   keys.opta = (await addKey({ file: keysFile, name: 'opta', quota: 1000, rate: 1000, provider: 'opta' })).key;
-  rt = await startRuntime({ dist: world.dist, keys: keysFile, state: 'memory:', port: 0, pages: null });
+  rt = await startRuntime({ dist: world.dist, keys: keysFile, state: 'memory:', port: 0, pages: null, cursorSecret: CURSOR_SECRET });
   client = createRegisterClient({ baseUrl: `${rt.url}/api/v1`, key: keys.partner, fetch: fetched });
 });
 afterAll(async () => {
@@ -83,6 +89,71 @@ describe('every endpoint, typed', () => {
     expect(pages).toBe(Math.ceil(total / 2));
     expect(seen.slice(0, 2)).toEqual(page.data.events.map((e) => `${e.type} ${e.reep_id}`));
   });
+
+  it('matches: one typed page for a team, by ID and by provider reference, one lookup each', async () => {
+    const before = await credits();
+    const page = await client.matches({ team: [ID.arsenal], from: '2024-01-01' });
+    expect(page.meta.status).toBe(200);
+    expect(page.meta.creditsRemaining).toBe(before - 1);
+    expect(page.data.count).toBe(1);
+    expect(page.data.next_cursor).toBeNull();
+    expect(page.data.generation).toMatch(/^[0-9a-f]{64}$/);
+    const [m] = page.data.matches;
+    expect(m).toMatchObject({ reep_id: ID.match, played_on: '2024-10-01', state: 'played', home: { reep_id: ID.arsenal, label: 'Arsenal F.C.' }, away: { reep_id: ID.chelsea }, home_score: 2 });
+    expect(m.bridges).toContainEqual({ provider: 'opta', namespace: '', external_id: 'g1' });
+    // A provider reference names the same team; one that resolves to nothing is listed, the page empty.
+    expect((await client.matches({ team: ['fbref::18bb7c10'], from: '2024-01-01' })).data.matches.map((r) => r.reep_id)).toEqual([ID.match]);
+    const none = await client.matches({ team: ['fbref::no-such-team'], from: '2024-01-01' });
+    expect(none.data).toMatchObject({ matches: [], count: 0, unresolved: ['fbref::no-such-team'], next_cursor: null });
+    // The release's default window (30 days ending on its date) leaves the 2024 match out.
+    expect((await client.matches({ team: [ID.arsenal] })).data.count).toBe(0);
+    await expect(client.matches({ from: '2024-01-01' })).rejects.toMatchObject({ status: 400, code: 'anchor_required' });
+  });
+
+  it('matches: the iterator follows next_cursor page by page, repeated anchors ORed', async () => {
+    const seen: string[] = [];
+    const cursors: (string | null)[] = [];
+    for await (const p of client.matchPages({ team: [ID.arsenal, ID.chelsea], from: '2024-01-01', limit: 1 })) {
+      seen.push(...p.data.matches.map((m) => m.reep_id));
+      cursors.push(p.data.next_cursor);
+    }
+    expect(seen).toEqual([ID.match]);
+    expect(cursors.at(-1)).toBeNull();
+  });
+
+  it('matches: on the sample releases the iterator follows next_cursor through every page, each a lookup', async () => {
+    // The repo's sample releases have thousands of matches: a busy team pages for real.
+    const root = mkdtempSync(join(tmpdir(), 'ir-client-matches-'));
+    await compileAll({ releases: resolve(process.cwd(), 'releases'), dist: join(root, 'dist'), progress: false });
+    const sample = await startRuntime({ dist: join(root, 'dist'), keys: keysFile, state: 'memory:', port: 0, pages: null, cursorSecret: CURSOR_SECRET });
+    try {
+      const c = createRegisterClient({ baseUrl: `${sample.url}/api/v1`, key: keys.partner, fetch: fetched });
+      const team = await busiestTeam();
+      // Every page by hand, cursor by cursor, 100 a page: the list the iterator must give, in order.
+      const all: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const p: Awaited<ReturnType<typeof c.matches>> = await c.matches({ team: [team.id], from: '1850-01-01', limit: 100, ...(cursor ? { cursor } : {}) });
+        all.push(...p.data.matches.map((m) => m.reep_id));
+        cursor = p.data.next_cursor;
+      } while (cursor !== null);
+      expect(all.length).toBe(team.matches);
+      const seen: string[] = [];
+      let pages = 0;
+      const before = (await c.key()).data.key.credits_remaining!;
+      for await (const p of c.matchPages({ team: [team.id], from: '1850-01-01', limit: 7 })) {
+        pages++;
+        expect(p.data.count).toBe(p.data.matches.length);
+        seen.push(...p.data.matches.map((m) => m.reep_id));
+      }
+      expect(pages).toBe(Math.ceil(team.matches / 7));
+      expect(seen).toEqual(all);
+      expect((await c.key()).data.key.credits_remaining).toBe(before - pages);
+    } finally {
+      await sample.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('notices: every page through the iterator, then an acknowledgement', async () => {
     const opta = createRegisterClient({ baseUrl: `${rt.url}/api/v1`, key: keys.opta, fetch: fetched });
@@ -228,3 +299,20 @@ describe('headers and keys', () => {
     expect(fetched.seen.length).toBeGreaterThan(20);
   });
 });
+
+/** The team in most dated matches of the newest sample release, counted here from its matches table. */
+async function busiestTeam(): Promise<{ id: string; matches: number }> {
+  const counts = new Map<string, number>();
+  let cols: string[] = [];
+  const csv = resolve(process.cwd(), 'releases', '20261008T120000Z', 'csv', 'matches.csv.gz');
+  await readCsv(csv, 'matches.csv.gz', {
+    header: (h) => void (cols = h),
+    row: (f) => {
+      const at = (name: string) => f[cols.indexOf(name)];
+      if (at('status') !== 'active' || !at('played_on')) return;
+      for (const side of ['home_id', 'away_id']) if (at(side)) counts.set(at(side), (counts.get(at(side)) ?? 0) + 1);
+    },
+  });
+  const [id, matches] = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0];
+  return { id, matches };
+}

@@ -14,6 +14,7 @@ import { importV0 } from '../../generator/from-v0.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { CHANGES_PAGE_SIZE } from '../../explorer/context.ts';
+import { ALL_DATES_FROM, MATCHES_PAGE_SIZE } from '../../explorer/matches-view.ts';
 import { launchBrowser, recordFigure, screenshot, seriousViolations, watchedPage, type WatchedPage } from '../helpers/browser.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
 
@@ -24,10 +25,12 @@ let browser: Browser;
 let real: Runtime;
 let sample: Runtime;
 let key: string;
+/** Signs /matches cursors (the runtime's `cursorSecret`, at least 32 characters), as REGISTER_CURSOR_SECRET would. */
+const CURSOR_SECRET = 'the explorer test deployment secret, 32+ characters';
 
 /** A server on a compiled dist, with one key allowed plenty (typing triggers a search per pause). */
 async function serve(dist: string, root: string): Promise<Runtime> {
-  return startRuntime({ dist, keys: join(root, 'keys.json'), state: 'memory:', port: 0 });
+  return startRuntime({ dist, keys: join(root, 'keys.json'), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET });
 }
 
 beforeAll(async () => {
@@ -210,4 +213,80 @@ describe('explorer on the two sample releases', () => {
     await w.settle();
     await w.page.context().close();
   });
+
+  it("a team's matches: from its entity page to the matches view, a table of rows with entity links, More follows the cursor", async () => {
+    const team = await busiestSampleTeam();
+    // What the view must show, asked through the validating client: every page of the team's matches, newest first.
+    const expected: string[] = [];
+    for await (const p of api().matchPages({ team: [team], from: ALL_DATES_FROM, limit: 100 })) expected.push(...p.data.matches.map((m) => m.reep_id));
+    expect(expected.length).toBeGreaterThan(MATCHES_PAGE_SIZE);
+
+    const w = await openExplorer(sample.url);
+    await w.page.evaluate((id) => (location.hash = `#/entity/${id}`), team);
+    const link = w.page.locator('a#team-matches');
+    await link.waitFor();
+    expect(await link.textContent()).toBe('Matches of this team');
+    await link.click();
+    const status = w.page.locator('#matches-count[data-rows]');
+    await status.waitFor();
+    const rows = w.page.locator('table.matches-table tbody tr');
+    await expect(rows.count()).resolves.toBe(MATCHES_PAGE_SIZE);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-match')))).toEqual(expected.slice(0, MATCHES_PAGE_SIZE));
+    await expect(w.page.locator('table.matches-table thead th[scope=col]').allTextContents()).resolves.toEqual(['Date', 'Home', 'Away', 'Score', 'Competition / season', 'State']);
+    // The team is on one side of every row, as a link to its page; the date links to the match.
+    const first = rows.first();
+    await expect(first.locator('td:nth-child(1) a').getAttribute('href')).resolves.toBe(`#/entity/${expected[0]}`);
+    await expect(first.locator(`a[href="#/entity/${team}"]`).count()).resolves.toBeGreaterThan(0);
+    expect(await w.page.locator('#matches-team').inputValue()).toBe(team);
+    await screenshot(browser, w.page, 'sample-matches');
+    await expectAccessible(w, 'the matches view');
+
+    // More follows next_cursor: the next rows are appended, in the API's order.
+    await w.page.click('#matches-more');
+    await w.page.waitForSelector(`#matches-count[data-rows="${Math.min(2 * MATCHES_PAGE_SIZE, expected.length)}"]`);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-match')))).toEqual(expected.slice(0, 2 * MATCHES_PAGE_SIZE));
+
+    // A window typed into the form narrows the list to its dates.
+    const day = (await api().entity(expected[0])).data.match?.played_on;
+    expect(day).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    await w.page.fill('#matches-from', day!);
+    await w.page.fill('#matches-to', day!);
+    await w.page.click('form.matches-form button[type=submit]');
+    await w.page.waitForFunction((d) => location.hash.includes(`from=${d}`), day);
+    const narrowed = (await api().matches({ team: [team], from: day!, to: day! })).data.matches.map((m) => m.reep_id);
+    await w.page.waitForSelector(`#matches-count[data-rows="${narrowed.length}"]`);
+    expect(await w.page.locator('table.matches-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-match')))).toEqual(narrowed);
+
+    // The team picker is the search box, offering teams only: picking one opens its matches.
+    const name = (await api().entity(team)).data.name_en;
+    const word = name.split(/\s+/).find((x) => x.length >= 4) ?? name;
+    await w.page.click('#matches-search');
+    await w.page.keyboard.type(word, { delay: 20 });
+    await w.page.locator(`#matches-search-results[data-query="${word}"] [role=option]`).first().waitFor();
+    await expect(w.page.locator('#matches-search-results [role=option] .meta').allTextContents()).resolves.toSatisfy((metas: string[]) => metas.every((m) => m.startsWith('team ')));
+    const labels = await w.page.locator('#matches-search-results [role=option] .label').allTextContents();
+    const at = labels.indexOf(name);
+    expect(at, `results: ${labels.join(' | ')}`).toBeGreaterThanOrEqual(0);
+    await w.page.locator('#matches-search-results [role=option]').nth(at).dispatchEvent('mousedown');
+    await w.page.waitForFunction((id) => location.hash.startsWith(`#/matches?team=${id}`), team);
+    await w.page.waitForSelector(`#matches-count[data-rows="${narrowed.length}"]`);
+    expect(w.urls.every((u) => !u.includes(key))).toBe(true);
+    await w.settle();
+    await w.page.context().close();
+  });
 });
+
+/** The team in most dated matches of the newest sample release, counted from its matches table. */
+async function busiestSampleTeam(): Promise<string> {
+  const counts = new Map<string, number>();
+  let cols: string[] = [];
+  await readCsv(join(SAMPLES, '20261008T120000Z', 'csv', 'matches.csv.gz'), 'matches.csv.gz', {
+    header: (h) => void (cols = h),
+    row: (f) => {
+      const at = (name: string) => f[cols.indexOf(name)];
+      if (at('status') !== 'active' || !at('played_on')) return;
+      for (const side of ['home_id', 'away_id']) if (at(side)) counts.set(at(side), (counts.get(at(side)) ?? 0) + 1);
+    },
+  });
+  return [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0];
+}

@@ -5,6 +5,8 @@ import { connect, type Socket } from 'node:net';
 
 export interface RawConnection {
   socket: Socket;
+  /** performance.now() when the connection was opened: `closed` and `waitFor` count from it. */
+  openedAt: number;
   /** Everything the server sent so far. */
   received(): string;
   /** Resolves with ms since connect when the server closes (or resets) the connection. */
@@ -30,6 +32,7 @@ export function rawConnect(port: number): RawConnection {
   const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now() - t0)));
   return {
     socket,
+    openedAt: t0,
     received: () => data,
     closed,
     waitFor(text, timeoutMs = 10_000) {
@@ -67,22 +70,23 @@ export function parseFirstResponse(raw: string): { status: number; headers: Head
 export interface SteadyStats {
   ok: number;
   failed: string[];
-  latencies: number[];
+  /** performance.now() at the end of each 200. */
+  answeredAt: number[];
 }
 
 /** A well-behaved client: one GET every `everyMs` on a fresh connection, until stopped. */
 export function steadyClient(url: string, headers: Record<string, string>, everyMs: number): { stop(): Promise<SteadyStats> } {
-  const stats: SteadyStats = { ok: 0, failed: [], latencies: [] };
+  const stats: SteadyStats = { ok: 0, failed: [], answeredAt: [] };
   const pending = new Set<Promise<void>>();
   const one = (): Promise<void> =>
     new Promise((resolve) => {
-      const t0 = performance.now();
       const req = httpRequest(url, { headers: { ...headers, connection: 'close' } }, (res) => {
         res.resume();
         res.on('end', () => {
-          stats.latencies.push(performance.now() - t0);
-          if (res.statusCode === 200) stats.ok++;
-          else stats.failed.push(`status ${res.statusCode}`);
+          if (res.statusCode === 200) {
+            stats.ok++;
+            stats.answeredAt.push(performance.now());
+          } else stats.failed.push(`status ${res.statusCode}`);
           resolve();
         });
       });
@@ -104,10 +108,4 @@ export function steadyClient(url: string, headers: Record<string, string>, every
       return stats;
     },
   };
-}
-
-export function percentile(values: number[], p: number): number {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }

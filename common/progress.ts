@@ -1,6 +1,12 @@
 // One progress line on a terminal for a long stage: counts, rate and ETA, drawn by cli-progress; nothing at all when
 // stderr is not a TTY, so logs, pipes and CI stay clean.
-import cliProgress from 'cli-progress';
+import type cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+
+// Loaded on first draw: every command imports this module (to clear lines before an error), and most never draw,
+// so `serve` and piped runs should not pay cli-progress's load time at start-up.
+let barLibrary: typeof cliProgress | null = null;
+const bars = (): typeof cliProgress => (barLibrary ??= createRequire(import.meta.url)('cli-progress') as typeof cliProgress);
 
 /** Options of a Progress line. */
 export interface ProgressOptions {
@@ -66,7 +72,7 @@ export class Progress {
     if (!this.enabled) return;
     this.value = 0;
     const known = total !== null && total > 0;
-    const bar = new cliProgress.SingleBar({
+    const bar = new (bars().SingleBar)({
       stream: this.stream,
       format: (_options, params) => this.format(stage, unit, known, params),
       fps: 5,

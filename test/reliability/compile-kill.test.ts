@@ -23,8 +23,9 @@ import { keyId, makeFuzzWorld, type FuzzWorld } from './support/reliability-worl
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin/register.mjs');
 const KILLS = 20;
-// Large enough that a compile takes a second or two on this machine, small enough for 20 of them.
-const ENTITIES = Number(process.env.COMPILE_KILL_ENTITIES ?? 2500);
+// Large enough that a compile has every stage to interrupt (kills are placed across its measured work, so the
+// size sets only how long each round takes), small enough that 20 rounds stay cheap.
+const ENTITIES = Number(process.env.COMPILE_KILL_ENTITIES ?? 1000);
 const A = '20260101T000000Z';
 const B = '20260108T000000Z';
 const SEED = Number(process.env.COMPILE_KILL_SEED ?? 4242);

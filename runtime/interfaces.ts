@@ -67,6 +67,11 @@ export type AuthResult =
 export interface KeyStore {
   /** Checks `Authorization` header value against the keys file (constant-time secret comparison). */
   authenticate(authorization: string | null, now: Date): AuthResult;
+  /**
+   * Version checks finished since it opened. A change written before a check starts is seen by that check, so a
+   * revocation applies by the second check finished after it was written; tests and /metrics count on this.
+   */
+  checks(): number;
   close(): void;
 }
 

@@ -148,7 +148,7 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
   }
   const source = isUrl(dist) ? createHttpSource({ baseUrl: dist }) : createFsSource({ root: dist });
   let catalog: ReleaseCatalog | null = null;
-  const metrics = createMetrics(() => catalog);
+  const metrics = createMetrics(() => catalog, () => keyStore);
   // Each failure of the state store writes one line naming its file or URL: the cause of that request's 503.
   const problem = (line: string): void => (logger ? logger.error(line) : log(line));
   const store = instrumentStore(rawStore, metrics, problem);

@@ -111,6 +111,7 @@ function keyStoreOver(source: KeySource, initial: KeyFile, initialSignature: str
   let verified = new Map<string, Loaded>();
   let lastProblem: string | null = null;
   let checking = false;
+  let checksDone = 0;
 
   const report = (message: string): void => {
     if (message !== lastProblem) log(message);
@@ -145,6 +146,7 @@ function keyStoreOver(source: KeySource, initial: KeyFile, initialSignature: str
       }
     } finally {
       checking = false;
+      checksDone++;
     }
   };
   const timer = setInterval(() => void check(), pollMs);
@@ -170,6 +172,7 @@ function keyStoreOver(source: KeySource, initial: KeyFile, initialSignature: str
       if (found.expiresMs !== null && now.getTime() > found.expiresMs) return { ok: false, code: 'key_expired' };
       return { ok: true, key: found.record };
     },
+    checks: () => checksDone,
     close(): void {
       clearInterval(timer);
     },

@@ -1,7 +1,7 @@
 // Prometheus metrics for GET /metrics (prom-client): requests by route and status, latency, cache hits, server
 // errors by code (origin failures among them), credits charged and given back, state-store errors.
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { StateUnavailableError, type Admission, type ChargeResult, type StateStore } from '../interfaces.ts';
+import { StateUnavailableError, type Admission, type ChargeResult, type KeyStore, type StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
 
 /** What the request path and the state store report. */
@@ -16,8 +16,8 @@ export interface RuntimeMetrics {
   stateError(op: string): void;
 }
 
-/** Metrics over one runtime; `catalog()` feeds the cache counters at scrape time. */
-export function createMetrics(catalogOf: () => ReleaseCatalog | null): RuntimeMetrics {
+/** Metrics over one runtime; `catalog()` feeds the cache counters and `keys()` the key checks, at scrape time. */
+export function createMetrics(catalogOf: () => ReleaseCatalog | null, keysOf: () => KeyStore | null = () => null): RuntimeMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({ name: 'register_http_requests_total', help: 'Requests answered, by route template and status.', labelNames: ['route', 'status'], registers: [registry] });
@@ -51,6 +51,18 @@ export function createMetrics(catalogOf: () => ReleaseCatalog | null): RuntimeMe
   };
   cacheCounter('register_cache_hits_total', 'Cache lookups that found their entry: finished bodies, entity shards, index and search buckets.', (c) => c.hits);
   cacheCounter('register_cache_misses_total', 'Cache lookups that did not.', (c) => c.misses);
+  // A count that stops rising means key changes (revocations) have stopped reaching this instance.
+  new Counter({
+    name: 'register_key_checks_total',
+    help: 'Checks of the keys file or key table for changes; a revocation applies by the second check after it.',
+    registers: [registry],
+    collect() {
+      const keys = keysOf();
+      if (!keys) return;
+      this.reset();
+      this.inc(keys.checks());
+    },
+  });
   return {
     registry,
     request: (route, status, seconds) => {

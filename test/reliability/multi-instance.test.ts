@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../helpers/api-client.ts';
+import { expectBySecondCheck, keyChecksOf } from '../helpers/key-checks.ts';
 import { startRedis, type RedisServer } from '../helpers/redis-server.ts';
 import { serveDir, type ServedDir } from '../helpers/serve-dir.ts';
 import { validateResponse } from '../helpers/openapi-validator.ts';
@@ -119,17 +120,15 @@ describe('three instances, one Redis, one static dist', () => {
     }
   });
 
-  it('a key revoked through the CLI is refused by all three within a second', async () => {
+  it('a key revoked through the CLI is refused by all three by their second key check (within a second)', async () => {
     const key = await addKey('to revoke', 1000);
     for (let i = 0; i < 3; i++) expect((await lookup(i, key, world.lookupIds[0]))!.status).toBe(200);
     await keys('revoke', key.slice(3, 11));
-    const revokedAt = Date.now();
-    const refusedAfter: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      while ((await lookup(i, key, world.lookupIds[0]))!.status !== 401) await sleep(20);
-      refusedAfter.push(Date.now() - revokedAt);
-    }
-    expect(Math.max(...refusedAfter)).toBeLessThan(1000);
+    await Promise.all(
+      bases.map((base, i) =>
+        expectBySecondCheck(() => keyChecksOf(new URL(base).origin), async () => (await lookup(i, key, world.lookupIds[0]))!.status === 401, `instance ${i + 1}`),
+      ),
+    );
   });
 
   it('a SIGKILLed instance loses no charge: every answered lookup stays charged, nothing more than was sent', async () => {

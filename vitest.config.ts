@@ -1,5 +1,29 @@
 // Test runner settings: real servers and real files make some tests slow-ish; two workers match the 2-core machine.
+// Files share their worker's module graph (isolate: false): loading the runtime and compiler afresh for each of 78
+// files was ~30 s of the suite's CPU, and no test relies on a fresh module state (the whole suite passes either way).
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+// The files that take longest, longest first. A fresh clone has no timings cached, and vitest would then order files
+// by size; a long file started late is the suite's tail, with one core idle meanwhile.
+const LONG_POLES = [
+  'test/reliability/crash-safety.test.ts',
+  'test/reliability/compile-kill.test.ts',
+  'test/explorer/explorer-browser.test.ts',
+  'test/compiler/compile-determinism.test.ts',
+  'test/reliability/damage.test.ts',
+];
+
+class LongPolesFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification): number => {
+      const i = LONG_POLES.findIndex((p) => f.moduleId.endsWith(p));
+      return i < 0 ? LONG_POLES.length : i;
+    };
+    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -9,6 +33,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    isolate: false,
     reporters: ['default'],
+    sequence: { sequencer: LongPolesFirst },
   },
 });

@@ -153,7 +153,7 @@ describe('every endpoint, typed', () => {
       await sample.close();
       rmSync(root, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 
   it('notices: every page through the iterator, then an acknowledgement', async () => {
     const opta = createRegisterClient({ baseUrl: `${rt.url}/api/v1`, key: keys.opta, fetch: fetched });

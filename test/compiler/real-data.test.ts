@@ -47,7 +47,7 @@ beforeAll(async () => {
   key = (await addKey({ file: keys, name: 'real', quota: 100000, rate: 100000 })).key;
   rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0, cursorSecret: 'real-data test secret, not a deployment one' });
   call = client(rt.url + '/api/v1', key);
-}, 120_000);
+});
 afterAll(async () => {
   await rt?.close();
 });

@@ -47,7 +47,7 @@ beforeAll(async () => {
   process.stdout.write(`[explorer test] browser and both compiles in ${Math.round(performance.now() - t0)} ms\n`);
   real = await serve(join(root, 'real', 'dist'), root);
   sample = await serve(join(root, 'sample', 'dist'), root);
-}, 180_000);
+});
 afterAll(async () => {
   await browser?.close();
   await real?.close();
@@ -144,7 +144,7 @@ describe('explorer on the real v0 data', () => {
   it('/docs renders the reference from this server alone', async () => {
     const w = await watchedPage(browser, real.url, [key]);
     await w.page.goto(`${real.url}/docs`);
-    await w.page.waitForSelector('.opblock-summary-path', { timeout: 30_000 });
+    await w.page.waitForSelector('.opblock-summary-path', { timeout: 120_000 });
     await expect(w.page.locator('.opblock-summary-path').count()).resolves.toBeGreaterThan(10);
     // The reference is long: its first screen is the view.
     await screenshot(browser, w.page, 'docs', false);

@@ -105,7 +105,7 @@ describe('a compile killed at random points', () => {
     temps.push(world.root);
     keysFile = world.keysFile;
     key = world.keys.partner;
-  }, 120_000);
+  });
 
   /** Everything a kill may leave must still be a dist the runtime serves whole. */
   async function checkDist(dist: string, label: string, cliVerify: boolean): Promise<string> {

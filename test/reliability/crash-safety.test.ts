@@ -65,9 +65,11 @@ describe('SIGKILL at random moments', () => {
       console.log(summary('sqlite', report, entry.kind, SEED));
       expect(ledger.violations).toEqual([]);
       expect(report.kills).toBe(KILLS);
-      // The loop must have had something to lose: many confirmations, some of them moments before a kill.
-      expect(ledger.ackAnswered.size).toBeGreaterThan(KILLS / 2);
-      expect(ledger.lookupsAnswered).toBeGreaterThan(KILLS);
+      // The loop must have had something to lose: each cycle that got past start-up confirmed an acknowledgement
+      // and a lookup before its kill (the loop waits for them), and more came moments before the kill.
+      const served = report.kills - report.startupKills;
+      expect(ledger.ackAnswered.size).toBeGreaterThanOrEqual(served);
+      expect(ledger.lookupsAnswered).toBeGreaterThanOrEqual(served);
       expect(ledger.ackAttempted.size).toBeGreaterThan(ledger.ackAnswered.size);
 
       // Last, a cold `register serve` on what the loop left: every page, every promise; then a clean SIGTERM.
@@ -107,13 +109,15 @@ describe('SIGKILL at random moments', () => {
       expect(ledger.violations).toEqual([]);
       expect(report.kills).toBe(REDIS_KILLS);
       expect(redisKills).toBeGreaterThan(0);
-      expect(ledger.ackAnswered.size).toBeGreaterThan(REDIS_KILLS / 3);
-      expect(ledger.lookupsAnswered).toBeGreaterThan(REDIS_KILLS);
+      // As over SQLite, each cycle past start-up confirmed an acknowledgement and a lookup before its kills.
+      const served = report.kills - report.startupKills;
+      expect(ledger.ackAnswered.size).toBeGreaterThanOrEqual(served);
+      expect(ledger.lookupsAnswered).toBeGreaterThanOrEqual(served);
     } finally {
       entry.dispose();
       await redis.dispose();
     }
-  }, 180_000);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------

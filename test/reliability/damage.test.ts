@@ -212,7 +212,7 @@ beforeAll(async () => {
     validateResponse({ method: p.method, path: `/api/${p.ns}${p.path}`, status: a.status, headers: a.headers, body: a.body });
     expect(a.status, describeProbe(p)).toBeLessThan(500);
   });
-}, 60_000);
+});
 afterAll(() => {
   keyStore?.close();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
@@ -248,7 +248,7 @@ describe('a damaged dist never answers other bytes', () => {
       expect(seen.some((s) => s.includes(kind) && s.includes('refused')) || kind === `${STAMP}/manifest.json`, `${kind}: ${seen.filter((s) => s.includes(kind)).join('; ')}`).toBe(true);
     }
     console.log(`[damage] ${cases} cases in-process over ${targets().length} files; ${noticed} read by the pristine run and refused by the damaged one`);
-  }, 180_000);
+  });
 });
 
 describe('register verify', () => {
@@ -272,7 +272,7 @@ describe('register verify', () => {
       expect(lines.some((l) => l.startsWith(`${file}:`)), `${kind} ${file}: ${lines.join(' | ')}`).toBe(true);
       removeCopy(to);
     }
-  }, 90_000);
+  });
 
   it('exits non-zero naming a damaged private manifest, and passes the pristine dist', () => {
     const run = (dist: string) => spawnSync(process.execPath, [fileURLToPath(new URL('../../bin/register.mjs', import.meta.url)), 'verify', '--dist', dist], { encoding: 'utf8' });
@@ -284,7 +284,7 @@ describe('register verify', () => {
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(new RegExp(`\\[verify\\] ${STAMP}/private/manifest\\.json: sha256 [0-9a-f]{64} does not match index\\.json`));
     removeCopy(to);
-  }, 60_000);
+  });
 });
 
 describe('index.json naming a stamp that cannot be opened', () => {
@@ -349,7 +349,7 @@ describe('a damaged mirror never answers other bytes', () => {
       expect(mirror.log.some((r) => r.url.includes('/private/')), label).toBe(false);
       removeCopy(to);
     }
-  }, 120_000);
+  });
 });
 
 describe('over real HTTP', () => {
@@ -394,5 +394,5 @@ describe('over real HTTP', () => {
         removeCopy(to);
       }
     }
-  }, 60_000);
+  });
 });

@@ -77,7 +77,7 @@ beforeAll(async () => {
     instances.push(spawnServe(['--dist', cdn.baseUrl, '--private-dist', world.dist, '--state', redis.url, '--keys', 'state', '--port', '0', '--access-log', 'off']));
   }
   for (const s of instances) bases.push(await s.ready);
-}, 120_000);
+});
 
 afterAll(async () => {
   await Promise.all(instances.map((s) => s.kill()));

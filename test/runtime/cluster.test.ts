@@ -24,7 +24,7 @@ beforeAll(async () => {
   state = join(world.root, 'state');
   server = spawnServe(['--dist', world.dist, '--keys', world.keysFile, '--state', state, '--port', '0', '--workers', '2']);
   base = await server.ready;
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.kill();

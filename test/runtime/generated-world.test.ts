@@ -37,7 +37,7 @@ beforeAll(async () => {
   const { key } = await addKey({ file: keys, name: 'sweep', quota: 1_000_000, rate: 1_000_000 });
   rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
   call = client(rt.url + '/api/v1', key);
-}, 120_000);
+});
 afterAll(async () => {
   await rt?.close();
 });

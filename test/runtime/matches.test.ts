@@ -123,7 +123,7 @@ beforeAll(async () => {
   await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
   key = (await addKey({ file: join(root, 'keys.json'), name: 'matches', quota: 1_000_000, rate: 1_000_000 })).key;
   call = await serve(join(root, 'dist'));
-}, 120_000);
+});
 
 afterAll(async () => {
   for (const r of runtimes) await r.close();

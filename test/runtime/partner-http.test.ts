@@ -53,7 +53,7 @@ beforeAll(async () => {
   rt = await startRuntime({ dist: world.dist, keys: file, state: 'memory:', port: 0, clock, keyExtension: EXTENSION });
   // A second instance over the same dist: ETags must not depend on which one answers.
   twin = await startRuntime({ dist: world.dist, keys: file, state: 'memory:', port: 0, clock });
-}, 120_000);
+});
 afterAll(async () => {
   await rt?.close();
   await twin?.close();
@@ -348,7 +348,7 @@ describe('compression of a batch sent in pieces', () => {
     const file = join(dir, 'keys.json');
     bigKey = (await addKey({ file, name: 'large', quota: 1000, rate: 1000 })).key;
     big = await startRuntime({ dist: join(dir, 'dist'), keys: file, state: 'memory:', port: 0 });
-  }, 120_000);
+  });
   afterAll(async () => {
     await big?.close();
   });

@@ -92,7 +92,7 @@ beforeAll(async () => {
   key = (await addKey({ file: keysFile, name: 'semantics', quota: 100000, rate: 100000 })).key;
   rt = await startRuntime({ dist, keys: keysFile, state: 'memory:', port: 0 });
   call = client(rt.url + '/api/v1', key);
-}, 120_000);
+});
 afterAll(async () => {
   await rt?.close();
 });

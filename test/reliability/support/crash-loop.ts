@@ -14,6 +14,12 @@ const PAGE = 100;
 export const prng = (seed: number): (() => number) => seededRandom(seed, 'crash-loop');
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A cycle waits this long at most for its first confirmations; past it, the kill comes anyway (and counts). */
+const FIRST_ANSWER_MS = 30_000;
+
+async function until(done: () => boolean, maxMs: number): Promise<void> {
+  for (const t0 = performance.now(); !done() && performance.now() - t0 < maxMs; ) await sleep(2);
+}
 
 /**
  * What clients were told, across all kills. A server may remember more than it confirmed (a write that became
@@ -26,6 +32,8 @@ export class CrashLedger {
   readonly ackedAt = new Map<string, string>();
   lookupsAttempted = 0;
   lookupsAnswered = 0;
+  /** Acknowledgement requests sent and not answered yet (nor failed). */
+  acksInFlight = 0;
   next = 0;
   readonly violations: string[] = [];
   readonly requestMs: number[] = [];
@@ -98,11 +106,13 @@ export class CrashLedger {
         const ids = world.findingIds.slice(this.next, this.next + 1 + Math.floor(rnd() * 2));
         this.next += ids.length;
         for (const id of ids) this.ackAttempted.add(id);
+        this.acksInFlight++;
         const res = await this.timed(`${base}/notices/ack`, {
           method: 'POST',
           headers: { authorization: `Bearer ${world.opta}`, 'content-type': 'application/json' },
           body: JSON.stringify({ finding_ids: ids, actor: 'crash-loop' }),
         });
+        this.acksInFlight--;
         if (!res) continue;
         if (res.status === 200) {
           if (JSON.stringify(res.json.finding_ids) !== JSON.stringify([...ids].sort()) || res.json.acknowledged !== ids.length) {
@@ -210,6 +220,12 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopReport
       const stop = { stopped: false };
       const budget = { acks: o.acksPerCycle ?? 3 };
       const clients = Array.from({ length: o.clients ?? 4 }, () => ledger.client(base, rnd, stop, budget));
+      // Each kill must have something to lose, however slow the machine: first an acknowledgement (while this
+      // cycle's budget still allows one) and a lookup confirmed, then the kill at a random moment after that.
+      const acks = ledger.ackAnswered.size;
+      const lookups = ledger.lookupsAnswered;
+      const noAckLeft = () => (budget.acks === 0 || ledger.next >= o.world.findingIds.length) && ledger.acksInFlight === 0;
+      await until(() => (ledger.ackAnswered.size > acks || noAckLeft()) && ledger.lookupsAnswered > lookups, FIRST_ANSWER_MS);
       const trafficMs = rnd() * (o.maxTrafficMs ?? 120);
       await Promise.all([sleep(trafficMs), o.alongside?.(rnd, trafficMs)]);
       stop.stopped = true;

@@ -132,7 +132,9 @@ describe('http source', () => {
     served.hook = () => true;
     const source = createHttpSource({ baseUrl: served.baseUrl });
     const pending = source.readFile('r/data.bin');
-    await new Promise((r) => setTimeout(r, 20));
+    // In flight means the origin holds it: on a busy machine the request can arrive well after 20 ms, and would
+    // then land in the next test's request log.
+    while (!served.log.some((r) => r.method === 'GET')) await new Promise((r) => setTimeout(r, 5));
     await source.close();
     await expect(pending).rejects.toThrow(/source closed/);
   });

@@ -54,52 +54,60 @@ export function parseInclude(raw: string | readonly string[] | null | undefined,
   return set;
 }
 
-/** What one parameter's text means, and the check its value must pass. */
-interface Step {
-  name: string;
-  read(params: Record<string, string>, query: URLSearchParams): unknown;
-}
+/** Reads one parameter's text from a request and gives its checked value (or throws its 400). */
+type Read = (params: Record<string, string>, query: URLSearchParams) => unknown;
 
 const DIGITS = /^\d{1,9}$/;
 
-function stepOf(p: Parameter): Step {
+/**
+ * The reader of one parameter, specialised once to its kind (path, include, integer, text) so that a request pays
+ * for no decision the declaration already made: this runs on every entity lookup.
+ */
+function readerOf(p: Parameter): Read {
   const schema = inlineRefs(p.schema) as TSchema & { default?: unknown; minimum?: number; maximum?: number; enum?: unknown[] };
   const code = errorCode(schema, 'invalid_parameter');
   const name = p.name;
   const absent = schema.default ?? null;
-  const check = p.parse === 'include' ? null : compileCheck(schema);
-  // What the value should look like, in the schema's own words (its first sentence).
-  const described = (schema as { description?: string }).description;
-  const about = described ? `: ${described.split(/\.(\s|$)/)[0]}` : '';
+  const required = p.required;
   const refuse = (raw: string, why: string): never => {
     throw new ApiError(400, code, `${name} ${why}.`, { detail: raw.slice(0, 64) });
   };
-  const range = `must be an integer from ${schema.minimum ?? 0} to ${schema.maximum ?? 999_999_999}`;
-  const textOf = (params: Record<string, string>, query: URLSearchParams): string | null => {
-    if (p.in === 'path') return params[name];
-    // A repeated integer takes its first value, as the API always has; any other value may be given once.
-    if (p.parse === 'integer') return query.get(name);
+  const missing = (): never => {
+    throw new ApiError(400, code, `${name} is required.`);
+  };
+  /** The one value of a query parameter, or null (a repeated one is a 400: which one wins would be a guess). */
+  const once = (query: URLSearchParams): string | null => {
     const all = query.getAll(name);
     if (all.length > 1) throw new ApiError(400, 'invalid_parameter', `${name} may be given once.`);
     return all.length ? all[0] : null;
   };
-  return {
-    name,
-    read(params, query) {
-      const raw = textOf(params, query);
-      if (raw === null || (raw === '' && p.allowEmptyValue)) {
-        if (p.required) throw new ApiError(400, code, `${name} is required.`);
-        return p.parse === 'include' ? NO_INCLUDES : absent;
-      }
-      if (p.parse === 'include') return parseInclude(raw, code);
-      if (p.parse === 'integer') {
-        if (!DIGITS.test(raw)) refuse(raw, range);
-        const n = Number(raw);
-        return check!.Check(n) ? n : refuse(raw, range);
-      }
-      if (check!.Check(raw)) return raw;
-      return refuse(raw, schema.enum ? `must be one of ${schema.enum.join(', ')}` : `is not valid${about}`);
-    },
+  if (p.parse === 'include') {
+    return (_, query) => {
+      const raw = once(query);
+      return raw === null ? (required ? missing() : NO_INCLUDES) : parseInclude(raw, code);
+    };
+  }
+  const compiled = compileCheck(schema);
+  const check: (value: unknown) => boolean = compiled.Check.bind(compiled);
+  if (p.parse === 'integer') {
+    const range = `must be an integer from ${schema.minimum ?? 0} to ${schema.maximum ?? 999_999_999}`;
+    // A repeated integer takes its first value, as the API always has.
+    return (_, query) => {
+      const raw = query.get(name);
+      if (raw === null) return required ? missing() : absent;
+      const n = DIGITS.test(raw) ? Number(raw) : NaN;
+      return check(n) ? n : refuse(raw, range);
+    };
+  }
+  // What the value should look like, in the schema's own words (its first sentence).
+  const described = (schema as { description?: string }).description;
+  const why = schema.enum ? `must be one of ${schema.enum.join(', ')}` : `is not valid${described ? `: ${described.split(/\.(\s|$)/)[0]}` : ''}`;
+  if (p.in === 'path') return (params) => (check(params[name]) ? params[name] : refuse(params[name], why));
+  const emptyIsAbsent = p.allowEmptyValue === true;
+  return (_, query) => {
+    const raw = once(query);
+    if (raw === null || (emptyIsAbsent && raw === '')) return required ? missing() : absent;
+    return check(raw) ? raw : refuse(raw, why);
   };
 }
 
@@ -112,28 +120,32 @@ export function parameterReader<const P extends readonly Parameter[]>(
   parameters: P,
   unknown: string | null = 'invalid_parameter',
 ): (c: { params: Record<string, string>; query: URLSearchParams }) => ParameterValues<P> {
-  const steps = parameters.filter((p) => p.in !== 'header').map(stepOf);
+  const read = parameters.filter((p) => p.in !== 'header');
+  const names = read.map((p) => p.name);
+  const readers = read.map(readerOf);
   const declared = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
+  // Every answer has the same keys: copying a template of them keeps one object shape, with no transitions per request.
+  const template: Record<string, unknown> = Object.fromEntries(names.map((n) => [n, null]));
   return (c) => {
     if (unknown !== null) {
       for (const k of c.query.keys()) {
         if (!declared.has(k)) throw new ApiError(400, unknown, `Unknown query parameter ${JSON.stringify(k.slice(0, 64))}.`);
       }
     }
-    const out: Record<string, unknown> = {};
-    for (const s of steps) out[s.name] = s.read(c.params, c.query);
+    const out = { ...template };
+    for (let i = 0; i < readers.length; i++) out[names[i]] = readers[i](c.params, c.query);
     return out as ParameterValues<P>;
   };
 }
 
 /** One value checked as parameter `p` would check it (a batch item's ID as the path's `reep_id`). */
 export function valueChecker(p: Parameter): (value: string) => string {
-  const s = stepOf(p);
+  const read = readerOf(p);
   const params: Record<string, string> = {};
   const none = new URLSearchParams();
   return (value) => {
     params[p.name] = value;
-    return s.read(params, none) as string;
+    return read(params, none) as string;
   };
 }
 

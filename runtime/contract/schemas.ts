@@ -497,46 +497,28 @@ export const KeyResponse = component(
   }),
 );
 
-export const EntityBridgesResponse = component(
-  'EntityBridgesResponse',
-  closed(
-    'Bridges of an entity. ' + ENTITY_ENVELOPE_NOTE,
-    {
-      reep_id: ref(RegisterId),
-      bridges: arrayOf(ref(Bridge)),
-      count: count('Number of bridges.'),
-      requested_id: Optional(ref(RegisterId)),
-      redirected_to: Optional(ref(RegisterId)),
-    },
-    REDIRECT_PAIR,
-  ),
-);
-export const EntityOverlayResponse = component(
-  'EntityOverlayResponse',
-  closed(
-    'Overlay of an entity (`{}` with count 0 when there is none). ' + ENTITY_ENVELOPE_NOTE,
-    {
-      reep_id: ref(RegisterId),
-      overlay: ref(Overlay),
-      count: count('Number of overlay layers present in `overlay`.'),
-      requested_id: Optional(ref(RegisterId)),
-      redirected_to: Optional(ref(RegisterId)),
-    },
-    REDIRECT_PAIR,
-  ),
-);
-export const EntityRelationshipsResponse = component(
+/** A view of one entity: its ID, the view's own fields, then the redirect pair of a merged ID. */
+const entityView = <P extends Record<string, TSchema>>(name: string, description: string, fields: P) =>
+  component(
+    name,
+    closed(
+      `${description} ${ENTITY_ENVELOPE_NOTE}`,
+      { reep_id: ref(RegisterId), ...fields, requested_id: Optional(ref(RegisterId)), redirected_to: Optional(ref(RegisterId)) },
+      REDIRECT_PAIR,
+    ),
+  );
+export const EntityBridgesResponse = entityView('EntityBridgesResponse', 'Bridges of an entity.', {
+  bridges: arrayOf(ref(Bridge)),
+  count: count('Number of bridges.'),
+});
+export const EntityOverlayResponse = entityView('EntityOverlayResponse', 'Overlay of an entity (`{}` with count 0 when there is none).', {
+  overlay: ref(Overlay),
+  count: count('Number of overlay layers present in `overlay`.'),
+});
+export const EntityRelationshipsResponse = entityView(
   'EntityRelationshipsResponse',
-  closed(
-    'Grouped relationship summary. Player, coach and referee entities return an empty list by design. ' + ENTITY_ENVELOPE_NOTE,
-    {
-      reep_id: ref(RegisterId),
-      relationships: arrayOf(ref(RelationshipSummary)),
-      requested_id: Optional(ref(RegisterId)),
-      redirected_to: Optional(ref(RegisterId)),
-    },
-    REDIRECT_PAIR,
-  ),
+  'Grouped relationship summary. Player, coach and referee entities return an empty list by design.',
+  { relationships: arrayOf(ref(RelationshipSummary)) },
 );
 
 export const NoticesPage = component(

@@ -69,10 +69,11 @@ const entityResponses = (what: string, body: Schema, badRequestCodes: string[]):
 
 const SAME_AS_ENTITY = 'Redirects, tombstones and unknown IDs behave as on `/entities/{reep_id}`.';
 
-/** A sub-resource of an entity: its own query parameters, one lookup, one body. */
+/** A sub-resource of an entity: its own query parameters, one lookup, one body (`answer`: what and its schema). */
 function view<const P extends readonly Parameter[]>(
   name: string,
-  operation: Omit<OperationSpec, 'tag' | 'cost' | 'parameters'>,
+  operation: { operationId: string; summary: string; about?: string },
+  answer: [string, Schema],
   parameters: P,
   parse: (p: ParameterValues<P>) => (e: LiveEntity) => Uint8Array,
 ): RouteDef {
@@ -82,7 +83,15 @@ function view<const P extends readonly Parameter[]>(
     path: `/entities/{reep_id}/${name}`,
     auth: true,
     perStamp: true,
-    operation: { ...operation, tag: 'lookup', cost: 1, parameters },
+    operation: {
+      operationId: operation.operationId,
+      tag: 'lookup',
+      summary: operation.summary,
+      description: `One lookup. ${operation.about ?? ''}${SAME_AS_ENTITY}`,
+      cost: 1,
+      parameters,
+      responses: entityResponses(answer[0], answer[1], ['invalid_id', 'invalid_parameter']),
+    },
     prepare(c) {
       const p = readParameters(c);
       const id = (p as { reep_id: string }).reep_id;
@@ -127,38 +136,22 @@ export const entityRoutes: RouteDef[] = [
       };
     },
   }),
-  view(
-    'bridges',
-    {
-      operationId: 'getEntityBridges',
-      summary: 'Provider bridges of an entity',
-      description: `One lookup. ${SAME_AS_ENTITY}`,
-      responses: entityResponses('The bridges.', EntityBridgesResponse, ['invalid_id', 'invalid_parameter']),
-    },
-    [ReepId],
-    () => (e) => bridgesBody(e),
+  view('bridges', { operationId: 'getEntityBridges', summary: 'Provider bridges of an entity' }, ['The bridges.', EntityBridgesResponse], [ReepId], () => (e) =>
+    bridgesBody(e),
   ),
-  view(
-    'overlay',
-    {
-      operationId: 'getEntityOverlay',
-      summary: 'Knowledge-base overlay of an entity',
-      description: `One lookup. ${SAME_AS_ENTITY}`,
-      responses: entityResponses('The overlay.', EntityOverlayResponse, ['invalid_id', 'invalid_parameter']),
-    },
-    [ReepId],
-    () => (e) => overlayBody(e),
+  view('overlay', { operationId: 'getEntityOverlay', summary: 'Knowledge-base overlay of an entity' }, ['The overlay.', EntityOverlayResponse], [ReepId], () => (e) =>
+    overlayBody(e),
   ),
   view(
     'relationships',
     {
       operationId: 'getEntityRelationships',
       summary: 'Grouped relationship summary of an entity',
-      description:
-        'One lookup. Only structural relationships are summarised (competition, season, stage, match, and which ' +
-        `teams participate in which competition-seasons). ${SAME_AS_ENTITY}`,
-      responses: entityResponses('The relationship summary.', EntityRelationshipsResponse, ['invalid_id', 'invalid_parameter']),
+      about:
+        'Only structural relationships are summarised (competition, season, stage, match, and which teams ' +
+        'participate in which competition-seasons). ',
     },
+    ['The relationship summary.', EntityRelationshipsResponse],
     [ReepId, RelationshipFamily, RelationshipLimit],
     (p) => (e) => relationshipsBody(e, p.family, p.limit),
   ),

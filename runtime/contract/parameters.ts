@@ -36,6 +36,9 @@ function named<P extends Parameter>(name: string, p: P): P {
 }
 export const parameterName = (p: Parameter): string | undefined => names.get(p);
 
+/** The longest provider ID a lookup accepts. */
+export const MAX_EXTERNAL_ID = 512;
+
 type Spec<N extends string> = Omit<Parameter<N>, 'name' | 'in' | 'required' | 'value'> & { required?: boolean };
 const query = <N extends string, T>(name: N, spec: Spec<N>): Parameter<N, T> => ({ name, in: 'query', required: false, ...spec });
 const path = <N extends string>(name: N, description: string, schema: TSchema): Parameter<N, string> => ({ name, in: 'path', required: true, description, schema });
@@ -58,7 +61,11 @@ export const ReepId = named(
 export const Provider = named('Provider', path('provider', 'Provider key.', Type.String({ minLength: 1 })));
 export const ExternalId = named(
   'ExternalId',
-  path('external_id', "The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`).", Type.String({ minLength: 1 })),
+  path(
+    'external_id',
+    "The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`). 1 to 512 characters without NUL, else 400 `invalid_id`.",
+    Type.String({ minLength: 1, maxLength: MAX_EXTERNAL_ID, pattern: '^[^\\u0000]*$', 'x-error': 'invalid_id' }),
+  ),
 );
 export const IncludeParam = named(
   'Include',

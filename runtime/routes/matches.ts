@@ -45,8 +45,6 @@ export const MAX_EXAMINED = 1000;
 
 const ANCHORS = ['team', 'competition', 'season'] as const;
 type AnchorKind = (typeof ANCHORS)[number];
-const SINGLE = ['opponent', 'venue', 'from', 'to', 'state', 'providers', 'require', 'missing', 'sort', 'limit', 'cursor'] as const;
-const KNOWN = new Set<string>([...ANCHORS, ...SINGLE]);
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_VALUE_CHARS = 600;
@@ -103,6 +101,10 @@ const PARAMETERS: Parameter[] = [
     Type.String({ minLength: 1 }),
   ),
 ];
+
+/** The parameters /matches knows, and those that may be given once (all but the repeatable anchors). */
+const KNOWN = new Set(PARAMETERS.map((p) => p.name));
+const SINGLE = new Set(PARAMETERS.filter((p) => !p.explode).map((p) => p.name));
 
 export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
   const signer = opts.cursorSecret ? new CursorSigner(opts.cursorSecret) : null;
@@ -162,7 +164,7 @@ function parseQuery(c: RequestContext): MatchQuery {
   const query = c.query;
   for (const k of new Set(query.keys())) {
     if (!KNOWN.has(k)) throw new ApiError(400, 'unknown_parameter', `Unknown query parameter ${JSON.stringify(k.slice(0, 64))} on /matches.`);
-    if ((SINGLE as readonly string[]).includes(k) && query.getAll(k).length > 1) {
+    if (SINGLE.has(k) && query.getAll(k).length > 1) {
       throw new ApiError(400, 'repeated_parameter', `The /matches parameter ${k} may be given once.`);
     }
   }

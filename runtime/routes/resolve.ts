@@ -5,7 +5,7 @@ import { concat, concatToSend } from '../../common/bytes.ts';
 import { entityParts } from '../compose-entity.ts';
 import { costingErrors, COST_HEADERS, jsonContent, ok, responseRef, TAGGED_COST_HEADERS } from '../contract/http-parts.ts';
 import { EntityTypeFilter, ExternalId, IncludeParam, Lang, Namespace, Provider } from '../contract/parameters.ts';
-import { parameterReader } from '../contract/request-check.ts';
+import { parameterReader, valueChecker } from '../contract/request-check.ts';
 import { AmbiguousResolveError, ref, ResolveResult } from '../contract/schemas.ts';
 import type { Release } from '../release/open-release.ts';
 import { defineRoute, type Reply, type RouteDef } from '../route.ts';
@@ -13,7 +13,6 @@ import { defineRoute, type Reply, type RouteDef } from '../route.ts';
 const enc = new TextEncoder();
 const RESULTS_OPEN = enc.encode('{"results":[');
 const COMMA = enc.encode(',');
-const MAX_EXTERNAL_ID = 512;
 
 export interface ResolveArgs {
   provider: string;
@@ -24,14 +23,15 @@ export interface ResolveArgs {
   lang: string | null;
 }
 
-/** Validation shared by the route and batch items (400s, no cost). */
+/** A batch item's external ID checked as the path's. */
+const checkExternalId = valueChecker(ExternalId);
+
+/** Validation shared by the route and batch items (400s, no cost): what a schema cannot know, the release's providers. */
 export function checkResolveArgs(release: Release, provider: string, externalId: string): void {
   if (!release.providers.has(provider)) {
     throw new ApiError(400, 'unknown_provider', 'Unknown provider key.', { detail: provider.slice(0, 64) });
   }
-  if (externalId === '' || externalId.length > MAX_EXTERNAL_ID || externalId.includes('\u0000')) {
-    throw new ApiError(400, 'invalid_id', 'external_id must be 1 to 512 characters without NUL.');
-  }
+  checkExternalId(externalId);
 }
 
 /** One resolve as /resolve answers it: 200 with results (maybe none), or 409 with every candidate. */

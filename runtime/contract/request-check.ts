@@ -152,11 +152,13 @@ export function valueChecker(p: Parameter): (value: string) => string {
 // ---------------------------------------------------------------------------------------------------------------
 // Bodies.
 
-/** The keyword of a failed check, for a node whose `x-error` maps keywords to codes (the batch's three caps). */
+/**
+ * The keyword of a failed check, for a node whose `x-error` maps keywords to codes (the batch's caps; its third,
+ * maxContains, is counted apart: see bodyChecker).
+ */
 const KEYWORD: Partial<Record<ValueErrorType, string>> = {
   [ValueErrorType.ArrayMinItems]: 'minItems',
   [ValueErrorType.ArrayMaxItems]: 'maxItems',
-  [ValueErrorType.ArrayMaxContains]: 'maxContains',
 };
 
 /** The code for a failed check: the failing node's own, else that of its nearest annotated ancestor. */

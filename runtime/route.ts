@@ -3,7 +3,7 @@
 import type { Namespace } from '../common/ids.ts';
 import type { NoticeBatch } from '../common/dist-layout.ts';
 import type { ApiError } from './api-error.ts';
-import type { OperationSpec } from './contract/http-parts.ts';
+import type { RouteOperation } from './contract/http-parts.ts';
 import type { Clock, KeyRecord, StateStore } from './interfaces.ts';
 import type { Release } from './release/open-release.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
@@ -68,7 +68,7 @@ export interface RouteSpec {
   path: string;
   auth: boolean;
   /** The operation as the OpenAPI document states it (runtime/contract/document.ts assembles them). */
-  operation: OperationSpec;
+  operation: RouteOperation;
   /** Routes that answer without a compiled release (the OpenAPI document). */
   noRelease?: boolean;
   /**

@@ -279,7 +279,7 @@ export const changelogResponses = (schema: TSchema, badRequestCodes: readonly st
 };
 
 /** What a route states of its operation in the document (runtime/route.ts defineRoute). */
-export interface OperationSpec {
+export interface RouteOperation {
   operationId: string;
   tag: string;
   summary: string;

@@ -3,7 +3,7 @@ import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { bridgesBody, entityBodyKey, entityParts, overlayBody, relationshipsBody } from '../compose-entity.ts';
 import { concatToSend } from '../../common/bytes.ts';
-import { costingErrors, ok, responseRef, TAGGED_COST_HEADERS, type OperationSpec } from '../contract/http-parts.ts';
+import { costingErrors, ok, responseRef, TAGGED_COST_HEADERS, type RouteOperation } from '../contract/http-parts.ts';
 import { IncludeParam, Lang, ReepId, RelationshipFamily, RelationshipLimit, type Parameter, type ParameterValues } from '../contract/parameters.ts';
 import { parameterReader } from '../contract/request-check.ts';
 import { EntityBridgesResponse, Entity, EntityOverlayResponse, EntityRelationshipsResponse, ref, type Schema } from '../contract/schemas.ts';
@@ -59,7 +59,7 @@ export function entityItem(release: Release, id: string, include: ReadonlySet<In
 }
 
 /** The statuses of every entity lookup: those of a costing endpoint, then 404 and 410. */
-const entityResponses = (what: string, body: Schema, badRequestCodes: string[]): OperationSpec['responses'] => ({
+const entityResponses = (what: string, body: Schema, badRequestCodes: string[]): RouteOperation['responses'] => ({
   '200': ok(what, ref(body), TAGGED_COST_HEADERS),
   '304': responseRef('LookupNotModified'),
   ...costingErrors(badRequestCodes),

@@ -1,7 +1,7 @@
 // Free metadata routes: /, /meta, /providers, /provider-notices/summary, /coverage (precomputed documents served as
 // stored bytes) and /openapi.json (the contract this server answers to).
 import { ApiError } from '../api-error.ts';
-import { DOCUMENT_HEADERS, errorResponse, ok, responseRef, STAMP_IF_LOADED, type OperationSpec } from '../contract/http-parts.ts';
+import { DOCUMENT_HEADERS, errorResponse, ok, responseRef, STAMP_IF_LOADED, type RouteOperation } from '../contract/http-parts.ts';
 import { openapiJsonText } from '../contract/openapi-json.ts';
 import * as S from '../contract/schemas.ts';
 import { documentEtag } from '../response-headers.ts';
@@ -14,8 +14,8 @@ const docOperation = (
   description: string,
   body: [string, S.Schema],
   auth = true,
-  unavailable: OperationSpec['responses'][string] = responseRef('IndexUnavailable'),
-): OperationSpec => ({
+  unavailable: RouteOperation['responses'][string] = responseRef('IndexUnavailable'),
+): RouteOperation => ({
   operationId,
   tag: 'metadata',
   summary,
@@ -29,7 +29,7 @@ const docOperation = (
   },
 });
 
-const doc = (path: string, auth: boolean, operation: OperationSpec, pick: (c: RequestContext) => string | null, missing?: ApiError): RouteDef => defineRoute({
+const doc = (path: string, auth: boolean, operation: RouteOperation, pick: (c: RequestContext) => string | null, missing?: ApiError): RouteDef => defineRoute({
   method: 'GET',
   path,
   auth,

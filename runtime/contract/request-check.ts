@@ -101,7 +101,7 @@ function readerOf(p: Parameter): Read {
   }
   // What the value should look like, in the schema's own words (its first sentence).
   const described = (schema as { description?: string }).description;
-  const why = schema.enum ? `must be one of ${schema.enum.join(', ')}` : `is not valid${described ? `: ${described.split(/\.(\s|$)/)[0]}` : ''}`;
+  const why = schema.enum ? `must be one of ${schema.enum.join(', ')}` : `is not valid${described ? `: ${described.split(/\.\s+(?=[A-Z])/)[0].replace(/\.$/, '')}` : ''}`;
   if (p.in === 'path') return (params) => (check(params[name]) ? params[name] : refuse(params[name], why));
   const emptyIsAbsent = p.allowEmptyValue === true;
   return (_, query) => {
@@ -212,7 +212,10 @@ export function bodyChecker<T extends TObject>(schema: T, opts: { itemsInPlace?:
     const e = compiled.Errors(value).First()!;
     const { code, detail } = codeOf(inlined, e);
     const where = e.path === '' ? 'The body' : e.path.slice(1).replaceAll('/', '.');
-    throw new ApiError(400, code, `${where}: ${e.message}.`, detail ? { detail } : undefined);
+    // TypeBox names a custom kind where it means the values the schema lists.
+    const values = (e.schema as { enum?: unknown[] }).enum;
+    const why = values ? `must be one of ${values.join(', ')}` : e.message;
+    throw new ApiError(400, code, `${where}: ${why}.`, detail ? { detail } : undefined);
   };
 }
 

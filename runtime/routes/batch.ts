@@ -7,7 +7,7 @@ import { ApiError } from '../api-error.ts';
 import { costingErrors, COST_HEADERS, ok, responseRef } from '../contract/http-parts.ts';
 import { ReepId } from '../contract/parameters.ts';
 import { bodyChecker, parseInclude, valueChecker } from '../contract/request-check.ts';
-import { BatchItem, BatchRequest, BatchResponse, MAX_BATCH_ITEMS, ref } from '../contract/schemas.ts';
+import { BatchItem, BatchRequest, BatchResponse, MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, ref } from '../contract/schemas.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
 import { entityBodyKey, entityParts } from '../compose-entity.ts';
 import { GoneError, liveEntity, liveEntityNow } from './entities.ts';
@@ -263,7 +263,7 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
         summary: 'Many entity and resolve lookups in one request',
         description:
           'One lookup per structurally valid entity or resolve item; the rate limiter counts the batch as one ' +
-          'request. More than 100 items: 400 `batch_too_large`; more than 20 resolve items: 400 ' +
+          `request. More than ${MAX_BATCH_ITEMS} items: 400 \`batch_too_large\`; more than ${MAX_BATCH_RESOLVES} resolve items: 400 ` +
           '`resolve_batch_too_large` (both name the limit); empty `requests`: 400 `empty_batch`; malformed body: 400 ' +
           '`invalid_body`; bad shared include: 400 `unknown_include`. No quota is consumed on these rejections. If the ' +
           'key has fewer credits than the batch needs, the whole batch is 402 and nothing is charged. An item that ' +

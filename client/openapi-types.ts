@@ -1526,7 +1526,7 @@ export interface components {
         ReepId: components["schemas"]["RegisterId"];
         /** @description Provider key. */
         Provider: string;
-        /** @description The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`). 1 to 512 characters without NUL, else 400 `invalid_id`. */
+        /** @description The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`); 1 to 512 characters without NUL. */
         ExternalId: string;
         /** @description Comma-separated expansions. Order and repetition do not matter (same bytes). An unknown name is 400 `unknown_include`. Without include, entity and resolve responses are core-only. */
         Include: components["schemas"]["IncludeName"][];
@@ -2081,7 +2081,7 @@ export interface operations {
             path: {
                 /** @description Provider key. */
                 provider: components["parameters"]["Provider"];
-                /** @description The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`). 1 to 512 characters without NUL, else 400 `invalid_id`. */
+                /** @description The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`); 1 to 512 characters without NUL. */
                 external_id: components["parameters"]["ExternalId"];
             };
             cookie?: never;
@@ -2167,7 +2167,7 @@ export interface operations {
             path: {
                 /** @description Provider key. */
                 provider: components["parameters"]["Provider"];
-                /** @description The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`). 1 to 512 characters without NUL, else 400 `invalid_id`. */
+                /** @description The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`); 1 to 512 characters without NUL. */
                 external_id: components["parameters"]["ExternalId"];
             };
             cookie?: never;

@@ -63,7 +63,7 @@ export const ExternalId = named(
   'ExternalId',
   path(
     'external_id',
-    "The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`). 1 to 512 characters without NUL, else 400 `invalid_id`.",
+    "The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`); 1 to 512 characters without NUL.",
     Type.String({ minLength: 1, maxLength: MAX_EXTERNAL_ID, pattern: '^[^\\u0000]*$', 'x-error': 'invalid_id' }),
   ),
 );

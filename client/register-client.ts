@@ -17,7 +17,7 @@ export type BatchResult = Schemas['BatchResult'];
 export type ChangeEvent = Schemas['ChangeEvent'];
 export type MatchRow = Schemas['MatchRow'];
 export type MatchQuery = QueryOf<'listMatches'>;
-export type IncludeName = 'aliases' | 'attributes' | 'bridges' | 'relationships' | 'overlay';
+export type IncludeName = Schemas['IncludeName'];
 
 /** The contract's batch caps (API-SPEC "Limits"): items per request, and resolve items among them. */
 export const BATCH_MAX_ITEMS = 100;

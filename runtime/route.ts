@@ -1,8 +1,9 @@
-// What a route is: a path template, whether it needs a key and costs lookups, and a handler split in two:
+// What a route is: a path template, whether it needs a key, its operation in the contract, and a handler in two:
 // `prepare` validates (400s cost nothing) and says the cost; `run` does the lookup once the cost is charged.
 import type { Namespace } from '../common/ids.ts';
 import type { NoticeBatch } from '../common/dist-layout.ts';
 import type { ApiError } from './api-error.ts';
+import type { RouteOperation } from './contract/http-parts.ts';
 import type { Clock, KeyRecord, StateStore } from './interfaces.ts';
 import type { Release } from './release/open-release.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
@@ -60,13 +61,14 @@ export interface Prepared {
   run(): Promise<Reply> | Reply;
 }
 
-export interface RouteDef {
+/** A route as its module declares it: where it answers, what the document says of it, and its handler. */
+export interface RouteSpec {
   method: 'GET' | 'POST';
   /** Template relative to the namespace, e.g. `/entities/{reep_id}/bridges`. */
   path: string;
   auth: boolean;
-  /** Costing routes go through the rate limit and the quota. */
-  costing: boolean;
+  /** The operation as the OpenAPI document states it (runtime/contract/document.ts assembles them). */
+  operation: RouteOperation;
   /** Routes that answer without a compiled release (the OpenAPI document). */
   noRelease?: boolean;
   /**
@@ -76,5 +78,13 @@ export interface RouteDef {
   perStamp?: boolean;
   prepare(c: RequestContext): Promise<Prepared> | Prepared;
 }
+
+export interface RouteDef extends RouteSpec {
+  /** Costing routes go through the rate limit and the quota: those whose operation costs lookups. */
+  costing: boolean;
+}
+
+/** A route from its one declaration: its cost in the document decides whether it is rate-limited and charged. */
+export const defineRoute = (spec: RouteSpec): RouteDef => ({ ...spec, costing: spec.operation.cost !== 0 });
 
 export const json = (status: number, body: string | Uint8Array, headers?: Record<string, string>): Reply => ({ status, body, headers });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../api-error.ts';
 import { toResponse, type Answer, type App } from '../app.ts';
-import { ASSET_NAME, PAGE_CACHE, PAGE_CSP, PAGE_TYPES } from '../openapi/openapi-document.ts';
+import { ASSET_NAME, PAGE_CACHE, PAGE_CSP, PAGE_TYPES } from '../contract/document.ts';
 import { pathOf } from '../ops/ops-app.ts';
 
 /** Options of withPages. */

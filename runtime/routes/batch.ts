@@ -4,19 +4,24 @@
 // rate limit.
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
-import { checkRegisterId, parseEntityType, parseInclude } from '../params.ts';
+import { costingErrors, COST_HEADERS, ok, responseRef } from '../contract/http-parts.ts';
+import { ReepId } from '../contract/parameters.ts';
+import { bodyChecker, parseInclude, valueChecker } from '../contract/request-check.ts';
+import { BatchItem, BatchRequest, BatchResponse, MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, ref } from '../contract/schemas.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
 import { entityBodyKey, entityParts } from '../compose-entity.ts';
 import { GoneError, liveEntity, liveEntityNow } from './entities.ts';
 import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
 import { checkResolveArgs, resolveItem } from './resolve.ts';
-import type { Body, Reply, RouteDef } from '../route.ts';
+import { defineRoute, type Body, type Reply, type RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
 import { createTurnGate } from '../turn-gate.ts';
 
-export const MAX_BATCH_ITEMS = 100;
-export const MAX_BATCH_RESOLVES = 20;
-const ITEM_KEYS = new Set(['type', 'id', 'provider', 'external_id', 'namespace', 'entity_type']);
+export { MAX_BATCH_ITEMS };
+/** The batch as a whole: its items are checked one by one (checkItem), each answering its own 400 in place. */
+const checkBatch = bodyChecker(BatchRequest, { itemsInPlace: 'requests' });
+const checkItem = bodyChecker(BatchItem);
+const checkRegisterId = valueChecker(ReepId);
 const dec = new TextDecoder();
 const COMMA = new Uint8Array([44]);
 
@@ -41,31 +46,24 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
 
 function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lang: string | null): Planned {
   try {
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ApiError(400, 'invalid_body', 'Each item must be an object.');
-    const item = raw as Record<string, unknown>;
-    for (const k of Object.keys(item)) if (!ITEM_KEYS.has(k)) throw new ApiError(400, 'invalid_body', `Unknown item field ${JSON.stringify(k.slice(0, 64))}.`);
-    for (const k of ['id', 'provider', 'external_id', 'namespace', 'entity_type']) {
-      if (item[k] !== undefined && typeof item[k] !== 'string') throw new ApiError(400, 'invalid_body', `Item field ${k} must be a string.`);
-    }
+    const item = checkItem(raw);
+    // What the schema leaves to code: which fields each type needs.
     if (item.type === 'entity') {
       if (typeof item.id !== 'string') throw new ApiError(400, 'invalid_body', 'An entity item needs id.');
       const id = checkRegisterId(item.id);
       return { entity: id, key: entityBodyKey(id, include, lang), release, include, lang };
     }
-    if (item.type === 'resolve') {
-      const externalId = (item.external_id ?? item.id) as string | undefined;
-      if (typeof item.provider !== 'string' || typeof externalId !== 'string') {
-        throw new ApiError(400, 'invalid_body', 'A resolve item needs provider and external_id (or id).');
-      }
-      checkResolveArgs(release, item.provider, externalId);
-      const args = { provider: item.provider, externalId, namespace: (item.namespace as string) ?? '', type: parseEntityType(item.entity_type as string | undefined), include, lang };
-      return {
-        run() {
-          return resolveItem(release, args);
-        },
-      };
+    const externalId = item.external_id ?? item.id;
+    if (typeof item.provider !== 'string' || typeof externalId !== 'string') {
+      throw new ApiError(400, 'invalid_body', 'A resolve item needs provider and external_id (or id).');
     }
-    throw new ApiError(400, 'invalid_body', 'Item type must be entity or resolve.');
+    checkResolveArgs(release, item.provider, externalId);
+    const args = { provider: item.provider, externalId, namespace: item.namespace ?? '', type: item.entity_type ?? null, include, lang };
+    return {
+      run() {
+        return resolveItem(release, args);
+      },
+    };
   } catch (e) {
     if (e instanceof ApiError) return { error: e };
     throw e;
@@ -255,31 +253,36 @@ export const batchOptionsFor = (source: ShardSource): BatchOptions => ({ atOnce:
 export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): RouteDef[] {
   const gate = createTurnGate(opts.atOnce ?? LOCAL_BATCHES_AT_ONCE);
   return [
-    {
+    defineRoute({
       method: 'POST',
       path: '/batch',
       auth: true,
-      costing: true,
+      operation: {
+        operationId: 'batch',
+        tag: 'lookup',
+        summary: 'Many entity and resolve lookups in one request',
+        description:
+          'One lookup per structurally valid entity or resolve item; the rate limiter counts the batch as one ' +
+          `request. More than ${MAX_BATCH_ITEMS} items: 400 \`batch_too_large\`; more than ${MAX_BATCH_RESOLVES} resolve items: 400 ` +
+          '`resolve_batch_too_large` (both name the limit); empty `requests`: 400 `empty_batch`; malformed body: 400 ' +
+          '`invalid_body`; bad shared include: 400 `unknown_include`. No quota is consumed on these rejections. If the ' +
+          'key has fewer credits than the batch needs, the whole batch is 402 and nothing is charged. An item that ' +
+          'cannot be answered is `{status: 503, body: Error}` in place and is given back: `X-Register-Credits-Remaining` ' +
+          'counts only the items answered. Memory: an entity is at most 256 KiB as compiled, so one batch holds at ' +
+          'most about 100 × 0.5 MiB of answer while it is composed (docs/integrity.md states the budget the test ' +
+          'holds it to).',
+        cost: 'per_item',
+        requestBody: BatchRequest,
+        responses: {
+          '200': ok('One result per item, in request order.', ref(BatchResponse), COST_HEADERS),
+          ...costingErrors(['invalid_body', 'empty_batch', 'batch_too_large', 'resolve_batch_too_large', 'unknown_include', 'invalid_parameter']),
+          '413': responseRef('PayloadTooLarge'),
+        },
+      },
       async prepare(c) {
-        const body = await readJsonBody(c.request, maxBodyBytes);
-        if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'invalid_body', 'The body must be a BatchRequest object.');
-        const b = body as Record<string, unknown>;
-        for (const k of Object.keys(b)) if (!['requests', 'include', 'lang'].includes(k)) throw new ApiError(400, 'invalid_body', `Unknown field ${JSON.stringify(k.slice(0, 64))}.`);
-        if (!Array.isArray(b.requests)) throw new ApiError(400, 'invalid_body', 'requests must be an array.');
-        if (b.requests.length === 0) throw new ApiError(400, 'empty_batch', 'requests is empty.');
-        if (b.requests.length > MAX_BATCH_ITEMS) {
-          throw new ApiError(400, 'batch_too_large', `A batch holds at most ${MAX_BATCH_ITEMS} items.`, { detail: `limit ${MAX_BATCH_ITEMS}` });
-        }
-        const resolves = b.requests.filter((r) => r && typeof r === 'object' && (r as Record<string, unknown>).type === 'resolve').length;
-        if (resolves > MAX_BATCH_RESOLVES) {
-          throw new ApiError(400, 'resolve_batch_too_large', `A batch holds at most ${MAX_BATCH_RESOLVES} resolve items.`, { detail: `limit ${MAX_BATCH_RESOLVES}` });
-        }
-        if (b.include !== undefined && typeof b.include !== 'string' && !Array.isArray(b.include)) {
-          throw new ApiError(400, 'unknown_include', 'include must be a string or an array of strings.');
-        }
-        const include = parseInclude(b.include as string | string[] | undefined);
-        if (b.lang !== undefined && typeof b.lang !== 'string') throw new ApiError(400, 'invalid_body', 'lang must be a string.');
-        const lang = (b.lang as string | undefined) ?? null;
+        const b = checkBatch(await readJsonBody(c.request, maxBodyBytes));
+        const include = parseInclude(b.include);
+        const lang = b.lang ?? null;
         const planned = b.requests.map((r) => plan(c.release, r, include, lang));
         const cost = planned.filter((p) => !('error' in p)).length;
         return {
@@ -289,6 +292,6 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
           },
         };
       },
-    },
+    }),
   ];
 }

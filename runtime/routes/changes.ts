@@ -2,12 +2,14 @@
 // two compiled releases; pages come from the compiler's pre-paged streams. Free, with strong ETags and 304s.
 import { createHash } from 'node:crypto';
 import { CHANGE_EVENT_TYPES, type DistIndex } from '../../common/dist-layout.ts';
-import { STAMP } from '../../common/ids.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import { ApiError } from '../api-error.ts';
-import { allowOnly, intParam, oneParam } from '../params.ts';
+import { changelogResponses } from '../contract/http-parts.ts';
+import { ChangesLimit, Cursor, EventTypeFilter, From, IfNoneMatch, ProviderFilter, Since, To } from '../contract/parameters.ts';
+import { parameterReader } from '../contract/request-check.ts';
+import { ChangeReleasesResponse, ChangesPage, ChangesSummaryResponse } from '../contract/schemas.ts';
 import type { Release } from '../release/open-release.ts';
-import type { Reply, RequestContext, RouteDef } from '../route.ts';
+import { defineRoute, type Reply, type RequestContext, type RouteDef } from '../route.ts';
 
 /** Releases this namespace can show: every compiled release up to the one it serves. */
 async function visible(c: RequestContext): Promise<DistIndex['releases']> {
@@ -16,10 +18,9 @@ async function visible(c: RequestContext): Promise<DistIndex['releases']> {
   return index.releases.filter((r) => r.stamp <= c.release.stamp);
 }
 
-function stampParam(c: RequestContext, name: string, known: Set<string>): string | null {
-  const v = oneParam(c.query, name);
-  if (v === null) return null;
-  if (!STAMP.test(v) || !known.has(v)) throw new ApiError(400, 'unknown_stamp', `${name} is not a published release stamp.`, { detail: v.slice(0, 32) });
+/** A window bound the schema admitted: it must also be a release this namespace shows. */
+function published(name: string, v: string | null, known: Set<string>): string | null {
+  if (v !== null && !known.has(v)) throw new ApiError(400, 'unknown_stamp', `${name} is not a published release stamp.`, { detail: v.slice(0, 32) });
   return v;
 }
 
@@ -32,12 +33,14 @@ interface Window {
   chain: Release[];
 }
 
-async function window(c: RequestContext): Promise<Window> {
+type Bounds = { since: string | null; from: string | null; to: string | null };
+
+async function window(c: RequestContext, bounds: Bounds): Promise<Window> {
   const list = await visible(c);
   const known = new Set(list.map((r) => r.stamp));
-  const since = stampParam(c, 'since', known);
-  const from = stampParam(c, 'from', known);
-  const to = stampParam(c, 'to', known);
+  const since = published('since', bounds.since, known);
+  const from = published('from', bounds.from, known);
+  const to = published('to', bounds.to, known);
   if (since !== null && from !== null && since !== from) throw new ApiError(400, 'invalid_parameter', 'since is another way to write from: give one, or both the same.');
   const start = since ?? from;
   const until = to ?? c.release.stamp;
@@ -95,14 +98,27 @@ function withEtag(c: RequestContext, body: string): Reply {
   return { status: 200, body, headers };
 }
 
-const WINDOW_PARAMS = ['since', 'from', 'to'];
+const WINDOW = [Since, From, To] as const;
+const SUMMARY_PARAMETERS = [...WINDOW, IfNoneMatch] as const;
+const PAGE_PARAMETERS = [...WINDOW, EventTypeFilter, ProviderFilter, ChangesLimit, Cursor, IfNoneMatch] as const;
+const readSummary = parameterReader(SUMMARY_PARAMETERS);
+const readPage = parameterReader(PAGE_PARAMETERS);
+const STRONG_ETAG = 'Strong ETag; a matching `If-None-Match` gets 304.';
 
 export const changesRoutes: RouteDef[] = [
-  {
+  defineRoute({
     method: 'GET',
     path: '/changes/releases',
     auth: true,
-    costing: false,
+    operation: {
+      operationId: 'listReleases',
+      tag: 'changelog',
+      summary: 'Published releases, newest first',
+      description: `No cost. ${STRONG_ETAG}`,
+      cost: 0,
+      parameters: [IfNoneMatch],
+      responses: changelogResponses(ChangeReleasesResponse, null),
+    },
     prepare(c) {
       return {
         cost: 0,
@@ -117,37 +133,47 @@ export const changesRoutes: RouteDef[] = [
         },
       };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     path: '/changes/summary',
     auth: true,
-    costing: false,
+    operation: {
+      operationId: 'getChangesSummary',
+      tag: 'changelog',
+      summary: 'Event counts for a window of releases (the cheap poll)',
+      description:
+        'No cost. The window is `since` (changes after it, up to the latest) or `from`/`to` (any two published ' +
+        `releases). ${STRONG_ETAG}`,
+      cost: 0,
+      parameters: SUMMARY_PARAMETERS,
+      responses: changelogResponses(ChangesSummaryResponse, ['unknown_stamp', 'invalid_range', 'invalid_parameter']),
+    },
     async prepare(c) {
-      allowOnly(c.query, WINDOW_PARAMS);
-      const w = await window(c);
+      const w = await window(c, readSummary(c));
       return { cost: 0, run: async () => withEtag(c, `{${windowFields(w)}}`) };
     },
-  },
-  {
+  }),
+  defineRoute({
     method: 'GET',
     path: '/changes',
     auth: true,
-    costing: false,
+    operation: {
+      operationId: 'listChanges',
+      tag: 'changelog',
+      summary: 'Pages of change events',
+      description: `No cost. Same window as \`/changes/summary\`, filtered by \`type\` and \`provider\`, paged by an opaque cursor. ${STRONG_ETAG}`,
+      cost: 0,
+      parameters: PAGE_PARAMETERS,
+      responses: changelogResponses(ChangesPage, ['unknown_stamp', 'invalid_range', 'invalid_parameter', 'stale_cursor']),
+    },
     async prepare(c) {
-      allowOnly(c.query, [...WINDOW_PARAMS, 'type', 'provider', 'limit', 'cursor']);
-      const w = await window(c);
-      const type = oneParam(c.query, 'type');
-      if (type !== null && !(CHANGE_EVENT_TYPES as readonly string[]).includes(type)) {
-        throw new ApiError(400, 'invalid_parameter', `type must be one of ${CHANGE_EVENT_TYPES.join(', ')}.`);
-      }
-      const provider = oneParam(c.query, 'provider');
-      const limit = intParam(c.query, 'limit', 1, 1000, 500);
+      const p = readPage(c);
+      const w = await window(c, p);
+      const { type, provider, limit, cursor } = p;
       const filterKey = fnv1a32(JSON.stringify([w.since, w.from, w.to, type, provider])).toString(36);
       let at = { i: 0, o: 0 };
-      const cursor = oneParam(c.query, 'cursor');
-      if (cursor !== null) {
-        const m = /^([0-9a-z]+)\.(\d{1,4})\.(\d{1,9})$/.exec(cursor);
+      if (cursor !== null) {        const m = /^([0-9a-z]+)\.(\d{1,4})\.(\d{1,9})$/.exec(cursor);
         if (!m) throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this API issued.');
         if (m[1] !== filterKey) throw new ApiError(400, 'stale_cursor', 'This cursor belongs to a different window or filter.');
         at = { i: Number(m[2]), o: Number(m[3]) };
@@ -184,5 +210,5 @@ export const changesRoutes: RouteDef[] = [
         },
       };
     },
-  },
+  }),
 ];

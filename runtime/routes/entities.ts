@@ -3,10 +3,13 @@ import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { bridgesBody, entityBodyKey, entityParts, overlayBody, relationshipsBody } from '../compose-entity.ts';
 import { concatToSend } from '../../common/bytes.ts';
-import { allowOnly, checkRegisterId, intParam, oneParam, parseInclude } from '../params.ts';
+import { costingErrors, ok, responseRef, TAGGED_COST_HEADERS, type RouteOperation } from '../contract/http-parts.ts';
+import { IncludeParam, Lang, ReepId, RelationshipFamily, RelationshipLimit, type Parameter, type ParameterValues } from '../contract/parameters.ts';
+import { parameterReader } from '../contract/request-check.ts';
+import { EntityBridgesResponse, Entity, EntityOverlayResponse, EntityRelationshipsResponse, ref, type Schema } from '../contract/schemas.ts';
 import type { EntityLookup, Release, LiveEntity } from '../release/open-release.ts';
 import { NOT_AT_HAND } from '../interfaces.ts';
-import type { RequestContext, RouteDef, Reply } from '../route.ts';
+import { defineRoute, type RouteDef, type Reply } from '../route.ts';
 
 /** Looks up an ID for an entity endpoint: 404 when never published, 410 (stub body) when retired. */
 export async function liveEntity(release: Release, id: string): Promise<LiveEntity> {
@@ -55,24 +58,44 @@ export function entityItem(release: Release, id: string, include: ReadonlySet<In
   });
 }
 
-const ENTITY_QUERY = ['include', 'lang'] as const;
+/** The statuses of every entity lookup: those of a costing endpoint, then 404 and 410. */
+const entityResponses = (what: string, body: Schema, badRequestCodes: string[]): RouteOperation['responses'] => ({
+  '200': ok(what, ref(body), TAGGED_COST_HEADERS),
+  '304': responseRef('LookupNotModified'),
+  ...costingErrors(badRequestCodes),
+  '404': responseRef('EntityNotFound'),
+  '410': responseRef('EntityGone'),
+});
 
-function idParam(c: RequestContext): string {
-  return checkRegisterId(c.params.reep_id);
-}
+const SAME_AS_ENTITY = 'Redirects, tombstones and unknown IDs behave as on `/entities/{reep_id}`.';
 
-/** A sub-resource of an entity: its own query parameters (validated in `parse`), one lookup, one body. */
-function view(name: string, query: string[], parse: (c: RequestContext) => (e: LiveEntity) => Uint8Array): RouteDef {
-  return {
+/** A sub-resource of an entity: its own query parameters, one lookup, one body (`answer`: what and its schema). */
+function view<const P extends readonly Parameter[]>(
+  name: string,
+  operation: { operationId: string; summary: string; about?: string },
+  answer: [string, Schema],
+  parameters: P,
+  parse: (p: ParameterValues<P>) => (e: LiveEntity) => Uint8Array,
+): RouteDef {
+  const readParameters = parameterReader(parameters);
+  return defineRoute({
     method: 'GET',
     path: `/entities/{reep_id}/${name}`,
     auth: true,
-    costing: true,
     perStamp: true,
+    operation: {
+      operationId: operation.operationId,
+      tag: 'lookup',
+      summary: operation.summary,
+      description: `One lookup. ${operation.about ?? ''}${SAME_AS_ENTITY}`,
+      cost: 1,
+      parameters,
+      responses: entityResponses(answer[0], answer[1], ['invalid_id', 'invalid_parameter']),
+    },
     prepare(c) {
-      allowOnly(c.query, query);
-      const id = idParam(c);
-      const body = parse(c);
+      const p = readParameters(c);
+      const id = (p as { reep_id: string }).reep_id;
+      const body = parse(p);
       return {
         cost: 1,
         run() {
@@ -80,21 +103,31 @@ function view(name: string, query: string[], parse: (c: RequestContext) => (e: L
         },
       };
     },
-  };
+  });
 }
 
+const ENTITY_PARAMETERS = [ReepId, IncludeParam, Lang] as const;
+const readEntityParameters = parameterReader(ENTITY_PARAMETERS);
+
 export const entityRoutes: RouteDef[] = [
-  {
+  defineRoute({
     method: 'GET',
     path: '/entities/{reep_id}',
     auth: true,
-    costing: true,
     perStamp: true,
+    operation: {
+      operationId: 'getEntity',
+      tag: 'lookup',
+      summary: 'An entity by register ID',
+      description:
+        'One lookup. A merged ID answers 200 with the final survivor plus `requested_id` and `redirected_to`; a ' +
+        'tombstoned ID answers 410 `gone`; an unpublished ID 404 `not_found` (both charged).',
+      cost: 1,
+      parameters: ENTITY_PARAMETERS,
+      responses: entityResponses('The entity.', Entity, ['invalid_id', 'unknown_include', 'invalid_parameter']),
+    },
     prepare(c) {
-      allowOnly(c.query, ENTITY_QUERY);
-      const id = idParam(c);
-      const include = parseInclude(oneParam(c.query, 'include'));
-      const lang = oneParam(c.query, 'lang');
+      const { reep_id: id, include, lang } = readEntityParameters(c);
       return {
         cost: 1,
         run() {
@@ -102,12 +135,24 @@ export const entityRoutes: RouteDef[] = [
         },
       };
     },
-  },
-  view('bridges', [], () => (e) => bridgesBody(e)),
-  view('overlay', [], () => (e) => overlayBody(e)),
-  view('relationships', ['family', 'limit'], (c) => {
-    const family = oneParam(c.query, 'family');
-    const limit = intParam(c.query, 'limit', 1, 100, 25);
-    return (e) => relationshipsBody(e, family, limit);
   }),
+  view('bridges', { operationId: 'getEntityBridges', summary: 'Provider bridges of an entity' }, ['The bridges.', EntityBridgesResponse], [ReepId], () => (e) =>
+    bridgesBody(e),
+  ),
+  view('overlay', { operationId: 'getEntityOverlay', summary: 'Knowledge-base overlay of an entity' }, ['The overlay.', EntityOverlayResponse], [ReepId], () => (e) =>
+    overlayBody(e),
+  ),
+  view(
+    'relationships',
+    {
+      operationId: 'getEntityRelationships',
+      summary: 'Grouped relationship summary of an entity',
+      about:
+        'Only structural relationships are summarised (competition, season, stage, match, and which teams ' +
+        'participate in which competition-seasons). ',
+    },
+    ['The relationship summary.', EntityRelationshipsResponse],
+    [ReepId, RelationshipFamily, RelationshipLimit],
+    (p) => (e) => relationshipsBody(e, p.family, p.limit),
+  ),
 ];

@@ -2,14 +2,14 @@
 // how to extend it, and when its monthly allowance resets. Free, and answers without a release.
 import type { KeyRecord } from '../interfaces.ts';
 import { keyExpiry } from '../keys/key-expiry.ts';
-import type { RouteDef } from '../route.ts';
+import { ERROR_CODES_401 } from '../contract/error-codes.ts';
+import { errorResponse, headerRef, ok, STAMP_IF_LOADED } from '../contract/http-parts.ts';
+import { KeyResponse, ref, type KeyExtensionBody, type KeyResponseBody } from '../contract/schemas.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
 import { quotaPeriod, quotaPeriodEnd } from '../state/quota-period.ts';
 
 /** How a key that expires can be extended: a deployment setting (`serve --extend-how`, `--extend-contact`). */
-export interface KeyExtension {
-  how: string;
-  contact: string | null;
-}
+export type KeyExtension = KeyExtensionBody;
 
 /** What a deployment that set nothing tells the holder of an expiring key. */
 export const DEFAULT_KEY_EXTENSION: KeyExtension = {
@@ -25,7 +25,7 @@ export interface KeyRouteOptions {
 /** The /key body: the published fields in their order, then this server's own (`id` … `credits_reset_at`). */
 export function keyBody(k: KeyRecord, nowMs: number, credits: number, extension: KeyExtension): string {
   const e = keyExpiry(k, nowMs);
-  const key = {
+  const key: KeyResponseBody['key'] = {
     plan: k.plan,
     access_model: k.access_model,
     organisation: k.organisation,
@@ -42,17 +42,31 @@ export function keyBody(k: KeyRecord, nowMs: number, credits: number, extension:
     rate: k.rate,
     credits_reset_at: new Date(quotaPeriodEnd(nowMs)).toISOString(),
   };
-  return JSON.stringify({ key, extend: e ? extension : null });
+  const body: KeyResponseBody = { key, extend: e ? extension : null };
+  return JSON.stringify(body);
 }
 
 export function keyRoutes(opts: KeyRouteOptions = {}): RouteDef[] {
   const extension = opts.extension ?? DEFAULT_KEY_EXTENSION;
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/key',
       auth: true,
-      costing: false,
+      operation: {
+        operationId: 'getKey',
+        tag: 'keys',
+        summary: 'The calling key, its plan and remaining credits',
+        description: 'No lookup cost. Answers even before a release is loaded, so the stamp header may be absent.',
+        cost: 0,
+        responses: {
+          '200': ok('The calling key.', ref(KeyResponse), STAMP_IF_LOADED),
+          '401': errorResponse('Missing, invalid, revoked or expired key.', ERROR_CODES_401, {
+            ...STAMP_IF_LOADED,
+            'WWW-Authenticate': headerRef('WWWAuthenticate'),
+          }),
+        },
+      },
       // A key's plan and credits need no release: they answer while none is loaded or while it cannot be opened.
       noRelease: true,
       prepare(c) {
@@ -65,6 +79,6 @@ export function keyRoutes(opts: KeyRouteOptions = {}): RouteDef[] {
           },
         };
       },
-    },
+    }),
   ];
 }

@@ -9,7 +9,13 @@ import { dayOf, metaHome, metaState, MATCH_STATES, STATE_FILTER_NAMES, type Matc
 import { ApiError } from '../api-error.ts';
 import type { MatchIndex } from '../release/match-index.ts';
 import type { Release } from '../release/open-release.ts';
-import type { RequestContext, RouteDef } from '../route.ts';
+import { MATCHES_BAD_REQUEST_CODES } from '../contract/error-codes.ts';
+import { costingErrors, COST_HEADERS, errorResponse, ok, STAMP_IF_LOADED } from '../contract/http-parts.ts';
+import { intQuery, textQuery, type Parameter } from '../contract/parameters.ts';
+import { MatchesPage, ref } from '../contract/schemas.ts';
+import { oneOfValues } from '../contract/schema-kit.ts';
+import { defineRoute, type RequestContext, type RouteDef } from '../route.ts';
+import { Type } from '@sinclair/typebox';
 import { CursorSigner, MAX_CURSOR_CHARS, type CursorPosition } from './match-cursor.ts';
 import { MatchWalk, type AnchorList, type WalkEntry } from './match-walk.ts';
 
@@ -39,8 +45,6 @@ export const MAX_EXAMINED = 1000;
 
 const ANCHORS = ['team', 'competition', 'season'] as const;
 type AnchorKind = (typeof ANCHORS)[number];
-const SINGLE = ['opponent', 'venue', 'from', 'to', 'state', 'providers', 'require', 'missing', 'sort', 'limit', 'cursor'] as const;
-const KNOWN = new Set<string>([...ANCHORS, ...SINGLE]);
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const MAX_VALUE_CHARS = 600;
@@ -67,15 +71,78 @@ interface MatchQuery {
   after: CursorPosition | null;
 }
 
+/**
+ * The parameters as the document states them. parseQuery reads them by hand: each failure has a code of its own
+ * (CONTRACT-DECISIONS.md), and anchors and filters are parsed into references and sets no schema describes.
+ */
+const PARAMETERS: Parameter[] = [
+  ...ANCHORS.map((name) => ({
+    name,
+    in: 'query' as const,
+    required: false,
+    description: `A ${name}: register ID or \`provider:namespace:id\`; repeat for up to ${MAX_ANCHOR_VALUES} values (a comma does not separate values). At least one anchor is required.`,
+    schema: Type.Array(Type.String({ minLength: 1 }), { maxItems: MAX_ANCHOR_VALUES }),
+    style: 'form' as const,
+    explode: true,
+  })),
+  textQuery('opponent', 'Only matches against this team (needs exactly one `team`).', Type.String({ minLength: 1 })),
+  textQuery('venue', 'The `team` at home, away, or either (needs exactly one `team`).', oneOfValues(['home', 'away', 'any'], { default: 'any' })),
+  textQuery('from', 'First date, inclusive.', Type.String({ format: 'date' })),
+  textQuery('to', 'Last date, inclusive.', Type.String({ format: 'date' })),
+  textQuery('state', `Comma list of ${[...MATCH_STATES, 'none'].join(', ')}; default all.`),
+  textQuery('providers', 'Comma list of providers whose bridges are returned (default all).'),
+  textQuery('require', 'Comma list of providers that must each bridge the match.'),
+  textQuery('missing', 'Comma list of providers none of which may bridge the match.'),
+  textQuery('sort', 'By date; ties by `reep_id` ascending either way.', oneOfValues(['desc', 'asc'], { default: 'desc' })),
+  intQuery('limit', 'Rows per page.', 1, MAX_LIMIT, DEFAULT_LIMIT),
+  textQuery(
+    'cursor',
+    '`next_cursor` of the previous page. Changed filters, another generation, expired (24 hours) or altered: 400 `stale_cursor`.',
+    Type.String({ minLength: 1 }),
+  ),
+];
+
+/** The parameters /matches knows, and those that may be given once (all but the repeatable anchors). */
+const KNOWN = new Set(PARAMETERS.map((p) => p.name));
+const SINGLE = new Set(PARAMETERS.filter((p) => !p.explode).map((p) => p.name));
+
 export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
   const signer = opts.cursorSecret ? new CursorSigner(opts.cursorSecret) : null;
   const maxPageBytes = opts.maxPageBytes ?? MAX_PAGE_BYTES;
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/matches',
       auth: true,
-      costing: true,
+      operation: {
+        operationId: 'listMatches',
+        tag: 'lookup',
+        summary: 'Published matches of teams, competitions or seasons, by date',
+        description:
+          'One lookup per page. Anchors (`team`, `competition`, `season`, each repeated for up to 5 values) are register ' +
+          'IDs or `provider:namespace:id` references resolved in the same release (merges followed); values of one anchor ' +
+          'are ORed, different anchors intersect. A reference that resolves to nothing is listed in `unresolved` and the ' +
+          "page is empty. Without `season`, `from` or `to`, the window is the 30 calendar days ending on the release's own " +
+          'date. Sorted by date (`desc` by default), ties by `reep_id` ascending; undated matches are left out whenever a ' +
+          'date bound applies, and otherwise sort last. A page examines at most 1,000 list entries, so a selective filter ' +
+          'may give a short page with a `next_cursor`. Byte-identical pages for the same request and stamp within a clock ' +
+          'hour (the cursor records the hour it was issued in).',
+        cost: 1,
+        parameters: PARAMETERS,
+        responses: {
+          '200': ok('A page of matches.', ref(MatchesPage), COST_HEADERS),
+          ...costingErrors(MATCHES_BAD_REQUEST_CODES),
+          '409': errorResponse('A provider reference names more than one entity. Charged as one lookup.', ['ambiguous_provider_id'], COST_HEADERS),
+          '422': errorResponse('An anchor names an entity of another kind (a player as `team`). Charged as one lookup.', ['wrong_entity_type'], COST_HEADERS),
+          '503': errorResponse(
+            'As every costing endpoint (components/responses/IndexUnavailable: nothing charged), and `match_response_too_large`: ' +
+              'a single row is larger than the page cap. `index_unavailable` also when the release has no match index or the ' +
+              'server has no cursor secret configured.',
+            ['index_unavailable', 'artefact_corrupt', 'upstream_unavailable', 'state_unavailable', 'match_response_too_large'],
+            STAMP_IF_LOADED,
+          ),
+        },
+      },
       prepare(c) {
         const q = parseQuery(c);
         const index = c.release.matchIndex();
@@ -89,7 +156,7 @@ export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
           run: async () => ({ status: 200, body: await page(c.release, index, generation, q, signer, c.now, maxPageBytes) }),
         };
       },
-    },
+    }),
   ];
 }
 
@@ -97,7 +164,7 @@ function parseQuery(c: RequestContext): MatchQuery {
   const query = c.query;
   for (const k of new Set(query.keys())) {
     if (!KNOWN.has(k)) throw new ApiError(400, 'unknown_parameter', `Unknown query parameter ${JSON.stringify(k.slice(0, 64))} on /matches.`);
-    if ((SINGLE as readonly string[]).includes(k) && query.getAll(k).length > 1) {
+    if (SINGLE.has(k) && query.getAll(k).length > 1) {
       throw new ApiError(400, 'repeated_parameter', `The /matches parameter ${k} may be given once.`);
     }
   }

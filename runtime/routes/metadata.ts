@@ -1,15 +1,39 @@
 // Free metadata routes: /, /meta, /providers, /provider-notices/summary, /coverage (precomputed documents served as
 // stored bytes) and /openapi.json (the contract this server answers to).
 import { ApiError } from '../api-error.ts';
-import { openapiJsonText } from '../openapi/openapi-json.ts';
+import { DOCUMENT_HEADERS, errorResponse, ok, responseRef, STAMP_IF_LOADED, type RouteOperation } from '../contract/http-parts.ts';
+import { openapiJsonText } from '../contract/openapi-json.ts';
+import * as S from '../contract/schemas.ts';
 import { documentEtag } from '../response-headers.ts';
-import type { RequestContext, RouteDef } from '../route.ts';
+import { defineRoute, type RequestContext, type RouteDef } from '../route.ts';
 
-const doc = (path: string, auth: boolean, pick: (c: RequestContext) => string | null, missing?: ApiError): RouteDef => ({
+/** A precomputed document's operation: free, its 200 tagged, 304 on a match, 401 when keyed, 503 without a release. */
+const docOperation = (
+  operationId: string,
+  summary: string,
+  description: string,
+  body: [string, S.Schema],
+  auth = true,
+  unavailable: RouteOperation['responses'][string] = responseRef('IndexUnavailable'),
+): RouteOperation => ({
+  operationId,
+  tag: 'metadata',
+  summary,
+  description,
+  cost: 0,
+  responses: {
+    '200': ok(body[0], S.ref(body[1]), DOCUMENT_HEADERS),
+    '304': responseRef('DocumentNotModified'),
+    ...(auth ? { '401': responseRef('Unauthorized') } : {}),
+    '503': unavailable,
+  },
+});
+
+const doc = (path: string, auth: boolean, operation: RouteOperation, pick: (c: RequestContext) => string | null, missing?: ApiError): RouteDef => defineRoute({
   method: 'GET',
   path,
   auth,
-  costing: false,
+  operation,
   // Free documents ignore query parameters (cache busters and the like): there is nothing to validate.
   prepare(c) {
     return {
@@ -27,24 +51,69 @@ const doc = (path: string, auth: boolean, pick: (c: RequestContext) => string | 
 });
 
 export const metadataRoutes: RouteDef[] = [
-  doc('/', false, (c) => c.release.doc.documents.root[c.ns]),
-  doc('/meta', true, (c) => c.release.doc.documents.meta[c.ns]),
-  doc('/providers', true, (c) => c.release.doc.documents.providers),
-  doc('/coverage', true, (c) => c.release.doc.documents.coverage),
+  doc(
+    '/',
+    false,
+    docOperation(
+      'getIndex',
+      'Service identity and the served release',
+      'Public (no key). Reports the namespace (`v1` or `next`) and the release it serves.',
+      ['Service index.', S.IndexResponse],
+      false,
+    ),
+    (c) => c.release.doc.documents.root[c.ns],
+  ),
+  doc('/meta', true, docOperation('getMeta', 'API and release metadata', 'No lookup cost.', ['Metadata.', S.MetaResponse]), (c) => c.release.doc.documents.meta[c.ns]),
+  doc(
+    '/providers',
+    true,
+    docOperation('listProviders', 'Provider rollups', 'No lookup cost. Every valid key reads the same complete provider crosswalk.', ['Provider rollups.', S.ProvidersResponse]),
+    (c) => c.release.doc.documents.providers,
+  ),
+  doc(
+    '/coverage',
+    true,
+    docOperation(
+      'getCoverage',
+      'Coverage counts of the served release',
+      'No lookup cost. From coverage.csv, or counts computed from the release when the file is absent.',
+      ['Coverage.', S.CoverageResponse],
+    ),
+    (c) => c.release.doc.documents.coverage,
+  ),
   doc(
     '/provider-notices/summary',
     true,
+    docOperation(
+      'getProviderNoticeSummary',
+      'Redacted provider-notice counts',
+      'No lookup cost. Aggregate counts only: no titles, refs or payloads.',
+      ['Redacted summary.', S.ProviderNoticeSummaryResponse],
+      true,
+      errorResponse(
+        'The summary artefact (or the release) is not generated, or a compiled file it needs failed its check or cannot be fetched.',
+        ['summary_unavailable', 'index_unavailable', 'artefact_corrupt', 'upstream_unavailable'],
+        STAMP_IF_LOADED,
+      ),
+    ),
     (c) => c.release.doc.documents.notices_summary,
     new ApiError(503, 'summary_unavailable', 'This release ships no provider-notice summary.'),
   ),
-  {
+  defineRoute({
     method: 'GET',
     path: '/openapi.json',
     auth: false,
-    costing: false,
     noRelease: true,
-    prepare() {
-      return { cost: 0, run: async () => ({ status: 200, body: openapiJsonText }) };
+    operation: {
+      operationId: 'getOpenApi',
+      tag: 'metadata',
+      summary: 'This OpenAPI document',
+      description: 'Public (no key), no cost; served from memory, so it answers even before a release is loaded.',
+      cost: 0,
+      responses: { '200': ok('The OpenAPI document.', S.ref(S.OpenApiDocumentBody), STAMP_IF_LOADED) },
     },
-  },
+    prepare() {
+      return { cost: 0, run: async () => ({ status: 200, body: openapiJsonText() }) };
+    },
+  }),
 ];

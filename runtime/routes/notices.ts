@@ -3,14 +3,18 @@
 import type { NoticeBatch } from '../../common/dist-layout.ts';
 import { ApiError } from '../api-error.ts';
 import { StateUnavailableError } from '../interfaces.ts';
-import { allowOnly, intParam } from '../params.ts';
-import type { RequestContext, RouteDef } from '../route.ts';
+import { errorResponse, ok, responseRef, STAMP_IF_LOADED } from '../contract/http-parts.ts';
+import { NoticesLimit, NoticesOffset } from '../contract/parameters.ts';
+import { bodyChecker, parameterReader } from '../contract/request-check.ts';
+import { AckRequest, AckResponse, NoticesPage, ref } from '../contract/schemas.ts';
+import { defineRoute, type RequestContext, type RouteDef } from '../route.ts';
 import { readJsonBody } from './batch.ts';
 
 // Parsed batches per app (keyed by its services object), so two runtimes in one process never share one.
 const cachesByApp = new WeakMap<object, Map<string, Promise<NoticeBatch | null>>>();
-const MAX_ACK_IDS = 1000;
-const MAX_TEXT = 2000;
+const PARAMETERS = [NoticesLimit, NoticesOffset] as const;
+const readParameters = parameterReader(PARAMETERS);
+const checkAck = bodyChecker(AckRequest);
 
 function providerOf(c: RequestContext): string {
   const p = c.key?.provider;
@@ -35,16 +39,30 @@ function currentBatch(c: RequestContext, provider: string): Promise<NoticeBatch 
 
 export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
   return [
-    {
+    defineRoute({
       method: 'GET',
       path: '/notices',
       auth: true,
-      costing: false,
+      operation: {
+        operationId: 'listNotices',
+        tag: 'notices',
+        summary: "The provider's own notice feed",
+        description:
+          "No lookup cost; provider-scoped key (`meta.provider`) required. Returns a page of the provider's current " +
+          'batch, each finding showing its state before this delivery; the delivery then marks them seen.',
+        cost: 0,
+        parameters: PARAMETERS,
+        responses: {
+          '200': ok('A page of findings.', ref(NoticesPage)),
+          '400': errorResponse('`limit` or `offset` out of range.', ['invalid_parameter']),
+          '401': responseRef('Unauthorized'),
+          '403': responseRef('ProviderScopeRequired'),
+          '503': responseRef('IndexUnavailable'),
+        },
+      },
       prepare(c) {
         const provider = providerOf(c);
-        allowOnly(c.query, ['limit', 'offset']);
-        const limit = intParam(c.query, 'limit', 1, 100, 25);
-        const offset = intParam(c.query, 'offset', 0, 1e9, 0);
+        const { limit, offset } = readParameters(c);
         return {
           cost: 0,
           async run() {
@@ -69,31 +87,43 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
           },
         };
       },
-    },
-    {
+    }),
+    defineRoute({
       method: 'POST',
       path: '/notices/ack',
       auth: true,
-      costing: false,
+      operation: {
+        operationId: 'ackNotices',
+        tag: 'notices',
+        summary: "Acknowledge findings of the provider's current batch",
+        description:
+          "No lookup cost; provider-scoped key required. Every ID must be in the caller's own current feed, else 400 " +
+          '`unknown_batch` / `unknown_finding`, without saying whether it exists for anyone else. Durable (fsynced) ' +
+          'before the 200; acknowledging twice is harmless and keeps the first `acknowledged_at`.',
+        cost: 0,
+        requestBody: AckRequest,
+        responses: {
+          '200': ok('What was acknowledged.', ref(AckResponse)),
+          '400': errorResponse("Malformed body, or a batch or finding not in the caller's current feed.", ['invalid_body', 'unknown_batch', 'unknown_finding']),
+          '401': responseRef('Unauthorized'),
+          '403': responseRef('ProviderScopeRequired'),
+          '413': responseRef('PayloadTooLarge'),
+          '503': errorResponse(
+            'The deployment has no writable state store (e.g. a read-only mirror), no release is loaded, or the ' +
+              'notice batch (or a file vouching for it) failed its check.',
+            ['ack_storage_unavailable', 'index_unavailable', 'artefact_corrupt', 'upstream_unavailable'],
+            STAMP_IF_LOADED,
+          ),
+        },
+      },
       async prepare(c) {
         const provider = providerOf(c);
         if (!c.services.store.writable) {
           throw new ApiError(503, 'ack_storage_unavailable', 'This deployment has no writable state store for acknowledgements.');
         }
-        const raw = await readJsonBody(c.request, maxBodyBytes);
-        if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ApiError(400, 'invalid_body', 'The body must be an object.');
-        const b = raw as Record<string, unknown>;
-        for (const k of Object.keys(b)) if (!['batch_id', 'finding_ids', 'actor', 'note'].includes(k)) throw new ApiError(400, 'invalid_body', `Unknown field ${JSON.stringify(k.slice(0, 64))}.`);
-        if (b.batch_id !== undefined && !Number.isSafeInteger(b.batch_id)) throw new ApiError(400, 'invalid_body', 'batch_id must be an integer.');
-        if (b.finding_ids !== undefined && (!Array.isArray(b.finding_ids) || b.finding_ids.some((x) => typeof x !== 'string') || b.finding_ids.length > MAX_ACK_IDS)) {
-          throw new ApiError(400, 'invalid_body', `finding_ids must be an array of at most ${MAX_ACK_IDS} strings.`);
-        }
+        const b = checkAck(await readJsonBody(c.request, maxBodyBytes));
+        // TypeBox's compiler does not read `anyOf` beside an object's properties: the "one of the two" rule here.
         if (b.batch_id === undefined && b.finding_ids === undefined) throw new ApiError(400, 'invalid_body', 'Give batch_id or finding_ids.');
-        for (const k of ['actor', 'note'] as const) {
-          if (b[k] !== undefined && b[k] !== null && (typeof b[k] !== 'string' || (b[k] as string).length > MAX_TEXT)) {
-            throw new ApiError(400, 'invalid_body', `${k} must be a string of at most ${MAX_TEXT} characters.`);
-          }
-        }
         const batch = await currentBatch(c, provider);
         // The same answer whether or not the ID exists for another provider: nothing leaks across keys.
         if (b.batch_id !== undefined && (!batch || b.batch_id !== batch.batch_id)) {
@@ -102,7 +132,7 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         const own = new Set(batch?.findings.map((f) => f.finding_id) ?? []);
         let ids: string[];
         if (b.finding_ids !== undefined) {
-          ids = [...new Set(b.finding_ids as string[])];
+          ids = [...new Set(b.finding_ids)];
           const stranger = ids.find((id) => !own.has(id));
           if (stranger !== undefined) throw new ApiError(400, 'unknown_finding', 'A finding ID is not in your current notice feed; nothing was acknowledged.', { detail: stranger.slice(0, 128) });
         } else ids = [...own];
@@ -112,7 +142,7 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
           async run() {
             if (batch && ids.length) {
               try {
-                await c.services.store.acknowledge(provider, batch.batch_id, ids, new Date(c.now).toISOString(), (b.actor as string) ?? null, (b.note as string) ?? null);
+                await c.services.store.acknowledge(provider, batch.batch_id, ids, new Date(c.now).toISOString(), b.actor ?? null, b.note ?? null);
               } catch (e) {
                 // Never a 200 for an acknowledgement that is not on disk.
                 if (e instanceof StateUnavailableError) throw new ApiError(503, 'ack_storage_unavailable', 'The acknowledgement could not be stored; nothing was recorded. Retry later.');
@@ -123,6 +153,6 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
           },
         };
       },
-    },
+    }),
   ];
 }

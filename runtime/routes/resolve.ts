@@ -3,14 +3,16 @@ import { ENTITY_TYPES, type EntityType, type Include } from '../../common/ids.ts
 import { ApiError } from '../api-error.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
 import { entityParts } from '../compose-entity.ts';
-import { allowOnly, oneParam, parseEntityType, parseInclude } from '../params.ts';
+import { costingErrors, COST_HEADERS, jsonContent, ok, responseRef, TAGGED_COST_HEADERS } from '../contract/http-parts.ts';
+import { EntityTypeFilter, ExternalId, IncludeParam, Lang, Namespace, Provider } from '../contract/parameters.ts';
+import { parameterReader, valueChecker } from '../contract/request-check.ts';
+import { AmbiguousResolveError, ref, ResolveResult } from '../contract/schemas.ts';
 import type { Release } from '../release/open-release.ts';
-import type { Reply, RouteDef } from '../route.ts';
+import { defineRoute, type Reply, type RouteDef } from '../route.ts';
 
 const enc = new TextEncoder();
 const RESULTS_OPEN = enc.encode('{"results":[');
 const COMMA = enc.encode(',');
-const MAX_EXTERNAL_ID = 512;
 
 export interface ResolveArgs {
   provider: string;
@@ -21,14 +23,15 @@ export interface ResolveArgs {
   lang: string | null;
 }
 
-/** Validation shared by the route and batch items (400s, no cost). */
+/** A batch item's external ID checked as the path's. */
+const checkExternalId = valueChecker(ExternalId);
+
+/** Validation shared by the route and batch items (400s, no cost): what a schema cannot know, the release's providers. */
 export function checkResolveArgs(release: Release, provider: string, externalId: string): void {
   if (!release.providers.has(provider)) {
     throw new ApiError(400, 'unknown_provider', 'Unknown provider key.', { detail: provider.slice(0, 64) });
   }
-  if (externalId === '' || externalId.length > MAX_EXTERNAL_ID || externalId.includes('\u0000')) {
-    throw new ApiError(400, 'invalid_id', 'external_id must be 1 to 512 characters without NUL.');
-  }
+  checkExternalId(externalId);
 }
 
 /** One resolve as /resolve answers it: 200 with results (maybe none), or 409 with every candidate. */
@@ -55,23 +58,38 @@ export async function resolveItem(release: Release, a: ResolveArgs): Promise<Rep
   return { status: 200, body: concatToSend(parts) };
 }
 
+const PARAMETERS = [Provider, ExternalId, Namespace, EntityTypeFilter, IncludeParam, Lang] as const;
+const readParameters = parameterReader(PARAMETERS);
+
 export const resolveRoutes: RouteDef[] = [
-  {
+  defineRoute({
     method: 'GET',
     path: '/resolve/{provider}/{external_id}',
     auth: true,
-    costing: true,
     perStamp: true,
+    operation: {
+      operationId: 'resolve',
+      tag: 'lookup',
+      summary: "Resolve a provider's own ID to register entities",
+      description:
+        'One lookup. Empty results mean no mapping exists. Redirected IDs resolve to their survivor with ' +
+        '`requested_id` and `redirected_to`. More than one entity: 409 with every candidate (charged).',
+      cost: 1,
+      parameters: PARAMETERS,
+      responses: {
+        '200': ok('The entities the provider ID maps to.', ref(ResolveResult), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
+        ...costingErrors(['invalid_id', 'unknown_provider', 'unknown_include', 'unknown_entity_type', 'invalid_parameter']),
+        '409': {
+          description: 'The provider ID maps to more than one entity. Charged as one lookup.',
+          headers: COST_HEADERS,
+          content: jsonContent(ref(AmbiguousResolveError)),
+        },
+      },
+    },
     prepare(c) {
-      allowOnly(c.query, ['namespace', 'type', 'include', 'lang']);
-      const args: ResolveArgs = {
-        provider: c.params.provider,
-        externalId: c.params.external_id,
-        namespace: oneParam(c.query, 'namespace') ?? '',
-        type: parseEntityType(oneParam(c.query, 'type')),
-        include: parseInclude(oneParam(c.query, 'include')),
-        lang: oneParam(c.query, 'lang'),
-      };
+      const p = readParameters(c);
+      const args: ResolveArgs = { provider: p.provider, externalId: p.external_id, namespace: p.namespace, type: p.type, include: p.include, lang: p.lang };
       checkResolveArgs(c.release, args.provider, args.externalId);
       return {
         cost: 1,
@@ -80,5 +98,5 @@ export const resolveRoutes: RouteDef[] = [
         },
       };
     },
-  },
+  }),
 ];

@@ -3,8 +3,11 @@
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { foldText, MAX_CANDIDATES_PER_TOKEN, MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS, tokenize } from '../../common/normalise.ts';
 import { ApiError } from '../api-error.ts';
-import { allowOnly, intParam, oneParam, parseEntityType } from '../params.ts';
-import type { RouteDef } from '../route.ts';
+import { costingErrors, ok, responseRef, TAGGED_COST_HEADERS } from '../contract/http-parts.ts';
+import { EntityTypeFilter, SearchLimit, SearchQuery, SearchSort } from '../contract/parameters.ts';
+import { parameterReader } from '../contract/request-check.ts';
+import { ref, SearchResponse } from '../contract/schemas.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
 
 /** Longest stored typeahead prefix (compiler/stages/build-search.ts MAX_PREFIX). */
 const MAX_PREFIX = 24;
@@ -19,28 +22,41 @@ function undelta(list: number[]): number[] {
   return out;
 }
 
+const PARAMETERS = [SearchQuery, EntityTypeFilter, SearchSort, SearchLimit] as const;
+const readParameters = parameterReader(PARAMETERS);
+
 export const searchRoutes: RouteDef[] = [
-  {
+  defineRoute({
     method: 'GET',
     path: '/search',
     auth: true,
-    costing: true,
     perStamp: true,
+    operation: {
+      operationId: 'search',
+      tag: 'lookup',
+      summary: 'Search entities by canonical label or safe alias',
+      description:
+        'One lookup. Normalisation: Unicode NFKD, combining marks removed, case folded, Latin letters that NFKD ' +
+        'leaves whole folded to their base (ł→l, ø→o, đ→d, ß→ss, æ→ae, œ→oe); every run of non-letters/digits ' +
+        'separates tokens; nothing else is lost. At most 500 candidates per normalised token (best by bridge ' +
+        'count, then register ID). Ties of `relevance` break by bridge count, then register ID.',
+      cost: 1,
+      parameters: PARAMETERS,
+      responses: {
+        '200': ok('Search results.', ref(SearchResponse), TAGGED_COST_HEADERS),
+        '304': responseRef('LookupNotModified'),
+        ...costingErrors(['invalid_query', 'invalid_parameter', 'unknown_entity_type']),
+      },
+    },
     prepare(c) {
-      allowOnly(c.query, ['q', 'type', 'sort', 'limit']);
-      const q = oneParam(c.query, 'q');
-      if (q === null) throw new ApiError(400, 'invalid_query', 'q is required.');
-      if (q.length > 512) throw new ApiError(400, 'invalid_query', 'q is longer than 512 characters.');
-      // The limits count the query as written (a repeated word counts each time); lookups use distinct tokens.
+      const { q, type, sort, limit } = readParameters(c);
+      // What a schema cannot say: the limits count normalised letters and digits and the query's tokens as
+      // written (a repeated word counts each time); lookups use distinct tokens.
       const written = foldText(q).split(/[^\p{L}\p{N}]+/u).filter(Boolean);
       const tokens = tokenize(q);
       const chars = written.reduce((n, t) => n + [...t].length, 0);
       if (chars < MIN_QUERY_CHARS) throw new ApiError(400, 'invalid_query', `q needs at least ${MIN_QUERY_CHARS} letters or digits after normalisation.`);
       if (written.length > MAX_QUERY_TOKENS) throw new ApiError(400, 'invalid_query', `q may have at most ${MAX_QUERY_TOKENS} tokens.`);
-      const type = parseEntityType(oneParam(c.query, 'type'));
-      const sort = oneParam(c.query, 'sort') ?? 'relevance';
-      if (sort !== 'relevance' && sort !== 'bridges') throw new ApiError(400, 'invalid_parameter', 'sort must be relevance or bridges.');
-      const limit = intParam(c.query, 'limit', 1, 20, 20);
       const release = c.release;
       return {
         cost: 1,
@@ -88,5 +104,5 @@ export const searchRoutes: RouteDef[] = [
         },
       };
     },
-  },
+  }),
 ];

@@ -7,7 +7,11 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { openapiDocument, type HttpMethod, type JsonObject, type JsonValue, type PathItem } from '../../runtime/openapi/openapi-document.ts';
+import type { HttpMethod, JsonObject, JsonValue, PathItem } from '../../runtime/contract/document.ts';
+import { openapiDocument as documentOfRoutes } from '../../runtime/contract/openapi-json.ts';
+
+/** The document the server serves, derived from the route table and the contract's schemas. */
+const openapiDocument = documentOfRoutes();
 
 // ajv-formats is CommonJS: depending on the loader its default import is the plugin or its module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule.default;
@@ -60,6 +64,8 @@ function ajv(): Ajv2020 {
   // strictRequired is off because "at least one of" (`anyOf` of `required`) is the idiomatic way to say it.
   const instance = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, allowUnionTypes: true, discriminator: true });
   addFormats(instance);
+  // The 400 code a failed request check answers (runtime/contract/request-check.ts): an annotation, nothing to check.
+  instance.addKeyword({ keyword: 'x-error', schemaType: ['string', 'object'] });
   instance.addKeyword({
     keyword: KEY_ORDER,
     type: 'object',

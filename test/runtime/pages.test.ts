@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { PAGE_CACHE, PAGE_TYPES } from '../../runtime/openapi/openapi-document.ts';
+import { PAGE_CACHE, PAGE_TYPES } from '../../runtime/contract/document.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { makeHandWorld, type World } from '../fixtures/hand-world.ts';
 import { assertErrorBody, validatePageResponse } from '../helpers/openapi-validator.ts';

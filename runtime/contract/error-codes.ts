@@ -1,0 +1,52 @@
+// The machine codes of the contract's Error bodies, grouped as the responses narrow them.
+
+export const ERROR_CODES_401 = ['missing_key', 'invalid_key', 'revoked_key', 'key_expired'] as const;
+/** Refusals written before a request reaches a route (components/responses/ProtocolRefusal). */
+export const PROTOCOL_REFUSAL_CODES = ['bad_request', 'request_timeout', 'headers_too_large', 'expectation_failed'] as const;
+/** Why a lookup that was due could not be answered: 503, and nothing charged. */
+export const UNANSWERED_CODES = ['artefact_corrupt', 'upstream_unavailable', 'internal_error'] as const;
+/** The 400 codes of GET /matches (CONTRACT-DECISIONS.md, "GET /matches"). */
+export const MATCHES_BAD_REQUEST_CODES = [
+  'anchor_required', 'invalid_anchor', 'invalid_id', 'single_team_required', 'invalid_date', 'invalid_date_range', 'invalid_state',
+  'invalid_filter', 'invalid_sort', 'invalid_limit', 'stale_cursor', 'unknown_parameter', 'repeated_parameter', 'invalid_parameter',
+] as const;
+export const KNOWN_ERROR_CODES = [
+  'invalid_id',
+  'unknown_include',
+  'invalid_parameter',
+  'invalid_query',
+  'invalid_body',
+  'empty_batch',
+  'batch_too_large',
+  'resolve_batch_too_large',
+  'unknown_provider',
+  'unknown_entity_type',
+  'unknown_stamp',
+  'invalid_range',
+  'stale_cursor',
+  'unknown_batch',
+  'unknown_finding',
+  ...ERROR_CODES_401,
+  'quota_exceeded',
+  'provider_scope_required',
+  'not_found',
+  'method_not_allowed',
+  'ambiguous_provider_id',
+  'gone',
+  'payload_too_large',
+  'rate_limited',
+  'index_unavailable',
+  'artefact_corrupt',
+  'upstream_unavailable',
+  'state_unavailable',
+  'summary_unavailable',
+  'ack_storage_unavailable',
+  'internal_error',
+  'uri_too_long',
+  'not_ready',
+  'pages_unavailable',
+  ...MATCHES_BAD_REQUEST_CODES,
+  'wrong_entity_type',
+  'match_response_too_large',
+  ...PROTOCOL_REFUSAL_CODES,
+] as const;

@@ -1,0 +1,19 @@
+// The OpenAPI document of the route table, and the bytes GET /openapi.json serves: built once, on first use.
+import { allRoutes } from '../routes/index.ts';
+import { buildDocument, type OpenApiDocument } from './document.ts';
+
+let doc: OpenApiDocument | undefined;
+let text: string | undefined;
+
+/**
+ * The document of the API's routes. Built on first use rather than at load: the route modules that serve it are
+ * among those it is built from. The routes' options (body caps, secrets) change no operation, so defaults serve.
+ */
+export function openapiDocument(): OpenApiDocument {
+  return (doc ??= buildDocument(allRoutes(1)));
+}
+
+/** `JSON.stringify(openapiDocument())`, canonical (no whitespace): the document never changes while the process runs. */
+export function openapiJsonText(): string {
+  return (text ??= JSON.stringify(openapiDocument()));
+}

@@ -1,0 +1,226 @@
+// Request validation derived from the contract: parameters and bodies checked by TypeBox checks compiled once, each
+// failure answered with the code the schema names (`x-error`, default invalid_parameter or invalid_body).
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { INCLUDES, type Include } from '../../common/ids.ts';
+import { ApiError } from '../api-error.ts';
+import type { Parameter, ParameterValues } from './parameters.ts';
+import { inlineRefs } from './schema-kit.ts';
+
+/** A check compiled from a contract schema (references inlined: the compiler knows nothing of components). */
+export function compileCheck<T extends TSchema>(schema: T): TypeCheck<T> {
+  return TypeCompiler.Compile(inlineRefs(schema));
+}
+
+const errorCode = (schema: TSchema, fallback: string): string => {
+  const code = (schema as { 'x-error'?: unknown })['x-error'];
+  return typeof code === 'string' ? code : fallback;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parameters.
+
+// Parsed `include` strings: clients send the same few on every call. Bounded, since spacing and repeats make
+// endless spellings of the same set.
+const parsedIncludes = new Map<string, ReadonlySet<Include>>();
+const MAX_PARSED_INCLUDES = 64;
+const NO_INCLUDES: ReadonlySet<Include> = new Set();
+
+/**
+ * Parses `include` (comma-separated string or array); order and repetition do not matter. The set may be shared
+ * with other calls: read it, do not change it. 400 `code` for a name the contract does not know.
+ */
+export function parseInclude(raw: string | readonly string[] | null | undefined, code = 'unknown_include'): ReadonlySet<Include> {
+  if (raw === null || raw === undefined) return NO_INCLUDES;
+  if (typeof raw === 'string') {
+    const known = parsedIncludes.get(raw);
+    if (known) return known;
+  }
+  const set = new Set<Include>();
+  // A comma list is what the schema's `style: form, explode: false` means; an array comes from a batch body.
+  for (const p of typeof raw === 'string' ? raw.split(',') : raw.flatMap((x) => x.split(','))) {
+    const name = p.trim();
+    if (name === '') continue;
+    if (!(INCLUDES as readonly string[]).includes(name)) {
+      throw new ApiError(400, code, `Unknown include ${JSON.stringify(name.slice(0, 64))}; allowed: ${INCLUDES.join(', ')}.`);
+    }
+    set.add(name as Include);
+  }
+  if (typeof raw === 'string') {
+    if (parsedIncludes.size >= MAX_PARSED_INCLUDES) parsedIncludes.clear();
+    parsedIncludes.set(raw, set);
+  }
+  return set;
+}
+
+/** Reads one parameter's text from a request and gives its checked value (or throws its 400). */
+type Read = (params: Record<string, string>, query: URLSearchParams) => unknown;
+
+const DIGITS = /^\d{1,9}$/;
+
+/**
+ * The reader of one parameter, specialised once to its kind (path, include, integer, text) so that a request pays
+ * for no decision the declaration already made: this runs on every entity lookup.
+ */
+function readerOf(p: Parameter): Read {
+  const schema = inlineRefs(p.schema) as TSchema & { default?: unknown; minimum?: number; maximum?: number; enum?: unknown[] };
+  const code = errorCode(schema, 'invalid_parameter');
+  const name = p.name;
+  const absent = schema.default ?? null;
+  const required = p.required;
+  const refuse = (raw: string, why: string): never => {
+    throw new ApiError(400, code, `${name} ${why}.`, { detail: raw.slice(0, 64) });
+  };
+  const missing = (): never => {
+    throw new ApiError(400, code, `${name} is required.`);
+  };
+  /** The one value of a query parameter, or null (a repeated one is a 400: which one wins would be a guess). */
+  const once = (query: URLSearchParams): string | null => {
+    const all = query.getAll(name);
+    if (all.length > 1) throw new ApiError(400, 'invalid_parameter', `${name} may be given once.`);
+    return all.length ? all[0] : null;
+  };
+  if (p.parse === 'include') {
+    return (_, query) => {
+      const raw = once(query);
+      return raw === null ? (required ? missing() : NO_INCLUDES) : parseInclude(raw, code);
+    };
+  }
+  const compiled = compileCheck(schema);
+  const check: (value: unknown) => boolean = compiled.Check.bind(compiled);
+  if (p.parse === 'integer') {
+    const range = `must be an integer from ${schema.minimum ?? 0} to ${schema.maximum ?? 999_999_999}`;
+    // A repeated integer takes its first value, as the API always has.
+    return (_, query) => {
+      const raw = query.get(name);
+      if (raw === null) return required ? missing() : absent;
+      const n = DIGITS.test(raw) ? Number(raw) : NaN;
+      return check(n) ? n : refuse(raw, range);
+    };
+  }
+  // What the value should look like, in the schema's own words (its first sentence).
+  const described = (schema as { description?: string }).description;
+  const why = schema.enum ? `must be one of ${schema.enum.join(', ')}` : `is not valid${described ? `: ${described.split(/\.\s+(?=[A-Z])/)[0].replace(/\.$/, '')}` : ''}`;
+  if (p.in === 'path') return (params) => (check(params[name]) ? params[name] : refuse(params[name], why));
+  const emptyIsAbsent = p.allowEmptyValue === true;
+  return (_, query) => {
+    const raw = once(query);
+    if (raw === null || (emptyIsAbsent && raw === '')) return required ? missing() : absent;
+    return check(raw) ? raw : refuse(raw, why);
+  };
+}
+
+/**
+ * The parameters of an operation as one function over a request: every path and query parameter read and checked
+ * (in declared order), and, when `unknown` names a code, any query parameter the operation does not declare refused
+ * with it, so a typo is a 400 rather than silently ignored. Headers are the core's business.
+ */
+export function parameterReader<const P extends readonly Parameter[]>(
+  parameters: P,
+  unknown: string | null = 'invalid_parameter',
+): (c: { params: Record<string, string>; query: URLSearchParams }) => ParameterValues<P> {
+  const read = parameters.filter((p) => p.in !== 'header');
+  const names = read.map((p) => p.name);
+  const readers = read.map(readerOf);
+  const declared = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
+  // Every answer has the same keys: copying a template of them keeps one object shape, with no transitions per request.
+  const template: Record<string, unknown> = Object.fromEntries(names.map((n) => [n, null]));
+  return (c) => {
+    if (unknown !== null) {
+      for (const k of c.query.keys()) {
+        if (!declared.has(k)) throw new ApiError(400, unknown, `Unknown query parameter ${JSON.stringify(k.slice(0, 64))}.`);
+      }
+    }
+    const out = { ...template };
+    for (let i = 0; i < readers.length; i++) out[names[i]] = readers[i](c.params, c.query);
+    return out as ParameterValues<P>;
+  };
+}
+
+/** One value checked as parameter `p` would check it (a batch item's ID as the path's `reep_id`). */
+export function valueChecker(p: Parameter): (value: string) => string {
+  const read = readerOf(p);
+  const params: Record<string, string> = {};
+  const none = new URLSearchParams();
+  return (value) => {
+    params[p.name] = value;
+    return read(params, none) as string;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bodies.
+
+/**
+ * The keyword of a failed check, for a node whose `x-error` maps keywords to codes (the batch's caps; its third,
+ * maxContains, is counted apart: see bodyChecker).
+ */
+const KEYWORD: Partial<Record<ValueErrorType, string>> = {
+  [ValueErrorType.ArrayMinItems]: 'minItems',
+  [ValueErrorType.ArrayMaxItems]: 'maxItems',
+};
+
+/** The code for a failed check: the failing node's own, else that of its nearest annotated ancestor. */
+function codeOf(root: TSchema, e: ValueError): { code: string; detail?: string } {
+  let code = errorCode(root, 'invalid_body');
+  let node: TSchema | undefined = root;
+  for (const seg of e.path.split('/').slice(1)) {
+    node = (node?.properties as Record<string, TSchema> | undefined)?.[seg] ?? (node?.type === 'array' ? (node.items as TSchema) : undefined);
+    if (node) code = errorCode(node, code);
+  }
+  const own = (e.schema as { 'x-error'?: unknown })['x-error'];
+  if (typeof own === 'string') code = own;
+  else if (own && typeof own === 'object') {
+    const keyword = KEYWORD[e.type];
+    const mapped = keyword ? (own as Record<string, string>)[keyword] : undefined;
+    // A cap's detail names the limit.
+    if (mapped) return { code: mapped, detail: keyword === 'minItems' ? undefined : `limit ${(e.schema as Record<string, unknown>)[keyword!]}` };
+  }
+  return { code };
+}
+
+/**
+ * A compiled body check: the value typed as the schema says, or the ApiError of its first failure. `itemsInPlace`
+ * names an array property whose items are left unchecked here, because each is judged (and answered) on its own.
+ */
+export function bodyChecker<T extends TObject>(schema: T, opts: { itemsInPlace?: keyof T['properties'] & string } = {}): (value: unknown) => Static<T> {
+  const inlined = inlineRefs(schema);
+  let checked: TSchema = inlined;
+  let capped: ((value: unknown) => void) | null = null;
+  if (opts.itemsInPlace) {
+    const name = opts.itemsInPlace;
+    // TypeBox's compiler wants at least one `contains` match whatever `minContains` says, so the cap on matches
+    // (the batch's resolve items) is counted here, from the same schema.
+    const { contains, minContains: _, maxContains, ...list } = inlined.properties[name] as TSchema;
+    checked = { ...inlined, properties: { ...inlined.properties, [name]: { ...list, items: Type.Unknown() } } } as TSchema;
+    if (contains && maxContains !== undefined) {
+      const matches = TypeCompiler.Compile(contains as TSchema);
+      const code = (list['x-error'] as Record<string, string> | undefined)?.maxContains ?? 'invalid_body';
+      capped = (value) => {
+        const found = ((value as Record<string, unknown[]>)[name]).filter((x) => matches.Check(x)).length;
+        if (found > maxContains) throw new ApiError(400, code, `${name}: at most ${maxContains} may be ${describe(contains)}.`, { detail: `limit ${maxContains}` });
+      };
+    }
+  }
+  const compiled = TypeCompiler.Compile(checked);
+  return (value) => {
+    if (compiled.Check(value)) {
+      capped?.(value);
+      return value as Static<T>;
+    }
+    const e = compiled.Errors(value).First()!;
+    const { code, detail } = codeOf(inlined, e);
+    const where = e.path === '' ? 'The body' : e.path.slice(1).replaceAll('/', '.');
+    // TypeBox names a custom kind where it means the values the schema lists.
+    const values = (e.schema as { enum?: unknown[] }).enum;
+    const why = values ? `must be one of ${values.join(', ')}` : e.message;
+    throw new ApiError(400, code, `${where}: ${why}.`, detail ? { detail } : undefined);
+  };
+}
+
+/** `{type: 'resolve'}` for a `contains` schema of one constant property: what its matches are, in a message. */
+function describe(schema: TSchema): string {
+  const props = Object.entries((schema.properties ?? {}) as Record<string, { const?: unknown }>);
+  return props.map(([k, v]) => `${k} ${JSON.stringify(v.const)}`).join(', ') || 'such items';
+}

@@ -1,59 +1,9 @@
-// GET /entities/{reep_id} and its /bridges, /overlay and /relationships views; batch items run `liveEntity` and `entityParts` too.
-import type { Include } from '../../common/ids.ts';
-import { ApiError } from '../api-error.ts';
-import { bridgesBody, entityBodyKey, entityParts, overlayBody, relationshipsBody } from '../compose-entity.ts';
-import { concatToSend } from '../../common/bytes.ts';
+// GET /entities/{reep_id} and its /bridges, /overlay and /relationships views: the answers are made in
+// runtime/entity-answer.ts, which batch items share.
+import { bridgesBody, entityAnswer, entityQuestion, overlayBody, relationshipsBody, withLive } from '../entity-answer.ts';
 import { allowOnly, checkRegisterId, intParam, oneParam, parseInclude } from '../params.ts';
-import type { EntityLookup, Release, LiveEntity } from '../release/open-release.ts';
-import { NOT_AT_HAND } from '../interfaces.ts';
-import type { RequestContext, RouteDef, Reply } from '../route.ts';
-
-/** Looks up an ID for an entity endpoint: 404 when never published, 410 (stub body) when retired. */
-export async function liveEntity(release: Release, id: string): Promise<LiveEntity> {
-  return live(await release.entity(id), id);
-}
-
-/** liveEntity() without waiting (see Release.entityNow): the entity, or NOT_AT_HAND; throws the same 404 and 410. */
-export function liveEntityNow(release: Release, id: string): LiveEntity | typeof NOT_AT_HAND {
-  const found = release.entityNow(id);
-  return found === NOT_AT_HAND ? found : live(found, id);
-}
-
-function live(found: EntityLookup, id: string): LiveEntity {
-  if (!found) throw new ApiError(404, 'not_found', 'No entity has this register ID.', { detail: id });
-  if (found.kind === 'gone') throw new GoneError(found.body);
-  return found;
-}
-
-/** A 410 whose body is the compiler's tombstone stub, passed through byte for byte. */
-export class GoneError extends ApiError {
-  constructor(readonly stub: Uint8Array) {
-    super(410, 'gone', 'retired');
-  }
-}
-
-/**
- * `answer` applied to the live entity `id`: at once when its index entry and shard are at hand (no async frames,
- * which were three promise hops a lookup), else once they are read. Throws or rejects the same 404/410.
- */
-function withLive<T>(release: Release, id: string, answer: (e: LiveEntity) => T): T | Promise<T> {
-  const now = liveEntityNow(release, id);
-  return now !== NOT_AT_HAND ? answer(now) : liveEntity(release, id).then(answer);
-}
-
-/**
- * One entity lookup as /entities/{id} answers it: the body the release kept for the same question, else composed
- * (and kept). Only 200 bodies are kept; a 404 or 410 is looked up each time.
- */
-export function entityItem(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): Reply | Promise<Reply> {
-  const key = entityBodyKey(id, include, lang);
-  const kept = release.keptBody(key);
-  if (kept) return { status: 200, body: kept };
-  return withLive(release, id, (e) => {
-    const parts = entityParts(e, include, lang);
-    return { status: 200, body: release.keepBody(key, parts) ?? concatToSend(parts) };
-  });
-}
+import type { LiveEntity } from '../release/open-release.ts';
+import type { RequestContext, RouteDef } from '../route.ts';
 
 const ENTITY_QUERY = ['include', 'lang'] as const;
 
@@ -75,9 +25,7 @@ function view(name: string, query: string[], parse: (c: RequestContext) => (e: L
       const body = parse(c);
       return {
         cost: 1,
-        run() {
-          return withLive(c.release, id, (e) => ({ status: 200, body: body(e) }));
-        },
+        run: () => withLive(c.release, id, (e) => ({ status: 200, body: body(e) })),
       };
     },
   };
@@ -95,11 +43,10 @@ export const entityRoutes: RouteDef[] = [
       const id = idParam(c);
       const include = parseInclude(oneParam(c.query, 'include'));
       const lang = oneParam(c.query, 'lang');
+      const q = entityQuestion(c.release, id, include, lang);
       return {
         cost: 1,
-        run() {
-          return entityItem(c.release, id, include, lang);
-        },
+        run: () => entityAnswer(c.release, q),
       };
     },
   },

@@ -5,7 +5,7 @@ import { ApiError } from '../api-error.ts';
 import { StateUnavailableError } from '../interfaces.ts';
 import { allowOnly, intParam } from '../params.ts';
 import type { RequestContext, RouteDef } from '../route.ts';
-import { readJsonBody } from './batch.ts';
+import { readJsonBody } from '../read-body.ts';
 
 // Parsed batches per app (keyed by its services object), so two runtimes in one process never share one.
 const cachesByApp = new WeakMap<object, Map<string, Promise<NoticeBatch | null>>>();

@@ -2,7 +2,7 @@
 import { ENTITY_TYPES, type EntityType, type Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
-import { entityParts } from '../compose-entity.ts';
+import { entityParts } from '../entity-answer.ts';
 import { allowOnly, oneParam, parseEntityType, parseInclude } from '../params.ts';
 import type { Release } from '../release/open-release.ts';
 import type { Reply, RouteDef } from '../route.ts';
@@ -75,9 +75,7 @@ export const resolveRoutes: RouteDef[] = [
       checkResolveArgs(c.release, args.provider, args.externalId);
       return {
         cost: 1,
-        run() {
-          return resolveItem(c.release, args);
-        },
+        run: () => resolveItem(c.release, args),
       };
     },
   },

@@ -9,7 +9,7 @@ import { concat, concatToSend } from '../../common/bytes.ts';
 import { composeAnswer, entityQuestion, keptAnswer, liveEntity, type EntityQuestion } from '../entity-answer.ts';
 import { isPromise, type MaybePromise, type ShardSource } from '../interfaces.ts';
 import { readJsonBody } from '../read-body.ts';
-import { checkResolveArgs, resolveItem } from './resolve.ts';
+import { checkResolveArgs, resolveItem } from '../resolve-answer.ts';
 import type { Body, Reply, RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
 import { createTurnGate } from '../turn-gate.ts';

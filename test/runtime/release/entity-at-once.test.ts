@@ -3,13 +3,14 @@
 // the one given after the reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isPromise } from '../../../runtime/interfaces.ts';
 import { loadRelease, type Release } from '../../../runtime/release/open-release.ts';
 import { createBucketCache } from '../../../runtime/release/bucket-family-reader.ts';
 import { createFsSource, type FsShardSource } from '../../../runtime/source/fs-source.ts';
 import { ShardCache } from '../../../runtime/release/shard-cache.ts';
+import { ArtefactError } from '../../../runtime/read-errors.ts';
 import { compileAll } from '../../../compiler/compile.ts';
 import { ID, makeHandWorld, STAMPS, type World } from '../../fixtures/hand-world.ts';
 
@@ -98,5 +99,35 @@ describe('Release.entity at once', () => {
     const again = release.entity(ID.arsenal);
     expect(isPromise(again)).toBe(false);
     expect(plain(again)).toEqual(plain(awaited));
+  });
+
+  it('rejects, never throws, when a shard read at once fails its checksum; the pack repaired, it answers again', async () => {
+    const release = await open(STAMPS[0], 'sync');
+    // Both entities are read once, so the pack is open and the index entries remembered: what follows is at once.
+    expect((await release.entity(ID.chelsea))?.kind).toBe('live');
+    expect((await release.entity(ID.arsenal))?.kind).toBe('live');
+    const shards = join(world.dist, STAMPS[0], 'public', 'shards');
+    const pack = join(shards, readdirSync(shards).find((n) => readFileSync(join(shards, n)).includes(`{"reep_id":"${ID.arsenal}"`))!);
+    const pristine = readFileSync(pack);
+    const damaged = Buffer.from(pristine);
+    damaged[pristine.indexOf(`{"reep_id":"${ID.arsenal}"`) + 3] ^= 0x20;
+    writeFileSync(pack, damaged); // in place: the open handle reads the new bytes
+    try {
+      let answer: ReturnType<Release['entity']> | undefined;
+      expect(() => (answer = release.entity(ID.arsenal))).not.toThrow();
+      expect(isPromise(answer)).toBe(true);
+      const err = await (answer as Promise<unknown>).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ArtefactError);
+      expect((err as ArtefactError).check).toMatch(new RegExp(`^crc32 of bytes \\d+\\+\\d+ does not match the index entry of ${ID.arsenal}$`));
+      expect((err as ArtefactError).subject).toBe(ID.arsenal);
+    } finally {
+      writeFileSync(pack, pristine);
+    }
+    const again = release.entity(ID.arsenal);
+    expect(isPromise(again)).toBe(false);
+    expect((again as Exclude<typeof again, Promise<unknown>>)?.kind).toBe('live');
   });
 });

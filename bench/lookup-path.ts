@@ -40,8 +40,8 @@ try {
     if (!script.url.startsWith('file:')) continue;
     const file = relative(root, fileURLToPath(script.url));
     if (!/^(runtime|common)\//.test(file)) continue;
-    // A script's first entry is its top level, run when it was loaded: not part of this lookup.
-    const ran = script.functions.filter((f, i) => i > 0 && f.ranges[0].count > 0).map((f) => f.functionName || '(anonymous)');
+    // The module's top level (the range from offset 0) ran when it was loaded: not part of this lookup.
+    const ran = script.functions.filter((f) => f.ranges[0].startOffset > 0 && f.ranges[0].count > 0).map((f) => f.functionName || '(anonymous)');
     if (ran.length) files.set(file, ran);
   }
   const functions = [...files.values()].reduce((n, f) => n + f.length, 0);

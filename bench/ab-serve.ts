@@ -5,31 +5,14 @@
 //   --releases bench/out/100000-s1/releases/20261008T000000Z [--pairs 3] [--duration 5] [--concurrency 50]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { runLoad, type LoadRequest, type LoadResult } from './lib/load-generator.ts';
+import { join } from 'node:path';
+import { abCommandLine, abRequests, median } from './lib/ab-sides.ts';
+import { runLoad, type LoadResult } from './lib/load-generator.ts';
 import { freePort, runToEnd, startChild, stopChild, type StartedChild } from './lib/processes.ts';
-import { prng, sampleKeys } from './lib/sample-keys.ts';
-import { ENTITY_INCLUDE } from './lib/serve-measure.ts';
 
-const { values } = parseArgs({
-  options: {
-    a: { type: 'string' },
-    b: { type: 'string' },
-    dist: { type: 'string' },
-    releases: { type: 'string' },
-    pairs: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '5' },
-    concurrency: { type: 'string', default: '50' },
-    samples: { type: 'string', default: '4000' },
-  },
-});
-if (!values.a || !values.b || !values.dist || !values.releases) throw new Error('usage: bench/ab-serve.ts --a ROOT --b ROOT --dist DIST --releases RELEASE_DIR [--pairs 3] [--duration 5]');
-const roots = { A: resolve(values.a), B: resolve(values.b) };
-const dist = resolve(values.dist);
-const pairs = Number(values.pairs);
-const durationMs = Number(values.duration) * 1000;
-const concurrency = Number(values.concurrency);
+const { roots, dist, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
+const { pairs, concurrency } = own;
+const durationMs = own.duration * 1000;
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
 
 const work = await mkdtemp(join(tmpdir(), 'ab-serve-'));
@@ -59,18 +42,7 @@ async function serve(side: 'A' | 'B'): Promise<StartedChild & { port: number }> 
   }
 }
 
-const samples = await sampleKeys(resolve(values.releases), Number(values.samples), 1);
-const random = prng(1);
-const get = (paths: string[]): LoadRequest[] => paths.map((path) => ({ method: 'GET', path }));
-const rows: Record<string, LoadRequest[]> = {
-  entity: get(samples.entities.map((e) => `/api/v1/entities/${e.id}?include=${ENTITY_INCLUDE}`)),
-  resolve: get(samples.bridges.map((b) => `/api/v1/resolve/${encodeURIComponent(b.provider)}/${encodeURIComponent(b.externalId)}?namespace=${encodeURIComponent(b.namespace)}`)),
-  batch: Array.from({ length: 200 }, () => ({
-    method: 'POST',
-    path: '/api/v1/batch',
-    body: Buffer.from(JSON.stringify({ include: ENTITY_INCLUDE, requests: Array.from({ length: 100 }, () => ({ type: 'entity', id: samples.entities[Math.floor(random() * samples.entities.length)].id })) })),
-  })),
-};
+const rows = await abRequests(releases, own.samples);
 
 const servers = { A: await serve('A'), B: await serve('B') };
 /** Server CPU per answer in µs: less moved by other jobs than req/s on a shared machine. */
@@ -98,7 +70,6 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 console.log(`A = ${roots.A}, B = ${roots.B}; ${pairs} pairs of ${durationMs / 1000} s at ${concurrency} connections\n`);
 console.log('| row | pair | A req/s | B req/s | B/A | A µs CPU/answer | B µs CPU/answer | B/A CPU | other CPU % (A, B) | load |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');

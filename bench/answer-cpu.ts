@@ -5,6 +5,7 @@
 // is bundled by esbuild as production runs it (scripts/build.mjs: no keepNames), not run through tsx, whose
 // keepNames adds a naming call for every arrow property made per request.
 // node --expose-gc bin/run-ts.mjs bench/answer-cpu.ts --a /work/wt-int --b . --dist DIST --releases RELEASE_DIR [--rounds 20] [--n 2000]
+//   [--body-cache BYTES]   0: no kept answers, so the entity and batch rows measure lookups and composition
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -13,8 +14,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AB_ROWS as ROWS, abCommandLine, abRequests, median, type AbRow as Row } from './lib/ab-sides.ts';
 import { runToEnd } from './lib/processes.ts';
 
-const { roots, dist, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000' });
+const { roots, dist, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
 const { rounds, n } = own;
+/** Bytes of kept answers (-1: the default): 0 makes every entity answer a lookup and a composition, the read path itself. */
+const bodyCacheBytes = own['body-cache'] < 0 ? undefined : own['body-cache'];
 type Runtime = Awaited<ReturnType<typeof import('../runtime/server.ts').startRuntime>>;
 
 /**
@@ -62,7 +65,7 @@ const runtimes: Record<'A' | 'B', Runtime> = {} as Record<'A' | 'B', Runtime>;
 try {
   for (const side of ['A', 'B'] as const) {
     const { startRuntime } = (await import(pathToFileURL(await bundle(roots[side])).href)) as typeof import('../runtime/server.ts');
-    runtimes[side] = await startRuntime({ dist, keys, state: 'memory:', port: 0, pages: null, log: () => {} });
+    runtimes[side] = await startRuntime({ dist, keys, state: 'memory:', port: 0, pages: null, log: () => {}, bodyCacheBytes });
   }
   // Warm both: every distinct request once (caches, page cache, JIT), then a round's worth more.
   for (const row of ROWS) for (const side of ['A', 'B'] as const) await answer(runtimes[side], row, 0, Math.max(per(row), lists[row].length));
@@ -77,7 +80,7 @@ try {
     process.stderr.write(`[answer-cpu] ${row}: ${rs.map((x) => (x.b / x.a).toFixed(2)).join(' ')}\n`);
   }
   const loads = Object.values(results).flat().map((x) => x.load);
-  console.log(`A = ${roots.A}, B = ${roots.B}; CPU µs per answer through app.answer (esbuild bundles), ${rounds} alternating rounds per row of ${n} answers (${Math.ceil(n / 10)} batches); load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores\n`);
+  console.log(`A = ${roots.A}, B = ${roots.B}; CPU µs per answer through app.answer (esbuild bundles), ${rounds} alternating rounds per row of ${n} answers (${Math.ceil(n / 10)} batches)${bodyCacheBytes === undefined ? '' : `, body cache ${bodyCacheBytes} bytes`}; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores\n`);
   console.log('| row | A µs/answer (median) | B µs/answer (median) | B/A, median of rounds | B/A, quartiles of rounds |');
   console.log('|---|---|---|---|---|');
   for (const row of ROWS) {

@@ -35,7 +35,8 @@ async function bundle(root: string): Promise<string> {
 
 const work = await mkdtemp(join(tmpdir(), 'answer-cpu-'));
 const keys = join(work, 'keys.json');
-const added = await runToEnd(process.execPath, ['bin/register.mjs', 'keys', 'add', '--name', 'cpu', '--quota', '1000000000000', '--rate', '1000000000', '--keys', keys], { cwd: roots.B });
+// Keys are added by this checkout's CLI, so neither side's checkout gets a build started in it.
+const added = await runToEnd(process.execPath, ['bin/register.mjs', 'keys', 'add', '--name', 'cpu', '--quota', '1000000000000', '--rate', '1000000000', '--keys', keys], { cwd: join(dirname(fileURLToPath(import.meta.url)), '..') });
 if (added.code !== 0) throw new Error(`keys add failed: ${added.stderr.trim()}`);
 const headers = { authorization: `Bearer ${added.stdout.trim().split('\n').pop()}` };
 

@@ -205,7 +205,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
         touch(path, h!);
         f.users++;
         try {
-          return readNow(f, path, offset, length, transient);
+          return readOnLoop(f, path, offset, length, transient);
         } finally {
           release(f);
         }
@@ -240,7 +240,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
     const f = await acquire(path, abs);
     try {
       if (offset + length > f.size) throw shorter(path, offset, length, f.size);
-      if (reads.sync()) return readNow(f, path, offset, length, transient);
+      if (reads.sync()) return readOnLoop(f, path, offset, length, transient);
       const out = bytesFor(length, transient);
       for (let done = 0; done < length; ) {
         const bytesRead = await readAt(f.fh.fd, out, done, length - done, offset + done);
@@ -254,7 +254,7 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
   }
 
   /** The range read on the event loop, each read timed for the read policy. */
-  function readNow(f: OpenFile, path: string, offset: number, length: number, transient: boolean): Uint8Array {
+  function readOnLoop(f: OpenFile, path: string, offset: number, length: number, transient: boolean): Uint8Array {
     const out = bytesFor(length, transient);
     for (let done = 0; done < length; ) {
       const t0 = performance.now();

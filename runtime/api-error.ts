@@ -8,14 +8,31 @@ export class ApiError extends Error {
   readonly headers?: Record<string, string>;
   /** Extra body fields after error/message/detail (the 409's results and count). */
   readonly extra?: string;
+  /**
+   * The body exactly as the compiler wrote it, sent instead of one made from the fields: a retired ID's 410 carries
+   * its tombstone stub. Like a 200, it is the release's answer rather than this request's failure, so it keeps the
+   * route's caching headers.
+   */
+  readonly stub?: Uint8Array;
 
-  constructor(status: number, code: string, message: string, opts: { detail?: string; headers?: Record<string, string>; extra?: string } = {}) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    opts: { detail?: string; headers?: Record<string, string>; extra?: string; stub?: Uint8Array } = {},
+  ) {
     super(message);
     this.status = status;
     this.code = code;
     this.detail = opts.detail;
     this.headers = opts.headers;
     this.extra = opts.extra;
+    this.stub = opts.stub;
+  }
+
+  /** What the answer's body is: the stub when there is one, else the Error body. */
+  body(): string | Uint8Array {
+    return this.stub ?? this.bodyText();
   }
 
   /** The Error body: `{"error","message","detail"?}` plus any pre-serialised extra fields, canonical bytes. */

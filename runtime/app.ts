@@ -4,13 +4,12 @@
 // charge whose request then failed (5xx) is given back. Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError } from './api-error.ts';
-import { NOT_AT_HAND, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Body, RequestContext, Reply, RouteDef, Services } from './route.ts';
 import { admit } from './state/admit.ts';
 import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
-import { GoneError } from './routes/entities.ts';
 import { ArtefactError, UpstreamError } from './read-errors.ts';
 import { keyExpiryHeaders } from './keys/key-expiry.ts';
 import { corsHeaders, derivedEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
@@ -147,15 +146,15 @@ export function createApp(opts: AppOptions): App {
       // ['', 'api', 'v1', ...rest]
       const ns = (NAMESPACES as readonly string[]).includes(rawSegments[2]) && rawSegments[1] === 'api' ? (rawSegments[2] as Namespace) : null;
       // Every answer names the stamp it was made from once a release is loaded, errors included.
-      const atHand = opts.catalog.forNamespaceNow(ns ?? 'v1');
+      const served = opts.catalog.forNamespace(ns ?? 'v1');
       let unavailable: unknown = null;
-      const release =
-        atHand !== NOT_AT_HAND
-          ? atHand
-          : await opts.catalog.forNamespace(ns ?? 'v1').catch((e: unknown) => {
-              unavailable = e;
-              return null;
-            });
+      // Nearly always at once: awaiting only a pending release spares each request a microtask hop.
+      const release = !isPromise(served)
+        ? served
+        : await served.catch((e: unknown) => {
+            unavailable = e;
+            return null;
+          });
       if (release) headers['x-register-release-stamp'] = release.stamp;
       if (ns === null) throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
       const rest = rawSegments.slice(3);
@@ -228,10 +227,6 @@ export function createApp(opts: AppOptions): App {
       }
       return finish(reply, headers, costing && key ? { key, now, credits } : null, head);
     } catch (e) {
-      if (e instanceof GoneError) {
-        if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
-        return finish({ status: 410, body: e.stub }, headers, costing && key ? { key, now, credits } : null, head);
-      }
       const err = failure(e);
       if (err.status >= 500 && charged > 0) {
         const back = charged;
@@ -239,8 +234,9 @@ export function createApp(opts: AppOptions): App {
         credits = await giveBack(key!, period, back, credits);
       }
       if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
-      if (err.status >= 400) headers['cache-control'] = 'no-store';
-      return finish({ status: err.status, body: err.bodyText(), headers: err.headers }, headers, costing && key ? { key, now, credits } : null, head);
+      // A tombstone stub is the release's answer, cached like a 200 (ApiError.stub); any other error is not kept.
+      if (err.status >= 400 && err.stub === undefined) headers['cache-control'] = 'no-store';
+      return finish({ status: err.status, body: err.body(), headers: err.headers }, headers, costing && key ? { key, now, credits } : null, head);
     }
   }
 

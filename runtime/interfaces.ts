@@ -10,30 +10,36 @@ export interface ShardSource {
   /** Whole file at `path` (relative to the dist root, `/`-separated), or null if it does not exist. */
   readFile(path: string): Promise<Uint8Array | null>;
   /**
-   * `length` bytes at `offset` of `path`; throws if the file is shorter or missing. `transient`: the caller keeps
-   * the bytes only while it answers one request, or keeps its own copy (a shard, not a cached bucket), so they may
-   * be a view of a shared buffer pool and a source need not retain them.
+   * `length` bytes at `offset` of `path`; fails if the file is shorter or missing. The bytes come at once when they
+   * can be had without waiting (a file already open whose reads are page-cache copies), else as a promise; a failure
+   * is always a rejection, never a throw. `transient`: the caller keeps the bytes only while it answers one request,
+   * or keeps its own copy (a shard, not a cached bucket), so they may be a view of a shared buffer pool and a
+   * source need not retain them.
    */
-  readRange(path: string, offset: number, length: number, transient?: boolean): Promise<Uint8Array>;
+  readRange(path: string, offset: number, length: number, transient?: boolean): MaybePromise<Uint8Array>;
   /**
-   * The bytes readRange would give, when they can be had without waiting (a file already open whose reads are
-   * page-cache copies), else NOT_AT_HAND and the caller uses readRange. Throws what readRange would reject with.
-   * Optional: a source over the network never has bytes at hand. Why it exists: a batch item that needs no
-   * promise costs markedly less than one that goes through several (routes/batch.ts).
+   * Whether reads are a local disk's, so they often come at once and a batch is CPU work rather than waiting
+   * (routes/batch.ts sizes its turn gate by it). Default false: a source over the network.
    */
-  readRangeNow?(path: string, offset: number, length: number, transient?: boolean): Uint8Array | typeof NOT_AT_HAND;
+  readonly local?: boolean;
   close(): Promise<void>;
 }
 
-/** What a `…Now` read answers when the value needs I/O first: call its promise-returning form instead. */
-export const NOT_AT_HAND: unique symbol = Symbol('not at hand');
+/**
+ * What a read returns: the value itself when it is at hand (no promise, no microtask hop: a batch of 100 items
+ * made ~8 promises per item when every read was async), or a promise when it needs I/O first. A read never
+ * throws: a failure is a rejected promise, so a value that is not a promise is always an answer. A caller awaits
+ * it, or tests isPromise once and takes the value at once.
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** Whether a MaybePromise still has to be waited for. */
+export const isPromise = <T>(v: MaybePromise<T>): v is Promise<T> => v instanceof Promise;
 
 /** Reads one bucketed family (see common/bucket-format.ts) through a ShardSource, one bucket at a time. */
 export interface BucketFamilyReader {
-  /** Value stored under `key` in a hashed family, or undefined. */
-  get<V = unknown>(key: string): Promise<V | undefined>;
-  /** get() from retained buckets only: the value or undefined, or NOT_AT_HAND when the bucket must be read first. */
-  getNow<V = unknown>(key: string): V | undefined | typeof NOT_AT_HAND;
+  /** Value stored under `key` in a hashed family, or undefined: at once from a retained bucket, else once it is read. */
+  get<V = unknown>(key: string): MaybePromise<V | undefined>;
   /** Value at `ordinal` in an ordinal family, or undefined. */
   at<V = unknown>(ordinal: number): Promise<V | undefined>;
 }

@@ -4,7 +4,7 @@ import type { Namespace } from '../common/ids.ts';
 import type { NoticeBatch } from '../common/dist-layout.ts';
 import type { ApiError } from './api-error.ts';
 import type { RouteOperation } from './contract/http-parts.ts';
-import type { Clock, KeyRecord, StateStore } from './interfaces.ts';
+import type { Clock, KeyRecord, MaybePromise, StateStore } from './interfaces.ts';
 import type { Release } from './release/open-release.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 
@@ -54,11 +54,10 @@ export interface Prepared {
   /** Lookups this request costs once validated (0 for free routes). */
   cost: number;
   /**
-   * Hot routes write it as a method (`run() {…}`), not an arrow property: tsx compiles with esbuild's keepNames,
-   * which wraps every arrow property in a name-setting call each time it is made (3% of an entity lookup).
-   * A lookup whose data is at hand may answer without a promise; it may also throw instead of rejecting.
+   * A lookup whose data is at hand answers without a promise (MaybePromise, runtime/interfaces.ts); the core awaits
+   * it inside one try, so it may throw as well as reject.
    */
-  run(): Promise<Reply> | Reply;
+  run(): MaybePromise<Reply>;
 }
 
 /** A route as its module declares it: where it answers, what the document says of it, and its handler. */

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../api-error.ts';
 import { bodyLength, toResponse, type Answer, type App } from '../app.ts';
-import { NOT_AT_HAND, type StateStore } from '../interfaces.ts';
+import type { StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
 import type { Logger } from './logger.ts';
 import type { RuntimeMetrics } from './metrics.ts';
@@ -41,8 +41,7 @@ export function withOperations(app: App, opts: OperationsOptions): App {
       return { status: 200, headers: { 'content-type': opts.metrics.registry.contentType, 'cache-control': 'no-store' }, body: text };
     }
     // /readyz: both conditions, each named when it fails, so a load balancer's log says which.
-    const atHand = opts.catalog.forNamespaceNow('v1');
-    const release = atHand !== NOT_AT_HAND ? atHand : await opts.catalog.forNamespace('v1').catch(() => null);
+    const release = await Promise.resolve(opts.catalog.forNamespace('v1')).catch(() => null);
     if (!release) return errorAnswer(new ApiError(503, 'not_ready', 'No compiled release is loaded yet.'));
     try {
       await withTimeout(opts.store.ping?.() ?? Promise.resolve(), readyTimeoutMs);

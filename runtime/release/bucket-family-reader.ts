@@ -17,7 +17,7 @@ import {
   type BucketIndex,
 } from '../../common/bucket-format.ts';
 import { bucketOf } from '../../common/hash.ts';
-import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
+import type { BucketFamilyReader, MaybePromise, ShardSource } from '../interfaces.ts';
 import { LruCache } from './lru-cache.ts';
 import { packNumber } from './pack-numbers.ts';
 
@@ -150,24 +150,19 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
     }
   };
 
-  const getNow = <V>(key: string): V | undefined | typeof NOT_AT_HAND => {
-    if (family.addressing !== 'fnv1a32-top-bits') throw new Error(`[bucket-reader] ${where}: get() on an ${family.addressing} family`);
-    if (family.entries === 0) return undefined;
-    const bucket = bucketOf(key, family.buckets);
-    const c = cache.get(keyBase + bucket);
-    return c === undefined ? NOT_AT_HAND : walk(bucket, c, (bytes, index) => findInBucket<V>(bytes, key, index));
-  };
-
   return {
-    getNow,
-
-    async get<V = unknown>(key: string): Promise<V | undefined> {
-      // A retained bucket is used at once: no promise hops through the loader for the common case.
-      const now = getNow<V>(key);
-      if (now !== NOT_AT_HAND) return now;
+    get<V = unknown>(key: string): MaybePromise<V | undefined> {
+      if (family.addressing !== 'fnv1a32-top-bits') return Promise.reject(new Error(`[bucket-reader] ${where}: get() on an ${family.addressing} family`));
+      if (family.entries === 0) return undefined;
       const bucket = bucketOf(key, family.buckets);
-      const c = await loadBucket(bucket);
-      return c ? walk(bucket, c, (bytes, index) => findInBucket<V>(bytes, key, index)) : undefined;
+      const c = cache.get(keyBase + bucket);
+      // A retained bucket answers at once: no promise hops through the loader for the common case.
+      if (c === undefined) return loadBucket(bucket).then((l) => (l ? walk(bucket, l, (bytes, index) => findInBucket<V>(bytes, key, index)) : undefined));
+      try {
+        return walk(bucket, c, (bytes, index) => findInBucket<V>(bytes, key, index));
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
 
     async at<V = unknown>(ordinal: number): Promise<V | undefined> {

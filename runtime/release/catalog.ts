@@ -5,7 +5,7 @@
 import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
 import { openIndex } from '../../common/index-file.ts';
 import type { Namespace } from '../../common/ids.ts';
-import { NOT_AT_HAND, type Clock, type ShardSource } from '../interfaces.ts';
+import type { Clock, MaybePromise, ShardSource } from '../interfaces.ts';
 import { stderrProblemLog, type ProblemLog } from '../problem-log.ts';
 import { ArtefactError, fileOf, readFailure, UpstreamError } from '../read-errors.ts';
 import { loadRelease, type Release } from './open-release.ts';
@@ -49,10 +49,11 @@ export class ReleaseCatalog {
   /** releaseKey of what each namespace of the current index serves. */
   private servedKeys: Record<Namespace, string | null> = { v1: null, next: null };
   /**
-   * What forNamespaceNow answers per namespace: the opened release itself, so the request path makes no lookup by
-   * key (hashing a stamp-and-sha256 key per request cost ~8% of a kept entity answer's instructions, measured).
+   * What forNamespace answers at once per namespace: the opened release itself, so the request path makes no lookup
+   * by key (hashing a stamp-and-sha256 key per request cost ~8% of a kept entity answer's instructions, measured);
+   * undefined while it is still opening.
    */
-  private servedNow: Record<Namespace, Release | null | typeof NOT_AT_HAND> = { v1: NOT_AT_HAND, next: NOT_AT_HAND };
+  private servedNow: Record<Namespace, Release | null | undefined> = { v1: undefined, next: undefined };
   /** Releases (releaseKey) that failed to open, answered as they are until the next re-read of the index rather than re-read per request. */
   private readonly failed = new Map<string, ReadFailure>();
   private readonly logged = new Set<string>();
@@ -126,8 +127,8 @@ export class ReleaseCatalog {
     this.indexText = text;
     this.indexFailure = null;
     this.servedKeys = { v1: keyIn(parsed, parsed.v1), next: keyIn(parsed, parsed.next) };
-    const atHand = (stamp: string | null) => (stamp === null ? null : (openedNow.get(stamp) ?? NOT_AT_HAND));
-    this.servedNow = { v1: atHand(parsed.v1), next: atHand(parsed.next) };
+    const opened = (stamp: string | null) => (stamp === null ? null : openedNow.get(stamp));
+    this.servedNow = { v1: opened(parsed.v1), next: opened(parsed.next) };
     // Releases the new index does not list as they were opened (a stamp compiled again) are let go.
     const listed = new Set(parsed.releases.map((r) => releaseKey(r.stamp, r.sha256.public)));
     for (const k of [...this.releases.keys()]) if (!listed.has(k)) this.releases.delete(k);
@@ -147,21 +148,22 @@ export class ReleaseCatalog {
     this.log({ level: 'error', event: 'release_unavailable', line, file, check });
   }
 
-  /** The release a namespace serves, or null. Rejects why, when it (or the index) cannot be opened. */
-  async forNamespace(ns: Namespace): Promise<Release | null> {
+  /**
+   * The release a namespace serves, or null; rejects why, when it (or the index) cannot be opened. At once when the
+   * index is fresh and its release open (nearly every request), else once the index is re-read or the release opened.
+   */
+  forNamespace(ns: Namespace): MaybePromise<Release | null> {
+    if (this.index && this.opts.clock.now() - this.checkedAt < (this.opts.refreshMs ?? 1000)) {
+      const served = this.servedNow[ns];
+      if (served !== undefined) return served;
+    }
+    return this.forNamespaceLater(ns);
+  }
+
+  private async forNamespaceLater(ns: Namespace): Promise<Release | null> {
     const index = await this.current();
     const stamp = index?.[ns];
     return stamp ? this.release(stamp) : null;
-  }
-
-  /**
-   * forNamespace() without waiting, for the request path: the release when the index is fresh and its release is
-   * open (nearly every request), null when the namespace serves nothing, NOT_AT_HAND when forNamespace() must be
-   * awaited (the index is due for a re-read, or the release is still opening). Saves each request the promise hops.
-   */
-  forNamespaceNow(ns: Namespace): Release | null | typeof NOT_AT_HAND {
-    if (!this.index || this.opts.clock.now() - this.checkedAt >= (this.opts.refreshMs ?? 1000)) return NOT_AT_HAND;
-    return this.servedNow[ns];
   }
 
   /**
@@ -178,9 +180,9 @@ export class ReleaseCatalog {
     const opening = loadRelease(this.opts.source, stamp, key.slice(stamp.length + 1), this.cache, this.shards, this.bodies);
     opening.then(
       (opened) => {
-        // A namespace whose release opened only after its index was taken (a retry) is at hand from now on.
-        if (this.servedKeys.v1 === key && this.servedNow.v1 === NOT_AT_HAND) this.servedNow.v1 = opened;
-        if (this.servedKeys.next === key && this.servedNow.next === NOT_AT_HAND) this.servedNow.next = opened;
+        // A namespace whose release opened only after its index was taken (a retry) is answered at once from now on.
+        if (this.servedKeys.v1 === key && this.servedNow.v1 === undefined) this.servedNow.v1 = opened;
+        if (this.servedKeys.next === key && this.servedNow.next === undefined) this.servedNow.next = opened;
       },
       (err: unknown) => {
         if (this.releases.get(key) !== opening) return;

@@ -2,7 +2,7 @@
 // position, refs by register ID, each bucket checked like every other family's. The generation is the rows pack's
 // sha256, and is taken only when the public manifest records that very digest for it.
 import type { MatchesDoc, MatchListEntry, MatchRefValue, MatchRowValue } from '../../common/match-index.ts';
-import type { BucketFamilyReader } from '../interfaces.ts';
+import type { BucketFamilyReader, MaybePromise } from '../interfaces.ts';
 import { ArtefactError } from '../read-errors.ts';
 
 export class MatchIndex {
@@ -26,7 +26,7 @@ export class MatchIndex {
   }
 
   /** A team's, competition's, season's or stage's label and lists; undefined for any other ID. */
-  ref(id: string): Promise<MatchRefValue | undefined> {
+  ref(id: string): MaybePromise<MatchRefValue | undefined> {
     return this.refs.get<MatchRefValue>(id);
   }
 

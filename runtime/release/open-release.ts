@@ -7,7 +7,7 @@ import { checksum32 } from '../../common/checksum.ts';
 import { createHash } from 'node:crypto';
 import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { MAX_SHARD_BYTES } from '../../common/limits.ts';
-import { NOT_AT_HAND, type BucketFamilyReader, type ShardSource } from '../interfaces.ts';
+import { isPromise, type BucketFamilyReader, type MaybePromise, type ShardSource } from '../interfaces.ts';
 import { ArtefactError, fileOf, readFailure } from '../read-errors.ts';
 import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
 import { shardCacheKey, type ShardCache } from './shard-cache.ts';
@@ -59,7 +59,8 @@ export class Release {
   private readonly streams = new Map<string, BucketFamilyReader>();
   private readonly documentCache = new Map<string, Promise<Uint8Array>>();
   private readonly recentIndex = new RecentMap<string, EntityIndexValue>(RECENT_INDEX_ENTRIES);
-  private readonly bodyScope = `${releasesOpened++}\u0000`;
+  /** Prefix of this release's keys in the shared answer cache (`answers`), so two releases never answer for each other. */
+  readonly answerScope = `${releasesOpened++}\u0000`;
 
   constructor(
     readonly doc: ReleaseDoc,
@@ -69,8 +70,8 @@ export class Release {
     private readonly files: Record<string, ManifestEntry>,
     /** Verified shards kept across requests (shared by the catalog's releases), or null for none. */
     private readonly shards: ShardCache | null = null,
-    /** Finished answers kept across requests (shared by the catalog's releases), or null for none. */
-    private readonly bodies: BodyCache | null = null,
+    /** Finished answers kept across requests (shared by the catalog's releases), or null for none: runtime/entity-answer.ts keeps them. */
+    readonly answers: BodyCache | null = null,
     /**
      * sha256 (hex) of public/manifest.json, which lists every public file's sha256: it changes whenever any byte this
      * release can answer from changes (a stamp compiled again differently), so answers' ETags are derived from it.
@@ -95,93 +96,58 @@ export class Release {
 
   /**
    * Looks up a register ID, following a merge to the final survivor. Each step is taken at once when its bytes are
-   * at hand (see entityNow) and waits for a read only when they are not.
+   * at hand (an index entry remembered or in a retained bucket, a shard cached or in the page cache) and waits for
+   * a read only when they are not: a batch of 100 items made ~8 promises per item when every step was async.
    */
-  async entity(id: string): Promise<EntityLookup> {
-    let v = this.indexEntryNow(id);
-    if (v === NOT_AT_HAND) v = this.remember(id, await this.entities.get<EntityIndexValue>(id));
+  entity(id: string): MaybePromise<EntityLookup> {
+    try {
+      const recent = this.recentIndex.get(id);
+      if (recent !== undefined) return this.lookupOf(id, recent);
+      const v = this.entities.get<EntityIndexValue>(id);
+      return isPromise(v) ? v.then((read) => this.lookupOf(id, this.remember(id, read))) : this.lookupOf(id, this.remember(id, v));
+    } catch (err) {
+      // A read never throws (interfaces.ts MaybePromise): a damaged entry found at once rejects like one read later.
+      return Promise.reject(err);
+    }
+  }
+
+  /** The lookup an index entry leads to: nothing, a merge's survivor, a tombstone's stub or a live entity's shard. */
+  private lookupOf(id: string, v: EntityIndexValue | undefined): MaybePromise<EntityLookup> {
     if (!v) return null;
     if (v[0] === ENTRY_REDIRECT) {
-      const target = await this.entity(v[1]);
-      return target?.kind === 'live' ? { ...target, requestedId: id } : target;
-    }
-    if (v[0] === ENTRY_TOMBSTONE) return { kind: 'gone', body: await this.shard(this.shardPack(v[1], id), v[2], v[3], v[4], id) };
-    const p = this.shardPack(v[1], id);
-    return liveOf(id, v, await this.shard(p, v[2], v[3], v[12], id), p);
-  }
-
-  /**
-   * entity() without waiting, when its index bucket is retained and its shard can be read at once (a local dist
-   * in the page cache): the same answer, or NOT_AT_HAND and the caller uses entity(). A batch of 100 items made
-   * ~8 promises per item through entity(); here it makes none.
-   */
-  entityNow(id: string): EntityLookup | typeof NOT_AT_HAND {
-    const v = this.indexEntryNow(id);
-    if (v === NOT_AT_HAND || !v) return v ?? null;
-    if (v[0] === ENTRY_REDIRECT) {
-      const target = this.entityNow(v[1]);
-      return target !== NOT_AT_HAND && target?.kind === 'live' ? { ...target, requestedId: id } : target;
+      const target = this.entity(v[1]);
+      return isPromise(target) ? target.then((t) => redirected(t, id)) : redirected(target, id);
     }
     if (v[0] === ENTRY_TOMBSTONE) {
-      const body = this.readShardNow(this.shardPack(v[1], id), v[2], v[3], v[4], id);
-      return body === NOT_AT_HAND ? body : { kind: 'gone', body };
+      const body = this.shard(this.shardPack(v[1], id), v[2], v[3], v[4], id);
+      return isPromise(body) ? body.then(goneOf) : goneOf(body);
     }
-    const p = this.shardPack(v[1], id);
-    const shard = this.readShardNow(p, v[2], v[3], v[12], id);
-    return shard === NOT_AT_HAND ? shard : liveOf(id, v, shard, p);
+    const live = v;
+    const p = this.shardPack(live[1], id);
+    const shard = this.shard(p, live[2], live[3], live[12], id);
+    return isPromise(shard) ? shard.then((s) => liveOf(id, live, s, p)) : liveOf(id, live, shard, p);
   }
 
-  /** The answer body this release kept under `key` (see keepBody), or undefined. Never write to it. */
-  keptBody(key: string): Uint8Array | undefined {
-    return this.bodies?.get(this.bodyScope + key);
-  }
-
-  /**
-   * Keeps `parts[from..]` joined as the answer body for `key`, a string that names everything the body depends on
-   * besides the release (compose-entity.ts: entityBodyKey). Returns the kept bytes, or null when they were not kept.
-   */
-  keepBody(key: string, parts: readonly Uint8Array[], from = 0): Uint8Array | null {
-    return this.bodies ? this.bodies.keep(this.bodyScope + key, parts, from) : null;
-  }
-
-  /** The index entry of `id` from the recent ones or a retained bucket, else NOT_AT_HAND (undefined: no such ID). */
-  private indexEntryNow(id: string): EntityIndexValue | undefined | typeof NOT_AT_HAND {
-    const recent = this.recentIndex.get(id);
-    return recent !== undefined ? recent : this.remember(id, this.entities.getNow<EntityIndexValue>(id));
-  }
-
-  private remember<V extends EntityIndexValue | undefined | typeof NOT_AT_HAND>(id: string, v: V): V {
+  private remember(id: string, v: EntityIndexValue | undefined): EntityIndexValue | undefined {
     // Its own copy: an ID cut from a request's URL or body would keep that whole text alive in the memo.
-    if (v !== undefined && v !== NOT_AT_HAND) this.recentIndex.set(ownCopy(id), v as EntityIndexValue);
+    if (v !== undefined) this.recentIndex.set(ownCopy(id), v);
     return v;
   }
 
-  /** A verified shard, read at once when it can be (readShardNow), else through the source's promise. */
-  private shard(p: ShardPack, offset: number, length: number, checksum: number, id: string): Uint8Array | Promise<Uint8Array> {
-    const now = this.readShardNow(p, offset, length, checksum, id);
-    if (now !== NOT_AT_HAND) return now;
-    return this.source.readRange(p.path, offset, length, true).then(
-      (bytes) => this.retained(p, offset, verifiedShard(p, bytes, offset, checksum, id)),
-      (err: unknown) => {
-        throw shardUnreadable(err, p, id);
-      },
-    );
-  }
-
-  /** The shard from the cache, or read and verified without waiting, or NOT_AT_HAND when it needs a wait. */
-  private readShardNow(p: ShardPack, offset: number, length: number, checksum: number, id: string): Uint8Array | typeof NOT_AT_HAND {
+  /** A verified shard: from the cache, else read (at once when the source can) and checked against its CRC-32. */
+  private shard(p: ShardPack, offset: number, length: number, checksum: number, id: string): MaybePromise<Uint8Array> {
     // An entry claiming more than the compiler ever writes is damage, and must not make a request allocate it.
     if (length > MAX_SHARD_BYTES) throw new ArtefactError(this.entitiesFile, `the index entry of ${id} claims a shard of ${length} bytes, more than ${MAX_SHARD_BYTES}`, id);
     const cached = this.shards?.get(shardCacheKey(p.number, offset), length);
     if (cached) return cached;
-    if (!this.source.readRangeNow) return NOT_AT_HAND;
-    let bytes: Uint8Array | typeof NOT_AT_HAND;
-    try {
-      bytes = this.source.readRangeNow(p.path, offset, length, true);
-    } catch (err) {
-      throw shardUnreadable(err, p, id);
-    }
-    return bytes === NOT_AT_HAND ? bytes : this.retained(p, offset, verifiedShard(p, bytes, offset, checksum, id));
+    const bytes = this.source.readRange(p.path, offset, length, true);
+    if (!isPromise(bytes)) return this.retained(p, offset, verifiedShard(p, bytes, offset, checksum, id));
+    return bytes.then(
+      (read) => this.retained(p, offset, verifiedShard(p, read, offset, checksum, id)),
+      (err: unknown) => {
+        throw shardUnreadable(err, p, id);
+      },
+    );
   }
 
   /** Keeps a verified shard in the cache (a copy) and hands the bytes on. */
@@ -206,11 +172,11 @@ export class Release {
     return (this.shardPacks[pack] = { path, number: packNumber(path), file: fileOf(this.source, path) });
   }
 
-  resolve(provider: string, namespace: string, externalId: string): Promise<ResolveValue | undefined> {
+  resolve(provider: string, namespace: string, externalId: string): MaybePromise<ResolveValue | undefined> {
     return this.resolveIndex.get<ResolveValue>(`${provider}\u0000${namespace}\u0000${externalId}`);
   }
 
-  searchKey(key: string): Promise<SearchValue | undefined> {
+  searchKey(key: string): MaybePromise<SearchValue | undefined> {
     return this.search.get<SearchValue>(key);
   }
 
@@ -267,6 +233,13 @@ interface ShardPack {
   /** How logs name it (fileOf), made once. */
   file: string;
 }
+
+/** A merge's answer: the survivor's, naming the ID asked for when the survivor is live. */
+function redirected(target: EntityLookup, id: string): EntityLookup {
+  return target?.kind === 'live' ? { ...target, requestedId: id } : target;
+}
+
+const goneOf = (body: Uint8Array): GoneEntity => ({ kind: 'gone', body });
 
 /** A live index entry (ENTRY_LIVE) and its verified shard. */
 function liveOf(id: string, v: Extract<EntityIndexValue, { length: 13 }>, shard: Uint8Array, p: ShardPack): LiveEntity {

@@ -9,10 +9,10 @@ import { ReepId } from '../contract/parameters.ts';
 import { bodyChecker, parseInclude, valueChecker } from '../contract/request-check.ts';
 import { BatchItem, BatchRequest, BatchResponse, MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, ref } from '../contract/schemas.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
-import { entityBodyKey, entityParts } from '../compose-entity.ts';
-import { GoneError, liveEntity, liveEntityNow } from './entities.ts';
-import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
-import { checkResolveArgs, resolveItem } from './resolve.ts';
+import { composeAnswer, entityQuestion, keptAnswer, liveEntity, type EntityQuestion } from '../entity-answer.ts';
+import { isPromise, type MaybePromise, type ShardSource } from '../interfaces.ts';
+import { readJsonBody } from '../read-body.ts';
+import { checkResolveArgs, resolveItem } from '../resolve-answer.ts';
 import { defineRoute, type Body, type Reply, type RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
 import { createTurnGate } from '../turn-gate.ts';
@@ -22,27 +22,12 @@ export { MAX_BATCH_ITEMS };
 const checkBatch = bodyChecker(BatchRequest, { itemsInPlace: 'requests' });
 const checkItem = bodyChecker(BatchItem);
 const checkRegisterId = valueChecker(ReepId);
-const dec = new TextDecoder();
 const COMMA = new Uint8Array([44]);
 
 /** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
-/** `key`: what its body is kept under (entityBodyKey), made once per item. */
-type EntityPlan = { entity: string; key: string; release: Release; include: ReadonlySet<Include>; lang: string | null };
+type EntityPlan = { entity: EntityQuestion; release: Release };
 type OtherPlan = { run: () => Promise<Reply> } | { error: ApiError };
 type Planned = EntityPlan | OtherPlan;
-
-/** Reads the request body as JSON, with the size cap already enforced by the adapter (and again here). */
-export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const type = request.headers.get('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) throw new ApiError(400, 'invalid_body', 'Send the body as application/json (Content-Type: application/json).');
-  const buf = new Uint8Array(await request.arrayBuffer());
-  if (buf.length > maxBytes) throw new ApiError(413, 'payload_too_large', `The body is larger than ${maxBytes} bytes.`);
-  try {
-    return JSON.parse(dec.decode(buf));
-  } catch {
-    throw new ApiError(400, 'invalid_body', 'The body is not valid JSON.');
-  }
-}
 
 function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lang: string | null): Planned {
   try {
@@ -51,7 +36,7 @@ function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lan
     if (item.type === 'entity') {
       if (typeof item.id !== 'string') throw new ApiError(400, 'invalid_body', 'An entity item needs id.');
       const id = checkRegisterId(item.id);
-      return { entity: id, key: entityBodyKey(id, include, lang), release, include, lang };
+      return { entity: entityQuestion(release, id, include, lang), release };
     }
     const externalId = item.external_id ?? item.id;
     if (typeof item.provider !== 'string' || typeof externalId !== 'string') {
@@ -59,11 +44,7 @@ function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lan
     }
     checkResolveArgs(release, item.provider, externalId);
     const args = { provider: item.provider, externalId, namespace: item.namespace ?? '', type: item.entity_type ?? null, include, lang };
-    return {
-      run() {
-        return resolveItem(release, args);
-      },
-    };
+    return { run: () => resolveItem(release, args) };
   } catch (e) {
     if (e instanceof ApiError) return { error: e };
     throw e;
@@ -89,15 +70,13 @@ const asBytes = (body: Body): Uint8Array => (typeof body === 'string' ? enc.enco
 const LOOKAHEAD = 8;
 
 type Looked = { entity: LiveEntity } | { failed: unknown };
-const settled = (p: EntityPlan): Looked | null => {
-  try {
-    const entity = liveEntityNow(p.release, p.entity);
-    return entity === NOT_AT_HAND ? null : { entity };
-  } catch (failed) {
-    return { failed };
-  }
+const found = (entity: LiveEntity): Looked => ({ entity });
+const failed = (failed: unknown): Looked => ({ failed });
+/** An entity item's lookup: at once when its index entry and shard are at hand, else its promise (which never rejects). */
+const lookUp = (p: EntityPlan): MaybePromise<Looked> => {
+  const e = liveEntity(p.release, p.entity.id);
+  return isPromise(e) ? e.then(found, failed) : found(e);
 };
-const lookUp = (p: EntityPlan): Promise<Looked> => liveEntity(p.release, p.entity).then((entity) => ({ entity }), (failed: unknown) => ({ failed }));
 
 /** The batch being composed: its parts, and how to answer an item that fails. */
 interface Composing {
@@ -137,16 +116,14 @@ function flushIfLarge(b: Composing): void {
 
 /**
  * Pushes one item's `{status, body}` onto the parts as byte slices: entity bodies pass through as the compiler wrote
- * them, and are kept for the next request that asks the same (see entityItem in entities.ts).
+ * them, and are kept for the next request that asks the same (entity-answer.ts composeAnswer).
  */
 function entityItem(p: EntityPlan, looked: Looked, b: Composing): void {
   if ('failed' in looked) return failedItem(looked.failed, b);
   const at = b.out.length;
   try {
     b.out.push(statusHead(200));
-    const from = b.out.length;
-    entityParts(looked.entity, p.include, p.lang, b.out);
-    p.release.keepBody(p.key, b.out, from);
+    composeAnswer(p.release, p.entity, looked.entity, b.out);
     b.out.push(CLOSE);
   } catch (e) {
     // A shard that passed its checksum yet does not compose: drop what was pushed of it, answer it in place.
@@ -174,14 +151,11 @@ async function otherItem(p: OtherPlan, b: Composing): Promise<void> {
  * anything else is 503 with the Error body the core maps it to, and costs nothing. One bad item never fails the batch.
  */
 function failedItem(e: unknown, b: Composing): void {
-  if (e instanceof GoneError) b.out.push(statusHead(410), e.stub);
+  const err = b.failure(e);
+  if (err.status < 500) b.out.push(statusHead(err.status), asBytes(err.body()));
   else {
-    const err = b.failure(e);
-    if (err.status < 500) b.out.push(statusHead(err.status), enc.encode(err.bodyText()));
-    else {
-      b.failed++;
-      b.out.push(statusHead(503), enc.encode((err.status === 503 ? err : new ApiError(503, err.code, err.message)).bodyText()));
-    }
+    b.failed++;
+    b.out.push(statusHead(503), enc.encode((err.status === 503 ? err : new ApiError(503, err.code, err.message)).bodyText()));
   }
   b.out.push(CLOSE);
 }
@@ -193,7 +167,7 @@ function failedItem(e: unknown, b: Composing): void {
 async function compose(planned: Planned[], failure: (e: unknown) => ApiError): Promise<Reply> {
   const parts: Uint8Array[] = [enc.encode('{"results":[')];
   const b: Composing = { out: parts, waiting: 0, counted: 0, pieces: [], failure, failed: 0 };
-  const ahead: (Promise<Looked> | undefined)[] = [];
+  const ahead: (MaybePromise<Looked> | undefined)[] = [];
   for (let i = 0; i < planned.length; i++) {
     if (i) parts.push(COMMA);
     const p = planned[i];
@@ -202,20 +176,20 @@ async function compose(planned: Planned[], failure: (e: unknown) => ApiError): P
       flushIfLarge(b);
       continue;
     }
-    const kept = p.release.keptBody(p.key);
+    const kept = keptAnswer(p.release, p.entity);
     if (kept) {
       parts.push(statusHead(200), kept, CLOSE);
       continue;
     }
-    let looked = ahead[i] ? null : settled(p);
-    if (looked === null) {
-      for (let j = i; j < Math.min(planned.length, i + LOOKAHEAD); j++) {
+    let looked = ahead[i] ?? lookUp(p);
+    ahead[i] = undefined;
+    if (isPromise(looked)) {
+      for (let j = i + 1; j < Math.min(planned.length, i + LOOKAHEAD); j++) {
         const q = planned[j];
         // An item whose body is kept needs no read: it is answered from the cache when its turn comes.
-        if ('entity' in q && !q.release.keptBody(q.key)) ahead[j] ??= lookUp(q);
+        if ('entity' in q && !keptAnswer(q.release, q.entity)) ahead[j] ??= lookUp(q);
       }
-      looked = await ahead[i]!;
-      ahead[i] = undefined;
+      looked = await looked;
     }
     entityItem(p, looked, b);
     flushIfLarge(b);
@@ -247,8 +221,8 @@ export interface BatchOptions {
   atOnce?: number;
 }
 
-/** The batch options for an app reading `source`: one that can read without waiting is local (its batches are CPU work). */
-export const batchOptionsFor = (source: ShardSource): BatchOptions => ({ atOnce: source.readRangeNow ? LOCAL_BATCHES_AT_ONCE : REMOTE_BATCHES_AT_ONCE });
+/** The batch options for an app reading `source`: a local one's batches are CPU work, a remote one's mostly wait. */
+export const batchOptionsFor = (source: ShardSource): BatchOptions => ({ atOnce: source.local ? LOCAL_BATCHES_AT_ONCE : REMOTE_BATCHES_AT_ONCE });
 
 export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): RouteDef[] {
   const gate = createTurnGate(opts.atOnce ?? LOCAL_BATCHES_AT_ONCE);
@@ -287,9 +261,7 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
         const cost = planned.filter((p) => !('error' in p)).length;
         return {
           cost,
-          run() {
-            return gate.run(() => compose(planned, c.services.failure));
-          },
+          run: () => gate.run(() => compose(planned, c.services.failure)),
         };
       },
     }),

@@ -1,62 +1,12 @@
-// GET /entities/{reep_id} and its /bridges, /overlay and /relationships views; batch items run `liveEntity` and `entityParts` too.
-import type { Include } from '../../common/ids.ts';
-import { ApiError } from '../api-error.ts';
-import { bridgesBody, entityBodyKey, entityParts, overlayBody, relationshipsBody } from '../compose-entity.ts';
-import { concatToSend } from '../../common/bytes.ts';
+// GET /entities/{reep_id} and its /bridges, /overlay and /relationships views: the answers are made in
+// runtime/entity-answer.ts, which batch items share.
 import { costingErrors, ok, responseRef, TAGGED_COST_HEADERS, type RouteOperation } from '../contract/http-parts.ts';
 import { IncludeParam, Lang, ReepId, RelationshipFamily, RelationshipLimit, type Parameter, type ParameterValues } from '../contract/parameters.ts';
 import { parameterReader } from '../contract/request-check.ts';
 import { EntityBridgesResponse, Entity, EntityOverlayResponse, EntityRelationshipsResponse, ref, type Schema } from '../contract/schemas.ts';
-import type { EntityLookup, Release, LiveEntity } from '../release/open-release.ts';
-import { NOT_AT_HAND } from '../interfaces.ts';
-import { defineRoute, type RouteDef, type Reply } from '../route.ts';
-
-/** Looks up an ID for an entity endpoint: 404 when never published, 410 (stub body) when retired. */
-export async function liveEntity(release: Release, id: string): Promise<LiveEntity> {
-  return live(await release.entity(id), id);
-}
-
-/** liveEntity() without waiting (see Release.entityNow): the entity, or NOT_AT_HAND; throws the same 404 and 410. */
-export function liveEntityNow(release: Release, id: string): LiveEntity | typeof NOT_AT_HAND {
-  const found = release.entityNow(id);
-  return found === NOT_AT_HAND ? found : live(found, id);
-}
-
-function live(found: EntityLookup, id: string): LiveEntity {
-  if (!found) throw new ApiError(404, 'not_found', 'No entity has this register ID.', { detail: id });
-  if (found.kind === 'gone') throw new GoneError(found.body);
-  return found;
-}
-
-/** A 410 whose body is the compiler's tombstone stub, passed through byte for byte. */
-export class GoneError extends ApiError {
-  constructor(readonly stub: Uint8Array) {
-    super(410, 'gone', 'retired');
-  }
-}
-
-/**
- * `answer` applied to the live entity `id`: at once when its index entry and shard are at hand (no async frames,
- * which were three promise hops a lookup), else once they are read. Throws or rejects the same 404/410.
- */
-function withLive<T>(release: Release, id: string, answer: (e: LiveEntity) => T): T | Promise<T> {
-  const now = liveEntityNow(release, id);
-  return now !== NOT_AT_HAND ? answer(now) : liveEntity(release, id).then(answer);
-}
-
-/**
- * One entity lookup as /entities/{id} answers it: the body the release kept for the same question, else composed
- * (and kept). Only 200 bodies are kept; a 404 or 410 is looked up each time.
- */
-export function entityItem(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): Reply | Promise<Reply> {
-  const key = entityBodyKey(id, include, lang);
-  const kept = release.keptBody(key);
-  if (kept) return { status: 200, body: kept };
-  return withLive(release, id, (e) => {
-    const parts = entityParts(e, include, lang);
-    return { status: 200, body: release.keepBody(key, parts) ?? concatToSend(parts) };
-  });
-}
+import { bridgesBody, entityAnswer, entityQuestion, overlayBody, relationshipsBody, withLive } from '../entity-answer.ts';
+import type { LiveEntity } from '../release/open-release.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
 
 /** The statuses of every entity lookup: those of a costing endpoint, then 404 and 410. */
 const entityResponses = (what: string, body: Schema, badRequestCodes: string[]): RouteOperation['responses'] => ({
@@ -98,9 +48,7 @@ function view<const P extends readonly Parameter[]>(
       const body = parse(p);
       return {
         cost: 1,
-        run() {
-          return withLive(c.release, id, (e) => ({ status: 200, body: body(e) }));
-        },
+        run: () => withLive(c.release, id, (e) => ({ status: 200, body: body(e) })),
       };
     },
   });
@@ -128,11 +76,10 @@ export const entityRoutes: RouteDef[] = [
     },
     prepare(c) {
       const { reep_id: id, include, lang } = readEntityParameters(c);
+      const q = entityQuestion(c.release, id, include, lang);
       return {
         cost: 1,
-        run() {
-          return entityItem(c.release, id, include, lang);
-        },
+        run: () => entityAnswer(c.release, q),
       };
     },
   }),

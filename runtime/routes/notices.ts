@@ -7,8 +7,8 @@ import { errorResponse, ok, responseRef, STAMP_IF_LOADED } from '../contract/htt
 import { NoticesLimit, NoticesOffset } from '../contract/parameters.ts';
 import { bodyChecker, parameterReader } from '../contract/request-check.ts';
 import { AckRequest, AckResponse, NoticesPage, ref } from '../contract/schemas.ts';
+import { readJsonBody } from '../read-body.ts';
 import { defineRoute, type RequestContext, type RouteDef } from '../route.ts';
-import { readJsonBody } from './batch.ts';
 
 // Parsed batches per app (keyed by its services object), so two runtimes in one process never share one.
 const cachesByApp = new WeakMap<object, Map<string, Promise<NoticeBatch | null>>>();

@@ -3,7 +3,7 @@ import { read, readSync } from 'node:fs';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
 import { transientBytes } from '../../common/bytes.ts';
-import { NOT_AT_HAND, type ShardSource } from '../interfaces.ts';
+import type { ShardSource } from '../interfaces.ts';
 import { ArtefactError } from '../read-errors.ts';
 import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
 
@@ -30,12 +30,11 @@ export interface FsSourceStats {
 }
 
 export interface FsShardSource extends ShardSource {
-  /** A local disk always offers it (see ShardSource.readRangeNow). */
-  readRangeNow(path: string, offset: number, length: number, transient?: boolean): Uint8Array | typeof NOT_AT_HAND;
+  readonly local: true;
   stats(): FsSourceStats;
 }
 
-/** A kept handle: its opening, and the open file once that settled (what readRangeNow needs without waiting). */
+/** A kept handle: its opening, and the open file once that settled (what a read needs to answer at once). */
 interface Handle {
   opening: Promise<OpenFile>;
   file: OpenFile | null;
@@ -189,50 +188,29 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
   return {
     label,
     where,
+    local: true,
 
     readFile: readWholeShared,
 
-    async readRange(path, offset, length, transient = false) {
-      assertOpen();
-      const abs = absolute(path);
-      checkRange(tag, path, offset, length);
-      if (isMutablePath(path)) {
-        // A pointer file may be replaced by rename at any moment: read the current one, never a kept handle.
-        const whole = await readWholeShared(path);
-        if (!whole) throw new ArtefactError(where(path), 'not found');
-        if (offset + length > whole.byteLength) throw shorter(path, offset, length, whole.byteLength);
-        return whole.slice(offset, offset + length);
-      }
-      const f = await acquire(path, abs);
-      try {
-        if (offset + length > f.size) throw shorter(path, offset, length, f.size);
-        if (reads.sync()) return readNow(f, path, offset, length, transient);
-        const out = bytesFor(length, transient);
-        for (let done = 0; done < length; ) {
-          const bytesRead = await readAt(f.fh.fd, out, done, length - done, offset + done);
-          if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
-          done += bytesRead;
-        }
-        return out;
-      } finally {
-        release(f);
-      }
-    },
-
-    readRangeNow(path, offset, length, transient = false) {
-      assertOpen();
+    readRange(path, offset, length, transient = false) {
       const h = handles.get(path);
       const f = h?.file;
-      // Only a file already open (so its path was checked when it was opened) and only while reads are copies.
-      if (!f || f.closed || !reads.sync()) return NOT_AT_HAND;
-      checkRange(tag, path, offset, length);
-      if (offset + length > f.size) throw shorter(path, offset, length, f.size);
-      touch(path, h!);
-      f.users++;
+      // At once only from a file already open (so its path was checked when it was opened), and only while reads
+      // are page-cache copies; a failure still rejects, as every read's does (ShardSource.readRange).
+      if (!f || f.closed || !reads.sync()) return readLater(path, offset, length, transient);
       try {
-        return readNow(f, path, offset, length, transient);
-      } finally {
-        release(f);
+        assertOpen();
+        checkRange(tag, path, offset, length);
+        if (offset + length > f.size) throw shorter(path, offset, length, f.size);
+        touch(path, h!);
+        f.users++;
+        try {
+          return readOnLoop(f, path, offset, length, transient);
+        } finally {
+          release(f);
+        }
+      } catch (err) {
+        return Promise.reject(err);
       }
     },
 
@@ -247,8 +225,36 @@ export function createFsSource(opts: FsSourceOptions): FsShardSource {
     stats: () => ({ opens, openFiles, maxOpenFiles }),
   };
 
+  /** A range read that has to wait: the file is not open yet, a pointer file is read whole, or reads go to the pool. */
+  async function readLater(path: string, offset: number, length: number, transient: boolean): Promise<Uint8Array> {
+    assertOpen();
+    const abs = absolute(path);
+    checkRange(tag, path, offset, length);
+    if (isMutablePath(path)) {
+      // A pointer file may be replaced by rename at any moment: read the current one, never a kept handle.
+      const whole = await readWholeShared(path);
+      if (!whole) throw new ArtefactError(where(path), 'not found');
+      if (offset + length > whole.byteLength) throw shorter(path, offset, length, whole.byteLength);
+      return whole.slice(offset, offset + length);
+    }
+    const f = await acquire(path, abs);
+    try {
+      if (offset + length > f.size) throw shorter(path, offset, length, f.size);
+      if (reads.sync()) return readOnLoop(f, path, offset, length, transient);
+      const out = bytesFor(length, transient);
+      for (let done = 0; done < length; ) {
+        const bytesRead = await readAt(f.fh.fd, out, done, length - done, offset + done);
+        if (bytesRead === 0) throw shorter(path, offset, length, offset + done);
+        done += bytesRead;
+      }
+      return out;
+    } finally {
+      release(f);
+    }
+  }
+
   /** The range read on the event loop, each read timed for the read policy. */
-  function readNow(f: OpenFile, path: string, offset: number, length: number, transient: boolean): Uint8Array {
+  function readOnLoop(f: OpenFile, path: string, offset: number, length: number, transient: boolean): Uint8Array {
     const out = bytesFor(length, transient);
     for (let done = 0; done < length; ) {
       const t0 = performance.now();

@@ -198,8 +198,7 @@ const LONGEST_SPLICE = Math.max(...ENTITY_TYPES.flatMap((t) => PROVIDER_ROLES.ma
 const NO_RELS: ReadonlyMap<string, { out: number; in: number }> = new Map();
 const TYPE_COUNT_KEYS = ENTITY_TYPES.map((t) => `entities_${t}`);
 
-// Per-entity helpers live out here, not in the writer's methods as closures: tsx (esbuild keepNames) wraps every
-// named closure in a naming call each time one is made.
+// Per-entity helpers live out here, at module level: they need none of the writer's state.
 
 /**
  * `,"attributes":{...}` with the names sorted, written out rather than built as an object for JSON.stringify: most

@@ -3,7 +3,7 @@
 // of which file a run reads, so the suite knows which damage an answer had to notice.
 import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { NOT_AT_HAND, type ShardSource } from '../../../runtime/interfaces.ts';
+import type { ShardSource } from '../../../runtime/interfaces.ts';
 
 export type DamageKind = 'zero' | 'flip' | 'truncate' | 'delete';
 export const DAMAGE_KINDS: readonly DamageKind[] = ['zero', 'flip', 'truncate', 'delete'];
@@ -125,6 +125,7 @@ export function recording(source: ShardSource, log: ReadLog): ShardSource {
   };
   const wrapped: ShardSource = {
     label: source.label,
+    local: source.local,
     where: source.where?.bind(source),
     readFile(path) {
       log.whole.add(path);
@@ -136,13 +137,5 @@ export function recording(source: ShardSource, log: ReadLog): ShardSource {
     },
     close: () => source.close(),
   };
-  if (source.readRangeNow) {
-    const now = source.readRangeNow.bind(source);
-    wrapped.readRangeNow = (path, offset, length, transient) => {
-      const bytes = now(path, offset, length, transient);
-      if (bytes !== NOT_AT_HAND) range(path, offset, length);
-      return bytes;
-    };
-  }
   return wrapped;
 }

@@ -6,7 +6,7 @@ import { DIRECTORY_ENTRY_BYTES, encodeMsgpack, type BucketFamily } from '../../.
 import { bucketOf } from '../../../common/hash.ts';
 import { checksum32 } from '../../../common/checksum.ts';
 import { ArtefactError } from '../../../runtime/read-errors.ts';
-import { NOT_AT_HAND, type ShardSource } from '../../../runtime/interfaces.ts';
+import { isPromise, type MaybePromise, type ShardSource } from '../../../runtime/interfaces.ts';
 import { bucketCacheKey, createBucketCache, openBucketFamily } from '../../../runtime/release/bucket-family-reader.ts';
 
 /** A family laid out as the compiler lays it out, from raw bucket bytes (so tests can plant bad ones). */
@@ -53,8 +53,9 @@ function hashedFamily(name: string, keys: string[], buckets: number) {
 }
 
 /** The file and check a refused read names (what the core logs before it answers 503 artefact_corrupt). */
-const refusal = async (p: Promise<unknown>): Promise<string> => {
-  const err = await p.then(
+const refusal = async (p: MaybePromise<unknown>): Promise<string> => {
+  expect(isPromise(p), 'a refused read rejects').toBe(true);
+  const err = await (p as Promise<unknown>).then(
     () => null,
     (e: unknown) => e,
   );
@@ -65,19 +66,34 @@ const refusal = async (p: Promise<unknown>): Promise<string> => {
 describe('openBucketFamily', () => {
   const keys = Array.from({ length: 400 }, (_, i) => `rp${i.toString(36)}`);
 
-  it('answers getNow from retained buckets only, with what get() answers', async () => {
+  it('answers get() at once from a retained bucket, and with a promise only while the bucket must be read', async () => {
     const { family, files } = hashedFamily('f', keys, 16);
     const { source, reads } = memorySource(files);
     const reader = openBucketFamily(source, family, { cache: createBucketCache(1 << 20) });
-    expect(reader.getNow(keys[0])).toBe(NOT_AT_HAND);
-    expect(reads).toEqual([]); // asking reads nothing
-    expect(await reader.get(keys[0])).toEqual([keys[0], 0]);
+    const first = reader.get(keys[0]);
+    expect(isPromise(first)).toBe(true);
+    expect(await first).toEqual([keys[0], 0]);
+    expect(reads.length).toBe(1);
     const sameBucket = keys.filter((k) => bucketOf(k, 16) === bucketOf(keys[0], 16));
-    for (const k of sameBucket) expect(reader.getNow(k)).toEqual([k, keys.indexOf(k)]);
-    expect(reader.getNow('rp-absent-from-all')).toSatisfy((v) => v === undefined || v === NOT_AT_HAND);
+    expect(sameBucket.length).toBeGreaterThan(1);
+    for (const k of sameBucket) {
+      const v = reader.get(k);
+      expect(isPromise(v), k).toBe(false);
+      expect(v).toEqual([k, keys.indexOf(k)]);
+    }
+    expect(reads.length).toBe(1); // answered from the retained bucket: nothing read again
     for (const k of keys) await reader.get(k);
-    expect(reader.getNow('rp-absent-from-all')).toBeUndefined();
+    // Once every bucket is retained, an absent key is answered at once too (undefined, not a promise of it).
+    expect(reader.get('rp-absent-from-all')).toBeUndefined();
     expect(reads.length).toBe(new Set(keys.map((k) => bucketOf(k, 16))).size);
+  });
+
+  it('rejects rather than throws, even when the bucket is retained and the failure found at once', async () => {
+    const o = memoryFamily('x', [encodeMsgpack(['a', 'b', 'c'])], 'ordinal', { per_bucket: 3, entries: 3 });
+    const reader = openBucketFamily(memorySource(o.files).source, o.family);
+    const misuse = reader.get('a');
+    expect(isPromise(misuse)).toBe(true);
+    await expect(misuse).rejects.toThrow(/get\(\) on an ordinal family/);
   });
 
   it('keeps verified bucket bytes, weighed by their length, and reads each bucket once', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFsSource, createReadPolicy } from '../../../runtime/source/fs-source.ts';
 import { shardSourceContract } from './shard-source-contract.ts';
-import { NOT_AT_HAND } from '../../../runtime/interfaces.ts';
+import { isPromise } from '../../../runtime/interfaces.ts';
 
 // Every read mode passes the same contract: where a read runs must not change what it returns.
 for (const reads of ['adaptive', 'sync', 'pool'] as const) {
@@ -54,25 +54,35 @@ describe('adaptive read policy', () => {
 });
 
 describe('fs source', () => {
-  it('has bytes at hand once a file is open and reads run on the loop; never while they go to the pool', async () => {
+  it('answers a range at once once a file is open and reads run on the loop; with a promise while they go to the pool', async () => {
     const root = mkdtempSync(join(tmpdir(), 'fs-source-'));
     // Under a stamp's public/: files at the root are pointers, always read whole and never kept open.
     const [A, B] = ['rel/public/a.bin', 'rel/public/b.bin'];
+    const text = (b: Uint8Array) => Buffer.from(b).toString();
     try {
       mkdirSync(join(root, 'rel/public'), { recursive: true });
       writeFileSync(join(root, 'rel/public/a.bin'), Buffer.from('0123456789'));
       writeFileSync(join(root, 'rel/public/b.bin'), Buffer.from('abcdefghij'));
       for (const reads of ['sync', 'adaptive', 'pool'] as const) {
         const source = createFsSource({ root, reads, maxOpenFiles: 1 });
-        expect(source.readRangeNow(A, 2, 3)).toBe(NOT_AT_HAND);
-        await source.readRange(A, 0, 1);
-        const got = source.readRangeNow(A, 2, 3);
-        if (reads === 'pool') expect(got).toBe(NOT_AT_HAND);
-        else expect(Buffer.from(got as Uint8Array).toString()).toBe('234');
-        // Opening b evicts a (one handle at most): a is no longer at hand, b is.
+        const first = source.readRange(A, 2, 3);
+        expect(isPromise(first), reads).toBe(true); // not open yet
+        expect(text(await first)).toBe('234');
+        const again = source.readRange(A, 2, 3);
+        expect(isPromise(again), reads).toBe(reads === 'pool');
+        expect(text(await again)).toBe('234');
+        // Opening b evicts a (one handle at most): b is answered at once, a needs a wait again.
         await source.readRange(B, 0, 1);
-        expect(source.readRangeNow(A, 2, 3)).toBe(NOT_AT_HAND);
-        if (reads !== 'pool') expect(Buffer.from(source.readRangeNow(B, 7, 3) as Uint8Array).toString()).toBe('hij');
+        const b = source.readRange(B, 7, 3);
+        expect(isPromise(b), reads).toBe(reads === 'pool');
+        expect(text(await b)).toBe('hij');
+        const a = source.readRange(A, 2, 3);
+        expect(isPromise(a), reads).toBe(true);
+        expect(text(await a)).toBe('234');
+        // A failure found at once still rejects (ShardSource.readRange never throws).
+        const past = source.readRange(A, 8, 3);
+        expect(isPromise(past)).toBe(true);
+        await expect(past).rejects.toThrow(/past the end/);
         await source.close();
       }
     } finally {
@@ -87,7 +97,7 @@ describe('fs source', () => {
       const source = createFsSource({ root: root, maxOpenFiles: 1 });
       // Interleaved reads over more files than handles: every read must still see its own file.
       const reads = [];
-      for (let r = 0; r < 5; r++) for (let i = 0; i < 6; i++) reads.push(source.readRange(`f${i}.bin`, 1000 * r, 150_000).then((b) => [i, b] as const));
+      for (let r = 0; r < 5; r++) for (let i = 0; i < 6; i++) reads.push(Promise.resolve(source.readRange(`f${i}.bin`, 1000 * r, 150_000)).then((b) => [i, b] as const));
       for (const [i, b] of await Promise.all(reads)) expect(b.every((x) => x === i)).toBe(true);
       expect(source.stats().openFiles).toBeLessThanOrEqual(1);
       await source.close();

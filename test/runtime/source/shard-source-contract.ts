@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NOT_AT_HAND, type ShardSource } from '../../../runtime/interfaces.ts';
+import { isPromise, type ShardSource } from '../../../runtime/interfaces.ts';
 
 export interface SourceUnderTest {
   source: ShardSource;
@@ -204,38 +204,44 @@ export function shardSourceContract(name: string, makeSource: MakeSource): void 
       expect(Buffer.from(await s.source.readRange('index.json', 5, 1)).toString()).toBe('2');
     });
 
-    it('answers readRangeNow, where the driver has it, with the bytes readRange gives or NOT_AT_HAND', async () => {
+    it('answers readRange at once only with the bytes a wait would give, and fails by rejecting either way', async () => {
       const s = await make({ small: true });
-      const now = s.source.readRangeNow?.bind(s.source);
-      if (!now) return; // optional: a driver that never has bytes at hand leaves it out
       const want = (i: number) => bytesOf(MANY_BYTES, 100 + i);
-      // Never read through this source yet: nothing is at hand, and asking reads nothing.
-      const before = s.fetches();
-      expect(now(MANY(3), 0, 10)).toBe(NOT_AT_HAND);
-      for (const p of REFUSED_PATHS) expect(now(p, 0, 1)).toBe(NOT_AT_HAND);
-      expect(s.fetches()).toBe(before);
+      const atOnce = (what: string, got: ReturnType<ShardSource['readRange']>, expected: Uint8Array): void => {
+        if (!isPromise(got)) expectBytes(got, expected, what);
+      };
+      // Refused paths are refused whether or not anything is open: always a rejection, never a throw.
+      for (const p of REFUSED_PATHS) {
+        const got = s.source.readRange(p, 0, 1);
+        expect(isPromise(got), JSON.stringify(p)).toBe(true);
+        await expect(got).rejects.toThrow(/refused path/);
+      }
       for (let round = 0; round < 2; round++) {
         for (let i = 0; i < MANY_COUNT; i++) {
-          await s.source.readRange(MANY(i), 0, 1);
+          expectBytes(await s.source.readRange(MANY(i), 0, 1), want(i).subarray(0, 1), `file ${i}`);
           for (const [o, n] of [[0, MANY_BYTES], [250, 300], [MANY_BYTES - 1, 1], [7, 0]]) {
-            const got = now(MANY(i), o, n, round === 1);
-            if (got !== NOT_AT_HAND) expectBytes(got, want(i).subarray(o, o + n), `file ${i} ${o}+${n}`);
+            const got = s.source.readRange(MANY(i), o, n, round === 1);
+            atOnce(`file ${i} ${o}+${n}`, got, want(i).subarray(o, o + n));
+            expectBytes(await got, want(i).subarray(o, o + n), `file ${i} ${o}+${n}`);
           }
-          const open = now(MANY(i), 0, 1);
-          if (open !== NOT_AT_HAND) {
-            expect(() => now(MANY(i), MANY_BYTES - 5, 10)).toThrow(/past the end/);
-            expect(() => now(MANY(i), -1, 1)).toThrow(/invalid range/);
+          for (const [o, n, why] of [[MANY_BYTES - 5, 10, /past the end/], [-1, 1, /invalid range/]] as const) {
+            const got = s.source.readRange(MANY(i), o, n);
+            expect(isPromise(got), `file ${i} ${o}+${n}`).toBe(true);
+            await expect(got).rejects.toThrow(why);
           }
           // Files evicted past the small bound are never read through a handle that was closed.
           for (let j = 0; j < i; j++) {
-            const old = now(MANY(j), 10, 20);
-            if (old !== NOT_AT_HAND) expectBytes(old, want(j).subarray(10, 30), `earlier file ${j}`);
+            const old = s.source.readRange(MANY(j), 10, 20);
+            atOnce(`earlier file ${j}`, old, want(j).subarray(10, 30));
+            expectBytes(await old, want(j).subarray(10, 30), `earlier file ${j}`);
           }
           expect(s.retained().used).toBeLessThanOrEqual(s.retained().limit);
         }
       }
       await s.source.close();
-      expect(() => now(MANY(0), 0, 1)).toThrow(/closed/);
+      const closed = s.source.readRange(MANY(0), 0, 1);
+      expect(isPromise(closed)).toBe(true);
+      await expect(closed).rejects.toThrow(/closed/);
     });
 
     it('refuses reads after close', async () => {

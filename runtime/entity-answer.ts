@@ -1,12 +1,16 @@
-// Builds entity responses from a shard's bytes: the compiler wrote every section once, so the runtime slices and
-// concatenates; only a `lang` filter or a relationships filter re-serialises the one section it changes. The
-// bridges section is stored without its repeated per-bridge fields (common/shard-format.ts) and expanded here, by
-// byte splicing, wherever it is emitted.
+// Where an entity answer is made, for GET /entities/{id} (and its views), batch items and resolve: the lookup of a
+// live entity (404 never published, 410 retired), the kept answer for the same question, and the composition from
+// a shard's bytes. The compiler wrote every section once, so composing slices and concatenates; only a `lang`
+// filter or a relationships filter re-serialises the one section it changes. The bridges section is stored without
+// its repeated per-bridge fields (common/shard-format.ts) and expanded here, by byte splicing, wherever it is emitted.
 import type { Include } from '../common/ids.ts';
 import { concatToSend } from '../common/bytes.ts';
 import { expandBridgesInto } from '../common/shard-format.ts';
+import { ApiError } from './api-error.ts';
+import { isPromise, type MaybePromise } from './interfaces.ts';
 import { ArtefactError } from './read-errors.ts';
-import type { LiveEntity } from './release/open-release.ts';
+import type { EntityLookup, LiveEntity, Release } from './release/open-release.ts';
+import type { Reply } from './route.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -76,14 +80,71 @@ export const entityBody = (e: LiveEntity, include: ReadonlySet<Include>, lang: s
 
 const INCLUDE_BIT = new Map<Include, number>(INCLUDE_ORDER.map((inc, i) => [inc, 1 << i]));
 
+/** One entity question: the ID asked for, the expansions and the lang filter, and the key its answer is kept under. */
+export interface EntityQuestion {
+  id: string;
+  include: ReadonlySet<Include>;
+  lang: string | null;
+  key: string;
+}
+
 /**
- * What an Entity body depends on within one release, as a cache key: the ID asked for (a merged ID's body names
- * it), the includes as a bit set (their order in the query does not change the body) and the lang filter.
+ * The question `id` with `include` and `lang` asks `release`. Its key names everything the body depends on: the
+ * release (its answerScope), the ID asked for (a merged ID's body names it), the includes as a bit set (their
+ * order in the query does not change the body) and the lang filter.
  */
-export function entityBodyKey(id: string, include: ReadonlySet<Include>, lang: string | null): string {
+export function entityQuestion(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): EntityQuestion {
   let bits = 0;
   for (const inc of include) bits |= INCLUDE_BIT.get(inc)!;
-  return lang === null ? `${bits}\u0000${id}` : `${bits}\u0000${id}\u0000${lang}`;
+  const key = lang === null ? `${release.answerScope}${bits}\u0000${id}` : `${release.answerScope}${bits}\u0000${id}\u0000${lang}`;
+  return { id, include, lang, key };
+}
+
+/** The answer body kept for `q`, or undefined. Never write to it. */
+export const keptAnswer = (release: Release, q: EntityQuestion): Uint8Array | undefined => release.answers?.get(q.key);
+
+/**
+ * Pushes the answer to `q` about `e` onto `out` as byte slices (join them once to send) and keeps it for the next
+ * request that asks the same. Returns the kept bytes, or null when they were not kept.
+ */
+export function composeAnswer(release: Release, q: EntityQuestion, e: LiveEntity, out: Uint8Array[]): Uint8Array | null {
+  const from = out.length;
+  entityParts(e, q.include, q.lang, out);
+  return release.answers ? release.answers.keep(q.key, out, from) : null;
+}
+
+/**
+ * GET /entities/{id}'s answer: the one kept for the same question, else composed (and kept). Only 200 bodies are
+ * kept; a 404 or 410 is looked up each time.
+ */
+export function entityAnswer(release: Release, q: EntityQuestion): MaybePromise<Reply> {
+  const kept = keptAnswer(release, q);
+  if (kept) return { status: 200, body: kept };
+  return withLive(release, q.id, (e) => {
+    const parts: Uint8Array[] = [];
+    return { status: 200, body: composeAnswer(release, q, e, parts) ?? concatToSend(parts) };
+  });
+}
+
+/**
+ * The live entity `id`, at once when its index entry and shard are at hand. Rejects (never throws) with a 404 when
+ * it was never published and a 410 carrying the compiler's tombstone stub when it was retired.
+ */
+export function liveEntity(release: Release, id: string): MaybePromise<LiveEntity> {
+  const found = release.entity(id);
+  if (isPromise(found)) return found.then((f) => (f?.kind === 'live' ? f : Promise.reject(notLive(f, id))));
+  return found?.kind === 'live' ? found : Promise.reject(notLive(found, id));
+}
+
+function notLive(found: Exclude<EntityLookup, LiveEntity>, id: string): ApiError {
+  if (!found) return new ApiError(404, 'not_found', 'No entity has this register ID.', { detail: id });
+  return new ApiError(410, 'gone', 'retired', { stub: found.body });
+}
+
+/** `answer` applied to the live entity `id`: at once when it is at hand (no promise hops), else once it is read. */
+export function withLive<T>(release: Release, id: string, answer: (e: LiveEntity) => T): MaybePromise<T> {
+  const e = liveEntity(release, id);
+  return isPromise(e) ? e.then(answer) : answer(e);
 }
 
 const head = (e: LiveEntity) => enc.encode(`{"reep_id":${JSON.stringify(e.id)}`);

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { INCLUDES, type EntityType, type Include } from '../../common/ids.ts';
 import { fullBridgesSection, storedBridgesSection, type BridgeRow } from '../../common/shard-format.ts';
-import { bridgesBody, entityBody, overlayBody, relationshipsBody } from '../../runtime/compose-entity.ts';
+import { bridgesBody, entityBody, overlayBody, relationshipsBody } from '../../runtime/entity-answer.ts';
 import { ArtefactError } from '../../runtime/read-errors.ts';
 import type { LiveEntity } from '../../runtime/release/open-release.ts';
 

@@ -1,0 +1,48 @@
+// What the A/B scripts of two checkouts' runtimes share (bench/ab-serve.ts over HTTP, bench/answer-cpu.ts in
+// process): their command line (the two checkouts, one compiled dist and the release it was compiled from) and the
+// requests of the three rows the read path decides: entity with includes, resolve, and a 100-item batch.
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { LoadRequest } from './load-generator.ts';
+import { prng, sampleKeys } from './sample-keys.ts';
+import { ENTITY_INCLUDE } from './serve-measure.ts';
+
+export const AB_ROWS = ['entity', 'resolve', 'batch'] as const;
+export type AbRow = (typeof AB_ROWS)[number];
+
+/** `--a ROOT --b ROOT --dist DIST --releases RELEASE_DIR` and the script's own numeric options with their defaults. */
+export function abCommandLine<K extends string>(script: string, own: Record<K, string>): { roots: { A: string; B: string }; dist: string; releases: string; own: Record<K, number> } {
+  const { values } = parseArgs({
+    options: {
+      a: { type: 'string' },
+      b: { type: 'string' },
+      dist: { type: 'string' },
+      releases: { type: 'string' },
+      ...Object.fromEntries(Object.entries(own).map(([k, v]) => [k, { type: 'string' as const, default: v as string }])),
+    },
+  });
+  const v = values as Record<string, string | undefined>;
+  if (!v.a || !v.b || !v.dist || !v.releases) {
+    throw new Error(`usage: ${script} --a ROOT --b ROOT --dist DIST --releases RELEASE_DIR ${Object.entries(own).map(([k, d]) => `[--${k} ${d}]`).join(' ')}`);
+  }
+  const numbers = Object.fromEntries(Object.keys(own).map((k) => [k, Number(v[k])])) as Record<K, number>;
+  return { roots: { A: resolve(v.a), B: resolve(v.b) }, dist: resolve(v.dist), releases: resolve(v.releases), own: numbers };
+}
+
+/** Each row's requests over `samples` keys of the release: paths under /api/v1, batch bodies of 100 entity items. */
+export async function abRequests(releases: string, samples: number): Promise<Record<AbRow, LoadRequest[]>> {
+  const keys = await sampleKeys(releases, samples, 1);
+  const random = prng(1);
+  const get = (paths: string[]): LoadRequest[] => paths.map((path) => ({ method: 'GET', path }));
+  return {
+    entity: get(keys.entities.map((e) => `/api/v1/entities/${e.id}?include=${ENTITY_INCLUDE}`)),
+    resolve: get(keys.bridges.map((b) => `/api/v1/resolve/${encodeURIComponent(b.provider)}/${encodeURIComponent(b.externalId)}?namespace=${encodeURIComponent(b.namespace)}`)),
+    batch: Array.from({ length: 200 }, () => ({
+      method: 'POST' as const,
+      path: '/api/v1/batch',
+      body: Buffer.from(JSON.stringify({ include: ENTITY_INCLUDE, requests: Array.from({ length: 100 }, () => ({ type: 'entity', id: keys.entities[Math.floor(random() * keys.entities.length)].id })) })),
+    })),
+  };
+}
+
+export const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1];

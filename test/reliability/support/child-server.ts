@@ -87,8 +87,8 @@ function watch(proc: ChildProcess): ServerProcess {
 }
 
 /** `node bin/register.mjs serve <args>`: exactly what an operator runs. */
-export function spawnServe(args: string[]): ServerProcess {
-  return watch(spawn(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] }));
+export function spawnServe(args: string[], nodeOptions: string[] = []): ServerProcess {
+  return watch(spawn(process.execPath, [...nodeOptions, BIN, 'serve', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] }));
 }
 
 /**

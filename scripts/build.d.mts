@@ -5,3 +5,5 @@ export function build(): Promise<number>;
 export function staleness(): string | null;
 /** Builds when a source changed since the last build; concurrent callers build once. */
 export function ensureBuilt(options?: { log?: (line: string) => void }): Promise<void>;
+/** esbuild plugin: every dependency external (imported from node_modules) but the few build/ bundles. */
+export function dependenciesExternal(): { name: string; setup(build: unknown): void };

@@ -23,14 +23,15 @@ export interface StandbyEntry {
 
 /**
  * The standby script as an esbuild bundle when esbuild can be loaded: the same sources transformed by the same tool
- * tsx uses, but far less CPU to load, which is most of a crash cycle's cost on a 2-core machine. Split into chunks
- * like the production build, so the modules `serve` imports lazily (the Redis driver, the compiler's progress bar)
- * stay unloaded unless used: one file would load them all up front, doubling a standby's start-up CPU. Falls back to
- * the tsx standby.
+ * tsx uses, but far less CPU to load, which is most of a crash cycle's cost on a 2-core machine. Built like the
+ * production build: split into chunks, so the modules `serve` imports lazily (the Redis driver, the compiler's
+ * progress bar) stay unloaded unless used (one file would load them all up front, doubling a standby's start-up
+ * CPU), and with the same packages bundled. Falls back to the tsx standby.
  */
 export async function standbyEntry(): Promise<StandbyEntry> {
   try {
     const esbuild = (await import('esbuild' as string)) as { build(o: Record<string, unknown>): Promise<unknown> };
+    const { dependenciesExternal } = await import('../../../scripts/build.mjs');
     const outdir = join(CACHE, `standby-${process.pid}-${Date.now()}`);
     mkdirSync(outdir, { recursive: true });
     await esbuild.build({
@@ -39,7 +40,7 @@ export async function standbyEntry(): Promise<StandbyEntry> {
       splitting: true,
       platform: 'node',
       format: 'esm',
-      packages: 'external',
+      plugins: [dependenciesExternal()],
       outdir,
       outExtension: { '.js': '.mjs' },
       logLevel: 'silent',

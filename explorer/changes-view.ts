@@ -3,7 +3,7 @@
 import type { ChangeEvent } from '../client/register-client.ts';
 import { barChart } from './charts.ts';
 import { CHANGES_PAGE_SIZE, type Route, type ViewContext } from './context.ts';
-import { entityLink, h, numberFormat, section } from './dom.ts';
+import { entityLink, h, labelledForm, numberFormat, section } from './dom.ts';
 
 /** Cursors of pages already reached, by window: `#/changes?…&page=3` comes from page 2's `next_cursor`. */
 const cursors = new Map<string, (string | null)[]>();
@@ -20,19 +20,12 @@ export async function changesView(ctx: ViewContext, route: Route, go: (hash: str
 
   const fromSelect = h('select', { id: 'changes-from', name: 'from' }, stamps.map((s) => h('option', { value: s, selected: s === from }, s)));
   const toSelect = h('select', { id: 'changes-to', name: 'to' }, stamps.map((s) => h('option', { value: s, selected: s === to }, s)));
-  const form = h(
-    'form',
+  const form = labelledForm(
     { class: 'window-form', 'aria-label': 'Choose two releases' },
-    h('label', { for: 'changes-from' }, 'After'),
-    fromSelect,
-    h('label', { for: 'changes-to' }, 'up to'),
-    toSelect,
-    h('button', { type: 'submit' }, 'Compare'),
+    [['After', fromSelect], ['up to', toSelect]],
+    'Compare',
+    () => go(`#/changes?${new URLSearchParams({ from: fromSelect.value, to: toSelect.value })}`),
   );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    go(`#/changes?${new URLSearchParams({ from: fromSelect.value, to: toSelect.value })}`);
-  });
 
   const summary = (await ctx.client.changesSummary({ from, to })).data;
   const total = Object.values(summary.counts).reduce((a, b) => a + b, 0);

@@ -26,6 +26,19 @@ export function facts(pairs: [string, Child][]): HTMLDListElement {
   return h('dl', { class: 'facts' }, pairs.filter(([, v]) => v !== null && v !== undefined && v !== '').flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
 
+/**
+ * A form of labelled controls and one submit button; `onSubmit` runs instead of a page load. Each label names its
+ * control by the control's id.
+ */
+export function labelledForm(attrs: Attrs, fields: [string, HTMLElement][], submit: string, onSubmit: () => void): HTMLFormElement {
+  const form = h('form', attrs, fields.flatMap(([label, control]) => [h('label', { for: control.id }, label), control]), h('button', { type: 'submit' }, submit));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    onSubmit();
+  });
+  return form;
+}
+
 /** A link to an entity's page. */
 export function entityLink(reepId: string, label?: string): HTMLAnchorElement {
   return h('a', { href: `#/entity/${reepId}` }, label ?? reepId);

@@ -3,7 +3,7 @@
 // next_cursor through the client's matchPages iterator, appending rows in place (each page is one lookup).
 import type { MatchRow, RegisterClient } from '../client/register-client.ts';
 import type { Route, ViewContext } from './context.ts';
-import { entityLink, h, numberFormat } from './dom.ts';
+import { entityLink, h, labelledForm, numberFormat } from './dom.ts';
 import { searchBox } from './search-box.ts';
 
 /** Rows per page of the matches view. */
@@ -33,21 +33,12 @@ export async function matchesView(ctx: ViewContext, route: Route, go: (hash: str
   const teamInput = h('input', { id: 'matches-team', name: 'team', value: team, required: true, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': 'matches-team-hint', placeholder: 'rt… or provider:namespace:id' });
   const fromInput = h('input', { id: 'matches-from', name: 'from', type: 'date', value: from });
   const toInput = h('input', { id: 'matches-to', name: 'to', type: 'date', value: to });
-  const form = h(
-    'form',
+  const form = labelledForm(
     { class: 'window-form matches-form', 'aria-label': 'Choose a team and dates' },
-    h('label', { for: 'matches-team' }, 'Team'),
-    teamInput,
-    h('label', { for: 'matches-from' }, 'From'),
-    fromInput,
-    h('label', { for: 'matches-to' }, 'to'),
-    toInput,
-    h('button', { type: 'submit' }, 'Show matches'),
+    [['Team', teamInput], ['From', fromInput], ['to', toInput]],
+    'Show matches',
+    () => go(matchesHash(teamInput.value.trim(), fromInput.value, toInput.value)),
   );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    go(matchesHash(teamInput.value.trim(), fromInput.value, toInput.value));
-  });
   const finder = searchBox(() => ctx.client, (id) => go(matchesHash(id, fromInput.value, toInput.value)), {
     id: 'matches-search',
     label: 'Find a team',

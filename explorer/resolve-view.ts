@@ -2,7 +2,7 @@
 // several entities (409) lists every candidate.
 import type { ResolveOutcome } from '../client/register-client.ts';
 import type { Route, ViewContext } from './context.ts';
-import { entityLink, h } from './dom.ts';
+import { entityLink, h, labelledForm } from './dom.ts';
 
 export async function resolveView(ctx: ViewContext, route: Route, go: (hash: string) => void): Promise<HTMLElement> {
   const providers = await ctx.providers();
@@ -10,22 +10,12 @@ export async function resolveView(ctx: ViewContext, route: Route, go: (hash: str
   const select = h('select', { id: 'resolve-provider', name: 'provider', required: true }, providers.map((p) => h('option', { value: p.name, selected: p.name === given.provider }, p.name)));
   const namespace = h('input', { id: 'resolve-namespace', name: 'namespace', value: given.namespace, placeholder: 'empty for none' });
   const externalId = h('input', { id: 'resolve-id', name: 'id', required: true, value: given.id, autocomplete: 'off' });
-  const form = h(
-    'form',
+  const form = labelledForm(
     { class: 'resolve-form', 'aria-label': 'Resolve a provider ID' },
-    h('label', { for: 'resolve-provider' }, 'Provider'),
-    select,
-    h('label', { for: 'resolve-namespace' }, 'Namespace'),
-    namespace,
-    h('label', { for: 'resolve-id' }, 'Provider ID'),
-    externalId,
-    h('button', { type: 'submit' }, 'Resolve'),
+    [['Provider', select], ['Namespace', namespace], ['Provider ID', externalId]],
+    'Resolve',
+    () => go(`#/resolve?${new URLSearchParams({ provider: select.value, namespace: namespace.value.trim(), id: externalId.value.trim() })}`),
   );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const q = new URLSearchParams({ provider: select.value, namespace: namespace.value.trim(), id: externalId.value.trim() });
-    go(`#/resolve?${q}`);
-  });
   const out = h('div', { class: 'resolve-result', role: 'status' });
   if (given.provider && given.id) {
     const outcome = await ctx.client.resolve(given.provider, given.id, { namespace: given.namespace });

@@ -34,17 +34,16 @@ async function keys(...args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, [BIN, 'keys', ...args, '--state', redis.url]);
   return stdout;
 }
-/** Adds a key through the CLI and waits until every live instance knows it (they poll the store every 250 ms). */
+/** Adds a key through the CLI and waits until every live instance knows it: by its second key check after the add. */
 async function addKey(name: string, quota: number, provider?: string): Promise<string> {
   const out = await keys('add', '--name', name, '--quota', String(quota), '--rate', '1000000', ...(provider ? ['--provider', provider] : []));
   const key = out.trim().split('\n').at(-1)!;
-  for (let i = 0; i < bases.length; i++) {
-    if (instances[i].proc.exitCode !== null || instances[i].proc.signalCode !== null) continue;
-    for (let t = 0; (await fetch(`${bases[i]}/key`, { headers: { authorization: `Bearer ${key}` } })).status !== 200; t++) {
-      if (t > 200) throw new Error(`instance ${i + 1} never accepted the new key`);
-      await sleep(10);
-    }
-  }
+  const live = bases.filter((_, i) => instances[i].proc.exitCode === null && instances[i].proc.signalCode === null);
+  await Promise.all(
+    live.map((base) =>
+      expectBySecondCheck(() => keyChecksOf(new URL(base).origin), async () => (await fetch(`${base}/key`, { headers: { authorization: `Bearer ${key}` } })).status === 200, `${base}: the new key`),
+    ),
+  );
   return key;
 }
 

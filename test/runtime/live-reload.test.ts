@@ -6,6 +6,7 @@ import { addKey, revokeKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { client } from '../helpers/api-client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { expectBySecondCheck, keyChecksOf } from '../helpers/key-checks.ts';
 import { makeHandWorld, STAMPS, type World } from '../fixtures/hand-world.ts';
 
@@ -21,25 +22,16 @@ afterAll(async () => {
   await rt?.close();
 });
 
-/** Waits for `check` to hold; the bound only stops a server that never reloads, so it is far beyond any poll. */
-async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const t0 = Date.now();
-  while (Date.now() - t0 < ms) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`condition not met within ${ms} ms`);
-}
 
 describe('live reload', () => {
   it('serves a newly compiled stamp without a restart', async () => {
     const { key } = await addKey({ file: keysFile(), name: 'reader', quota: 1000, rate: 1000 });
     const next = client(rt.url + '/api/next', key);
-    await eventually(async () => (await next('/meta')).status === 200); // the new key is seen within a poll
+    await eventually('the new key', async () => (await next('/meta')).status === 200); // seen within a poll
     expect((await next('/meta')).json.release.stamp).toBe(STAMPS[2]);
     writeHandRelease(world.releases, '20261022T000000Z', { entities: [['rt00000000000fff', 'team', 'active', 'Newcomers', '', '', '', '', '']] }, { publishable: true });
     await compileAll({ releases: world.releases, dist: world.dist, progress: false });
-    await eventually(async () => (await next('/meta')).json.release.stamp === '20261022T000000Z');
+    await eventually('the new stamp', async () => (await next('/meta')).json.release.stamp === '20261022T000000Z');
     const v1 = client(rt.url + '/api/v1', key);
     expect((await v1('/entities/rt00000000000fff')).json.name_en).toBe('Newcomers');
   });
@@ -47,13 +39,13 @@ describe('live reload', () => {
   it('serves a stamp compiled again with other bytes once index.json vouches for its new manifest', async () => {
     const { key } = await addKey({ file: keysFile(), name: 'recompiled', quota: 1000, rate: 1000 });
     const next = client(rt.url + '/api/next', key);
-    await eventually(async () => (await next('/meta')).status === 200);
+    await eventually('the new key', async () => (await next('/meta')).status === 200);
     const stamp = (await next('/meta')).json.release.stamp as string;
     expect((await next('/entities/rt00000000000ffe')).status).toBe(404);
     // The same stamp again, with one more entity: new manifests, new content-addressed packs, a new index entry.
     writeHandRelease(world.releases, stamp, { entities: [['rt00000000000fff', 'team', 'active', 'Newcomers', '', '', '', '', ''], ['rt00000000000ffe', 'team', 'active', 'Latecomers', '', '', '', '', '']] }, { publishable: true });
     await compileAll({ releases: world.releases, dist: world.dist, stamp, progress: false });
-    await eventually(async () => (await next('/entities/rt00000000000ffe')).status === 200);
+    await eventually('the recompiled stamp', async () => (await next('/entities/rt00000000000ffe')).status === 200);
     expect((await next('/entities/rt00000000000ffe')).json.name_en).toBe('Latecomers');
     expect((await next('/meta')).json.release.stamp).toBe(stamp);
   });
@@ -61,7 +53,7 @@ describe('live reload', () => {
   it('refuses a revoked key by its second key check (within a second)', async () => {
     const { key, record } = await addKey({ file: keysFile(), name: 'soon revoked', quota: 1000, rate: 1000 });
     const call = client(rt.url + '/api/v1', key);
-    await eventually(async () => (await call('/key')).status === 200);
+    await eventually('the new key', async () => (await call('/key')).status === 200);
     await revokeKey(record.id, { file: keysFile() });
     await expectBySecondCheck(() => keyChecksOf(rt.url), async () => (await call('/key')).status === 401, 'the revocation');
     expect((await call('/key')).json.error).toBe('revoked_key');

@@ -8,6 +8,7 @@ import { refuseAcknowledgements } from '../../../runtime/state/read-only-store.t
 import { openRedisStore, type RedisStateStore } from '../../../runtime/state/redis-store.ts';
 import { startRedis, type RedisServer } from '../../helpers/redis-server.ts';
 import { stateStoreContract } from './state-store-contract.ts';
+import { eventually } from '../../helpers/eventually.ts';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -23,13 +24,6 @@ let db = 0;
 /** Each store gets its own key prefix, so tests share one server without seeing each other's keys. */
 const open = (prefix = `t${++db}:`, log: (m: string) => void = () => {}) => openRedisStore({ url: redis.url, prefix, log });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(what: string, check: () => Promise<boolean>, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 const prefixes = new WeakMap<StateStore, string>();
 const tracked = async (prefix = `t${++db}:`): Promise<StateStore> => {
@@ -61,7 +55,7 @@ describe('redis store', () => {
     expect(await s.charge('k1', P, 2, 10)).toEqual({ ok: true, remaining: 8 });
     await redis.stop();
     try {
-      await until('the client to notice', async () => s.client.status !== 'ready');
+      await eventually('the client to notice', async () => s.client.status !== 'ready');
       await expect(s.charge('k1', P, 1, 10)).rejects.toBeInstanceOf(StateUnavailableError);
       await expect(s.admit!('k1', 1, 10, P, 1, 10)).rejects.toBeInstanceOf(StateUnavailableError);
       await expect(s.acknowledge('acme', 1, ['f1'], 'x', null, null)).rejects.toBeInstanceOf(StateUnavailableError);
@@ -69,7 +63,7 @@ describe('redis store', () => {
     } finally {
       await redis.start();
     }
-    await until('the client to reconnect', async () => s.client.status === 'ready');
+    await eventually('the client to reconnect', async () => s.client.status === 'ready');
     expect(await s.remaining('k1', P, 10)).toBe(8);
     expect(await s.charge('k1', P, 1, 10)).toEqual({ ok: true, remaining: 7 });
     expect(lines.filter((l) => /unreachable/.test(l))).toHaveLength(1);
@@ -92,11 +86,11 @@ describe('redis store', () => {
     const outcomes = await lost;
     await held;
     expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
-    await until('the lost charges to be given back', async () => (await observer.remaining('k1', P, 1000)) === 995);
+    await eventually('the lost charges to be given back', async () => (await observer.remaining('k1', P, 1000)) === 995);
     // Settling again (another reconnect) gives nothing twice.
     s.client.stream.destroy();
-    await until('the client to notice', async () => s.client.status !== 'ready');
-    await until('the client to reconnect', async () => s.client.status === 'ready');
+    await eventually('the client to notice', async () => s.client.status !== 'ready');
+    await eventually('the client to reconnect', async () => s.client.status === 'ready');
     expect(await s.charge('k1', P, 1, 1000)).toEqual({ ok: true, remaining: 994 });
     await Promise.all([s.close(), observer.close(), sleeper.close()]);
   });
@@ -106,12 +100,12 @@ describe('redis store', () => {
     await s.charge('k1', P, 4, 10);
     await redis.stop();
     try {
-      await until('the client to notice', async () => s.client.status !== 'ready');
+      await eventually('the client to notice', async () => s.client.status !== 'ready');
       await s.refund('k1', P, 3); // queued, not lost
     } finally {
       await redis.start();
     }
-    await until('the refund to arrive', async () => s.client.status === 'ready' && (await s.remaining('k1', P, 10)) === 9);
+    await eventually('the refund to arrive', async () => s.client.status === 'ready' && (await s.remaining('k1', P, 10)) === 9);
     await sleep(100);
     expect(await s.remaining('k1', P, 10)).toBe(9);
     await s.close();
@@ -142,10 +136,10 @@ describe('redis store', () => {
       expect(lines.join('\n')).toMatch(/unreachable/);
       await expect(s.charge('k1', P, 1, 10)).rejects.toBeInstanceOf(StateUnavailableError);
       await later.start();
-      await until('the client to connect', async () => s.client.status === 'ready');
+      await eventually('the client to connect', async () => s.client.status === 'ready');
       expect(await s.charge('k1', P, 1, 10)).toEqual({ ok: true, remaining: 9 });
       // The persistence settings are read on connecting: acknowledgements are accepted once they are known.
-      await until('the durability check', async () => s.writable);
+      await eventually('the durability check', async () => s.writable);
       await s.close();
     } finally {
       await later.dispose();

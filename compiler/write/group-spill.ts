@@ -28,6 +28,9 @@ export interface GroupSpillOptions {
  * Records are encoded into each group's byte buffer as they are added: a buffered string would outlive many young
  * collections (a group fills only after ~groups × flushBytes of input) and keep its 1 MiB source chunk alive.
  */
+/** Size of a group's first buffer. */
+const FIRST_BYTES = 4096;
+
 export class GroupSpill {
   private readonly buffers: (Buffer | null)[];
   private readonly used: Int32Array;
@@ -106,14 +109,23 @@ export class GroupSpill {
   /**
    * The group's buffer, flushed first when it lacks room for `most` more bytes from `used[group]`; null when `most`
    * is more than a whole buffer holds (the group then flushed), for the caller to append that line on its own or, for
-   * a binary record, to give the group a buffer that size.
+   * a binary record, to give the group a buffer that size. A buffer starts at FIRST_BYTES and doubles as its group
+   * fills, up to the flush size: a small release puts a few records in each of a spill's hundreds of groups, and a
+   * full-size buffer for each (tens of MiB a spill, and the collections that forced) was most of a small compile.
    */
   private roomFor(group: number, most: number): Buffer | null {
     let buf = this.buffers[group];
-    if (buf === null) buf = this.buffers[group] = Buffer.allocUnsafe(this.flushBytes);
-    if (most > buf.length - this.used[group]) {
-      this.flush(group);
-      if (most > buf.length) return null;
+    if (buf !== null && most <= buf.length - this.used[group]) return buf;
+    const cap = Math.max(this.flushBytes, buf?.length ?? 0);
+    if (this.used[group] + most > cap) this.flush(group);
+    const need = this.used[group] + most;
+    if (need > cap) return null;
+    if (buf === null || buf.length < need) {
+      let size = Math.max(FIRST_BYTES, buf?.length ?? 0);
+      while (size < need) size *= 2;
+      const grown = Buffer.allocUnsafe(Math.min(size, cap));
+      if (this.used[group] > 0) buf!.copy(grown, 0, 0, this.used[group]);
+      buf = this.buffers[group] = grown;
     }
     return buf;
   }

@@ -25,7 +25,7 @@ const BIN = join(ROOT, 'bin/register.mjs');
 const KILLS = 20;
 // Large enough that a compile has every stage to interrupt (kills are placed across its measured work, so the
 // size sets only how long each round takes), small enough that 20 rounds stay cheap.
-const ENTITIES = Number(process.env.COMPILE_KILL_ENTITIES ?? 1000);
+const ENTITIES = Number(process.env.COMPILE_KILL_ENTITIES ?? 500);
 const A = '20260101T000000Z';
 const B = '20260108T000000Z';
 const SEED = Number(process.env.COMPILE_KILL_SEED ?? 4242);
@@ -107,11 +107,15 @@ describe('a compile killed at random points', () => {
     key = world.keys.partner;
   });
 
-  /** Everything a kill may leave must still be a dist the runtime serves whole. */
-  async function checkDist(dist: string, label: string, cliVerify: boolean): Promise<string> {
+  /**
+   * Everything a kill may leave must still be a dist the runtime serves whole. A compile of B writes nothing of A,
+   * so A is re-hashed only when `deep`: damage to it would stay, and the next deep check (every fifth kill and the
+   * last) would find it. `cliVerify` also runs `register verify`.
+   */
+  async function checkDist(dist: string, label: string, deep: boolean, cliVerify = deep): Promise<string> {
     const index = JSON.parse(readFileSync(join(dist, 'index.json'), 'utf8')); // atomic rename: never half a file
     expect([A, B], label).toContain(index.v1);
-    for (const stamp of await listStamps(dist)) expect(await verifyStamp(join(dist, stamp)), `${label}: ${stamp}`).toEqual([]);
+    for (const stamp of await listStamps(dist)) if (deep || stamp !== A) expect(await verifyStamp(join(dist, stamp)), `${label}: ${stamp}`).toEqual([]);
     for (const r of index.releases as { stamp: string }[]) expect(existsSync(join(dist, r.stamp, 'manifest.json')), `${label}: ${r.stamp} listed but missing`).toBe(true);
     if (cliVerify) {
       const v = register(['verify', '--dist', dist]);
@@ -138,7 +142,7 @@ describe('a compile killed at random points', () => {
     const done = await measured.exited;
     expect(done.code, measured.stderr()).toBe(0);
     const work = performance.now() - workStart!;
-    expect(await checkDist(dist, 'after an undisturbed compile of B', false)).toBe(B);
+    expect(await checkDist(dist, 'after an undisturbed compile of B', true, false)).toBe(B);
     rmSync(join(dist, B), { recursive: true, force: true });
     await writeIndex(dist);
 
@@ -170,7 +174,7 @@ describe('a compile killed at random points', () => {
       }
       const label = `kill ${kills}, ${Math.round(at)} ms into the work`;
       const c0 = performance.now();
-      const serving = await checkDist(dist, label, kills % 10 === 0);
+      const serving = await checkDist(dist, label, kills % 5 === 0, kills % 10 === 0);
       checksMs += performance.now() - c0;
       if (serving === B) {
         // Finished before the kill landed: take B out again so the next round has a compile to interrupt.

@@ -173,7 +173,8 @@ export const changesRoutes: RouteDef[] = [
       const { type, provider, limit, cursor } = p;
       const filterKey = fnv1a32(JSON.stringify([w.since, w.from, w.to, type, provider])).toString(36);
       let at = { i: 0, o: 0 };
-      if (cursor !== null) {        const m = /^([0-9a-z]+)\.(\d{1,4})\.(\d{1,9})$/.exec(cursor);
+      if (cursor !== null) {
+        const m = /^([0-9a-z]+)\.(\d{1,4})\.(\d{1,9})$/.exec(cursor);
         if (!m) throw new ApiError(400, 'invalid_parameter', 'cursor is not a cursor this API issued.');
         if (m[1] !== filterKey) throw new ApiError(400, 'stale_cursor', 'This cursor belongs to a different window or filter.');
         at = { i: Number(m[2]), o: Number(m[3]) };

@@ -9,7 +9,7 @@ import type { Parameter, ParameterValues } from './parameters.ts';
 import { inlineRefs } from './schema-kit.ts';
 
 /** A check compiled from a contract schema (references inlined: the compiler knows nothing of components). */
-export function compileCheck<T extends TSchema>(schema: T): TypeCheck<T> {
+function compileCheck<T extends TSchema>(schema: T): TypeCheck<T> {
   return TypeCompiler.Compile(inlineRefs(schema));
 }
 

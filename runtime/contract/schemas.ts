@@ -657,11 +657,7 @@ export const OpenApiDocumentBody = component(
   ),
 );
 
-/** Types the runtime and the client share with the document. */
-export type EntityBody = Static<typeof Entity>;
-export type BatchRequestBody = Static<typeof BatchRequest>;
-export type BatchItemBody = Static<typeof BatchItem>;
-export type AckRequestBody = Static<typeof AckRequest>;
+/** Types of bodies the runtime builds as objects (the others are composed from bytes, or typed by bodyChecker). */
 export type KeyResponseBody = Static<typeof KeyResponse>;
 export type KeyExtensionBody = Static<typeof KeyExtension>;
 

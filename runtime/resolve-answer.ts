@@ -1,10 +1,8 @@
-// What /resolve answers for one provider ID, for the route and batch items alike: its validation (400s, no cost) and
-// the lookup, 200 with every entity the ID bridges to (maybe none) or 409 listing each candidate.
+// What /resolve answers for one provider ID, for the route and batch items alike: the provider check (400, no cost)
+// and the lookup, 200 with every entity the ID bridges to (maybe none) or 409 listing each candidate.
 import { ENTITY_TYPES, type EntityType, type Include } from '../common/ids.ts';
 import { ApiError } from './api-error.ts';
 import { concat, concatToSend } from '../common/bytes.ts';
-import { ExternalId } from './contract/parameters.ts';
-import { valueChecker } from './contract/request-check.ts';
 import { entityParts } from './entity-answer.ts';
 import type { Release } from './release/open-release.ts';
 import type { Reply } from './route.ts';
@@ -22,18 +20,14 @@ export interface ResolveArgs {
   lang: string | null;
 }
 
-/** A batch item's external ID checked as the path's. */
-const checkExternalId = valueChecker(ExternalId);
-
 /**
- * Validation of the route and batch items alike (400s, no cost): the external ID by its parameter schema, and what
- * a schema cannot know, the release's providers.
+ * What a schema cannot check of a resolve, for the route and batch items alike (400, no cost): the provider must be
+ * one the release knows. The external ID is checked by its parameter schema (ExternalId), a batch item's as the path's.
  */
-export function checkResolveArgs(release: Release, provider: string, externalId: string): void {
+export function checkProvider(release: Release, provider: string): void {
   if (!release.providers.has(provider)) {
     throw new ApiError(400, 'unknown_provider', 'Unknown provider key.', { detail: provider.slice(0, 64) });
   }
-  checkExternalId(externalId);
 }
 
 /** One resolve as /resolve answers it: 200 with results (maybe none), or 409 with every candidate. */

@@ -75,7 +75,7 @@ export interface RouteSpec {
    * derived from both (response-headers.ts derivedEtag), and a matching If-None-Match answers 304.
    */
   perStamp?: boolean;
-  prepare(c: RequestContext): Promise<Prepared> | Prepared;
+  prepare(c: RequestContext): MaybePromise<Prepared>;
 }
 
 export interface RouteDef extends RouteSpec {

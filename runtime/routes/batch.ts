@@ -5,14 +5,14 @@
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
 import { costingErrors, COST_HEADERS, ok, responseRef } from '../contract/http-parts.ts';
-import { ReepId } from '../contract/parameters.ts';
+import { ExternalId, ReepId } from '../contract/parameters.ts';
 import { bodyChecker, parseInclude, valueChecker } from '../contract/request-check.ts';
 import { BatchItem, BatchRequest, BatchResponse, MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, ref } from '../contract/schemas.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
 import { composeAnswer, entityQuestion, keptAnswer, liveEntity, type EntityQuestion } from '../entity-answer.ts';
 import { isPromise, type MaybePromise, type ShardSource } from '../interfaces.ts';
 import { readJsonBody } from '../read-body.ts';
-import { checkResolveArgs, resolveItem } from '../resolve-answer.ts';
+import { checkProvider, resolveItem } from '../resolve-answer.ts';
 import { defineRoute, type Body, type Reply, type RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
 import { createTurnGate } from '../turn-gate.ts';
@@ -21,11 +21,13 @@ export { MAX_BATCH_ITEMS };
 /** The batch as a whole: its items are checked one by one (checkItem), each answering its own 400 in place. */
 const checkBatch = bodyChecker(BatchRequest, { itemsInPlace: 'requests' });
 const checkItem = bodyChecker(BatchItem);
+// A batch item's IDs checked as the paths' parameters are.
 const checkRegisterId = valueChecker(ReepId);
+const checkExternalId = valueChecker(ExternalId);
 const COMMA = new Uint8Array([44]);
 
 /** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
-type EntityPlan = { entity: EntityQuestion; release: Release };
+type EntityPlan = { entity: EntityQuestion };
 type OtherPlan = { run: () => Promise<Reply> } | { error: ApiError };
 type Planned = EntityPlan | OtherPlan;
 
@@ -36,13 +38,14 @@ function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lan
     if (item.type === 'entity') {
       if (typeof item.id !== 'string') throw new ApiError(400, 'invalid_body', 'An entity item needs id.');
       const id = checkRegisterId(item.id);
-      return { entity: entityQuestion(release, id, include, lang), release };
+      return { entity: entityQuestion(release, id, include, lang) };
     }
     const externalId = item.external_id ?? item.id;
     if (typeof item.provider !== 'string' || typeof externalId !== 'string') {
       throw new ApiError(400, 'invalid_body', 'A resolve item needs provider and external_id (or id).');
     }
-    checkResolveArgs(release, item.provider, externalId);
+    checkProvider(release, item.provider);
+    checkExternalId(externalId);
     const args = { provider: item.provider, externalId, namespace: item.namespace ?? '', type: item.entity_type ?? null, include, lang };
     return { run: () => resolveItem(release, args) };
   } catch (e) {
@@ -73,13 +76,14 @@ type Looked = { entity: LiveEntity } | { failed: unknown };
 const found = (entity: LiveEntity): Looked => ({ entity });
 const failed = (failed: unknown): Looked => ({ failed });
 /** An entity item's lookup: at once when its index entry and shard are at hand, else its promise (which never rejects). */
-const lookUp = (p: EntityPlan): MaybePromise<Looked> => {
-  const e = liveEntity(p.release, p.entity.id);
+const lookUp = (release: Release, p: EntityPlan): MaybePromise<Looked> => {
+  const e = liveEntity(release, p.entity.id);
   return isPromise(e) ? e.then(found, failed) : found(e);
 };
 
-/** The batch being composed: its parts, and how to answer an item that fails. */
+/** The batch being composed: its release, its parts, and how to answer an item that fails. */
 interface Composing {
+  release: Release;
   /** Slices of the items composed since the last flush (views of shards and of shared bytes). */
   out: Uint8Array[];
   /** Bytes in `out`, and how many of its slices are counted in it. */
@@ -123,7 +127,7 @@ function entityItem(p: EntityPlan, looked: Looked, b: Composing): void {
   const at = b.out.length;
   try {
     b.out.push(statusHead(200));
-    composeAnswer(p.release, p.entity, looked.entity, b.out);
+    composeAnswer(b.release, p.entity, looked.entity, b.out);
     b.out.push(CLOSE);
   } catch (e) {
     // A shard that passed its checksum yet does not compose: drop what was pushed of it, answer it in place.
@@ -164,9 +168,9 @@ function failedItem(e: unknown, b: Composing): void {
  * The batch's body, items in order. An entity whose index bucket and shard are at hand is composed without a
  * promise; otherwise its lookup and those of up to LOOKAHEAD items after it start together and are awaited in turn.
  */
-async function compose(planned: Planned[], failure: (e: unknown) => ApiError): Promise<Reply> {
+async function compose(release: Release, planned: Planned[], failure: (e: unknown) => ApiError): Promise<Reply> {
   const parts: Uint8Array[] = [enc.encode('{"results":[')];
-  const b: Composing = { out: parts, waiting: 0, counted: 0, pieces: [], failure, failed: 0 };
+  const b: Composing = { release, out: parts, waiting: 0, counted: 0, pieces: [], failure, failed: 0 };
   const ahead: (MaybePromise<Looked> | undefined)[] = [];
   for (let i = 0; i < planned.length; i++) {
     if (i) parts.push(COMMA);
@@ -176,18 +180,18 @@ async function compose(planned: Planned[], failure: (e: unknown) => ApiError): P
       flushIfLarge(b);
       continue;
     }
-    const kept = keptAnswer(p.release, p.entity);
+    const kept = keptAnswer(release, p.entity);
     if (kept) {
       parts.push(statusHead(200), kept, CLOSE);
       continue;
     }
-    let looked = ahead[i] ?? lookUp(p);
+    let looked = ahead[i] ?? lookUp(release, p);
     ahead[i] = undefined;
     if (isPromise(looked)) {
       for (let j = i + 1; j < Math.min(planned.length, i + LOOKAHEAD); j++) {
         const q = planned[j];
         // An item whose body is kept needs no read: it is answered from the cache when its turn comes.
-        if ('entity' in q && !keptAnswer(q.release, q.entity)) ahead[j] ??= lookUp(q);
+        if ('entity' in q && !keptAnswer(release, q.entity)) ahead[j] ??= lookUp(release, q);
       }
       looked = await looked;
     }
@@ -261,7 +265,7 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
         const cost = planned.filter((p) => !('error' in p)).length;
         return {
           cost,
-          run: () => gate.run(() => compose(planned, c.services.failure)),
+          run: () => gate.run(() => compose(c.release, planned, c.services.failure)),
         };
       },
     }),

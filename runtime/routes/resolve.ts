@@ -4,7 +4,7 @@ import { costingErrors, COST_HEADERS, jsonContent, ok, responseRef, TAGGED_COST_
 import { EntityTypeFilter, ExternalId, IncludeParam, Lang, Namespace, Provider } from '../contract/parameters.ts';
 import { parameterReader } from '../contract/request-check.ts';
 import { AmbiguousResolveError, ref, ResolveResult } from '../contract/schemas.ts';
-import { checkResolveArgs, resolveItem, type ResolveArgs } from '../resolve-answer.ts';
+import { checkProvider, resolveItem, type ResolveArgs } from '../resolve-answer.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 
 const PARAMETERS = [Provider, ExternalId, Namespace, EntityTypeFilter, IncludeParam, Lang] as const;
@@ -39,7 +39,7 @@ export const resolveRoutes: RouteDef[] = [
     prepare(c) {
       const p = readParameters(c);
       const args: ResolveArgs = { provider: p.provider, externalId: p.external_id, namespace: p.namespace, type: p.type, include: p.include, lang: p.lang };
-      checkResolveArgs(c.release, args.provider, args.externalId);
+      checkProvider(c.release, args.provider);
       return {
         cost: 1,
         run: () => resolveItem(c.release, args),

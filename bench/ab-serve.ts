@@ -8,7 +8,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { abCommandLine, abRequests, median } from './lib/ab-sides.ts';
 import { runLoad, type LoadResult } from './lib/load-generator.ts';
-import { freePort, runToEnd, startChild, stopChild, type StartedChild } from './lib/processes.ts';
+import { addBenchKey, freePort, startChild, stopChild, waitFor200, type StartedChild } from './lib/processes.ts';
 
 const { roots, dist, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
 const { pairs, concurrency } = own;
@@ -18,9 +18,7 @@ const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
 const work = await mkdtemp(join(tmpdir(), 'ab-serve-'));
 const logFile = join(work, 'serve.log');
 const keys = join(work, 'keys.json');
-const added = await runToEnd(process.execPath, ['bin/register.mjs', 'keys', 'add', '--name', 'ab', '--quota', '1000000000000', '--rate', '1000000000', '--keys', keys], { cwd: roots.B, logFile });
-if (added.code !== 0) throw new Error(`keys add failed: ${added.stderr.trim()}`);
-const auth = { authorization: `Bearer ${added.stdout.trim().split('\n').pop()}` };
+const auth = await addBenchKey(roots.B, keys, 'ab', logFile);
 
 /** `register serve` from `root`, with its own state, once /meta answers 200. */
 async function serve(side: 'A' | 'B'): Promise<StartedChild & { port: number }> {
@@ -31,15 +29,13 @@ async function serve(side: 'A' | 'B'): Promise<StartedChild & { port: number }> 
     cwd: roots[side],
     logFile,
   });
-  for (const until = Date.now() + 60_000; ; ) {
-    const ok = await fetch(`http://127.0.0.1:${port}/api/v1/meta`, { headers: auth }).then((r) => r.ok, () => false);
-    if (ok) return Object.assign(child, { port });
-    if (Date.now() > until) {
-      await stopChild(child.child);
-      throw new Error(`${side} (${roots[side]}) did not answer /meta within 60 s; see ${logFile}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
+  try {
+    await waitFor200(port, '/api/v1/meta', auth, 60_000);
+  } catch (e) {
+    await stopChild(child.child);
+    throw new Error(`${side} (${roots[side]}) did not answer /meta; see ${logFile}`, { cause: e });
   }
+  return Object.assign(child, { port });
 }
 
 const rows = await abRequests(releases, own.samples);

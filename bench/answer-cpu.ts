@@ -12,7 +12,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AB_ROWS as ROWS, abCommandLine, abRequests, median, type AbRow as Row } from './lib/ab-sides.ts';
-import { runToEnd } from './lib/processes.ts';
+import { addBenchKey } from './lib/processes.ts';
 
 const { roots, dist, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
 const { rounds, n } = own;
@@ -36,9 +36,7 @@ async function bundle(root: string): Promise<string> {
 const work = await mkdtemp(join(tmpdir(), 'answer-cpu-'));
 const keys = join(work, 'keys.json');
 // Keys are added by this checkout's CLI, so neither side's checkout gets a build started in it.
-const added = await runToEnd(process.execPath, ['bin/register.mjs', 'keys', 'add', '--name', 'cpu', '--quota', '1000000000000', '--rate', '1000000000', '--keys', keys], { cwd: join(dirname(fileURLToPath(import.meta.url)), '..') });
-if (added.code !== 0) throw new Error(`keys add failed: ${added.stderr.trim()}`);
-const headers = { authorization: `Bearer ${added.stdout.trim().split('\n').pop()}` };
+const headers = await addBenchKey(join(dirname(fileURLToPath(import.meta.url)), '..'), keys, 'cpu');
 
 const lists = await abRequests(releases, 4000);
 const make = (row: Row, i: number): Request => {

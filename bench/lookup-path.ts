@@ -9,16 +9,14 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { runToEnd } from './lib/processes.ts';
+import { addBenchKey } from './lib/processes.ts';
 
 const { values } = parseArgs({ options: { root: { type: 'string' }, dist: { type: 'string' }, id: { type: 'string' }, include: { type: 'string', default: 'aliases,bridges,overlay' } } });
 if (!values.root || !values.dist || !values.id) throw new Error('usage: bench/lookup-path.ts --root CHECKOUT --dist DIST --id REGISTER_ID');
 const root = resolve(values.root);
 const work = await mkdtemp(join(tmpdir(), 'lookup-path-'));
 const keys = join(work, 'keys.json');
-const added = await runToEnd(process.execPath, ['bin/register.mjs', 'keys', 'add', '--name', 'path', '--keys', keys], { cwd: root });
-if (added.code !== 0) throw new Error(`keys add failed: ${added.stderr.trim()}`);
-const auth = { authorization: `Bearer ${added.stdout.trim().split('\n').pop()}` };
+const auth = await addBenchKey(root, keys, 'path');
 
 const { startRuntime } = (await import(pathToFileURL(join(root, 'runtime/server.ts')).href)) as typeof import('../runtime/server.ts');
 const rt = await startRuntime({ dist: resolve(values.dist), keys, state: 'memory:', port: 0, pages: null, log: () => {} });

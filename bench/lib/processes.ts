@@ -131,6 +131,35 @@ export function runToEnd(command: string, args: string[], opts: { cwd?: string; 
   });
 }
 
+/**
+ * A key for a benchmark, added by `register keys add` run in `cwd` (whose build it uses), with a quota and rate no
+ * load reaches; returns the Authorization header that carries it.
+ */
+export async function addBenchKey(cwd: string, keys: string, name: string, logFile?: string): Promise<{ authorization: string }> {
+  const args = ['bin/register.mjs', 'keys', 'add', '--name', name, '--quota', '1000000000000', '--rate', '1000000000', '--keys', keys];
+  const added = await runToEnd(process.execPath, args, { cwd, logFile });
+  if (added.code !== 0) throw new Error(`keys add failed: ${added.stderr.trim()}`);
+  return { authorization: `Bearer ${added.stdout.trim().split('\n').pop()}` };
+}
+
+/** Polls until GET path answers 200 (connection refused while the process starts is expected). */
+export async function waitFor200(port: number, path: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
+  const end = performance.now() + timeoutMs;
+  let last = '';
+  while (performance.now() < end) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
+      await r.arrayBuffer();
+      if (r.status === 200) return;
+      last = `HTTP ${r.status}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`no 200 from 127.0.0.1:${port}${path} within ${timeoutMs} ms (last: ${last})`);
+}
+
 /** A port free on 127.0.0.1 right now (the tiny race with another process taking it is acceptable here). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

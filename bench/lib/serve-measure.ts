@@ -4,7 +4,7 @@ import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } f
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runLoad, type LoadRequest, type LoadResult, type TransportKind } from './load-generator.ts';
-import { QUIET_BELOW_PCT, freePort, memoryOf, runToEnd, startChild, stopChild, waitForQuiet, type StartedChild } from './processes.ts';
+import { QUIET_BELOW_PCT, addBenchKey, freePort, memoryOf, startChild, stopChild, waitFor200, waitForQuiet, type StartedChild } from './processes.ts';
 import { prng, searchQuery, type Samples } from './sample-keys.ts';
 import { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../test/helpers/redis-server.ts';
@@ -159,10 +159,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
   await rm(keys, { force: true });
   await rm(state, { recursive: true, force: true });
   await mkdir(o.work, { recursive: true });
-  const added = await runToEnd(process.execPath, ['bin/register.mjs', 'keys', 'add', '--name', 'bench', '--quota', '1000000000000', '--rate', '1000000000', '--keys', keys], { cwd: o.root, logFile });
-  if (added.code !== 0) throw new Error(`keys add failed: ${added.stderr.trim()}`);
-  const key = added.stdout.trim().split('\n').pop()!;
-  const auth = { authorization: `Bearer ${key}` };
+  const auth = await addBenchKey(o.root, keys, 'bench', logFile);
 
   /** `register serve` with `extra` arguments on a free port, once it answers /meta; `startMs` is spawn → that 200. */
   const startServe = async (extra: string[], env?: NodeJS.ProcessEnv): Promise<StartedChild & { port: number; startMs: number }> => {
@@ -401,23 +398,6 @@ function warmupMs(durationS: number): number {
   return Math.round(Math.min(3, Math.max(1, durationS / 5)) * 1000);
 }
 
-/** Polls until GET path answers 200 (connection refused while the process starts is expected). */
-async function waitFor200(port: number, path: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
-  const end = performance.now() + timeoutMs;
-  let last = '';
-  while (performance.now() < end) {
-    try {
-      const r = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
-      await r.arrayBuffer();
-      if (r.status === 200) return;
-      last = `HTTP ${r.status}`;
-    } catch (e) {
-      last = (e as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`no 200 from 127.0.0.1:${port}${path} within ${timeoutMs} ms (last: ${last})`);
-}
 
 /**
  * One pass over a row's distinct requests before it is timed, 16 at a time, within a time limit. The target rows

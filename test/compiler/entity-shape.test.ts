@@ -43,7 +43,7 @@ beforeAll(async () => {
   const { key } = await addKey({ file: keys, name: 'shape', quota: 1_000_000, rate: 1_000_000 });
   rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
   call = client(`${rt.url}/api/next`, key);
-}, 180_000);
+});
 
 afterAll(async () => {
   await rt?.close();
@@ -70,5 +70,5 @@ describe('compiled entities against the contract', () => {
     // Nothing outside the schema (validateComponent refuses it too), and no section of the schema left unexercised.
     expect([...seen.keys()].sort()).toEqual([...sections].sort());
     expect([...seen].filter(([, n]) => n === 0).map(([s]) => s)).toEqual([]);
-  }, 180_000);
+  });
 });

@@ -23,7 +23,7 @@ beforeAll(async () => {
   rt = await startRuntime({ dist: world.dist, keys: file, state: join(world.root, 'state'), port: 0 });
   call = client(`${rt.url}/api/v1`, partner);
   opta = client(`${rt.url}/api/v1`, provider);
-}, 60_000);
+});
 
 afterAll(async () => {
   await rt?.close();

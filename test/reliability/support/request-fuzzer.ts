@@ -4,9 +4,9 @@
 import fc from 'fast-check';
 import type { JsonObject, JsonValue } from '../../../runtime/contract/document.ts';
 import { openapiDocument as documentOfRoutes } from '../../../runtime/contract/openapi-json.ts';
+import { findOperation, resolveDocumentRef, validateResponse } from '../../helpers/openapi-validator.ts';
 
 const openapiDocument = documentOfRoutes();
-import { findOperation, resolveDocumentRef, validateResponse } from '../../helpers/openapi-validator.ts';
 
 /** Real values of the world under test, so that many requests get past validation and reach the lookups. */
 export interface FuzzTargets {

@@ -24,7 +24,6 @@ const open = (file: string, log: (m: string) => void = () => {}): KeyStore => {
   return s;
 };
 
-
 describe('key store: the Authorization header', () => {
   const file = freshFile();
   let key = '';

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../../runtime/read-errors.ts';
 import { createHttpSource } from '../../../runtime/source/http-source.ts';
 import { bytesOf, expectBytes, shardSourceContract } from './shard-source-contract.ts';
+import { eventually } from '../../helpers/eventually.ts';
 import { serveDir, type ServedDir } from '../../helpers/serve-dir.ts';
 
 const servers = new Map<string, ServedDir>();
@@ -134,7 +135,7 @@ describe('http source', () => {
     const pending = source.readFile('r/data.bin');
     // In flight means the origin holds it: on a busy machine the request can arrive well after 20 ms, and would
     // then land in the next test's request log.
-    while (!served.log.some((r) => r.method === 'GET')) await new Promise((r) => setTimeout(r, 5));
+    await eventually('the read to reach the origin', () => served.log.some((r) => r.method === 'GET'));
     await source.close();
     await expect(pending).rejects.toThrow(/source closed/);
   });

@@ -1000,8 +1000,8 @@ export interface components {
             /** @description null for a key that never expires. */
             extend: {
                 how: string;
-                /** @description Whom to ask, or null when the deployment names no one. */
-                contact: string | null;
+                /** @description Whom to ask; absent when the deployment names no one. */
+                contact?: string;
             } | null;
         };
         /** @description Bridges of an entity. A merged (losing) ID answers with the final survivor, chains followed, plus `requested_id` and `redirected_to`. */

@@ -77,9 +77,10 @@ function port(flag: string | undefined, fallback: number): number {
 /** GET /key's `extend` from the flags, else the environment, else the default line (an empty value counts as unset). */
 function keyExtension(values: ServeValues): KeyExtension | undefined {
   const how = values['extend-how'] || process.env.REGISTER_KEY_EXTEND_HOW || undefined;
-  const contact = values['extend-contact'] || process.env.REGISTER_KEY_EXTEND_CONTACT || null;
-  if (how === undefined && contact === null) return undefined;
-  return { how: how ?? DEFAULT_KEY_EXTENSION.how, contact };
+  const contact = values['extend-contact'] || process.env.REGISTER_KEY_EXTEND_CONTACT || undefined;
+  if (how === undefined && contact === undefined) return undefined;
+  // No contact configured: the field is left out (the published `contact` is a string, never null).
+  return contact === undefined ? { how: how ?? DEFAULT_KEY_EXTENSION.how } : { how: how ?? DEFAULT_KEY_EXTENSION.how, contact };
 }
 
 /** `--workers`: a count, or `auto` for one per core. */

@@ -468,7 +468,8 @@ export const CoverageResponse = component(
 );
 export const KeyExtension = closed('How to extend a key that expires (a deployment setting: `serve --extend-how`, `--extend-contact`).', {
   how: str(),
-  contact: strOrNull('Whom to ask, or null when the deployment names no one.'),
+  // Absent, never null, when the deployment names no one: the published shape has `contact` as a string.
+  contact: Optional(str('Whom to ask; absent when the deployment names no one.')),
 });
 export const KeyResponse = component(
   'KeyResponse',

@@ -14,7 +14,6 @@ export type KeyExtension = KeyExtensionBody;
 /** What a deployment that set nothing tells the holder of an expiring key. */
 export const DEFAULT_KEY_EXTENSION: KeyExtension = {
   how: 'Ask the operator who issued this key to extend it before it expires; an expired key answers 401 key_expired.',
-  contact: null,
 };
 
 export interface KeyRouteOptions {

@@ -638,11 +638,20 @@ describe('response validator: accepts contract-conforming responses', () => {
             days_remaining: 66, expiring_soon: false, credits_remaining: 998, rate_limit_remaining: null,
             id: 'abcd0123', name: 'Partner', quota: 1000, rate: 2, credits_reset_at: '2026-11-01T00:00:00.000Z',
           },
-          extend: { how: 'Ask us.', contact: null },
+          extend: { how: 'Ask us.' },
         },
         jsonHeaders({ 'X-Register-Key-Expires': '2026-12-31T23:59:59.999Z', 'X-Register-Key-Days-Remaining': '66' }),
       ),
     );
+    // The published `contact` is a string: a null one is refused, so a server sending it fails every /key test.
+    const keyOf = (extend: unknown) => ({
+      key: {
+        plan: null, access_model: null, organisation: null, provider: null, expires_at: '2026-12-31T23:59:59.999Z',
+        days_remaining: 66, expiring_soon: false, credits_remaining: 998, rate_limit_remaining: null,
+      },
+      extend,
+    });
+    expect(rejection(sample('GET', '/key', 200, keyOf({ how: 'Ask us.', contact: null }), jsonHeaders()))).toMatch(/contact.*must be string/);
     expect(rejection(sample('GET', '/key', 200, { key: { plan: null }, extend: null }, jsonHeaders()))).toMatch(/must have required property/);
     validateResponse({ method: 'GET', path: '/openapi.json', status: 200, headers: jsonHeaders(), body: openapiJsonText() });
   });

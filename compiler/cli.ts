@@ -31,7 +31,9 @@ export const compileCommand = defineCommand({
       stamp,
       strict: strict === true,
       onCompiled: (r) => {
-        io.err(`[compile] ${r.stamp}: ${r.counts.entities} entities, ${r.counts.bridges} bridges, digest ${r.manifest.digest.slice(0, 16)}\n`);
+        // Timings go to the terminal only: the report in the dist holds nothing that differs from run to run.
+        const wall = r.timings.reduce((a, t) => a + t.wallMs, 0);
+        io.err(`[compile] ${r.stamp}: ${r.counts.entities} entities, ${r.counts.bridges} bridges, digest ${r.manifest.digest.slice(0, 16)}, stages ${(wall / 1000).toFixed(1)} s\n`);
         if (process.env.REGISTER_TIMINGS) for (const t of r.timings) io.err(`[compile] ${r.stamp}:   ${t.stage.padEnd(20)} ${String(t.wallMs).padStart(7)} ms wall ${String(t.cpuMs).padStart(7)} ms cpu  peak ${(t.peakRssBytes / 2 ** 20).toFixed(0)} MiB\n`);
         for (const s of r.slack) io.err(`[compile] ${r.stamp}: dropped ${s.count} × ${s.what} (e.g. ${s.example})\n`);
         io.err(`[compile] ${r.stamp}: report ${writeCompileReport(out, r)}\n`);

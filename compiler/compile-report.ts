@@ -1,6 +1,7 @@
 // The compile report: one small HTML file per compiled release, dist/reports/<stamp>.html, with the counts, the slack
-// dropped per table, the changelog summary and the time each stage took. It lives outside dist/<stamp>/ on purpose:
-// timings differ on every run, and everything under a stamp is content-addressed and byte-identical per release.
+// dropped per table and the changelog summary. It holds nothing of the run itself (no timings, paths or dates), so the
+// whole dist folder, reports included, is a pure function of its releases: `register compile` prints the timings.
+// It lives outside dist/<stamp>/ because it is not part of what a stamp's manifest covers or a mirror serves.
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CompileReport } from './compile-release.ts';
@@ -36,14 +37,12 @@ export function compileReportHtml(r: CompileReport): string {
   const slack = r.slack.map((s) => [s.what, s.count, s.example]);
   const events = Object.entries(r.changes.counts).map(([k, v]) => [k, v]);
   const byProvider = Object.entries(r.changes.provider_counts).map(([k, v]) => [k, v]);
-  const timings = r.timings.map((t) => [t.stage, t.wallMs, t.cpuMs, Math.round(t.peakRssBytes / 2 ** 20)]);
-  const wall = r.timings.reduce((a, t) => a + t.wallMs, 0);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Compile report ${escapeHtml(r.stamp)}</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:900px;margin:20px auto;padding:0 16px;color:#1a1a1a}table{border-collapse:collapse;margin:6px 0 18px}caption{text-align:left;font-weight:600}th,td{text-align:left;padding:2px 14px 2px 0;border-bottom:1px solid #ddd}td.num{text-align:right;font-variant-numeric:tabular-nums}</style>
 </head><body>
 <h1>Compile report ${escapeHtml(r.stamp)}</h1>
-<p>Tree digest <code>${escapeHtml(r.manifest.digest)}</code>. Changelog against ${r.changes.prior ? `<code>${escapeHtml(r.changes.prior)}</code>` : 'no predecessor (the first release)'}. Stages took ${number(wall)} ms of wall time in all.</p>
+<p>Tree digest <code>${escapeHtml(r.manifest.digest)}</code>. Changelog against ${r.changes.prior ? `<code>${escapeHtml(r.changes.prior)}</code>` : 'no predecessor (the first release)'}.</p>
 <h2>Counts</h2>
 ${table('What the release holds', ['count', 'value'], counts, 'Nothing counted.')}
 <h2>Slack dropped</h2>
@@ -51,8 +50,8 @@ ${table('Rows naming an ID absent from the release, dropped per table (--strict 
 <h2>Changelog</h2>
 ${table('Events by type', ['type', 'events'], events, 'No events.')}
 ${table('Provider updates by provider', ['provider', 'events'], byProvider, 'No provider bridges changed.')}
-<h2>Timings</h2>
-${table('Per stage (peak RSS is the process so far)', ['stage', 'wall ms', 'cpu ms', 'peak RSS MiB'], timings, 'No stage ran.')}
+<p>Timings are not kept here (they differ on every run, and the dist is the same bytes for the same releases):
+<code>register compile</code> prints the total per release, and each stage's with <code>REGISTER_TIMINGS=1</code>.</p>
 </body></html>
 `;
 }

@@ -1,12 +1,15 @@
 // The same release compiles to the same bytes: another output folder, another working directory, manifest entries
-// listed in another order, another TZ and locale. Also checks the golden shape of the output tree.
+// listed in another order, another TZ and locale; the whole dist folder (index.json, every stamp's public and
+// private parts, the compile reports) is the same files with the same bytes. Also checks the golden shape.
 import { mkdtempSync, readFileSync, writeFileSync, cpSync, rmSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
+import { REPORTS_DIR, writeCompileReport } from '../../compiler/compile-report.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { ENTITY_RANGES } from '../../compiler/stages/entities/build-entities.ts';
 import { PRIOR_READS_IN_FLIGHT } from '../../compiler/read/prior-shards.ts';
@@ -32,6 +35,17 @@ function makeReleases(root: string): string {
   return releases;
 }
 
+/** Every file under `dir` (relative path → sha256 of its bytes), nothing left out. */
+function treeHashes(dir: string, under = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(join(dir, under), { withFileTypes: true })) {
+    const rel = under ? `${under}/${e.name}` : e.name;
+    if (e.isDirectory()) Object.assign(out, treeHashes(dir, rel));
+    else out[rel] = createHash('sha256').update(readFileSync(join(dir, rel))).digest('hex');
+  }
+  return out;
+}
+
 const digests = (dist: string) =>
   ['20261001T000000Z', '20261008T000000Z'].map((s) => JSON.parse(readFileSync(join(dist, s, 'manifest.json'), 'utf8')).digest as string);
 
@@ -39,7 +53,8 @@ describe('compile is deterministic', () => {
   it('gives the same tree digest in another folder, cwd, manifest order, TZ and locale', async () => {
     const root1 = mkdtempSync(join(tmpdir(), 'ir-det1-'));
     const releases = makeReleases(root1);
-    await compileAll({ releases, dist: join(root1, 'dist'), progress: false });
+    // As `register compile` does, the report of each release beside the stamps.
+    await compileAll({ releases, dist: join(root1, 'dist'), progress: false, onCompiled: (r) => writeCompileReport(join(root1, 'dist'), r) });
     const first = digests(join(root1, 'dist'));
 
     // Copy the releases, reverse the order of release.json's file entries, compile from another cwd in a child
@@ -58,6 +73,10 @@ describe('compile is deterministic', () => {
       stdio: 'pipe',
     });
     expect(digests(join(root2, 'out'))).toEqual(first);
+    // Not only the digests: every file of the dist, the reports included, has the same bytes.
+    const tree = treeHashes(join(root1, 'dist'));
+    expect(Object.keys(tree)).toContain(`${REPORTS_DIR}/20261008T000000Z.html`);
+    expect(treeHashes(join(root2, 'out'))).toEqual(tree);
     for (const s of ['20261001T000000Z', '20261008T000000Z']) expect(await verifyStamp(join(root2, 'out', s))).toEqual([]);
   });
 

@@ -86,6 +86,7 @@ export async function matchesView(ctx: ViewContext, route: Route, go: (hash: str
     ? h('p', { class: 'notice', role: 'status' }, `No entity in this release answers to ${body.unresolved.join(', ')}.`)
     : null;
   const window = from || to ? `${from || 'the earliest date'} to ${to || 'the latest date'}` : 'all dates';
+  const none = body && body.matches.length === 0 && !body.unresolved.length ? await whyNone(ctx.client, title, from || to ? window : null) : null;
   return h(
     'article',
     { class: 'matches' },
@@ -93,6 +94,7 @@ export async function matchesView(ctx: ViewContext, route: Route, go: (hash: str
     ...chooser,
     h('p', {}, 'Team: ', REGISTER_ID.test(team) ? entityLink(team, title) : h('code', {}, team), `; ${window}; newest first.`),
     unresolved,
+    none,
     h(
       'table',
       { class: 'matches-table' },
@@ -106,6 +108,28 @@ export async function matchesView(ctx: ViewContext, route: Route, go: (hash: str
     ),
     status,
     more,
+  );
+}
+
+/**
+ * Why a team has no matches to list: most often because the release holds few (the v0 data links about fifty matches
+ * to its thousands of teams), so it says how many the release holds, from the free /meta counts; or the window.
+ */
+async function whyNone(client: RegisterClient, title: string, window: string | null): Promise<HTMLElement> {
+  const counts = await client.meta().then((r) => r.data.counts, () => ({}) as Record<string, number>);
+  const matches = counts.entities_match;
+  const teams = counts.entities_team;
+  const held =
+    matches === undefined
+      ? 'A team has matches here only where the release links a match to it.'
+      : `This release holds ${numberFormat.format(matches)} match${matches === 1 ? '' : 'es'} in all` +
+        (teams !== undefined ? ` for its ${numberFormat.format(teams)} team${teams === 1 ? '' : 's'}` : '') +
+        ', and lists a team only in the matches it links to that team, so a real team may well have none.';
+  return h(
+    'p',
+    { id: 'matches-none', class: 'notice', role: 'status' },
+    window ? `No published matches of ${title} from ${window}. Without dates there may be more. ` : `No published matches of ${title}. `,
+    held,
   );
 }
 

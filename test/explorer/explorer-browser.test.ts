@@ -124,6 +124,14 @@ describe('explorer on the real v0 data', () => {
     await w.page.waitForFunction((hash) => location.hash === hash, arsenalHash);
     await w.page.waitForSelector('article.entity h1:text-is("Arsenal F.C.")');
 
+    // Its matches: the v0 data links few matches, none of them Arsenal's; the view says so, with the release's count.
+    await w.page.click('a#team-matches');
+    const none = w.page.locator('#matches-none');
+    await none.waitFor();
+    const counts = (await createRegisterClient({ baseUrl: `${real.url}/api/v1`, key, fetch: validatingFetch() }).meta()).data.counts;
+    expect(await none.textContent()).toContain(`This release holds ${counts.entities_match} matches in all for its ${counts.entities_team.toLocaleString('en')} teams`);
+    await expect(w.page.locator('table.matches-table tbody tr').count()).resolves.toBe(0);
+
     // An ID two teams share: the candidates are listed, each a link to its entity.
     await w.page.click('nav a[href="#/resolve"]');
     await w.page.waitForSelector('form.resolve-form');
@@ -146,6 +154,8 @@ describe('explorer on the real v0 data', () => {
     await w.page.goto(`${real.url}/docs`);
     await w.page.waitForSelector('.opblock-summary-path', { timeout: 120_000 });
     await expect(w.page.locator('.opblock-summary-path').count()).resolves.toBeGreaterThan(10);
+    // No red error or warning box (Swagger UI's .errors-wrapper), such as one about the document's jsonSchemaDialect.
+    await expect(w.page.locator('.errors-wrapper').allTextContents()).resolves.toEqual([]);
     // The reference is long: its first screen is the view.
     await screenshot(browser, w.page, 'docs', false);
     await w.settle();
@@ -191,6 +201,7 @@ describe('explorer on the two sample releases', () => {
     expect(total).toBeGreaterThan(CHANGES_PAGE_SIZE);
 
     const w = await openExplorer(sample.url);
+    await w.page.setViewportSize({ width: 1280, height: 900 });
     await w.page.click('nav a[href="#/changes"]');
     const count = w.page.locator('#changes-page-count');
     await count.waitFor();
@@ -200,8 +211,58 @@ describe('explorer on the two sample releases', () => {
     const rows = w.page.locator('table.events tbody tr');
     await expect(rows.count()).resolves.toBe(CHANGES_PAGE_SIZE);
     await expect(rows.first().locator('a').first().getAttribute('href')).resolves.toMatch(/^#\/entity\/r[a-z][0-9a-f]{14}$/);
+    // The page stays within a 1,280 px window: long names and bridge lists wrap.
+    expect(await w.page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+
+    // Names the events carry (an added entity's label, a renamed one's new label) are shown free; the rest cost a
+    // lookup each, fetched when asked, for exactly the lookups the button names.
+    const page1 = (await api().changes({ from, to, limit: CHANGES_PAGE_SIZE })).data.events;
+    const added = page1.find((e) => e.type === 'entity_added');
+    expect(added).toBeTruthy();
+    await expect(w.page.locator(`table.events tr[data-type="entity_added"] a.entity-name:text-is("${added!.type === 'entity_added' ? added!.label : ''}")`).count()).resolves.toBe(1);
+    const button = w.page.locator('#changes-names');
+    const asked = Number((await button.textContent())!.match(/^Show names \((\d+) lookups?\)$/)![1]);
+    expect(asked).toBeGreaterThan(0);
+    const creditsBefore = (await api().key()).data.key.credits_remaining!;
+    await button.click();
+    await w.page.locator('#changes-names-status:text-matches("^Names fetched")').waitFor();
+    expect((await api().key()).data.key.credits_remaining).toBe(creditsBefore - asked);
+    await expect(w.page.locator('#changes-names').count()).resolves.toBe(0);
+    // Every row is named now, or says why its ID has no name of its own (merged, retired).
+    const whos = await rows.evaluateAll((trs) => trs.map((tr) => [tr.querySelector('a.entity-name')?.textContent ?? null, tr.querySelector('.entity-note')?.textContent ?? null]));
+    expect(whos.length).toBe(page1.length);
+    page1.forEach((e, i) => {
+      const [name, note] = whos[i];
+      if (e.type === 'entity_removed') expect(note).toBe(' (retired)');
+      else if (e.type === 'redirect_changed') expect(note).toBe(' (merged)');
+      else expect(name !== null || note !== null, `${e.type} ${e.reep_id}`).toBe(true);
+    });
+    expect(whos.filter(([name]) => name !== null).length).toBeGreaterThan(page1.length / 2);
+    // The names are the entities' own: a bridge update's entity that is not merged away, asked through the client.
+    const merged = new Set(page1.filter((e) => e.type === 'redirect_changed' || e.type === 'entity_removed').map((e) => e.reep_id));
+    const live = page1.find((e) => e.type === 'provider_updated' && !merged.has(e.reep_id))!;
+    const named = (await api().entity(live.reep_id)).data;
+    expect(named.reep_id).toBe(live.reep_id);
+    await expect(w.page.locator(`table.events tbody tr:nth-child(${page1.indexOf(live) + 1}) a.entity-name`).textContent()).resolves.toBe(named.name_en);
     await screenshot(browser, w.page, 'sample-changes');
     await expectAccessible(w, 'the changes view');
+
+    // Every event in words, on every page: no raw JSON, and each type said its own way.
+    const said: Record<string, RegExp> = {
+      entity_added: /^new [a-z]+: “.+”$/, entity_status_changed: /^status \w+ → \w+$/, label_updated: /^name “.+” → “.+”$/,
+      entity_removed: /^retired: /, redirect_changed: /^merged into \S/, provider_updated: /^[a-z_0-9]+: (added|removed) \S/,
+      fixture_updated: /^fixture now: .+ v .+, (\d{4}-\d{2}-\d{2}|undated)/, score_updated: /^score (now \d+–\d+|withdrawn)/,
+    };
+    const seen = new Set<string>();
+    const checkPage = async () => {
+      const cells = await w.page.locator('table.events tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-type')!, tr.querySelector('td:nth-child(3)')!.textContent!]));
+      for (const [type, text] of cells) {
+        expect(text, type).not.toMatch(/[{}]|":/);
+        expect(text, type).toMatch(said[type]);
+        seen.add(type);
+      }
+    };
+    await checkPage();
 
     // The next page follows the cursor: page 2, other events.
     const firstIds = await rows.locator('td:nth-child(2)').allTextContents();
@@ -209,6 +270,14 @@ describe('explorer on the two sample releases', () => {
     await w.page.waitForSelector('#changes-page-count[data-page="2"]');
     const secondIds = await w.page.locator('table.events tbody tr td:nth-child(2)').allTextContents();
     expect(secondIds).not.toEqual(firstIds);
+    await checkPage();
+    for (let p = 3; p <= Math.ceil(total / CHANGES_PAGE_SIZE); p++) {
+      await w.page.click('nav.pager a:text-is("Next page")');
+      await w.page.waitForSelector(`#changes-page-count[data-page="${p}"]`);
+      await checkPage();
+    }
+    // The sample successor has events of every type (summary.counts), so every type's wording was checked.
+    expect([...seen].sort()).toEqual(Object.keys(summary.counts).filter((t) => summary.counts[t] > 0).sort());
     expect(w.urls.every((u) => !u.includes(key))).toBe(true);
     await w.settle();
     await w.page.context().close();

@@ -4,6 +4,7 @@
 import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
 import { RegisterError } from '../../common/errors.ts';
 import { StateUnavailableError } from '../interfaces.ts';
+import type { RedisStateStore } from '../state/redis-store.ts';
 import { badValue, ioOf, processIo, runCommandLine, type CommandIo } from '../../cli/command-line.ts';
 import { DEFAULT_KEYS_FILE, DEFAULT_QUOTA, DEFAULT_RATE, KEY_ID, PROVIDER_SLUG, addKey, fileRepository, listKeys, revokeKey, type KeyListing, type KeyRepository } from './key-file.ts';
 
@@ -106,7 +107,7 @@ async function withRepository(values: Record<string, unknown>, fn: (repository: 
     throw stateRefusal(e);
   });
   try {
-    if (opened.engine && 'ready' in opened.engine) await opened.engine.ready();
+    if (opened.engine && 'ready' in opened.engine) await reached(opened.engine);
     for (const m of held) process.stderr.write(`${m}\n`);
     held = null;
     await fn(keyRepositoryFor(opened, describeStateLocation(opened.location)));
@@ -114,6 +115,25 @@ async function withRepository(values: Record<string, unknown>, fn: (repository: 
     throw stateRefusal(e);
   } finally {
     await opened.store.close();
+  }
+}
+
+/**
+ * Resolves once the Redis under a keys command answers. One that may be restarting gets ready()'s bound; one that
+ * refuses the credentials will not change its mind, so that fails at the next attempt (they come every ≤ 0.5 s).
+ */
+async function reached(engine: RedisStateStore): Promise<void> {
+  let onError: (e: Error) => void = () => {};
+  const refused = new Promise<never>((_, reject) => {
+    onError = (e) => {
+      if (/^(WRONGPASS|NOAUTH)\b/.test(e.message)) reject(new StateUnavailableError(`[state] ${engine.label}: authentication failed (${e.message})`));
+    };
+  });
+  engine.client.on('error', onError);
+  try {
+    await Promise.race([engine.ready(), refused]);
+  } finally {
+    engine.client.off('error', onError);
   }
 }
 

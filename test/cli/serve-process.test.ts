@@ -27,7 +27,7 @@ interface Started {
 
 /** Spawns a command whose output names a listening server, collecting both streams. */
 function start(file: string, args: string[], cwd: string): Started {
-  const env = { ...process.env, npm_config_update_notifier: 'false' };
+  const env: NodeJS.ProcessEnv = { ...process.env, npm_config_update_notifier: 'false' };
   delete env.PORT;
   const proc = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   spawned.push(proc);

@@ -46,13 +46,13 @@ function start(file: string, args: string[], cwd: string): Started {
   return { proc, ready, out: () => out, err: () => err };
 }
 
-/** A process's parent and state from /proc, or null once it is gone. */
-function procStat(pid: number): { ppid: number; state: string } | null {
+/** A process's parent, state and start time (which tells it from a later process given the same pid) from /proc, or null once it is gone. */
+function procStat(pid: number): { ppid: number; state: string; started: string } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // `pid (comm) state ppid …`: comm may hold spaces and parentheses, so read after its last ')'.
-    const [state, ppid] = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(ppid), state: state! };
+    // `pid (comm) state ppid … starttime (field 22) …`: comm may hold spaces and parentheses, so read after its last ')'.
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), state: fields[0]!, started: fields[19]! };
   } catch {
     return null;
   }
@@ -81,10 +81,10 @@ function descendants(root: number): number[] {
   return found;
 }
 
-/** Gone, or a zombie waiting to be reaped (it runs no code and holds no port). */
+/** Gone (or its pid now another process's), or a zombie waiting to be reaped: it runs no code and holds no port. */
 const ended = (pid: number): boolean => {
   const st = procStat(pid);
-  return st === null || st.state === 'Z';
+  return st === null || st.started !== seen.get(pid) || st.state === 'Z';
 };
 
 const refused = async (url: string): Promise<boolean> => {
@@ -97,8 +97,8 @@ const refused = async (url: string): Promise<boolean> => {
 };
 
 const spawned: ChildProcess[] = [];
-/** Processes the test saw below the ones it spawned (npm's shell, the server): killed at the end if still there. */
-const seen = new Set<number>();
+/** Processes the test saw below the ones it spawned (npm's shell, the server) and their start times: killed at the end if still there. */
+const seen = new Map<number, string>();
 let world: World;
 let keys: string;
 
@@ -109,7 +109,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  for (const pid of seen) if (!ended(pid)) process.kill(pid, 'SIGKILL');
+  for (const pid of seen.keys()) if (!ended(pid)) process.kill(pid, 'SIGKILL');
   for (const p of spawned) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
 });
 
@@ -125,12 +125,15 @@ describe('serve under npm', () => {
     const runs = [start('npm', ['start'], world.root), start('npx', ['register', 'serve', '--dist', world.dist, ...serveArgs], world.root)];
     const urls = await Promise.all(runs.map((r) => r.ready));
     for (const url of urls) expect((await client(url)('/healthz')).status).toBe(200);
-    const below = runs.map((r) => descendants(r.proc.pid!));
-    for (const pids of below) {
-      // npm's shell and the server itself at least.
-      expect(pids.length).toBeGreaterThanOrEqual(2);
-      for (const pid of pids) seen.add(pid);
-    }
+    const below = runs.map((r) =>
+      descendants(r.proc.pid!).filter((pid) => {
+        const st = procStat(pid);
+        if (st) seen.set(pid, st.started);
+        return st !== null;
+      }),
+    );
+    // npm's shell and the server itself at least.
+    for (const pids of below) expect(pids.length).toBeGreaterThanOrEqual(2);
     for (const r of runs) r.proc.kill('SIGTERM');
     await Promise.all(
       runs.map(async (r, i) => {

@@ -146,7 +146,7 @@ describe('serve under npm', () => {
 });
 
 describe('serve start-up lines and access log', () => {
-  it('warns naming a missing dist folder or an unreachable dist URL (credentials left out), names the state store and the keys, and writes an access line within a second while serving', async () => {
+  it('warns naming a missing dist folder or an unreachable dist URL (credentials left out), names the state store and the keys, writes an access line within a second while serving, and stops on SIGHUP too', async () => {
     const missing = join(world.root, 'not-compiled-yet');
     const stateDb = join(mkdtempSync(join(tmpdir(), 'ir-serve-process-')), 'state.db');
     const closedPort = await freePort();
@@ -171,8 +171,11 @@ describe('serve start-up lines and access log', () => {
     expect(line).toMatchObject({ method: 'GET', path: '/readyz', status: 503 });
     expect((await client(remoteUrl)('/healthz')).status).toBe(200);
 
+    // A closed terminal's SIGHUP stops as gracefully as SIGTERM.
     const exits = [local, remote].map((s) => new Promise((r) => s.proc.once('exit', (code) => r(code))));
-    for (const s of [local, remote]) s.proc.kill('SIGTERM');
+    local.proc.kill('SIGTERM');
+    remote.proc.kill('SIGHUP');
     expect(await Promise.all(exits)).toEqual([0, 0]);
+    expect(remote.err()).toContain('[serve] SIGHUP: finishing in-flight requests');
   });
 });

@@ -9,6 +9,7 @@ import { badValue, ioOf } from '../cli/command-line.ts';
 import { StateUnavailableError } from './interfaces.ts';
 import { availableParallelism } from 'node:os';
 import { isClusterWorker, runPrimary } from './cluster.ts';
+import { distWarning, listeningLine, stopWithNpm, type ServedFrom } from './serve-process.ts';
 import type { Runtime } from './server.ts';
 import { DEFAULT_KEY_EXTENSION, type KeyExtension } from './routes/key.ts';
 
@@ -103,7 +104,10 @@ function startupError(e: unknown, listenPort: number, host: string): unknown {
 /** Where a person looks: the explorer and the rendered API reference. */
 const pagesLine = (url: string) => `[serve] explorer at ${url}/, API reference at ${url}/docs`;
 
-/** Serves until SIGTERM or SIGINT; resolves with the base URL once listening. PORT and HOST fill in what the flags leave out. */
+/** The signals that stop a server gracefully: a supervisor's, Ctrl-C, and a closed terminal's. */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/** Serves until SIGTERM, SIGINT or SIGHUP; resolves with the base URL once listening. PORT and HOST fill in what the flags leave out. */
 async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const dist = values.dist;
   const host = values.host ?? process.env.HOST ?? '127.0.0.1';
@@ -114,6 +118,9 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const log = (line: string) => void process.stderr.write(`${line}\n`);
   const secret = await cursorSecret(values['cursor-secret-file']);
   if (secret === null && !isClusterWorker()) log(`[serve] /matches answers 503 until a cursor secret is set (${CURSOR_SECRET_ENV} or --cursor-secret-file)`);
+  const from: ServedFrom = { dist, state, keys: values.keys, stamp: values.stamp, workers };
+  // Not awaited: a URL that does not answer must not hold the start (the server serves anyway, see distWarning).
+  if (!isClusterWorker()) void distWarning(dist).then((warning) => warning && log(warning), () => {});
   if (workers > 1 && !isClusterWorker()) {
     // The primary: checks the state store, then forks the workers (this same command), which serve HTTP.
     return await new Promise<string>((resolve, reject) => {
@@ -123,7 +130,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
         log,
         onListening: (boundPort) => {
           const url = `http://${host}:${boundPort}`;
-          log(`[serve] listening on ${url}/api/v1 (dist ${dist}, ${workers} worker processes)`);
+          log(listeningLine(url, from));
           log(pagesLine(url));
           resolve(url);
         },
@@ -164,13 +171,12 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
     await rt.close();
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  for (const signal of STOP_SIGNALS) process.on(signal, () => void stop(signal));
   if (isClusterWorker()) {
     // Without the primary no connection reaches this worker any more: finish what is in flight and go.
     process.once('disconnect', () => void stop('primary gone'));
   } else {
-    log(`[serve] listening on ${rt.url}/api/v1 (dist ${dist}${values.stamp ? `, pinned to ${values.stamp}` : ''})`);
+    log(listeningLine(rt.url, from));
     log(pagesLine(rt.url));
   }
   return rt.url;
@@ -180,6 +186,7 @@ export const serveCommand = defineCommand({
   meta: { name: 'serve', description: 'Serve the API (and /healthz, /readyz, /metrics); picks up newly compiled releases and key changes without a restart' },
   args: SERVE_ARGS,
   async run(ctx) {
+    if (!isClusterWorker()) stopWithNpm((line) => void process.stderr.write(`${line}\n`));
     await run(ctx.args, 8787);
   },
 });
@@ -194,6 +201,8 @@ export const startCommand = defineCommand({
     // A forked worker only serves: the primary compiled and made the key and the secret before it forked.
     if (isClusterWorker()) return void (await run({ ...values, 'cursor-secret-file': secretFile }, 8787));
     const err = ioOf(ctx).err;
+    // From the start: a SIGTERM to `npm start` during the compile must stop it too.
+    stopWithNpm((line) => err(`${line}\n`));
     const { compileAll } = await import('../compiler/compile.ts');
     const { addKey } = await import('./keys/key-file.ts');
     const { writeCompileReport } = await import('../compiler/compile-report.ts');

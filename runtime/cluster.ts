@@ -24,7 +24,7 @@ export interface PrimaryOptions {
 
 /**
  * Runs the primary: checks the state store (throws what openStateStore throws, before any worker starts), forks
- * the workers (they run this same command and see cluster.isWorker), and on SIGTERM or SIGINT waits for every
+ * the workers (they run this same command and see cluster.isWorker), and on SIGTERM, SIGINT or SIGHUP waits for every
  * worker to finish its in-flight requests before it exits 0.
  */
 export async function runPrimary(opts: PrimaryOptions): Promise<void> {
@@ -80,7 +80,6 @@ export async function runPrimary(opts: PrimaryOptions): Promise<void> {
     opts.log(`[serve] ${signal}: finishing in-flight requests`);
     stopAll(0);
   };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => onSignal(signal));
   fork();
 }

@@ -2,6 +2,9 @@
 // of a state store that several instances share.
 
 import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
+import { RegisterError } from '../../common/errors.ts';
+import { StateUnavailableError } from '../interfaces.ts';
+import type { RedisStateStore } from '../state/redis-store.ts';
 import { badValue, ioOf, processIo, runCommandLine, type CommandIo } from '../../cli/command-line.ts';
 import { DEFAULT_KEYS_FILE, DEFAULT_QUOTA, DEFAULT_RATE, KEY_ID, PROVIDER_SLUG, addKey, fileRepository, listKeys, revokeKey, type KeyListing, type KeyRepository } from './key-file.ts';
 
@@ -96,13 +99,48 @@ async function withRepository(values: Record<string, unknown>, fn: (repository: 
   // Loaded only here: a keys-file command never loads the engines' clients.
   const { openStateStore, describeStateLocation } = await import('../state/open-state-store.ts');
   const { keyRepositoryFor } = await import('./state-key-repository.ts');
-  const opened = await openStateStore(state, { log: (m) => process.stderr.write(`${m}\n`) });
+  // The store's own lines speak to a server ("serving anyway; costing requests answer 503"); until the store is
+  // reached they are held, and a command that cannot reach it says so in one line naming it (never its password).
+  let held: string[] | null = [];
+  const log = (m: string): void => void (held ? held.push(m) : process.stderr.write(`${m}\n`));
+  const opened = await openStateStore(state, { log }).catch((e: unknown) => {
+    throw stateRefusal(e);
+  });
   try {
-    if (opened.engine && 'ready' in opened.engine) await opened.engine.ready();
+    if (opened.engine && 'ready' in opened.engine) await reached(opened.engine);
+    for (const m of held) process.stderr.write(`${m}\n`);
+    held = null;
     await fn(keyRepositoryFor(opened, describeStateLocation(opened.location)));
+  } catch (e) {
+    throw stateRefusal(e);
   } finally {
     await opened.store.close();
   }
+}
+
+/**
+ * Resolves once the Redis under a keys command answers. One that may be restarting gets ready()'s bound; one that
+ * refuses the credentials will not change its mind, so that fails at the next attempt (they come every ≤ 0.5 s).
+ */
+async function reached(engine: RedisStateStore): Promise<void> {
+  let onError: (e: Error) => void = () => {};
+  const refused = new Promise<never>((_, reject) => {
+    onError = (e) => {
+      if (/^(WRONGPASS|NOAUTH)\b/.test(e.message)) reject(new StateUnavailableError(`[state] ${engine.label}: authentication failed (${e.message})`));
+    };
+  });
+  engine.client.on('error', onError);
+  try {
+    await Promise.race([engine.ready(), refused]);
+  } finally {
+    engine.client.off('error', onError);
+  }
+}
+
+/** A store that cannot be opened or reached (`[state] …` errors) as the one-line refusal the CLI prints, exit 1. */
+function stateRefusal(e: unknown): unknown {
+  if (e instanceof RegisterError || !(e instanceof Error) || !(e instanceof StateUnavailableError || e.message.startsWith('[state] '))) return e;
+  return new RegisterError('state', e.message.replace(/^\[state\] /, ''));
 }
 
 function whole(flag: string, value: string, min: number): number {

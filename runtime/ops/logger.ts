@@ -13,12 +13,21 @@ export interface LoggerOptions {
    * request at tens of thousands of requests a second must not cost a system call each). close() flushes.
    */
   sync?: boolean;
+  /**
+   * When buffering, write out what is buffered at least this often (default FLUSH_EVERY_MS), so a quiet server's
+   * lines show within a second rather than when 4 KiB have gathered or at exit.
+   */
+  flushEveryMs?: number;
 }
+
+/** How long a buffered line may wait: an operator tailing a quiet preview sees each request within a second. */
+export const FLUSH_EVERY_MS = 1000;
 
 /** A pino logger with ISO times and text levels: `{"level":"info","time":"…","pid":…,…}`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const sync = options.sync ?? false;
-  const destination = pino.destination({ dest: options.destination ?? 1, sync, minLength: sync ? 0 : 4096 });
+  // sonic-boom's periodic flush is an unref'd timer: it never keeps the process alive, and costs one write a second.
+  const destination = pino.destination({ dest: options.destination ?? 1, sync, minLength: sync ? 0 : 4096, ...(sync ? {} : { periodicFlush: options.flushEveryMs ?? FLUSH_EVERY_MS }) });
   return pino(
     {
       base: { pid: process.pid },

@@ -31,10 +31,11 @@ afterAll(async () => {
 });
 
 describe('serve --workers 2', () => {
-  it('runs two worker processes under the primary', () => {
+  it('runs two worker processes under the primary, whose listening line names the state store and the keys', () => {
     // Only the forked workers run the register command (the loader may have an esbuild service child too).
     const children = execFileSync('pgrep', ['-P', String(server.proc.pid), '-f', 'register.mjs serve'], { encoding: 'utf8' }).trim().split('\n');
     expect(children).toHaveLength(2);
+    expect(server.stderr()).toContain(`(dist ${world.dist}, state sqlite:${join(state, 'register.db')}, keys ${world.keysFile}, 2 worker processes)\n`);
   });
 
   it('spends a key exactly once across workers: 100 concurrent lookups on 40 credits answer 40', async () => {

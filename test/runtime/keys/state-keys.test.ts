@@ -4,15 +4,18 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepositoryKeyStore } from '../../../runtime/keys/key-store.ts';
 import { keysCommand } from '../../../runtime/keys/keys-cli.ts';
 import { keyRepositoryFor } from '../../../runtime/keys/state-key-repository.ts';
 import { openStateStore } from '../../../runtime/state/open-state-store.ts';
-import { startRedis, type RedisServer } from '../../helpers/redis-server.ts';
+import { freePort, startRedis, type RedisServer } from '../../helpers/redis-server.ts';
+import { runToExit } from '../../helpers/run-command.ts';
 import { expectBySecondCheck } from '../../helpers/key-checks.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'state-keys-'));
+const BIN = fileURLToPath(new URL('../../../bin/register.mjs', import.meta.url));
 let redis: RedisServer;
 beforeAll(async () => {
   redis = await startRedis();
@@ -84,6 +87,29 @@ for (const [name, state] of [
 }
 
 describe('keys in the state store: refusals', () => {
+  it('refuses a Redis with another password, or none answering, in one line naming it without the password, exit 1', async () => {
+    const guarded = await startRedis(['--requirepass', 'right-password']);
+    try {
+      const unreachable = `redis://127.0.0.1:${await freePort()}/0`;
+      const cli = (state: string) => runToExit(process.execPath, [BIN, 'keys', 'add', '--name', 'x', '--state', state], { cwd: root });
+      // At once: the unreachable one waits out the command's bound on reaching Redis (a refused password does not).
+      const [wrong, none, down] = await Promise.all([
+        cli(`redis://:wrong-password@127.0.0.1:${guarded.port}/0`),
+        cli(guarded.url),
+        cli(unreachable),
+      ]);
+      for (const [run, label, why] of [[wrong, guarded.url, 'authentication failed (WRONGPASS'], [none, guarded.url, 'authentication failed (NOAUTH'], [down, unreachable, 'unreachable (ECONNREFUSED)']] as const) {
+        expect(run.status).toBe(1);
+        expect(run.stdout).toBe('');
+        expect(run.stderr.split('\n')).toEqual([expect.stringMatching(/^\[state\] /), '']);
+        expect(run.stderr).toContain(`[state] ${label}: ${why}`);
+        expect(run.stderr).not.toContain('wrong-password');
+      }
+    } finally {
+      await guarded.dispose();
+    }
+  });
+
   it('refuses --keys with --state, and memory: (nothing would outlive the command)', async () => {
     await expect(run(['list', '--state', 'memory:'])).rejects.toThrow(/memory: keeps nothing between processes/);
     await expect(run(['list', '--state', 'memory:', '--keys', 'k.json'])).rejects.toThrow(/not both/);

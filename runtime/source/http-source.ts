@@ -41,6 +41,8 @@ export interface HttpShardSource extends ShardSource {
 }
 
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
+/** Answers in a row, none failing, that end an outage even when no file that failed is asked for again. */
+const RECOVERED = 8;
 
 export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   const base = new URL(String(opts.baseUrl));
@@ -72,21 +74,31 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   let requests = 0;
   let closed = false;
   const log = opts.log ?? stderrProblemLog;
-  // The origin's health, for the outage lines: requests are numbered as they start, and only one started after the
-  // last failure may end an outage, so answers to requests already in flight when it began do not flap it.
+  // The origin's health, for the outage lines. Requests are numbered as they start, and only one started after the
+  // last failure counts towards the end of an outage (answers to requests in flight when it began do not). It ends
+  // when a file that failed during it is answered, or after RECOVERED answers in a row: an origin failing only some
+  // files (its shards, say) while answering others is one outage, not a line for every answer between two failures.
   let started = 0;
   let lastFailure = 0;
   let down: string | null = null;
-  const failed = (n: number, why: string): void => {
+  const failedPaths = new Set<string>();
+  let answersInRow = 0;
+  const failed = (n: number, path: string, why: string, what: string): void => {
     lastFailure = Math.max(lastFailure, n);
-    if (down !== null || closed) return;
+    answersInRow = 0;
+    if (closed) return;
+    if (failedPaths.size < 256) failedPaths.add(path);
+    if (down !== null) return;
     down = why;
-    log({ level: 'error', event: 'upstream_unavailable', line: `[serve] upstream_unavailable: ${label}: ${why}; what needs it answers 503 until it answers again`, file: label, check: why });
+    log({ level: 'error', event: 'upstream_unavailable', line: `[serve] upstream_unavailable: ${what}: ${why}; what needs the origin answers 503 until it answers again`, file: what, check: why });
   };
-  const answered = (n: number): void => {
+  const answered = (n: number, path: string): void => {
     if (down === null || n <= lastFailure || closed) return;
+    if (!failedPaths.has(path) && ++answersInRow < RECOVERED) return;
     down = null;
-    log({ level: 'warn', event: 'upstream_available', line: `[serve] ${label}: answers again`, file: label });
+    failedPaths.clear();
+    answersInRow = 0;
+    log({ level: 'warn', event: 'upstream_available', line: `[serve] ${base.origin}${base.pathname}: the origin answers again`, file: `${base.origin}${base.pathname}` });
   };
 
   // Each segment is percent-encoded so that `?`, `#` and `%` in a file name stay part of the path.
@@ -139,11 +151,11 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
       });
     } catch (err) {
       const e = fetchError(err, url, init.range, init.method);
-      failed(n, e.reason);
+      failed(n, url.pathname, e.reason, e.url);
       throw e;
     }
-    if (res.status >= 500) failed(n, `HTTP ${res.status}`);
-    else answered(n);
+    if (res.status >= 500) failed(n, url.pathname, `HTTP ${res.status}`, `${init.method ?? 'GET'} ${href(url, init.range)}`);
+    else answered(n, url.pathname);
     return res;
   }
 

@@ -51,6 +51,11 @@ const BLOCKING_BUSY_MS = 2000;
 const LOCK_RETRY_MS = [1, 2, 5, 10, 20, 50, 100];
 /** /readyz writes a probe row at most this often; a write of the turn within it stands for the probe. */
 const PROBE_EVERY_MS = 1000;
+/**
+ * What a probe writes while writes fail, bytes. On a full disk a write of a page or two can still succeed in WAL
+ * space a failed transaction left allocated; this many (16 pages) cannot, so readiness returns only with room.
+ */
+const RECOVERY_PROBE_BYTES = 64 * 1024;
 
 /** The schema version this code writes; a database written by a newer one is refused rather than guessed at. */
 const SCHEMA_VERSION = 1;
@@ -72,7 +77,7 @@ type Op =
   | { kind: 'refund'; keyId: string; period: string; cost: number }
   | { kind: 'seen'; provider: string; batchId: number; ids: string[]; at: string }
   | { kind: 'ack'; provider: string; batchId: number; ids: string[]; at: string; actor: string | null; note: string | null }
-  | { kind: 'probe'; at: string };
+  | { kind: 'probe'; value: string };
 
 interface Queued {
   op: Op;
@@ -215,7 +220,8 @@ class SqliteStore implements SqliteStateStore {
       if (this.failing) throw this.failing;
       return;
     }
-    this.probing ??= this.enqueue<void>({ kind: 'probe', at: new Date().toISOString() }).finally(() => {
+    const at = new Date().toISOString();
+    this.probing ??= this.enqueue<void>({ kind: 'probe', value: this.failing ? at.padEnd(RECOVERY_PROBE_BYTES, '.') : at }).finally(() => {
       this.probing = null;
     });
     await this.probing;
@@ -438,7 +444,7 @@ class SqliteStore implements SqliteStateStore {
           for (const id of op.ids) this.sql.ack.run(op.provider, op.batchId, id, op.at, op.actor, op.note);
           return undefined;
         case 'probe':
-          this.sql.probe.run(op.at);
+          this.sql.probe.run(op.value);
           return undefined;
       }
     });

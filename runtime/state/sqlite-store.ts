@@ -181,8 +181,6 @@ class SqliteStore implements SqliteStateStore {
       ),
       marker: db.prepare('SELECT 1 FROM meta WHERE name = ?').pluck(),
       probe: db.prepare(`INSERT INTO meta (name, value) VALUES ('probe', ?) ON CONFLICT DO UPDATE SET value = excluded.value`),
-      noWait: db.prepare('PRAGMA busy_timeout = 0'),
-      wait: db.prepare(`PRAGMA busy_timeout = ${BLOCKING_BUSY_MS}`),
     };
   }
 
@@ -309,12 +307,13 @@ class SqliteStore implements SqliteStateStore {
     let results: unknown[];
     try {
       if (durable) this.db.pragma('synchronous = FULL');
-      // Not waiting inside SQLite: a lock held elsewhere would hold the whole event loop for the wait.
-      this.sql.noWait.get();
+      // Not waiting inside SQLite: a lock held elsewhere would hold the whole event loop for the wait. (Not a
+      // prepared statement: SQLite applies this pragma when it is prepared, not each time it runs.)
+      this.db.pragma('busy_timeout = 0');
       try {
         results = this.db.transaction(() => this.apply(batch)).immediate();
       } finally {
-        this.sql.wait.get();
+        this.db.pragma(`busy_timeout = ${BLOCKING_BUSY_MS}`);
         if (durable) this.db.pragma('synchronous = NORMAL');
       }
     } catch (e) {

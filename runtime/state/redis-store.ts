@@ -527,7 +527,8 @@ class RedisStore implements RedisStateStore {
         : policy === undefined
           ? `cannot read its maxmemory-policy (INFO memory${infoErr ? `: ${describe(infoErr)}` : ''}); quota counters and revoked keys need maxmemory-policy noeviction`
           : `maxmemory-policy is ${policy}: Redis may evict quota counters and revoked keys; set maxmemory-policy noeviction`;
-    if (evicting !== this.evicting) {
+    // At start an evicting policy refuses the start, which names it: no line of its own.
+    if (evicting !== this.evicting && this.settingsTimer !== null) {
       if (evicting !== null) this.log(`[state] ${this.label}: ${evicting}; every state call but refunds answers 503 state_unavailable until it is noeviction`);
       else this.log(`[state] ${this.label}: maxmemory-policy is noeviction again; serving`);
     }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StateStore } from '../../../runtime/interfaces.ts';
 import { addKey } from '../../../runtime/keys/key-file.ts';
+import { keysCommand } from '../../../runtime/keys/keys-cli.ts';
 import { createLogger } from '../../../runtime/ops/logger.ts';
 import { startRuntime, type Runtime } from '../../../runtime/server.ts';
 import { openSqliteStore } from '../../../runtime/state/sqlite-store.ts';
@@ -21,9 +22,6 @@ import { ID, makeHandWorld, type World } from '../../fixtures/hand-world.ts';
 let world: World;
 let keys: string;
 let key: string;
-let optaKey: string;
-/** A key whose quota no wait for a setting to be read again can use up. */
-let roomyKey: string;
 let rt: Runtime;
 let logFile: string;
 let stateDir: string;
@@ -35,8 +33,6 @@ beforeAll(async () => {
   world = await makeHandWorld();
   keys = join(world.root, 'keys.json');
   key = (await addKey({ file: keys, name: 'ops', quota: 100, rate: 1000 })).key;
-  optaKey = (await addKey({ file: keys, name: 'opta', quota: 100, rate: 1000, provider: 'opta' })).key;
-  roomyKey = (await addKey({ file: keys, name: 'roomy', quota: 1_000_000, rate: 1_000_000 })).key;
   const dir = mkdtempSync(join(tmpdir(), 'ir-ops-'));
   temps.push(dir);
   logFile = join(dir, 'access.log');
@@ -128,10 +124,20 @@ describe('access log', () => {
 describe('on Redis: outages and settings changed at run time', () => {
   let redis: RedisServer;
   let onRedis: Runtime;
+  /** Keys kept in Redis (`--keys state`), so an outage reaches the key store too. */
+  let roomyKey: string;
+  let optaKey: string;
   const lines: string[] = [];
   beforeAll(async () => {
     redis = await startRedis();
-    onRedis = await startRuntime({ dist: world.dist, keys, state: redis.url, port: 0, log: (l) => lines.push(l) });
+    const issue = async (...argv: string[]): Promise<string> => {
+      let out = '';
+      await keysCommand(['add', ...argv, '--state', redis.url], { out: (t) => void (out += t), err: () => {} });
+      return out.trim().split('\n').pop()!;
+    };
+    roomyKey = await issue('--name', 'roomy', '--quota', '1000000', '--rate', '1000000');
+    optaKey = await issue('--name', 'opta', '--quota', '100', '--rate', '1000', '--provider', 'opta');
+    onRedis = await startRuntime({ dist: world.dist, keys: 'state', state: redis.url, port: 0, log: (l) => lines.push(l) });
   });
   afterAll(async () => {
     await onRedis?.close();
@@ -162,9 +168,18 @@ describe('on Redis: outages and settings changed at run time', () => {
         await eventually('Redis to answer again', async () => (await api(`/entities/${ID.arsenal}`)).status === 200);
         expect((await ops('/readyz')).status).toBe(200);
       }
-      expect(lines.filter((l) => /: unreachable \(/.test(l))).toHaveLength(3);
-      expect(lines.filter((l) => /: reachable again$/.test(l))).toHaveLength(3);
-      expect(lines).toHaveLength(6);
+      const state = lines.filter((l) => l.startsWith('[state]'));
+      expect(state.filter((l) => /: unreachable \(/.test(l))).toHaveLength(3);
+      expect(state.filter((l) => /: reachable again$/.test(l))).toHaveLength(3);
+      expect(state).toHaveLength(6);
+      // The key store reads Redis four times a second: an outage it saw is one line, and its end one.
+      const count = (re: RegExp): number => lines.filter((l) => l.startsWith('[keys]') && re.test(l)).length;
+      const unreadable = count(/: cannot read the keys \(.*\); keeping the last good version$/);
+      expect(unreadable).toBeLessThanOrEqual(3);
+      await eventually('the key store to read Redis again', () => count(/: readable again, unchanged$/) === unreadable);
+      const keyLines = lines.filter((l) => l.startsWith('[keys]'));
+      expect(keyLines).toHaveLength(2 * unreadable);
+      expect(lines).toHaveLength(6 + 2 * unreadable);
       expect(warnings.filter((w) => /MaxListeners/.test(w))).toEqual([]);
     } finally {
       process.off('warning', onWarning);

@@ -169,7 +169,7 @@ describe('a mirror whose origin fails', () => {
 
   it('/readyz answers 503 while the origin drops every connection, and 200 once it answers again', async () => {
     const ops = client(remote.url);
-    expect((await ops('/readyz')).status).toBe(200);
+    // (No /readyz before the outage: its answer would be kept for a second.)
     logs.length = 0;
     mirror.hook = (req) => {
       req.socket.destroy();

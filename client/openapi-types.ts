@@ -1964,6 +1964,23 @@ export interface operations {
                 };
             };
             414: components["responses"]["UriTooLong"];
+            /** @description The state store cannot be read right now, so the credits cannot be told (`state_unavailable`). Free. */
+            503: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["AccessControlAllowOrigin"];
+                    "Access-Control-Expose-Headers": components["headers"]["AccessControlExposeHeaders"];
+                    Vary: components["headers"]["Vary"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "Content-Encoding": components["headers"]["ContentEncoding"];
+                    "X-Register-Key-Expires": components["headers"]["KeyExpires"];
+                    "X-Register-Key-Days-Remaining": components["headers"]["KeyDaysRemaining"];
+                    "X-Register-Release-Stamp": components["headers"]["ReleaseStampIfLoaded"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     preflightGetKey: {

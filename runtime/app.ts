@@ -90,7 +90,8 @@ export function createApp(opts: AppOptions): App {
       return new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check; nothing was charged.', e.subject === undefined ? {} : { detail: e.subject });
     }
     if (e instanceof UpstreamError) {
-      log({ level: 'error', event: 'upstream_unavailable', line: `[serve] upstream_unavailable: ${e.url}: ${e.reason}`, file: e.url, check: e.reason });
+      // An outage of the origin is logged by its source, once when it starts and once when it ends.
+      if (!e.outage) log({ level: 'error', event: 'upstream_unavailable', line: `[serve] upstream_unavailable: ${e.url}: ${e.reason}`, file: e.url, check: e.reason });
       return new ApiError(503, 'upstream_unavailable', "The mirror's origin cannot be reached right now; nothing was charged.");
     }
     if (e instanceof StateUnavailableError) return new ApiError(503, 'state_unavailable', 'The state store cannot record this request right now; nothing was charged.');

@@ -22,6 +22,8 @@ export interface ShardSource {
    * (routes/batch.ts sizes its turn gate by it). Default false: a source over the network.
    */
   readonly local?: boolean;
+  /** Resolves when the origin answers, else rejects: the readiness probe. Optional: a local folder has no origin. */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -4,7 +4,10 @@
 /** One thing worth an operator's attention. `line` is the whole human-readable line; the rest are its facts. */
 export interface LogRecord {
   level: 'error' | 'warn';
-  /** What happened: `artefact_corrupt`, `upstream_unavailable`, `internal_error`, `release_unavailable`, `refund_failed`, … */
+  /**
+   * What happened: `artefact_corrupt`, `upstream_unavailable` (a mirror's origin stopped answering),
+   * `upstream_available` (it answers again), `internal_error`, `release_unavailable`, `refund_failed`, …
+   */
   event: string;
   line: string;
   /** The file or URL concerned, when there is one (never a key or a credential). */

@@ -35,6 +35,11 @@ export class UpstreamError extends Error {
     readonly url: string,
     /** What went wrong, e.g. `timed out after 10000 ms` or `HTTP 502`. */
     readonly reason: string,
+    /**
+     * The origin itself failed (unreachable, timed out, 5xx), which its source reports once when it starts and once
+     * when it ends, rather than a reply to this one request that made no sense.
+     */
+    readonly outage = false,
   ) {
     super(`${url}: ${reason}`);
     this.name = 'UpstreamError';

@@ -146,16 +146,15 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
     await rawStore.close();
     throw e;
   }
-  const source = isUrl(dist) ? createHttpSource({ baseUrl: dist }) : createFsSource({ root: dist });
+  const source = isUrl(dist) ? createHttpSource({ baseUrl: dist, log: opts.problems ?? problemLogOf(logger, opts.log) }) : createFsSource({ root: dist });
   let catalog: ReleaseCatalog | null = null;
   const metrics = createMetrics(() => catalog, () => keyStore);
-  // Each failure of the state store writes one line naming its file or URL: the cause of that request's 503.
-  const problem = (line: string): void => (logger ? logger.error(line) : log(line));
-  const store = instrumentStore(rawStore, metrics, problem);
+  // The store writes one line when it stops answering and one when it answers again (to `log`), not one per request.
+  const store = instrumentStore(rawStore, metrics);
   const built = buildApp({ ...opts, source, store, keyStore });
   catalog = built.catalog;
   const withPeople = opts.pages === null ? built.app : withPages(built.app, { dir: opts.pages });
-  const app = withOperations(withPeople, { catalog, store, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });
+  const app = withOperations(withPeople, { catalog, store, source, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });
   let server: RunningServer;
   try {
     if (opts.stamp !== undefined) await checkPinnedStamp(source, opts.stamp, dist);

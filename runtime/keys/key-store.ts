@@ -110,6 +110,9 @@ function keyStoreOver(source: KeySource, initial: KeyFile, initialSignature: str
   // A wrong token costs a Map lookup (a seeded string hash) and then the full check, as before.
   let verified = new Map<string, Loaded>();
   let lastProblem: string | null = null;
+  // A source that cannot be read (a file caught mid-write, the state store away) writes one line when that starts
+  // and one when it ends, not one per check or per error message.
+  let unreadable = false;
   let checking = false;
   let checksDone = 0;
 
@@ -125,13 +128,21 @@ function keyStoreOver(source: KeySource, initial: KeyFile, initialSignature: str
       let next: { data: KeyFile; problems: KeyProblem[] };
       try {
         sig = await source.signature();
-        if (sig === signature) return;
+        if (sig === signature) {
+          if (unreadable) log(`[keys] ${source.label}: readable again, unchanged`);
+          unreadable = false;
+          return;
+        }
         next = await source.load();
       } catch (e) {
         // Probably caught mid-write by a non-atomic editor, or the store is away: keep serving the last good keys.
-        report(`${(e as Error).message}; keeping the last good version`);
+        const why = (e as Error).message;
+        if (!unreadable) log(`${why.startsWith('[') ? why : `[keys] ${source.label}: cannot read the keys (${why})`}; keeping the last good version`);
+        unreadable = true;
         return;
       }
+      const wasUnreadable = unreadable;
+      unreadable = false;
       signature = sig;
       keys = merge(keys, next.data.keys.map(load), next.problems);
       verified = new Map();
@@ -141,7 +152,7 @@ function keyStoreOver(source: KeySource, initial: KeyFile, initialSignature: str
             `${next.problems.map((p) => p.message).join('; ')}. Revocations in them still apply; their other keys keep their last good state until fixed`,
         );
       } else {
-        if (lastProblem) log(`[keys] ${source.label}: reloaded (${keys.size} keys)`);
+        if (lastProblem || wasUnreadable) log(`[keys] ${source.label}: reloaded (${keys.size} keys)`);
         lastProblem = null;
       }
     } finally {

@@ -77,15 +77,13 @@ export function createMetrics(catalogOf: () => ReleaseCatalog | null, keysOf: ()
 }
 
 /**
- * `store` counting what it charges and gives back, and logging each failed call once with its cause (the store's
- * file or URL, never a key): the one line a 503 `state_unavailable` or `ack_storage_unavailable` writes.
+ * `store` counting what it charges and gives back, and its failed calls by call. It writes no line per failure: each
+ * store writes one line when it stops answering (naming its file or URL and the cause) and one when it answers
+ * again, so an outage under load is two lines, not two per request.
  */
-export function instrumentStore(store: StateStore, metrics: RuntimeMetrics, log: (line: string) => void): StateStore {
+export function instrumentStore(store: StateStore, metrics: RuntimeMetrics): StateStore {
   const failed = (op: string) => (e: unknown): never => {
-    if (e instanceof StateUnavailableError) {
-      metrics.stateError(op);
-      log(e.message);
-    }
+    if (e instanceof StateUnavailableError) metrics.stateError(op);
     throw e;
   };
   return {

@@ -1,11 +1,11 @@
 // What an operator of several instances needs around the API, as a wrapper of the app (so the router itself is
-// untouched): GET /healthz (the process answers), GET /readyz (a release is loaded and the state store answers) and
-// GET /metrics (Prometheus text) outside /api and without a key; and for every request one access-log line and
+// untouched): GET /healthz (the process answers), GET /readyz (a release is loaded, the state store takes writes and
+// a mirror's origin answers) and GET /metrics (Prometheus text) outside /api and without a key; and for every request one access-log line and
 // its metrics.
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../api-error.ts';
 import { bodyLength, toResponse, type Answer, type App } from '../app.ts';
-import type { StateStore } from '../interfaces.ts';
+import type { ShardSource, StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
 import type { Logger } from './logger.ts';
 import type { RuntimeMetrics } from './metrics.ts';
@@ -14,6 +14,8 @@ import type { RuntimeMetrics } from './metrics.ts';
 export interface OperationsOptions {
   catalog: ReleaseCatalog;
   store: StateStore;
+  /** Where the dist is read from; a mirror's origin (its `ping`) must answer for /readyz to say ready. */
+  source?: ShardSource;
   metrics: RuntimeMetrics;
   /** Where access-log lines go; null writes none (`serve --access-log off`). */
   accessLog: Logger | null;
@@ -30,6 +32,16 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export function withOperations(app: App, opts: OperationsOptions): App {
   const readyTimeoutMs = opts.readyTimeoutMs ?? 1000;
+  // A load balancer may ask often, and several at once: the origin is asked at most once a second, its answer shared.
+  let originCheck: { at: number; outcome: Promise<boolean> } | null = null;
+  const originAnswers = (): Promise<boolean> => {
+    const ping = opts.source?.ping?.bind(opts.source);
+    if (!ping) return Promise.resolve(true);
+    if (originCheck === null || Date.now() - originCheck.at >= 1000) {
+      originCheck = { at: Date.now(), outcome: withTimeout(ping(), readyTimeoutMs).then(() => true, () => false) };
+    }
+    return originCheck.outcome;
+  };
 
   async function operation(path: string, method: string): Promise<Answer> {
     if (method !== 'GET' && method !== 'HEAD') {
@@ -40,14 +52,15 @@ export function withOperations(app: App, opts: OperationsOptions): App {
       const text = await opts.metrics.registry.metrics();
       return { status: 200, headers: { 'content-type': opts.metrics.registry.contentType, 'cache-control': 'no-store' }, body: text };
     }
-    // /readyz: both conditions, each named when it fails, so a load balancer's log says which.
+    // /readyz: every condition, each named when it fails, so a load balancer's log says which.
     const release = await Promise.resolve(opts.catalog.forNamespace('v1')).catch(() => null);
     if (!release) return errorAnswer(new ApiError(503, 'not_ready', 'No compiled release is loaded yet.'));
     try {
       await withTimeout(opts.store.ping?.() ?? Promise.resolve(), readyTimeoutMs);
     } catch {
-      return errorAnswer(new ApiError(503, 'not_ready', 'The state store does not answer.'), release.stamp);
+      return errorAnswer(new ApiError(503, 'not_ready', 'The state store does not answer or cannot write.'), release.stamp);
     }
+    if (!(await originAnswers())) return errorAnswer(new ApiError(503, 'not_ready', "The mirror's origin does not answer."), release.stamp);
     return json(200, `{"status":"ready","release":${JSON.stringify(release.stamp)}}`, release.stamp);
   }
 

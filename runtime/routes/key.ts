@@ -64,6 +64,8 @@ export function keyRoutes(opts: KeyRouteOptions = {}): RouteDef[] {
             ...STAMP_IF_LOADED,
             'WWW-Authenticate': headerRef('WWWAuthenticate'),
           }),
+          // The credits come from the state store: while it cannot be read, the key cannot be shown as it stands.
+          '503': errorResponse('The state store cannot be read right now, so the credits cannot be told (`state_unavailable`). Free.', ['state_unavailable'], STAMP_IF_LOADED),
         },
       },
       // A key's plan and credits need no release: they answer while none is loaded or while it cannot be opened.

@@ -1,8 +1,10 @@
 // ShardSource driver for a dist/ hosted by a CDN or mirror: whole files by GET, pieces by HTTP Range requests,
 // with identical in-flight requests shared and fetched bytes kept in a bounded LRU. An origin that cannot answer
 // (unreachable, timed out, 5xx, a broken reply) throws UpstreamError; a file it says is missing or shorter than
-// asked throws ArtefactError: the first is an outage, the second a damaged mirror.
+// asked throws ArtefactError: the first is an outage, the second a damaged mirror. An outage writes one line when it
+// starts and one when the origin answers again, not one per request.
 import type { ShardSource } from '../interfaces.ts';
+import { stderrProblemLog, type ProblemLog } from '../problem-log.ts';
 import { ArtefactError, UpstreamError } from '../read-errors.ts';
 import { LruCache } from '../release/lru-cache.ts';
 import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
@@ -21,6 +23,8 @@ export interface HttpSourceOptions {
   headers?: Record<string, string>;
   /** The fetch to use. Default: global fetch (undici). */
   fetch?: typeof fetch;
+  /** Where the lines of an outage and of its end go. Default stderr. */
+  log?: ProblemLog;
 }
 
 /** Counters for tests and metrics. */
@@ -37,6 +41,8 @@ export interface HttpShardSource extends ShardSource {
 }
 
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
+/** Answers in a row, none failing, that end an outage even when no file that failed is asked for again. */
+const RECOVERED = 8;
 
 export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   const base = new URL(String(opts.baseUrl));
@@ -67,13 +73,40 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   let active = 0;
   let requests = 0;
   let closed = false;
+  const log = opts.log ?? stderrProblemLog;
+  // The origin's health, for the outage lines. Requests are numbered as they start, and only one started after the
+  // last failure counts towards the end of an outage (answers to requests in flight when it began do not). It ends
+  // when a file that failed during it is answered, or after RECOVERED answers in a row: an origin failing only some
+  // files (its shards, say) while answering others is one outage, not a line for every answer between two failures.
+  let started = 0;
+  let lastFailure = 0;
+  let down: string | null = null;
+  const failedPaths = new Set<string>();
+  let answersInRow = 0;
+  const failed = (n: number, path: string, why: string, what: string): void => {
+    lastFailure = Math.max(lastFailure, n);
+    answersInRow = 0;
+    if (closed) return;
+    if (failedPaths.size < 256) failedPaths.add(path);
+    if (down !== null) return;
+    down = why;
+    log({ level: 'error', event: 'upstream_unavailable', line: `[serve] upstream_unavailable: ${what}: ${why}; what needs the origin answers 503 until it answers again`, file: what, check: why });
+  };
+  const answered = (n: number, path: string): void => {
+    if (down === null || n <= lastFailure || closed) return;
+    if (!failedPaths.has(path) && ++answersInRow < RECOVERED) return;
+    down = null;
+    failedPaths.clear();
+    answersInRow = 0;
+    log({ level: 'warn', event: 'upstream_available', line: `[serve] ${base.origin}${base.pathname}: the origin answers again`, file: `${base.origin}${base.pathname}` });
+  };
 
   // Each segment is percent-encoded so that `?`, `#` and `%` in a file name stay part of the path.
   const urlOf = (path: string): URL => new URL(path.split('/').map(encodeURIComponent).join('/'), base);
   const where = (url: URL, range?: string): string => `${url.pathname}${range ? ` (bytes=${range})` : ''}`;
   // The URL as logs name it: the base had its credentials moved to a header, so none are in it.
   const href = (url: URL, range?: string): string => `${url.origin}${where(url, range)}`;
-  const upstream = (url: URL, why: string, range?: string, method = 'GET'): UpstreamError => new UpstreamError(`${method} ${href(url, range)}`, why);
+  const upstream = (url: URL, why: string, range?: string, method = 'GET', outage = false): UpstreamError => new UpstreamError(`${method} ${href(url, range)}`, why, outage);
   const assertOpen = () => {
     if (closed) throw new Error(`[${tag}] ${label} is closed`);
   };
@@ -97,6 +130,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   async function send(url: URL, init: { method?: string; range?: string }): Promise<Response> {
     if (closed) throw new Error(`[${tag}] ${init.method ?? 'GET'} ${where(url, init.range)}: source closed`);
     requests++;
+    const n = ++started;
     const h: Record<string, string> = { ...headers };
     // fetch itself adds `Accept-Encoding: identity` to a Range request (Fetch standard), so the bytes come as stored.
     if (init.range) h.range = `bytes=${init.range}`;
@@ -107,27 +141,35 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
         redirect: 'follow',
         signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
       });
+    let res: Response;
     try {
-      return await attempt().catch((err: unknown) => {
+      res = await attempt().catch((err: unknown) => {
         // A reused keep-alive connection the host has just closed resets the request before any byte of an answer:
         // reads are idempotent, so that one case is tried again once on a fresh connection.
         if (closed || !connectionReset(err)) throw err;
         return attempt();
       });
     } catch (err) {
-      throw fetchError(err, url, init.range, init.method);
+      const e = fetchError(err, url, init.range, init.method);
+      failed(n, url.pathname, e.reason, e.url);
+      throw e;
     }
+    if (res.status >= 500) failed(n, url.pathname, `HTTP ${res.status}`, `${init.method ?? 'GET'} ${href(url, init.range)}`);
+    else answered(n, url.pathname);
+    return res;
   }
 
   async function body(res: Response, url: URL, range?: string): Promise<Uint8Array> {
     try {
       return new Uint8Array(await res.arrayBuffer());
     } catch (err) {
-      throw fetchError(err, url, range);
+      // The origin answered, then the body broke: this request's own failure, logged with it.
+      const e = fetchError(err, url, range);
+      throw new UpstreamError(e.url, e.reason);
     }
   }
 
-  function fetchError(err: unknown, url: URL, range?: string, method = 'GET'): Error {
+  function fetchError(err: unknown, url: URL, range?: string, method = 'GET'): UpstreamError {
     const e = err as Error;
     const why =
       e?.name === 'TimeoutError'
@@ -135,7 +177,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
         : e?.name === 'AbortError'
           ? 'source closed'
           : `${e?.message ?? String(err)}${(e?.cause as Error)?.message ? ` (${(e.cause as Error).message})` : ''}`;
-    return upstream(url, why, range, method);
+    return upstream(url, why, range, method, true);
   }
 
   async function discard(res: Response): Promise<void> {
@@ -151,7 +193,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     }
     if (res.status !== 200) {
       await discard(res);
-      throw upstream(url, `HTTP ${res.status}`);
+      throw upstream(url, `HTTP ${res.status}`, undefined, 'GET', res.status >= 500);
     }
     return body(res, url);
   }
@@ -191,7 +233,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
       throw shorter(url, range, total === undefined ? NaN : Number(total));
     }
     if (res.status === 404 || res.status === 410) throw new ArtefactError(href(url), 'not found');
-    throw upstream(url, `HTTP ${res.status}`, range);
+    throw upstream(url, `HTTP ${res.status}`, range, 'GET', res.status >= 500);
   }
 
   async function loadEmptyRange(path: string, offset: number): Promise<Uint8Array> {
@@ -200,7 +242,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     const res = await request(url, { method: 'HEAD' });
     await discard(res);
     if (res.status === 404 || res.status === 410) throw new ArtefactError(href(url), 'not found');
-    if (res.status !== 200) throw upstream(url, `HTTP ${res.status}`, undefined, 'HEAD');
+    if (res.status !== 200) throw upstream(url, `HTTP ${res.status}`, undefined, 'HEAD', res.status >= 500);
     const size = Number(res.headers.get('content-length'));
     if (Number.isFinite(size) && offset > size) throw shorter(url, `${offset}-`, size);
     return new Uint8Array(0);
@@ -237,6 +279,15 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
       // A transient range (a shard) is kept, verified, by its caller (runtime/release/shard-cache.ts): shared while
       // in flight, but not retained here a second time.
       return cache.getOrLoad(`r ${path} ${offset} ${length}`, transient ? NOT_RETAINED : weightOf(path), () => loadRange(path, offset, length));
+    },
+
+    /** A HEAD of the release index: any answer below 500 means the origin is there (what it holds is the catalog's business). */
+    async ping() {
+      assertOpen();
+      const url = urlOf('index.json');
+      const res = await request(url, { method: 'HEAD' });
+      await discard(res);
+      if (res.status >= 500) throw upstream(url, `HTTP ${res.status}`, undefined, 'HEAD', true);
     },
 
     async close() {

@@ -11,10 +11,14 @@
 // may not have run; each charging script also adds its cost to a per-connection total stored beside the counter,
 // so after reconnecting the driver gives back exactly what the unanswered scripts charged (see `settle`).
 // Acknowledgements are answered only when Redis makes writes durable before replying (AOF with appendfsync always,
-// checked at start and on every reconnect); otherwise they answer 503 `ack_storage_unavailable`.
+// read again before every acknowledgement is written); otherwise they answer 503 `ack_storage_unavailable`.
+// A Redis that may evict keys (any maxmemory-policy but noeviction) could drop a quota counter or the revoked-keys
+// set: it is refused at start, and when the policy changes at run time (read every second) every call but a refund
+// answers 503 `state_unavailable` until it is noeviction again. Each of these changes writes one line, as does an
+// outage and its end.
 
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { redisLabel } from './open-state-store.ts';
 import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
@@ -39,13 +43,15 @@ export interface RedisStateStore extends InspectableStateStore {
   readonly client: Redis;
   /** Resolves once connected (or rejects with why not): for tools that need Redis now, like `register keys`. */
   ready(): Promise<void>;
-  /** Answers or throws StateUnavailableError: the readiness probe. */
+  /** Writes a probe key, or throws StateUnavailableError: the readiness probe. */
   ping(): Promise<void>;
   /** Scripts sent and pipelines (one write each) sent so far: the round trips a costing request shares. */
   readonly counters: { scripts: number; pipelines: number };
 }
 
 const DAY_MS = 86_400_000;
+/** How often the server's eviction policy and persistence settings are read again, ms. */
+const SETTINGS_EVERY_MS = 1000;
 
 // KEYS: rate window (zset), quota counter, per-connection charged totals (hash).
 // ARGV: now, rate, cost, quota, window member, check rate (1/0), counter expiry (ms since epoch), totals field.
@@ -179,6 +185,9 @@ class RedisStore implements RedisStateStore {
   private pendingRefunds = new Map<string, { keyId: string; period: string; cost: number }>();
   private nextId = 0;
   private down: string | null = null;
+  /** Why Redis may evict keys (its maxmemory-policy), or null when it may not (noeviction). */
+  private evicting: string | null = null;
+  private settingsTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private settling: Promise<void> | null = null;
 
@@ -211,30 +220,46 @@ class RedisStore implements RedisStateStore {
     return this.durable;
   }
 
+  /** Connects; rejects (and closes) when Redis answers with a policy that may evict keys. */
   async start(): Promise<void> {
     try {
       await this.client.connect();
       // The 'ready' handler checks too, but a store handed out must already know whether it can acknowledge.
-      await this.checkDurability();
+      await this.checkSettings();
     } catch (e) {
       this.wentDown(describe(e));
       this.log(`[state] ${this.label}: serving anyway; costing requests answer 503 and acknowledgements are refused until Redis answers`);
     }
+    if (this.evicting !== null) {
+      await this.close();
+      throw new StateUnavailableError(`[state] ${this.label}: refusing to start: ${this.evicting}`);
+    }
+    // Settings can change at run time (CONFIG SET): read them again every second.
+    this.settingsTimer = setInterval(() => {
+      if (this.client.status === 'ready') void this.checkSettings().catch(() => {});
+    }, SETTINGS_EVERY_MS);
+    this.settingsTimer.unref();
   }
 
   ready(): Promise<void> {
     if (this.client.status === 'ready') return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new StateUnavailableError(`[state] ${this.label}: unreachable (${this.down ?? 'no answer'})`)), 5000);
-      this.client.once('ready', () => {
+      const onReady = (): void => {
         clearTimeout(timer);
         resolve();
-      });
+      };
+      const timer = setTimeout(() => {
+        this.client.off('ready', onReady);
+        reject(new StateUnavailableError(`[state] ${this.label}: unreachable (${this.down ?? 'no answer'})`));
+      }, 5000);
+      this.client.once('ready', onReady);
     });
   }
 
+  /** A write to a probe key of this instance's prefix: Redis refusing writes (out of memory, MISCONF) fails it too. */
   async ping(): Promise<void> {
-    await this.send('ping');
+    this.usable();
+    await this.send('set', `${this.prefix}probe`, new Date().toISOString(), 'PX', '60000');
   }
 
   // ---- StateStore ----
@@ -242,12 +267,14 @@ class RedisStore implements RedisStateStore {
   async admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
     checkCharge(cost, quota);
     if (!Number.isFinite(nowMs)) throw new RangeError(`[state] rate hit: not a time: ${nowMs}`);
+    this.usable();
     const [wait, charged, left] = await this.runAdmit(keyId, period, cost, quota, nowMs, rate, true);
     return charged === -1 ? { wait, charge: null } : { wait: 0, charge: { ok: charged === 1, remaining: left } };
   }
 
   async hit(keyId: string, nowMs: number, rate: number): Promise<number> {
     if (!Number.isFinite(nowMs)) throw new RangeError(`[state] rate hit: not a time: ${nowMs}`);
+    this.usable();
     // A rate check alone is an admission of cost 0: nothing to charge, nothing to settle.
     const [wait] = await this.runAdmit(keyId, '-', 0, 0, nowMs, rate, true);
     return wait;
@@ -255,6 +282,7 @@ class RedisStore implements RedisStateStore {
 
   async charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> {
     checkCharge(cost, quota);
+    this.usable();
     const [, charged, left] = await this.runAdmit(keyId, period, cost, quota, 0, 0, false);
     return { ok: charged === 1, remaining: left };
   }
@@ -269,6 +297,7 @@ class RedisStore implements RedisStateStore {
   }
 
   async remaining(keyId: string, period: string, quota: number): Promise<number> {
+    this.usable();
     const used = Number((await this.send<string | null>('get', this.quotaKey(keyId, period))) ?? 0);
     return Math.max(0, quota - used);
   }
@@ -285,14 +314,20 @@ class RedisStore implements RedisStateStore {
 
   async markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
     checkMarkArgs('markSeen', provider, batchId, findingIds, at);
+    this.usable();
     if (findingIds.length === 0) return;
     await this.send('irMark', this.noticeKey(provider, batchId), 's:', at, ...findingIds);
   }
 
   async acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
     checkMarkArgs('acknowledge', provider, batchId, findingIds, at);
-    if (!this.durable) throw new StateUnavailableError(`[state] ${this.label}: acknowledgements cannot be made durable (${this.durabilityNote})`);
+    this.usable();
     if (findingIds.length === 0) return;
+    // Durable at this moment, not at the last check: `CONFIG SET appendonly no` may have come since. A round trip
+    // more for an acknowledgement (they are rare). Redis 7.2's WAITAOF would prove the write itself fsynced.
+    const settings = await Promise.all(DURABILITY_SETTINGS.map((name) => this.send<string[]>('config', 'GET', name)));
+    this.noteDurability(settings.map((pair) => pair[1]));
+    if (!this.durable) throw new StateUnavailableError(`[state] ${this.label}: acknowledgements cannot be made durable (${this.durabilityNote})`);
     const value = JSON.stringify([at, actor ?? null, note ?? null]);
     await this.send('irMark', this.noticeKey(provider, batchId), 'a:', value, ...findingIds);
   }
@@ -300,6 +335,7 @@ class RedisStore implements RedisStateStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.settingsTimer) clearInterval(this.settingsTimer);
     await this.settling;
     this.client.disconnect();
   }
@@ -380,20 +416,25 @@ class RedisStore implements RedisStateStore {
     this.counters.pipelines++;
     pipeline.exec().then(
       (results) => {
+        let failed: unknown = null;
         turn.forEach((c, i) => {
           const [err, value] = results?.[i] ?? [new Error('no answer'), null];
-          if (err) c.reject(fail(err));
+          if (err) c.reject(fail((failed = err)));
           else c.resolve(value);
         });
+        if (failed) this.wentDown(describe(failed), failed instanceof ReplyError);
+        else this.answers();
       },
       (e: unknown) => {
         const err = fail(e);
+        this.wentDown(describe(e));
         for (const c of turn) c.reject(err);
       },
     );
   }
 
   private async readDetails(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeDetail>> {
+    this.usable();
     const out = new Map<string, NoticeDetail>();
     if (findingIds.length === 0) return out;
     const fields = findingIds.flatMap((id) => [`s:${id}`, `a:${id}`]);
@@ -409,10 +450,23 @@ class RedisStore implements RedisStateStore {
 
   // ---- connection life ----
 
-  private wentDown(why: string): void {
+  /** The one line an outage writes: the first failure (a lost connection, or commands Redis refuses) after answers. */
+  private wentDown(why: string, refused = false): void {
     if (this.closed || this.down !== null) return;
     this.down = why;
-    this.log(`[state] ${this.label}: unreachable (${why}); costing requests answer 503 (nothing charged) until it answers again`);
+    this.log(`[state] ${this.label}: ${refused ? 'refuses commands' : 'unreachable'} (${why}); costing requests answer 503 (nothing charged) until it answers again`);
+  }
+
+  /** The one line the end of an outage writes. */
+  private answers(): void {
+    if (this.closed || this.down === null || this.client.status !== 'ready') return;
+    this.down = null;
+    this.log(`[state] ${this.label}: reachable again`);
+  }
+
+  /** Throws while Redis may evict keys: a counter or revocation it dropped would hand out credits or access again. */
+  private usable(): void {
+    if (this.evicting !== null) throw new StateUnavailableError(`[state] ${this.label}: ${this.evicting}`);
   }
 
   private connectionLost(): void {
@@ -424,9 +478,8 @@ class RedisStore implements RedisStateStore {
 
   private async cameBack(): Promise<void> {
     if (this.closed) return;
-    await this.checkDurability();
-    if (this.down !== null) this.log(`[state] ${this.label}: reachable again`);
-    this.down = null;
+    await this.checkSettings().catch(() => {});
+    this.answers();
     this.settling ??= this.settle().finally(() => {
       this.settling = null;
     });
@@ -457,17 +510,40 @@ class RedisStore implements RedisStateStore {
     }
   }
 
-  private async checkDurability(): Promise<void> {
-    let note: string;
-    let durable = false;
-    try {
-      const [, aof] = (await this.client.config('GET', 'appendonly')) as string[];
-      const [, fsync] = (await this.client.config('GET', 'appendfsync')) as string[];
-      durable = aof === 'yes' && fsync === 'always';
-      note = durable ? 'appendonly yes, appendfsync always' : `the server has appendonly ${aof ?? '?'}, appendfsync ${fsync ?? '?'}; acknowledgements need appendonly yes and appendfsync always`;
-    } catch (e) {
-      note = `cannot read the server's persistence settings (${describe(e)}); acknowledgements need appendonly yes and appendfsync always`;
+  /** Reads the persistence settings and the eviction policy (one pipeline); a change of either writes one line. */
+  private async checkSettings(): Promise<void> {
+    const pipeline = this.client.pipeline();
+    for (const name of DURABILITY_SETTINGS) pipeline.config('GET', name);
+    pipeline.info('memory');
+    const results = (await pipeline.exec()) ?? [];
+    // A lost connection is the outage's business, not a setting: keep what was known.
+    if (results.some(([err]) => err && !(err instanceof ReplyError))) return;
+    this.noteDurability(results.slice(0, DURABILITY_SETTINGS.length).map(([err, pair]) => (err ? undefined : (pair as string[])[1])));
+    const [infoErr, info] = results[DURABILITY_SETTINGS.length];
+    const policy = infoErr ? undefined : /^maxmemory_policy:(\S+)/m.exec(String(info))?.[1];
+    const evicting =
+      policy === 'noeviction'
+        ? null
+        : policy === undefined
+          ? `cannot read its maxmemory-policy (INFO memory${infoErr ? `: ${describe(infoErr)}` : ''}); quota counters and revoked keys need maxmemory-policy noeviction`
+          : `maxmemory-policy is ${policy}: Redis may evict quota counters and revoked keys; set maxmemory-policy noeviction`;
+    // At start an evicting policy refuses the start, which names it: no line of its own.
+    if (evicting !== this.evicting && this.settingsTimer !== null) {
+      if (evicting !== null) this.log(`[state] ${this.label}: ${evicting}; every state call but refunds answers 503 state_unavailable until it is noeviction`);
+      else this.log(`[state] ${this.label}: maxmemory-policy is noeviction again; serving`);
     }
+    this.evicting = evicting;
+  }
+
+  /** Records what `appendonly`, `appendfsync` and `no-appendfsync-on-rewrite` were read as (undefined: unreadable). */
+  private noteDurability([aof, fsync, onRewrite]: (string | undefined)[]): void {
+    const durable = aof === 'yes' && fsync === 'always' && onRewrite !== 'yes';
+    const note =
+      aof === undefined || fsync === undefined
+        ? `cannot read the server's persistence settings; acknowledgements need appendonly yes and appendfsync always`
+        : durable
+          ? 'appendonly yes, appendfsync always'
+          : `the server has appendonly ${aof}, appendfsync ${fsync}${onRewrite === 'yes' ? ', no-appendfsync-on-rewrite yes' : ''}; acknowledgements need appendonly yes and appendfsync always${onRewrite === 'yes' ? ' (and no-appendfsync-on-rewrite no)' : ''}`;
     if (durable !== this.durable || note !== this.durabilityNote) {
       if (!durable) this.log(`[state] ${this.label}: acknowledgements answer 503 ack_storage_unavailable: ${note}`);
       else if (this.durabilityNote !== 'not checked yet') this.log(`[state] ${this.label}: acknowledgements are durable again (${note})`);
@@ -476,6 +552,9 @@ class RedisStore implements RedisStateStore {
     this.durabilityNote = note;
   }
 }
+
+/** What makes Redis fsync a write before it replies: `appendonly yes`, `appendfsync always`, and no pause during rewrites. */
+const DURABILITY_SETTINGS = ['appendonly', 'appendfsync', 'no-appendfsync-on-rewrite'] as const;
 
 function newToken(): string {
   return randomBytes(6).toString('hex');

@@ -10,6 +10,11 @@
 // lose the last moments of charges, in the client's favour. A turn holding an acknowledgement commits with
 // synchronous=FULL (its WAL frames fsynced before anyone is answered) and is checkpointed into the main file
 // within a second.
+//
+// Another process holding the write lock (a `BEGIN IMMEDIATE` elsewhere, another instance's long transaction) never
+// blocks the event loop: the turn's transaction does not wait inside SQLite (busy timeout 0 for it) but is tried
+// again from timers, a few times within `lockWaitMs`, and only then are its callers answered 503. Meanwhile health
+// checks, free routes and reads (WAL readers never wait for the writer) keep answering.
 
 import Database from 'better-sqlite3';
 import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
@@ -27,11 +32,30 @@ export interface SqliteStoreOptions {
    * primary checks once and its workers skip it.
    */
   check?: boolean;
-  /** How long a transaction waits for another process's lock before the request answers 503, ms. Default 2000. */
-  busyTimeoutMs?: number;
+  /**
+   * How long a turn's changes wait for another process's write lock (retried from timers, off the event loop) before
+   * their requests answer 503, ms. Default 500: long enough for another instance's ordinary transaction or a
+   * checkpoint, short enough that a held lock answers quickly.
+   */
+  lockWaitMs?: number;
   /** Where outage and recovery lines go (never key material). Default console.warn. */
   log?: (message: string) => void;
 }
+
+/**
+ * The busy timeout of everything but the turn's transaction: opening (schema, integrity), the journal import and the
+ * key table's writes from `register keys`, which run before or beside serving and may wait for a lock.
+ */
+const BLOCKING_BUSY_MS = 2000;
+/** Waits between tries of a turn that found the write lock taken, ms; the last repeats until the turn's time is up. */
+const LOCK_RETRY_MS = [1, 2, 5, 10, 20, 50, 100];
+/** /readyz writes a probe row at most this often; a write of the turn within it stands for the probe. */
+const PROBE_EVERY_MS = 1000;
+/**
+ * What a probe writes while writes fail, bytes. On a full disk a write of a page or two can still succeed in WAL
+ * space a failed transaction left allocated; this many (16 pages) cannot, so readiness returns only with room.
+ */
+const RECOVERY_PROBE_BYTES = 64 * 1024;
 
 /** The schema version this code writes; a database written by a newer one is refused rather than guessed at. */
 const SCHEMA_VERSION = 1;
@@ -52,12 +76,15 @@ type Op =
   | { kind: 'charge'; keyId: string; period: string; cost: number; quota: number }
   | { kind: 'refund'; keyId: string; period: string; cost: number }
   | { kind: 'seen'; provider: string; batchId: number; ids: string[]; at: string }
-  | { kind: 'ack'; provider: string; batchId: number; ids: string[]; at: string; actor: string | null; note: string | null };
+  | { kind: 'ack'; provider: string; batchId: number; ids: string[]; at: string; actor: string | null; note: string | null }
+  | { kind: 'probe'; value: string };
 
 interface Queued {
   op: Op;
   resolve: (value: unknown) => void;
   reject: (e: Error) => void;
+  /** Until when (Date.now()) it may wait for another process's write lock. */
+  deadline: number;
 }
 
 /** A state store in a SQLite database, shareable by every process on the machine. */
@@ -89,7 +116,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   }
   let db: Database.Database;
   try {
-    db = new Database(file, { timeout: options.busyTimeoutMs ?? 2000 });
+    db = new Database(file, { timeout: BLOCKING_BUSY_MS });
   } catch (e) {
     throw damagedOrUnavailable(file, e);
   }
@@ -108,7 +135,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.close();
     throw e instanceof StateUnavailableError || !(e instanceof Database.SqliteError) ? e : damagedOrUnavailable(file, e);
   }
-  return new SqliteStore(file, db, log);
+  return new SqliteStore(file, db, log, options.lockWaitMs ?? 500);
 }
 
 class SqliteStore implements SqliteStateStore {
@@ -116,7 +143,14 @@ class SqliteStore implements SqliteStateStore {
   private queue: Queued[] = [];
   private scheduled = false;
   private closed = false;
-  private failing = false;
+  /** The error of the last write that failed, while no write has succeeded since (an outage is logged once). */
+  private failing: StateUnavailableError | null = null;
+  /** When the last turn finished (written or failed), for /readyz. */
+  private lastWriteAt = 0;
+  private probing: Promise<void> | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** Tries in a row that found the write lock taken. */
+  private lockTries = 0;
   private checkpointTimer: NodeJS.Timeout | null = null;
   private lastCheckpoint = 0;
   private readonly sql;
@@ -126,6 +160,7 @@ class SqliteStore implements SqliteStateStore {
     readonly file: string,
     readonly db: Database.Database,
     private readonly log: (message: string) => void,
+    private readonly lockWaitMs: number,
   ) {
     this.rateSql = rateStatements(db);
     this.sql = {
@@ -145,6 +180,7 @@ class SqliteStore implements SqliteStateStore {
         'SELECT finding_id, seen_at, acknowledged_at, actor, note FROM notice WHERE provider = ? AND batch_id = ? AND finding_id IN (SELECT value FROM json_each(?))',
       ),
       marker: db.prepare('SELECT 1 FROM meta WHERE name = ?').pluck(),
+      probe: db.prepare(`INSERT INTO meta (name, value) VALUES ('probe', ?) ON CONFLICT DO UPDATE SET value = excluded.value`),
     };
   }
 
@@ -171,8 +207,22 @@ class SqliteStore implements SqliteStateStore {
     if (cost > 0) await this.enqueue({ kind: 'refund', keyId, period, cost });
   }
 
+  /**
+   * The readiness probe: whether the database takes writes. A turn written or failed within the last second answers
+   * for it; else one probe row is written (at most once a second, shared by concurrent probes), through the turn's
+   * own path, so a full disk or a held lock fails it as it fails a charge.
+   */
   async ping(): Promise<void> {
-    this.read(() => this.sql.marker.get('schema'));
+    if (this.closed) throw new StateUnavailableError(`[state] ${this.file}: the state store is closed`);
+    if (Date.now() - this.lastWriteAt < PROBE_EVERY_MS) {
+      if (this.failing) throw this.failing;
+      return;
+    }
+    const at = new Date().toISOString();
+    this.probing ??= this.enqueue<void>({ kind: 'probe', value: this.failing ? at.padEnd(RECOVERY_PROBE_BYTES, '.') : at }).finally(() => {
+      this.probing = null;
+    });
+    await this.probing;
   }
 
   async remaining(keyId: string, period: string, quota: number): Promise<number> {
@@ -203,6 +253,7 @@ class SqliteStore implements SqliteStateStore {
     if (this.closed) return;
     this.closed = true;
     if (this.checkpointTimer) clearTimeout(this.checkpointTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.queue.length) this.flush();
     try {
       // PASSIVE: copy what it can without waiting on another process that still writes (its close does the rest).
@@ -238,7 +289,7 @@ class SqliteStore implements SqliteStateStore {
   private enqueue<T>(op: Op): Promise<T> {
     if (this.closed) return Promise.reject(new StateUnavailableError(`[state] ${this.file}: the state store is closed`));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ op, resolve: resolve as (v: unknown) => void, reject, deadline: Date.now() + this.lockWaitMs });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -248,6 +299,7 @@ class SqliteStore implements SqliteStateStore {
 
   private flush(): void {
     this.scheduled = false;
+    this.retryTimer = null;
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
@@ -255,22 +307,60 @@ class SqliteStore implements SqliteStateStore {
     let results: unknown[];
     try {
       if (durable) this.db.pragma('synchronous = FULL');
+      // Not waiting inside SQLite: a lock held elsewhere would hold the whole event loop for the wait. (Not a
+      // prepared statement: SQLite applies this pragma when it is prepared, not each time it runs.)
+      this.db.pragma('busy_timeout = 0');
       try {
         results = this.db.transaction(() => this.apply(batch)).immediate();
       } finally {
+        this.db.pragma(`busy_timeout = ${BLOCKING_BUSY_MS}`);
         if (durable) this.db.pragma('synchronous = NORMAL');
       }
     } catch (e) {
-      const err = new StateUnavailableError(`[state] ${this.file}: cannot write the state database (${describe(e)})`);
-      if (!this.failing) this.log(`${err.message}; state changes fail until a write succeeds`);
-      this.failing = true;
-      for (const q of batch) q.reject(err);
+      if (isLockTaken(e) && !this.closed && this.retry(batch)) return;
+      this.lastWriteAt = Date.now();
+      this.fail(batch, new StateUnavailableError(`[state] ${this.file}: cannot write the state database (${describe(e)}${isLockTaken(e) ? ': another process holds the write lock' : ''})`));
       return;
     }
+    this.lockTries = 0;
+    this.lastWriteAt = Date.now();
     if (this.failing) this.log(`[state] ${this.file}: writes succeed again`);
-    this.failing = false;
+    this.failing = null;
     if (durable) this.checkpointSoon();
     for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
+  }
+
+  /**
+   * Puts a turn that found the write lock taken back at the head of the queue, to be tried again from a timer; the
+   * changes whose time is up are refused (503, nothing applied). Whatever arrives meanwhile joins the next try.
+   * Returns false when none may wait any longer.
+   */
+  private retry(batch: Queued[]): boolean {
+    const now = Date.now();
+    const waiting = batch.filter((q) => q.deadline > now);
+    if (waiting.length === 0) return false;
+    if (waiting.length < batch.length) {
+      this.fail(
+        batch.filter((q) => q.deadline <= now),
+        new StateUnavailableError(`[state] ${this.file}: cannot write the state database (SQLITE_BUSY: another process holds the write lock)`),
+      );
+    }
+    this.queue = waiting.concat(this.queue);
+    const pause = LOCK_RETRY_MS[Math.min(this.lockTries++, LOCK_RETRY_MS.length - 1)];
+    this.scheduled = true;
+    this.retryTimer = setTimeout(() => this.flush(), Math.max(1, Math.min(pause, Math.min(...waiting.map((q) => q.deadline)) - now)));
+    return true;
+  }
+
+  /** Refuses `batch` with `err`; the first failure after a success writes the one line an outage writes. */
+  private fail(batch: Queued[], err: StateUnavailableError): void {
+    this.trouble(err);
+    for (const q of batch) q.reject(err);
+  }
+
+  private trouble(err: StateUnavailableError): void {
+    if (!this.failing) this.log(`${err.message}; state changes answer 503 until a write succeeds`);
+    this.failing = err;
   }
 
   /**
@@ -352,6 +442,9 @@ class SqliteStore implements SqliteStateStore {
         case 'ack':
           for (const id of op.ids) this.sql.ack.run(op.provider, op.batchId, id, op.at, op.actor, op.note);
           return undefined;
+        case 'probe':
+          this.sql.probe.run(op.value);
+          return undefined;
       }
     });
     for (const c of counters.values()) {
@@ -380,7 +473,9 @@ class SqliteStore implements SqliteStateStore {
     try {
       return fn();
     } catch (e) {
-      throw new StateUnavailableError(`[state] ${this.file}: cannot read the state database (${describe(e)})`);
+      const err = new StateUnavailableError(`[state] ${this.file}: cannot read the state database (${describe(e)})`);
+      this.trouble(err);
+      throw err;
     }
   }
 }
@@ -399,6 +494,11 @@ function whyUnwritable(dir: string): string | null {
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(d) === d) return describe(e);
     }
   }
+}
+
+/** SQLITE_BUSY and its kin: another connection holds what the transaction needs, for now. */
+function isLockTaken(e: unknown): boolean {
+  return /^SQLITE_(BUSY|LOCKED)/.test((e as { code?: string })?.code ?? '');
 }
 
 function describe(e: unknown): string {

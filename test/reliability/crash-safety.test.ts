@@ -1,7 +1,7 @@
 // Crash safety of the served state: SIGKILL at random moments (200 times over SQLite; over Redis, with
 // redis-server itself SIGKILLed too) never loses a confirmed acknowledgement or lookup charge and never invents one;
 // a damaged state database or earlier journal refuses the start and says how to recover; a full disk answers 503,
-// never 200, and recovers; SIGTERM lets in-flight requests finish and exits 0 with everything stored.
+// never 200, with /readyz 503 meanwhile, and recovers; SIGTERM lets in-flight requests finish and exits 0 with everything stored.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -294,12 +294,17 @@ describe('an unwritable state store', () => {
         else expect({ status: l.status, error: (await l.json()).error }).toEqual({ status: 503, error: 'state_unavailable' });
       }
       expect(refusedAck).toEqual({ status: 503, error: 'ack_storage_unavailable' });
+      // A load balancer is told to route away while the database takes no writes.
+      const readyz = () => fetch(base.replace(/\/api\/v1$/, '/readyz'));
+      const notReady = await readyz();
+      expect([notReady.status, (await notReady.json()).error]).toEqual([503, 'not_ready']);
       expect(await used()).toBe(before + answeredLookups); // every 503 charged nothing, every 200 once
       expect(server.stderr()).toMatch(/cannot write the state database \(SQLITE_FULL\)/);
 
       rmSync(filler);
       expect((await ack(['opta-2'])).status).toBe(200);
       expect((await lookup()).status).toBe(200);
+      expect((await readyz()).status).toBe(200);
       expect(await used()).toBe(before + answeredLookups + 1);
       server.proc.kill('SIGTERM');
       expect((await server.exited).code).toBe(0);

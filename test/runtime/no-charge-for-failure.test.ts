@@ -1,6 +1,7 @@
 // Nobody pays for a server error: a lookup answered 503 (a damaged file, a mirror origin that is down) gives its
 // charge back exactly once, under concurrency too; a batch answers its other items and charges only them; each
-// failure writes one log line naming the file or URL and the check, never a key.
+// damaged file writes one log line naming the file and the check, never a key; an origin that fails writes one line
+// when it goes and one when it returns, however many requests fail meanwhile, and /readyz says 503 while it is away.
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { addKey } from '../../runtime/keys/key-file.ts';
 import type { LogRecord } from '../../runtime/problem-log.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { serveDir, type ServedDir } from '../helpers/serve-dir.ts';
 import { ID, makeHandWorld, STAMPS, type World } from '../fixtures/hand-world.ts';
 
@@ -115,7 +117,7 @@ describe('a mirror whose origin fails', () => {
     await mirror?.close();
   });
 
-  it('answers 503 upstream_unavailable when the origin answers 5xx, charges nothing, logs the URL; a wrong byte from it stays artefact_corrupt', async () => {
+  it('answers 503 upstream_unavailable when the origin answers 5xx, charges nothing, logs the outage once and its end once; a wrong byte from it stays artefact_corrupt', async () => {
     const call = client(remote.url + '/api/v1', key);
     expect((await call('/meta')).status).toBe(200); // release and directories loaded while the origin is fine
     const before = (await call('/key')).json.key.credits_remaining;
@@ -131,14 +133,20 @@ describe('a mirror whose origin fails', () => {
     expect(r.json.error).toBe('upstream_unavailable');
     const b = await call('/batch', { body: { requests: [{ type: 'entity', id: ID.match }, { type: 'resolve', provider: 'transfermarkt', namespace: 'verein', external_id: '11' }] } });
     expect(b.json.results.map((x: { status: number; body: { error?: string } }) => [x.status, x.body.error])).toEqual([[503, 'upstream_unavailable'], [503, 'upstream_unavailable']]);
+    // Twenty more failing lookups add no line: the outage is one line, naming the URL that failed and why.
+    const more = await Promise.all(Array.from({ length: 20 }, () => call(`/entities/${ID.palmer}`)));
+    expect(more.map((m) => m.json.error)).toEqual(Array(20).fill('upstream_unavailable'));
     expect((await call('/key')).json.key.credits_remaining).toBe(before);
     const lines = logs.filter((l) => l.event === 'upstream_unavailable');
-    expect(lines.length).toBe(3);
-    for (const l of lines) expect(l.line).toMatch(new RegExp(`^\\[serve\\] upstream_unavailable: GET ${mirror.baseUrl}${STAMPS[1]}/public/shards/pack-[0-9a-f]+\\.jsonl \\(bytes=\\d+-\\d+\\): HTTP 502$`));
+    expect(lines.length).toBe(1);
+    expect(lines[0].line).toMatch(new RegExp(`^\\[serve\\] upstream_unavailable: GET ${mirror.baseUrl}${STAMPS[1]}/public/shards/pack-[0-9a-f]+\\.jsonl \\(bytes=\\d+-\\d+\\): HTTP 502; what needs the origin answers 503 until it answers again$`));
+    expect(logs.filter((l) => l.event === 'upstream_available')).toEqual([]);
 
-    // The origin recovers: nothing was cached from the failure.
+    // The origin recovers: nothing was cached from the failure, and one line says it answers again.
     mirror.hook = null;
     expect((await call(`/entities/${ID.palmer}`)).status).toBe(200);
+    expect(logs.filter((l) => l.event === 'upstream_available').map((l) => l.line)).toEqual([`[serve] ${mirror.baseUrl}: the origin answers again`]);
+    expect(logs.filter((l) => l.event === 'upstream_unavailable')).toHaveLength(1);
 
     // The origin answers, with a flipped byte: that is damage, not an outage.
     mirror.hook = (req, res) => {
@@ -157,6 +165,27 @@ describe('a mirror whose origin fails', () => {
     } finally {
       mirror.hook = null;
     }
+  });
+
+  it('/readyz answers 503 while the origin drops every connection, and 200 once it answers again', async () => {
+    const ops = client(remote.url);
+    // (No /readyz before the outage: its answer would be kept for a second.)
+    logs.length = 0;
+    mirror.hook = (req) => {
+      req.socket.destroy();
+      return true;
+    };
+    try {
+      // The origin is asked at most once a second, so the first 503 may take that long to come.
+      await eventually('/readyz to say 503', async () => (await ops('/readyz')).status === 503);
+      const down = await ops('/readyz');
+      expect([down.status, down.json.error, down.json.message]).toEqual([503, 'not_ready', "The mirror's origin does not answer."]);
+      expect((await ops('/healthz')).status).toBe(200);
+    } finally {
+      mirror.hook = null;
+    }
+    await eventually('/readyz to say 200', async () => (await ops('/readyz')).status === 200);
+    expect(logs.filter((l) => l.event.startsWith('upstream_')).map((l) => l.event)).toEqual(['upstream_unavailable', 'upstream_available']);
   });
 
   it('answers 503 upstream_unavailable when the origin cannot be reached at all, at no charge', async () => {

@@ -59,6 +59,11 @@ export interface Answer {
    * the answer (its client closed the connection first): nobody pays for an answer they did not get.
    */
   giveBack?: () => Promise<void>;
+  /**
+   * A HEAD answer's untransmitted body: what the GET would send. An adapter that codes bodies needs it to state the
+   * GET's headers exactly (its Content-Encoding, coded ETag and coded length).
+   */
+  omitted?: Exclude<Body, null>;
 }
 
 /** What the rate-limit and credit headers of a costing answer are made from (see finish). */
@@ -295,12 +300,20 @@ function finish(reply: Reply, base: Record<string, string>, meter: Meter | null,
     delete headers['content-type'];
     return { status: reply.status, headers, body: null };
   }
-  // HEAD answers what GET would, headers included: the body's type and length, without the body.
-  if (head) {
-    headers['content-length'] = String(bodyLength(reply.body));
-    return { status: reply.status, headers, body: null };
-  }
-  return { status: reply.status, headers, body: reply.body };
+  const answer = { status: reply.status, headers, body: reply.body };
+  return head ? headOf(answer) : answer;
+}
+
+/**
+ * `a` as the answer to a HEAD: what GET would answer, headers included (the body's type and length), without the
+ * body, which is kept aside as `omitted` for an adapter that codes bodies.
+ */
+export function headOf(a: Answer): Answer {
+  if (a.body === null) return a;
+  a.headers['content-length'] = String(bodyLength(a.body));
+  a.omitted = a.body;
+  a.body = null;
+  return a;
 }
 
 async function safeRemaining(store: StateStore, key: KeyRecord, clock: Clock): Promise<number | null> {

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { ApiError } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
-import { chooseCoding, codedEtag, compressStream, compressWhole, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
+import { chooseCoding, codedBody, codedEtag, compressStream, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
 
 /** A header Node may hand over as a list, as one value. */
 function single(v: string | string[] | undefined): string | null {
@@ -318,8 +318,10 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       }
       await endOfTurn();
       const out = answer.headers;
-      const raw = answer.body;
-      let bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+      // A HEAD answer is coded like its GET, headers and all, and then sent without the body.
+      const head = answer.body === null && answer.omitted !== undefined;
+      const raw = answer.body ?? answer.omitted ?? null;
+      let bytes: Uint8Array | Uint8Array[] | null = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
       const size = bytes ? (Array.isArray(bytes) ? bodyLength(bytes) : bytes.length) : 0;
       // The coding depends on Accept-Encoding for every answer that has (or, for HEAD and 304, stands for) a body.
       if (answer.status !== 204) out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
@@ -330,18 +332,24 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
         out['content-encoding'] = coding;
         if (out.etag) out.etag = codedEtag(out.etag, coding);
         // A body in pieces is coded as a stream (chunked, no length); a whole one at once, with its length.
-        if (Array.isArray(bytes)) coder = compressStream(coding);
-        else bytes = compressWhole(coding, bytes);
+        if (Array.isArray(bytes)) {
+          delete out['content-length'];
+          if (head) out['transfer-encoding'] = 'chunked';
+          else coder = compressStream(coding);
+        } else {
+          const coded = codedBody(coding, bytes);
+          bytes = coded instanceof Buffer ? coded : await coded;
+        }
       }
-      // A HEAD answer carries the GET body's length, which the app set; only a bodiless answer of its own is 0.
-      if (coder) delete out['content-length'];
-      else if (bytes) out['content-length'] = String(Array.isArray(bytes) ? bodyLength(bytes) : bytes.length);
-      else if (answer.status !== 304 && answer.status !== 204 && out['content-length'] === undefined) out['content-length'] = '0';
+      // Only a bodiless answer of the app's own is 0; a body coded as a stream has no length.
+      if (bytes && !(coding && Array.isArray(bytes))) out['content-length'] = String(Array.isArray(bytes) ? bodyLength(bytes) : bytes.length);
+      else if (!bytes && answer.status !== 304 && answer.status !== 204 && out['content-length'] === undefined) out['content-length'] = '0';
       // While shutting down, a keep-alive client is told to go rather than left to send its next request into a
       // connection that is about to close.
       if (closing) out.connection = 'close';
       res.writeHead(answer.status, out);
-      if (coder && Array.isArray(bytes)) await sendCoded(res, coder, bytes);
+      if (head) res.end();
+      else if (coder && Array.isArray(bytes)) await sendCoded(res, coder, bytes);
       else if (Array.isArray(bytes)) {
         // Pieces go out as one gathered write; each is released once the socket has taken it.
         res.cork();

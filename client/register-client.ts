@@ -181,7 +181,11 @@ export function createRegisterClient(opts: RegisterClientOptions) {
     return { ...r, redirect: redirectOf(r.data) };
   }
 
-  const id = (reepId: string) => encodeURIComponent(reepId);
+  const id = (reepId: string) => {
+    // No register ID is a dot segment; a URL would resolve one into another path (`/entities/..` is `/`).
+    if (isDotSegment(reepId)) throw new RangeError(`${JSON.stringify(reepId)} is not a register ID`);
+    return encodeURIComponent(reepId);
+  };
   const entityQuery = (q: EntityQuery = {}): Query => ({ include: q.include?.length ? q.include.join(',') : undefined, lang: q.lang });
 
   /** Pages of a cursor-paged feed, one request each, until `next_cursor` is null. */
@@ -193,6 +197,22 @@ export function createRegisterClient(opts: RegisterClientOptions) {
       if (page.data.next_cursor === null) return;
       cursor = page.data.next_cursor;
     }
+  }
+
+  /** A resolve as the one item of `POST /batch`, answered as GET /resolve would be (see resolve). */
+  async function resolveInBatch(provider: string, externalId: string, q: EntityQuery & { namespace?: string; type?: Schemas['EntityType'] }): Promise<ResolveOutcome> {
+    const item: BatchItem = { type: 'resolve', provider, external_id: externalId, ...(q.namespace ? { namespace: q.namespace } : {}), ...(q.type ? { entity_type: q.type } : {}) };
+    const batch = await client.batch([item], q);
+    const { status, body } = batch.data.results[0] as { status: number; body: unknown };
+    const meta = { ...batch.meta, status };
+    if (status === 409 && isErrorBody(body)) {
+      const ambiguous = body as BodyOf<'resolve', 409>;
+      return { kind: 'ambiguous', candidates: ambiguous.results, error: ambiguous, meta };
+    }
+    if (status !== 200) throw apiError('POST', '/batch', { status, json: body, meta });
+    const entity = (body as BodyOf<'resolve', 200>).results[0];
+    if (!entity) return { kind: 'none', meta };
+    return { kind: 'found', entity, redirect: redirectOf(entity), meta };
   }
 
   const client = {
@@ -216,6 +236,10 @@ export function createRegisterClient(opts: RegisterClientOptions) {
 
     /** A provider's ID: found, none, or ambiguous (409) with every candidate, never thrown. */
     async resolve(provider: string, externalId: string, q: EntityQuery & { namespace?: string; type?: Schemas['EntityType'] } = {}): Promise<ResolveOutcome> {
+      // `.` and `..` cannot travel as path segments: every WHATWG URL parser (fetch's, a browser's) resolves them,
+      // percent-encoded (`%2E%2E`) too, so the request would go to another path with the key. They are asked as the
+      // one item of a batch instead: the same lookup, answer and charge.
+      if (isDotSegment(provider) || isDotSegment(externalId)) return resolveInBatch(provider, externalId, q);
       const path = `/resolve/${encodeURIComponent(provider)}/${encodeURIComponent(externalId)}`;
       const r = await call('GET', path, { ...entityQuery(q), namespace: q.namespace || undefined, type: q.type });
       if (r.status === 409 && isErrorBody(r.json)) {
@@ -313,6 +337,11 @@ function metaOf(res: Response, retries: number): ResultMeta {
 function retryAfterSeconds(value: string | null): number | null {
   if (value === null || !/^[0-9]+$/.test(value.trim())) return null;
   return Number(value.trim());
+}
+
+/** `.` or `..`, which a URL parser resolves as a path segment, plain or percent-encoded. */
+function isDotSegment(segment: string): boolean {
+  return segment === '.' || segment === '..';
 }
 
 function isErrorBody(v: unknown): v is ErrorBody {

@@ -13,6 +13,7 @@ import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
 
 let world: World;
@@ -288,6 +289,50 @@ describe('429 and Retry-After', () => {
     const impatient = createRegisterClient({ baseUrl: `${limited.url}/api/v1`, key: slowKey, fetch: fetched, sleep, maxRetryAfterSeconds: 0 });
     await expect(impatient.entity(ID.arsenal)).rejects.toMatchObject({ status: 429, meta: { retries: 0 } });
     expect(waits).toEqual([1000, 1000]);
+  });
+});
+
+describe('external IDs that are dot segments', () => {
+  // A URL parser resolves `.` and `..` path segments, percent-encoded ones too, so GET /resolve/p/.. would ask for
+  // another path with the key: the client asks them as a one-item batch. A release of its own holds such IDs.
+  const [ONE, TWO] = ['rt0000000000d001', 'rt0000000000d002'];
+  let dots: Runtime;
+  let dotClient: RegisterClient;
+  let dir: string;
+  const seen = validatingFetch();
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ir-client-dots-'));
+    const entities = [ONE, TWO].map((id, i) => [id, 'team', 'active', `Dots ${i + 1} F.C.`, '', '', '', '', '']);
+    const bridges = [['transfermarkt', 'verein', '.', ONE, ''], ['transfermarkt', 'verein', '..', ONE, ''], ['transfermarkt', 'verein', '..', TWO, '']];
+    writeHandRelease(join(dir, 'releases'), '20261101T000000Z', { entities, bridges }, { gzip: true });
+    await compileAll({ releases: join(dir, 'releases'), dist: join(dir, 'dist'), progress: false });
+    const file = join(dir, 'keys.json');
+    const key = (await addKey({ file, name: 'dots', quota: 1000, rate: 1000, provider: 'opta' })).key;
+    dots = await startRuntime({ dist: join(dir, 'dist'), keys: file, state: 'memory:', port: 0, pages: null });
+    dotClient = createRegisterClient({ baseUrl: `${dots.url}/api/v1`, key, fetch: seen });
+  });
+  afterAll(async () => {
+    await dots?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('resolves `.` (found) and `..` (ambiguous, every candidate), one lookup each, as a one-item batch', async () => {
+    const before = (await dotClient.key()).data.key.credits_remaining!;
+    const one = await dotClient.resolve('transfermarkt', '.', { namespace: 'verein' });
+    expect(one.kind === 'found' && one.entity.reep_id).toBe(ONE);
+    expect([one.meta.status, one.meta.creditsRemaining]).toEqual([200, before - 1]);
+    const two = await dotClient.resolve('transfermarkt', '..', { namespace: 'verein' });
+    expect(two.kind === 'ambiguous' && two.candidates.map((c) => c.reep_id).sort()).toEqual([ONE, TWO]);
+    expect([two.meta.status, two.meta.creditsRemaining]).toEqual([409, before - 2]);
+    expect((await dotClient.resolve('transfermarkt', '..', { namespace: 'nothing' })).kind).toBe('none');
+  });
+
+  it('a `..` provider is refused as unknown (never GET /notices with the key); a `..` register ID is refused before anything is sent', async () => {
+    const from = seen.seen.length;
+    await expect(dotClient.resolve('..', 'notices')).rejects.toMatchObject({ status: 400, code: 'unknown_provider' });
+    expect(() => dotClient.entity('..')).toThrow(RangeError);
+    expect(() => dotClient.bridges('.')).toThrow(RangeError);
+    expect(seen.seen.slice(from).map((s) => `${s.method} ${s.path}`)).toEqual(['POST /api/v1/batch']);
   });
 });
 

@@ -1,6 +1,7 @@
 // A typed client of the register's read API that knows the contract's rules: 429 retried after Retry-After (bounded),
-// redirects surfaced, 409 candidates as data, batches split within the caps, paged feeds as async iterators, and the
-// stamp, credits and key-expiry headers on every result. Web-standard fetch only, so it runs in Node 20 and browsers.
+// merged IDs' redirects surfaced, HTTP redirects refused, 409 candidates as data, batches split within the caps,
+// paged feeds as async iterators, and the stamp, credits and key-expiry headers on every result. Web-standard fetch
+// only, so it runs in Node 20 and browsers.
 import type { components, operations } from './openapi-types.ts';
 
 type Schemas = components['schemas'];
@@ -95,6 +96,21 @@ export class RegisterApiError extends Error {
   }
 }
 
+/**
+ * A redirect answered instead of the register's answer, which the client does not follow (see call). `status` is 0
+ * and `location` null in a browser, which hides both from a script.
+ */
+export class RegisterRedirectError extends Error {
+  readonly status: number;
+  readonly location: string | null;
+  constructor(method: string, path: string, status: number, location: string | null) {
+    super(`${method} ${path}: redirected${status ? ` (${status})` : ''}${location ? ` to ${location}` : ''}; the register answers in place, so the client follows no redirect`);
+    this.name = 'RegisterRedirectError';
+    this.status = status;
+    this.location = location;
+  }
+}
+
 /** A batch split into requests: every item's result in request order, and each request's headers. */
 export interface BatchAllResult {
   results: BatchResult[];
@@ -142,7 +158,14 @@ export function createRegisterClient(opts: RegisterClientOptions) {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const payload = body === undefined ? undefined : JSON.stringify(body);
     for (let retries = 0; ; retries++) {
-      const res = await doFetch(url, { method, headers, body: payload });
+      // Redirects are not followed: the API answers in place (a merged ID names its survivor in the body), so one
+      // comes from something in front of it, and following it would send the key, and a batch's body, to wherever
+      // it points and return that host's answer as the register's.
+      const res = await doFetch(url, { method, headers, body: payload, redirect: 'manual' });
+      if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400 && res.status !== 304)) {
+        void res.body?.cancel();
+        throw new RegisterRedirectError(method, path, res.status, res.headers.get('location'));
+      }
       const text = await res.text();
       const meta = metaOf(res, retries);
       if (res.status === 429 && retries < maxRetries) {

@@ -1,13 +1,15 @@
 // The typed client against the real server over HTTP: every endpoint, and each contract rule it knows (429 retried
-// after Retry-After within bounds, redirects surfaced, 409 candidates as data, batches split within the caps and
-// charged exactly, paged feeds as async iterators, headers on every result). Every response is checked against the
-// OpenAPI document on the way in.
+// after Retry-After within bounds, merged IDs' redirects surfaced, HTTP redirects refused, 409 candidates as data,
+// batches split within the caps and charged exactly, paged feeds as async iterators, headers on every result). Every
+// response from the register is checked against the OpenAPI document on the way in.
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE, createRegisterClient, RegisterApiError, splitBatch, type BatchItem, type RegisterClient } from 'identity-register/client';
+import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE, createRegisterClient, RegisterApiError, RegisterRedirectError, splitBatch, type BatchItem, type RegisterClient } from 'identity-register/client';
 import { compileAll } from '../../compiler/compile.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
@@ -333,6 +335,44 @@ describe('external IDs that are dot segments', () => {
     expect(() => dotClient.entity('..')).toThrow(RangeError);
     expect(() => dotClient.bridges('.')).toThrow(RangeError);
     expect(seen.seen.slice(from).map((s) => `${s.method} ${s.path}`)).toEqual(['POST /api/v1/batch']);
+  });
+});
+
+describe('HTTP redirects', () => {
+  it('follows none (301, 302, 303, 307, 308 to another port): an error naming it, and nothing, batch body included, reaches the other host', async () => {
+    // Two plain servers, not the register: one that redirects everything to the other, which records what reaches it.
+    const reached: string[] = [];
+    const other = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        reached.push(`${req.method} ${req.url} ${body}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"results":[],"count":0}');
+      });
+    });
+    let status = 0;
+    const redirector = createServer((req, res) => {
+      req.resume();
+      res.writeHead(status, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}${req.url}` }).end();
+    });
+    await Promise.all([other, redirector].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    try {
+      const c = createRegisterClient({ baseUrl: `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/api/v1`, key: keys.partner });
+      for (const s of [301, 302, 303, 307, 308]) {
+        status = s;
+        const location = expect.stringMatching(/^http:\/\/127\.0\.0\.1:[0-9]+\/api\/v1\/(key|batch)$/);
+        await expect(c.key(), String(s)).rejects.toMatchObject({ name: 'RegisterRedirectError', status: s, location });
+        const batch = c.batch([{ type: 'entity', id: ID.arsenal }]).catch((e: unknown) => e);
+        expect(await batch, String(s)).toBeInstanceOf(RegisterRedirectError);
+        expect(await batch, String(s)).toMatchObject({ status: s, location });
+      }
+      expect(reached).toEqual([]);
+    } finally {
+      redirector.close();
+      other.close();
+      redirector.closeAllConnections();
+      other.closeAllConnections();
+    }
   });
 });
 

@@ -166,7 +166,11 @@ interface Exchange {
   res: ServerResponse;
   /** Settles true once the whole answer is handed to the socket, false if the socket closes before that. */
   delivered: Promise<boolean>;
+  settle(ok: boolean): void;
 }
+
+/** Sockets already being refused: the parser reports every later chunk of a broken stream too. */
+const refused = new WeakSet<Socket>();
 
 /**
  * Writes `text` (a whole response) on `socket` and closes it once written, after every answer to a request read
@@ -176,7 +180,6 @@ interface Exchange {
  * an answer that never went out is then given back (see handle).
  */
 function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: string, waitMs: number): void {
-  // The parser reports every later chunk of a broken stream too; the first report decides.
   if (refused.has(socket)) return;
   refused.add(socket);
   const write = (): void => {
@@ -192,7 +195,6 @@ function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: st
     write();
   });
 }
-const refused = new WeakSet<Socket>();
 
 /**
  * Settles once the event loop reaches its check phase (setImmediate), the same promise for every caller of one
@@ -254,25 +256,28 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       exchangesOn.set(socket, set);
       // Answers still queued behind others when the connection ends never go out: one listener settles them all.
       socket.once('close', () => {
-        for (const x of set) settleOf.get(x)?.(false);
+        for (const x of set) x.settle(false);
       });
     }
-    let settle!: (ok: boolean) => void;
-    const x: Exchange = { req, res, delivered: new Promise<boolean>((resolve) => (settle = resolve)) };
     const live = exchanges;
-    settleOf.set(x, (ok) => {
-      live.delete(x);
-      settle(ok);
-    });
+    let resolve!: (ok: boolean) => void;
+    const x: Exchange = {
+      req,
+      res,
+      delivered: new Promise<boolean>((r) => (resolve = r)),
+      settle(ok) {
+        live.delete(x);
+        resolve(ok);
+      },
+    };
     live.add(x);
     // 'finish': the last byte is handed to the socket (a pipelined answer waits its turn in Node's queue first).
-    res.once('finish', () => settleOf.get(x)?.(true));
+    res.once('finish', () => x.settle(true));
     const done = handle(req, res, x.delivered);
     inFlight.add(done);
     await done;
     inFlight.delete(done);
   });
-  const settleOf = new WeakMap<Exchange, (ok: boolean) => void>();
   server.headersTimeout = headersTimeout;
   server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = 5_000;

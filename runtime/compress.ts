@@ -63,7 +63,7 @@ export function chooseCoding(acceptEncoding: string | null): Coding | null {
 export const wholeBodiesCoded: Record<Coding, number> = { br: 0, gzip: 0 };
 
 /** A whole body, coded. */
-export function compressWhole(coding: Coding, body: Uint8Array): Buffer {
+function compressWhole(coding: Coding, body: Uint8Array): Buffer {
   wholeBodiesCoded[coding]++;
   return coding === 'br' ? brotliCompressSync(body, brotliOptions(body.length)) : gzipSync(body, { level: GZIP_LEVEL });
 }
@@ -80,19 +80,17 @@ const keptForms = new WeakMap<Uint8Array, Partial<Record<Coding, Promise<Buffer>
  */
 export function codedBody(coding: Coding, body: Uint8Array): Buffer | Promise<Buffer> {
   if (!isKept(body)) return compressWhole(coding, body);
-  let forms = keptForms.get(body);
-  if (!forms) keptForms.set(body, (forms = {}));
-  let form = forms[coding];
-  if (!form) {
-    wholeBodiesCoded[coding]++;
-    const made = coding === 'br' ? brotliAsync(body, brotliOptions(body.length)) : gzipAsync(body, { level: GZIP_LEVEL });
-    // A failed coding (memory) is not kept: the next request tries again.
-    form = forms[coding] = made.catch((e: unknown) => {
-      delete forms![coding];
-      throw e;
-    });
-  }
-  return form;
+  const forms = keptForms.get(body) ?? {};
+  keptForms.set(body, forms);
+  const kept = forms[coding];
+  if (kept) return kept;
+  wholeBodiesCoded[coding]++;
+  const made = coding === 'br' ? brotliAsync(body, brotliOptions(body.length)) : gzipAsync(body, { level: GZIP_LEVEL });
+  // A failed coding (memory) is not kept: the next request tries again.
+  return (forms[coding] = made.catch((e: unknown) => {
+    delete forms[coding];
+    throw e;
+  }));
 }
 
 /**

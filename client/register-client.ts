@@ -1,6 +1,7 @@
 // A typed client of the register's read API that knows the contract's rules: 429 retried after Retry-After (bounded),
-// redirects surfaced, 409 candidates as data, batches split within the caps, paged feeds as async iterators, and the
-// stamp, credits and key-expiry headers on every result. Web-standard fetch only, so it runs in Node 20 and browsers.
+// merged IDs' redirects surfaced, HTTP redirects refused, 409 candidates as data, batches split within the caps,
+// paged feeds as async iterators, and the stamp, credits and key-expiry headers on every result. Web-standard fetch
+// only, so it runs in Node 20 and browsers.
 import type { components, operations } from './openapi-types.ts';
 
 type Schemas = components['schemas'];
@@ -95,6 +96,21 @@ export class RegisterApiError extends Error {
   }
 }
 
+/**
+ * A redirect answered instead of the register's answer, which the client does not follow (see call). `status` is 0
+ * and `location` null in a browser, which hides both from a script.
+ */
+export class RegisterRedirectError extends Error {
+  readonly status: number;
+  readonly location: string | null;
+  constructor(method: string, path: string, status: number, location: string | null) {
+    super(`${method} ${path}: redirected${status ? ` (${status})` : ''}${location ? ` to ${location}` : ''}; the register answers in place, so the client follows no redirect`);
+    this.name = 'RegisterRedirectError';
+    this.status = status;
+    this.location = location;
+  }
+}
+
 /** A batch split into requests: every item's result in request order, and each request's headers. */
 export interface BatchAllResult {
   results: BatchResult[];
@@ -142,7 +158,14 @@ export function createRegisterClient(opts: RegisterClientOptions) {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const payload = body === undefined ? undefined : JSON.stringify(body);
     for (let retries = 0; ; retries++) {
-      const res = await doFetch(url, { method, headers, body: payload });
+      // Redirects are not followed: the API answers in place (a merged ID names its survivor in the body), so one
+      // comes from something in front of it, and following it would send the key, and a batch's body, to wherever
+      // it points and return that host's answer as the register's.
+      const res = await doFetch(url, { method, headers, body: payload, redirect: 'manual' });
+      if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400 && res.status !== 304)) {
+        void res.body?.cancel();
+        throw new RegisterRedirectError(method, path, res.status, res.headers.get('location'));
+      }
       const text = await res.text();
       const meta = metaOf(res, retries);
       if (res.status === 429 && retries < maxRetries) {
@@ -181,7 +204,11 @@ export function createRegisterClient(opts: RegisterClientOptions) {
     return { ...r, redirect: redirectOf(r.data) };
   }
 
-  const id = (reepId: string) => encodeURIComponent(reepId);
+  const id = (reepId: string) => {
+    // No register ID is a dot segment; a URL would resolve one into another path (`/entities/..` is `/`).
+    if (isDotSegment(reepId)) throw new RangeError(`${JSON.stringify(reepId)} is not a register ID`);
+    return encodeURIComponent(reepId);
+  };
   const entityQuery = (q: EntityQuery = {}): Query => ({ include: q.include?.length ? q.include.join(',') : undefined, lang: q.lang });
 
   /** Pages of a cursor-paged feed, one request each, until `next_cursor` is null. */
@@ -193,6 +220,22 @@ export function createRegisterClient(opts: RegisterClientOptions) {
       if (page.data.next_cursor === null) return;
       cursor = page.data.next_cursor;
     }
+  }
+
+  /** A resolve as the one item of `POST /batch`, answered as GET /resolve would be (see resolve). */
+  async function resolveInBatch(provider: string, externalId: string, q: EntityQuery & { namespace?: string; type?: Schemas['EntityType'] }): Promise<ResolveOutcome> {
+    const item: BatchItem = { type: 'resolve', provider, external_id: externalId, ...(q.namespace ? { namespace: q.namespace } : {}), ...(q.type ? { entity_type: q.type } : {}) };
+    const batch = await client.batch([item], q);
+    const { status, body } = batch.data.results[0] as { status: number; body: unknown };
+    const meta = { ...batch.meta, status };
+    if (status === 409 && isErrorBody(body)) {
+      const ambiguous = body as BodyOf<'resolve', 409>;
+      return { kind: 'ambiguous', candidates: ambiguous.results, error: ambiguous, meta };
+    }
+    if (status !== 200) throw apiError('POST', '/batch', { status, json: body, meta });
+    const entity = (body as BodyOf<'resolve', 200>).results[0];
+    if (!entity) return { kind: 'none', meta };
+    return { kind: 'found', entity, redirect: redirectOf(entity), meta };
   }
 
   const client = {
@@ -216,6 +259,10 @@ export function createRegisterClient(opts: RegisterClientOptions) {
 
     /** A provider's ID: found, none, or ambiguous (409) with every candidate, never thrown. */
     async resolve(provider: string, externalId: string, q: EntityQuery & { namespace?: string; type?: Schemas['EntityType'] } = {}): Promise<ResolveOutcome> {
+      // `.` and `..` cannot travel as path segments: every WHATWG URL parser (fetch's, a browser's) resolves them,
+      // percent-encoded (`%2E%2E`) too, so the request would go to another path with the key. They are asked as the
+      // one item of a batch instead: the same lookup, answer and charge.
+      if (isDotSegment(provider) || isDotSegment(externalId)) return resolveInBatch(provider, externalId, q);
       const path = `/resolve/${encodeURIComponent(provider)}/${encodeURIComponent(externalId)}`;
       const r = await call('GET', path, { ...entityQuery(q), namespace: q.namespace || undefined, type: q.type });
       if (r.status === 409 && isErrorBody(r.json)) {
@@ -313,6 +360,11 @@ function metaOf(res: Response, retries: number): ResultMeta {
 function retryAfterSeconds(value: string | null): number | null {
   if (value === null || !/^[0-9]+$/.test(value.trim())) return null;
   return Number(value.trim());
+}
+
+/** `.` or `..`, which a URL parser resolves as a path segment, plain or percent-encoded. */
+function isDotSegment(segment: string): boolean {
+  return segment === '.' || segment === '..';
 }
 
 function isErrorBody(v: unknown): v is ErrorBody {

@@ -54,6 +54,16 @@ export interface Answer {
   /** For the access log and metrics, never sent: the authenticated key's ID and the matched route template. */
   keyId?: string | null;
   route?: string | null;
+  /**
+   * Present when this answer charged lookups: gives them back, at most once. For an adapter that could not deliver
+   * the answer (its client closed the connection first): nobody pays for an answer they did not get.
+   */
+  giveBack?: () => Promise<void>;
+  /**
+   * A HEAD answer's untransmitted body: what the GET would send. An adapter that codes bodies needs it to state the
+   * GET's headers exactly (its Content-Encoding, coded ETag and coded length).
+   */
+  omitted?: Exclude<Body, null>;
 }
 
 /** What the rate-limit and credit headers of a costing answer are made from (see finish). */
@@ -226,7 +236,7 @@ export function createApp(opts: AppOptions): App {
           if (matchesEtag(request.headers.get('if-none-match'), etag)) reply = { status: 304, body: null, headers: reply.headers };
         }
       }
-      return finish(reply, headers, costing && key ? { key, now, credits } : null, head);
+      return undeliverable(finish(reply, headers, costing && key ? { key, now, credits } : null, head));
     } catch (e) {
       const err = failure(e);
       if (err.status >= 500 && charged > 0) {
@@ -237,7 +247,21 @@ export function createApp(opts: AppOptions): App {
       if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
       // A tombstone stub is the release's answer, cached like a 200 (ApiError.stub); any other error is not kept.
       if (err.status >= 400 && err.stub === undefined) headers['cache-control'] = 'no-store';
-      return finish({ status: err.status, body: err.body(), headers: err.headers }, headers, costing && key ? { key, now, credits } : null, head);
+      return undeliverable(finish({ status: err.status, body: err.body(), headers: err.headers }, headers, costing && key ? { key, now, credits } : null, head));
+    }
+
+    /** `a`, able to give back what this request still holds charged, should it never reach the client. */
+    function undeliverable(a: Answer): Answer {
+      if (charged > 0 && key) {
+        const [k, p, cost] = [key, period, charged];
+        let given = false;
+        a.giveBack = async () => {
+          if (given) return;
+          given = true;
+          await giveBack(k, p, cost, null);
+        };
+      }
+      return a;
     }
   }
 
@@ -277,12 +301,20 @@ function finish(reply: Reply, base: Record<string, string>, meter: Meter | null,
     delete headers['content-type'];
     return { status: reply.status, headers, body: null };
   }
-  // HEAD answers what GET would, headers included: the body's type and length, without the body.
-  if (head) {
-    headers['content-length'] = String(bodyLength(reply.body));
-    return { status: reply.status, headers, body: null };
-  }
-  return { status: reply.status, headers, body: reply.body };
+  const answer = { status: reply.status, headers, body: reply.body };
+  return head ? headOf(answer) : answer;
+}
+
+/**
+ * `a` as the answer to a HEAD: what GET would answer, headers included (the body's type and length), without the
+ * body, which is kept aside as `omitted` for an adapter that codes bodies.
+ */
+export function headOf(a: Answer): Answer {
+  if (a.body === null) return a;
+  a.headers['content-length'] = String(bodyLength(a.body));
+  a.omitted = a.body;
+  a.body = null;
+  return a;
 }
 
 async function safeRemaining(store: StateStore, key: KeyRecord, clock: Clock): Promise<number | null> {

@@ -1,6 +1,8 @@
 // Content coding for the Node adapter: which coding a request accepts, the fixed-level gzip and brotli it is
 // written with, and how a coded answer's ETag is told apart from the identity one.
-import { brotliCompressSync, constants, createBrotliCompress, createGzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, brotliCompressSync, constants, createBrotliCompress, createGzip, gzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
+import { isKept } from './kept-bytes.ts';
 
 export type Coding = 'br' | 'gzip';
 
@@ -57,9 +59,38 @@ export function chooseCoding(acceptEncoding: string | null): Coding | null {
   return null;
 }
 
+/** Whole bodies coded so far in this process, by coding: what shows that a kept body is coded once. */
+export const wholeBodiesCoded: Record<Coding, number> = { br: 0, gzip: 0 };
+
 /** A whole body, coded. */
-export function compressWhole(coding: Coding, body: Uint8Array): Buffer {
+function compressWhole(coding: Coding, body: Uint8Array): Buffer {
+  wholeBodiesCoded[coding]++;
   return coding === 'br' ? brotliCompressSync(body, brotliOptions(body.length)) : gzipSync(body, { level: GZIP_LEVEL });
+}
+
+const brotliAsync = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+/** Coded forms of kept bodies (kept-bytes.ts), each made once and kept as long as its body. */
+const keptForms = new WeakMap<Uint8Array, Partial<Record<Coding, Promise<Buffer>>>>();
+
+/**
+ * A whole body, coded: a kept body (a page asset, the OpenAPI document) once per coding, on zlib's thread pool rather
+ * than the event loop (the Swagger UI bundle is 1.7 MB), and the same coded bytes every time after; any other body
+ * at once, as the answer it belongs to is made once.
+ */
+export function codedBody(coding: Coding, body: Uint8Array): Buffer | Promise<Buffer> {
+  if (!isKept(body)) return compressWhole(coding, body);
+  const forms = keptForms.get(body) ?? {};
+  keptForms.set(body, forms);
+  const kept = forms[coding];
+  if (kept) return kept;
+  wholeBodiesCoded[coding]++;
+  const made = coding === 'br' ? brotliAsync(body, brotliOptions(body.length)) : gzipAsync(body, { level: GZIP_LEVEL });
+  // A failed coding (memory) is not kept: the next request tries again.
+  return (forms[coding] = made.catch((e: unknown) => {
+    delete forms[coding];
+    throw e;
+  }));
 }
 
 /**

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { ApiError } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
-import { chooseCoding, codedEtag, compressStream, compressWhole, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
+import { chooseCoding, codedBody, codedEtag, compressStream, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
 
 /** A header Node may hand over as a list, as one value. */
 function single(v: string | string[] | undefined): string | null {
@@ -65,6 +65,9 @@ export interface RunningServer {
   /** Stops accepting, lets in-flight requests finish (within shutdownGraceMs), then resolves. */
   close(): Promise<void>;
 }
+
+/** Header fields a request may carry (Host and Authorization among them); more is 431, never a field dropped. */
+export const MAX_HEADER_FIELDS = 100;
 
 /** What is left of an over-cap body is read and thrown away up to this much, so the client gets to read the 413. */
 const DRAIN_BYTES = 16 * 1024 * 1024;
@@ -161,24 +164,36 @@ const CONNECT_REFUSED = rawRefusal(
 interface Exchange {
   req: IncomingMessage;
   res: ServerResponse;
-  done: Promise<void>;
+  /** Settles true once the whole answer is handed to the socket, false if the socket closes before that. */
+  delivered: Promise<boolean>;
+  settle(ok: boolean): void;
 }
 
+/** Sockets already being refused: the parser reports every later chunk of a broken stream too. */
+const refused = new WeakSet<Socket>();
+
 /**
- * Writes `text` (a whole response) on `socket` and closes it once written, without corrupting an answer already on
- * the wire: after every answer still being made on it (a pipelined request before the broken one), at once when
- * the failing request is the one still being read (its body timed out), and not at all when an answer is half
- * written (nothing valid can follow it).
+ * Writes `text` (a whole response) on `socket` and closes it once written, after every answer to a request read
+ * before the broken one (pipelined ahead of it) has gone out whole: a client is answered every good request it
+ * sent, and the refusal never cuts into an answer. The request still being read when it failed (its body timed
+ * out) gets no answer but this one. Past `waitMs` of waiting (a client that does not read), the connection is cut;
+ * an answer that never went out is then given back (see handle).
  */
-function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: string): void {
+function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: string, waitMs: number): void {
+  if (refused.has(socket)) return;
+  refused.add(socket);
   const write = (): void => {
     if (!socket.writable || socket.destroyed) return void socket.destroy();
     socket.end(text, () => socket.destroy());
   };
-  const live = exchanges ? [...exchanges] : [];
-  if (live.some((x) => x.res.headersSent && !x.res.writableFinished)) return void socket.destroy();
-  if (live.length === 0 || live.some((x) => !x.req.complete)) return write();
-  void Promise.all(live.map((x) => x.done)).then(write);
+  const earlier = exchanges ? [...exchanges].filter((x) => x.req.complete) : [];
+  if (earlier.length === 0) return write();
+  const cut = setTimeout(() => socket.destroy(), waitMs);
+  cut.unref();
+  void Promise.all(earlier.map((x) => x.delivered)).then(() => {
+    clearTimeout(cut);
+    write();
+  });
 }
 
 /**
@@ -230,37 +245,62 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
   // Node enforces both timeouts only when it sweeps its connections, by default every 30 s: a slow client then
   // held its socket for up to 30 s past the timeout (60 s with the defaults). Sweep often enough to be on time.
   const connectionsCheckingInterval = Math.max(50, Math.min(1000, Math.floor(Math.min(headersTimeout, requestTimeout) / 5)));
-  // The answers being made on each socket, so a refusal written straight to the socket never cuts into one.
+  // The answers on each socket not delivered yet, so a refusal written straight to the socket waits for them.
   const exchangesOn = new WeakMap<Socket, Set<Exchange>>();
   // requireHostHeader off: Node's own 400 for a missing Host has no body; handle() answers it with one.
   const server = createServer({ connectionsCheckingInterval, requireHostHeader: false }, async (req: IncomingMessage, res: ServerResponse) => {
-    const done = handle(req, res);
     const socket = req.socket;
     let exchanges = exchangesOn.get(socket);
-    if (!exchanges) exchangesOn.set(socket, (exchanges = new Set()));
-    const x: Exchange = { req, res, done };
-    exchanges.add(x);
+    if (!exchanges) {
+      const set = (exchanges = new Set());
+      exchangesOn.set(socket, set);
+      // Answers still queued behind others when the connection ends never go out: one listener settles them all.
+      socket.once('close', () => {
+        for (const x of set) x.settle(false);
+      });
+    }
+    const live = exchanges;
+    let resolve!: (ok: boolean) => void;
+    const x: Exchange = {
+      req,
+      res,
+      delivered: new Promise<boolean>((r) => (resolve = r)),
+      settle(ok) {
+        live.delete(x);
+        resolve(ok);
+      },
+    };
+    live.add(x);
+    // 'finish': the last byte is handed to the socket (a pipelined answer waits its turn in Node's queue first).
+    res.once('finish', () => x.settle(true));
+    const done = handle(req, res, x.delivered);
     inFlight.add(done);
     await done;
     inFlight.delete(done);
-    exchanges.delete(x);
   });
   server.headersTimeout = headersTimeout;
   server.requestTimeout = requestTimeout;
   server.keepAliveTimeout = 5_000;
-  server.maxHeadersCount = 100;
-  server.on('clientError', (e: NodeJS.ErrnoException, socket: Socket) => refuseOn(socket, exchangesOn.get(socket), clientErrorResponse(e)));
+  // Node drops the header fields past maxHeadersCount without a word, so it is set one past the limit: a request
+  // that reaches it is refused 431 (handle), never read with a header missing.
+  server.maxHeadersCount = MAX_HEADER_FIELDS + 1;
+  server.on('clientError', (e: NodeJS.ErrnoException, socket: Socket) => refuseOn(socket, exchangesOn.get(socket), clientErrorResponse(e), requestTimeout));
   // Without these listeners Node answers an unknown Expect with a bodiless 417 and drops a CONNECT without a word.
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     errorResponse(res, new ApiError(417, 'expectation_failed', 'Only Expect: 100-continue is understood.'));
   });
   server.on('connect', (_req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => {});
-    refuseOn(socket, exchangesOn.get(socket), CONNECT_REFUSED);
+    refuseOn(socket, exchangesOn.get(socket), CONNECT_REFUSED, requestTimeout);
   });
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Answers `req`; `delivered` settles when the answer has gone out or can no longer go out. */
+  async function handle(req: IncomingMessage, res: ServerResponse, delivered: Promise<boolean>): Promise<void> {
     try {
+      if (req.rawHeaders.length / 2 > MAX_HEADER_FIELDS) {
+        errorResponse(res, new ApiError(431, 'headers_too_large', `The request has more than ${MAX_HEADER_FIELDS} header fields.`));
+        return;
+      }
       if (req.httpVersionMajor === 1 && req.httpVersionMinor >= 1 && req.headers.host === undefined) {
         // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without Host.
         errorResponse(res, new ApiError(400, 'bad_request', 'An HTTP/1.1 request needs a Host header.'));
@@ -275,10 +315,18 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
       const request = new NodeRequest(url, req.method ?? 'GET', req, body) as unknown as Request;
       const answer = await app.answer(request);
+      // An answer that charged and never reaches its client (it closed the connection first, or answers queued
+      // behind others were cut) is given back.
+      if (answer.giveBack) {
+        const giveBack = answer.giveBack;
+        void delivered.then((ok) => (ok ? undefined : giveBack()));
+      }
       await endOfTurn();
       const out = answer.headers;
-      const raw = answer.body;
-      let bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+      // A HEAD answer is coded like its GET, headers and all, and then sent without the body.
+      const head = answer.body === null && answer.omitted !== undefined;
+      const raw = answer.body ?? answer.omitted ?? null;
+      let bytes: Uint8Array | Uint8Array[] | null = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
       const size = bytes ? (Array.isArray(bytes) ? bodyLength(bytes) : bytes.length) : 0;
       // The coding depends on Accept-Encoding for every answer that has (or, for HEAD and 304, stands for) a body.
       if (answer.status !== 204) out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
@@ -289,18 +337,24 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
         out['content-encoding'] = coding;
         if (out.etag) out.etag = codedEtag(out.etag, coding);
         // A body in pieces is coded as a stream (chunked, no length); a whole one at once, with its length.
-        if (Array.isArray(bytes)) coder = compressStream(coding);
-        else bytes = compressWhole(coding, bytes);
+        if (Array.isArray(bytes)) {
+          delete out['content-length'];
+          if (head) out['transfer-encoding'] = 'chunked';
+          else coder = compressStream(coding);
+        } else {
+          const coded = codedBody(coding, bytes);
+          bytes = coded instanceof Buffer ? coded : await coded;
+        }
       }
-      // A HEAD answer carries the GET body's length, which the app set; only a bodiless answer of its own is 0.
-      if (coder) delete out['content-length'];
-      else if (bytes) out['content-length'] = String(Array.isArray(bytes) ? bodyLength(bytes) : bytes.length);
-      else if (answer.status !== 304 && answer.status !== 204 && out['content-length'] === undefined) out['content-length'] = '0';
+      // Only a bodiless answer of the app's own is 0; a body coded as a stream has no length.
+      if (bytes && !(coding && Array.isArray(bytes))) out['content-length'] = String(Array.isArray(bytes) ? bodyLength(bytes) : bytes.length);
+      else if (!bytes && answer.status !== 304 && answer.status !== 204 && out['content-length'] === undefined) out['content-length'] = '0';
       // While shutting down, a keep-alive client is told to go rather than left to send its next request into a
       // connection that is about to close.
       if (closing) out.connection = 'close';
       res.writeHead(answer.status, out);
-      if (coder && Array.isArray(bytes)) await sendCoded(res, coder, bytes);
+      if (head) res.end();
+      else if (coder && Array.isArray(bytes)) await sendCoded(res, coder, bytes);
       else if (Array.isArray(bytes)) {
         // Pieces go out as one gathered write; each is released once the socket has taken it.
         res.cork();

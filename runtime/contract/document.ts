@@ -186,7 +186,8 @@ Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
 - **Caching**: documents and per-stamp lookups carry a strong \`ETag\`; a matching \`If-None-Match\` answers 304
   without a body. A costing lookup's 304 is charged like its 200. \`Cache-Control: private\` wherever a key is needed.
 - **Compression**: bodies of 1 KiB or more are sent \`br\` or \`gzip\` (fixed levels, deterministic bytes) as
-  Accept-Encoding allows, with \`Vary: Accept-Encoding\`; never for HEAD or 304.
+  Accept-Encoding allows, with \`Vary: Accept-Encoding\`; never for a 304. A HEAD answer carries its GET's headers
+  exactly: the coding, the coded ETag and the coded length.
 - **Refusals before routing** (not valid HTTP, no \`Host\` on HTTP/1.1, a bad \`Expect\`, \`CONNECT\`, slow or
   oversized headers) carry an Error body too (components/responses/ProtocolRefusal).
 - **x-lookup-cost** on each operation: lookups charged per request (\`per_item\` for the batch).`;

@@ -213,8 +213,9 @@ export const responses: Record<string, Node> = {
   ProtocolRefusal: errorResponse(
     'A request refused before it reaches a route, on any path: not valid HTTP, or an HTTP/1.1 request without ' +
       '`Host` (400 `bad_request`); headers or body too slow (408 `request_timeout`); an `Expect` other than ' +
-      '`100-continue` (417 `expectation_failed`); headers too large (431 `headers_too_large`); `CONNECT` (405 ' +
-      '`method_not_allowed`, with `Allow`). Always with an Error body and `Connection: close`.',
+      '`100-continue` (417 `expectation_failed`); headers over 16 KB or more than 100 header fields (431 ' +
+      '`headers_too_large`); `CONNECT` (405 `method_not_allowed`, with `Allow`). Always with an Error body and ' +
+      '`Connection: close`.',
     [...PROTOCOL_REFUSAL_CODES, 'method_not_allowed'],
     {},
   ),

@@ -4,7 +4,7 @@
 // its metrics.
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../api-error.ts';
-import { bodyLength, toResponse, type Answer, type App } from '../app.ts';
+import { bodyLength, headOf, toResponse, type Answer, type App } from '../app.ts';
 import type { ShardSource, StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
 import type { Logger } from './logger.ts';
@@ -69,7 +69,7 @@ export function withOperations(app: App, opts: OperationsOptions): App {
     const path = pathOf(request.url);
     const ops = (OPERATIONS_PATHS as readonly string[]).includes(path);
     const a = ops ? await operation(path, request.method) : await app.answer(request);
-    if (request.method === 'HEAD' && ops) a.body = null;
+    if (request.method === 'HEAD' && ops) headOf(a);
     const seconds = (performance.now() - t0) / 1000;
     const route = ops ? path : (a.route ?? 'unmatched');
     opts.metrics.request(route, a.status, seconds);

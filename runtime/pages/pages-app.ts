@@ -6,8 +6,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../api-error.ts';
-import { toResponse, type Answer, type App } from '../app.ts';
+import { headOf, toResponse, type Answer, type App } from '../app.ts';
 import { ASSET_NAME, PAGE_CACHE, PAGE_CSP, PAGE_TYPES } from '../contract/document.ts';
+import { keep } from '../kept-bytes.ts';
 import { pathOf } from '../ops/ops-app.ts';
 
 /** Options of withPages. */
@@ -39,7 +40,8 @@ export function withPages(app: App, opts: PagesOptions = {}): App {
       if (!ASSET_NAME.test(name)) throw new ApiError(404, 'not_found', `No page asset is called ${JSON.stringify(name)}.`);
       let bytes = assets.get(name);
       if (!bytes) {
-        bytes = await readPageFile(dir, join('assets', name), true);
+        // Kept (kept-bytes.ts): the adapter codes each asset once per coding, not on every request.
+        bytes = keep(await readPageFile(dir, join('assets', name), true));
         assets.set(name, bytes);
       }
       return answerOf(bytes, name.endsWith('.js') ? PAGE_TYPES.js : PAGE_TYPES.css, PAGE_CACHE.asset);
@@ -60,12 +62,7 @@ export function withPages(app: App, opts: PagesOptions = {}): App {
       a = { status: e.status, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: e.bodyText() };
     }
     a.route = path.startsWith(ASSETS) ? '/assets/{file}' : path;
-    if (request.method === 'HEAD' && a.body !== null) {
-      // HEAD answers what GET would, its length included, without the bytes.
-      a.headers['content-length'] = String(typeof a.body === 'string' ? Buffer.byteLength(a.body) : (a.body as Buffer).length);
-      a.body = null;
-    }
-    return a;
+    return request.method === 'HEAD' ? headOf(a) : a;
   }
 
   return {

@@ -10,6 +10,8 @@ import { ApiError } from '../api-error.ts';
  */
 const HOUR_MS = 3_600_000;
 export const CURSOR_LIFETIME_MS = 24 * HOUR_MS;
+/** How far ahead of this instance's clock another instance's may run and still have its cursors taken. */
+export const CLOCK_SKEW_MS = 5_000;
 /** The longest cursor issued (ordinals and day numbers have few digits; generous), for the page's byte budget. */
 export const MAX_CURSOR_CHARS = 320;
 /** A deployment secret shorter than this is refused: it would be guessable. */
@@ -43,8 +45,10 @@ export class CursorSigner {
     const dot = cursor.indexOf('.');
     if (cursor.length > MAX_CURSOR_CHARS || dot < 0) throw stale('it is not a cursor this API issued');
     const payload = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.sign(payload), 'base64url');
+    // The signature's text as issued, compared whole: decoding it first would accept other spellings of the same
+    // bytes (standard base64, `=` padding, stray characters the decoder skips).
+    const given = Buffer.from(cursor.slice(dot + 1), 'utf8');
+    const expected = Buffer.from(this.sign(payload), 'utf8');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw stale('it is not a cursor this API issued, or it was altered');
     let v: unknown;
     try {
@@ -57,6 +61,9 @@ export class CursorSigner {
     }
     if (v[1] !== generation) throw stale('it belongs to another generation of the match index');
     if (v[2] !== filters) throw stale('it was issued for other filters');
+    // Issued in an hour that has not begun here: signed by a clock far ahead, never by this deployment in
+    // earnest (another instance's clock may run a little ahead, hence the skew).
+    if (v[3] * HOUR_MS > now + CLOCK_SKEW_MS) throw stale('it was issued in the future');
     if (now >= (v[3] + 1) * HOUR_MS + CURSOR_LIFETIME_MS) throw stale('it has expired (cursors live 24 hours)');
     return { day: v[4], ordinal: v[5] };
   }

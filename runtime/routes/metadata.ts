@@ -2,7 +2,7 @@
 // stored bytes) and /openapi.json (the contract this server answers to).
 import { ApiError } from '../api-error.ts';
 import { DOCUMENT_HEADERS, errorResponse, ok, responseRef, STAMP_IF_LOADED, type RouteOperation } from '../contract/http-parts.ts';
-import { openapiJsonText } from '../contract/openapi-json.ts';
+import { openapiJsonBytes } from '../contract/openapi-json.ts';
 import * as S from '../contract/schemas.ts';
 import { documentEtag } from '../response-headers.ts';
 import { defineRoute, type RequestContext, type RouteDef } from '../route.ts';
@@ -113,7 +113,7 @@ export const metadataRoutes: RouteDef[] = [
       responses: { '200': ok('The OpenAPI document.', S.ref(S.OpenApiDocumentBody), STAMP_IF_LOADED) },
     },
     prepare() {
-      return { cost: 0, run: async () => ({ status: 200, body: openapiJsonText() }) };
+      return { cost: 0, run: async () => ({ status: 200, body: openapiJsonBytes() }) };
     },
   }),
 ];

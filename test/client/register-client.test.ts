@@ -1,18 +1,21 @@
 // The typed client against the real server over HTTP: every endpoint, and each contract rule it knows (429 retried
-// after Retry-After within bounds, redirects surfaced, 409 candidates as data, batches split within the caps and
-// charged exactly, paged feeds as async iterators, headers on every result). Every response is checked against the
-// OpenAPI document on the way in.
+// after Retry-After within bounds, merged IDs' redirects surfaced, HTTP redirects refused, 409 candidates as data,
+// batches split within the caps and charged exactly, paged feeds as async iterators, headers on every result). Every
+// response from the register is checked against the OpenAPI document on the way in.
 import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE, createRegisterClient, RegisterApiError, splitBatch, type BatchItem, type RegisterClient } from 'identity-register/client';
+import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE, createRegisterClient, RegisterApiError, RegisterRedirectError, splitBatch, type BatchItem, type RegisterClient } from 'identity-register/client';
 import { compileAll } from '../../compiler/compile.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
 
 let world: World;
@@ -288,6 +291,88 @@ describe('429 and Retry-After', () => {
     const impatient = createRegisterClient({ baseUrl: `${limited.url}/api/v1`, key: slowKey, fetch: fetched, sleep, maxRetryAfterSeconds: 0 });
     await expect(impatient.entity(ID.arsenal)).rejects.toMatchObject({ status: 429, meta: { retries: 0 } });
     expect(waits).toEqual([1000, 1000]);
+  });
+});
+
+describe('external IDs that are dot segments', () => {
+  // A URL parser resolves `.` and `..` path segments, percent-encoded ones too, so GET /resolve/p/.. would ask for
+  // another path with the key: the client asks them as a one-item batch. A release of its own holds such IDs.
+  const [ONE, TWO] = ['rt0000000000d001', 'rt0000000000d002'];
+  let dots: Runtime;
+  let dotClient: RegisterClient;
+  let dir: string;
+  const seen = validatingFetch();
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ir-client-dots-'));
+    const entities = [ONE, TWO].map((id, i) => [id, 'team', 'active', `Dots ${i + 1} F.C.`, '', '', '', '', '']);
+    const bridges = [['transfermarkt', 'verein', '.', ONE, ''], ['transfermarkt', 'verein', '..', ONE, ''], ['transfermarkt', 'verein', '..', TWO, '']];
+    writeHandRelease(join(dir, 'releases'), '20261101T000000Z', { entities, bridges }, { gzip: true });
+    await compileAll({ releases: join(dir, 'releases'), dist: join(dir, 'dist'), progress: false });
+    const file = join(dir, 'keys.json');
+    const key = (await addKey({ file, name: 'dots', quota: 1000, rate: 1000, provider: 'opta' })).key;
+    dots = await startRuntime({ dist: join(dir, 'dist'), keys: file, state: 'memory:', port: 0, pages: null });
+    dotClient = createRegisterClient({ baseUrl: `${dots.url}/api/v1`, key, fetch: seen });
+  });
+  afterAll(async () => {
+    await dots?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('resolves `.` (found) and `..` (ambiguous, every candidate), one lookup each, as a one-item batch', async () => {
+    const before = (await dotClient.key()).data.key.credits_remaining!;
+    const one = await dotClient.resolve('transfermarkt', '.', { namespace: 'verein' });
+    expect(one.kind === 'found' && one.entity.reep_id).toBe(ONE);
+    expect([one.meta.status, one.meta.creditsRemaining]).toEqual([200, before - 1]);
+    const two = await dotClient.resolve('transfermarkt', '..', { namespace: 'verein' });
+    expect(two.kind === 'ambiguous' && two.candidates.map((c) => c.reep_id).sort()).toEqual([ONE, TWO]);
+    expect([two.meta.status, two.meta.creditsRemaining]).toEqual([409, before - 2]);
+    expect((await dotClient.resolve('transfermarkt', '..', { namespace: 'nothing' })).kind).toBe('none');
+  });
+
+  it('a `..` provider is refused as unknown (never GET /notices with the key); a `..` register ID is refused before anything is sent', async () => {
+    const from = seen.seen.length;
+    await expect(dotClient.resolve('..', 'notices')).rejects.toMatchObject({ status: 400, code: 'unknown_provider' });
+    expect(() => dotClient.entity('..')).toThrow(RangeError);
+    expect(() => dotClient.bridges('.')).toThrow(RangeError);
+    expect(seen.seen.slice(from).map((s) => `${s.method} ${s.path}`)).toEqual(['POST /api/v1/batch']);
+  });
+});
+
+describe('HTTP redirects', () => {
+  it('follows none (301, 302, 303, 307, 308 to another port): an error naming it, and nothing, batch body included, reaches the other host', async () => {
+    // Two plain servers, not the register: one that redirects everything to the other, which records what reaches it.
+    const reached: string[] = [];
+    const other = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        reached.push(`${req.method} ${req.url} ${body}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"results":[],"count":0}');
+      });
+    });
+    let status = 0;
+    const redirector = createServer((req, res) => {
+      req.resume();
+      res.writeHead(status, { location: `http://127.0.0.1:${(other.address() as AddressInfo).port}${req.url}` }).end();
+    });
+    await Promise.all([other, redirector].map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+    try {
+      const c = createRegisterClient({ baseUrl: `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/api/v1`, key: keys.partner });
+      for (const s of [301, 302, 303, 307, 308]) {
+        status = s;
+        const location = expect.stringMatching(/^http:\/\/127\.0\.0\.1:[0-9]+\/api\/v1\/(key|batch)$/);
+        await expect(c.key(), String(s)).rejects.toMatchObject({ name: 'RegisterRedirectError', status: s, location });
+        const batch = c.batch([{ type: 'entity', id: ID.arsenal }]).catch((e: unknown) => e);
+        expect(await batch, String(s)).toBeInstanceOf(RegisterRedirectError);
+        expect(await batch, String(s)).toMatchObject({ status: s, location });
+      }
+      expect(reached).toEqual([]);
+    } finally {
+      redirector.close();
+      other.close();
+      redirector.closeAllConnections();
+      other.closeAllConnections();
+    }
   });
 });
 

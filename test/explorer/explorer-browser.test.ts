@@ -166,7 +166,7 @@ describe('explorer on the real v0 data', () => {
 describe('explorer on the two sample releases', () => {
   const api = () => createRegisterClient({ baseUrl: `${sample.url}/api/v1`, key, fetch: validatingFetch() });
 
-  it('a merged ID shows the redirect to its survivor; a tombstoned ID says it is retired', async () => {
+  it('a merged ID shows the redirect to its survivor; a tombstoned ID says it is retired; a resolve link naming `..` stays a resolve', async () => {
     const merged = (await api().changes({ type: 'redirect_changed', limit: 1 })).data.events[0];
     const removed = (await api().changes({ type: 'entity_removed', limit: 1 })).data.events[0];
     expect(merged && removed).toBeTruthy();
@@ -188,6 +188,16 @@ describe('explorer on the two sample releases', () => {
     expect(await w.page.locator('.retired-notice').textContent()).toMatch(/^Retired\. /);
     await screenshot(browser, w.page, 'sample-tombstone');
     await expectAccessible(w, 'a retired ID');
+
+    // A resolve link naming `..`: the browser's URL parser would turn GET /api/v1/resolve/../notices (even spelled
+    // %2E%2E) into GET /api/v1/notices, so the explorer's client asks it as a batch item, and shows the refusal.
+    const from = w.urls.length;
+    await w.page.evaluate(() => (location.hash = '#/resolve?provider=..&id=notices'));
+    await w.page.locator('.notice.error').waitFor();
+    expect(await w.page.locator('.notice.error').textContent()).toContain('400 unknown_provider');
+    const asked = w.urls.slice(from).map((u) => new URL(u).pathname);
+    expect(asked).toContain('/api/v1/batch');
+    expect(asked).not.toContain('/api/v1/notices');
     await w.settle();
     await w.page.context().close();
   });

@@ -25,9 +25,11 @@ export function rawRequest(url: string, opts: { method?: string; headers?: Recor
         const wire = Buffer.concat(chunks);
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-        const coding = headers['content-encoding'];
-        const body = coding === 'br' ? brotliDecompressSync(wire) : coding === 'gzip' ? gunzipSync(wire) : wire;
+        // A HEAD answer states its GET's coding but carries no bytes to decode.
+        const coding = method === 'HEAD' ? undefined : headers['content-encoding'];
+        let body: Buffer;
         try {
+          body = coding === 'br' ? brotliDecompressSync(wire) : coding === 'gzip' ? gunzipSync(wire) : wire;
           validateResponse({ method, path: new URL(url).pathname + new URL(url).search, status: res.statusCode ?? 0, headers, body });
         } catch (e) {
           reject(e);

@@ -4,11 +4,13 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openKeyStore } from '../../runtime/keys/key-store.ts';
-import { listen, type RunningServer } from '../../runtime/node-adapter.ts';
+import { listen, MAX_HEADER_FIELDS, type RunningServer } from '../../runtime/node-adapter.ts';
 import { buildApp } from '../../runtime/server.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createMemoryStore } from '../../runtime/state/memory-store.ts';
 import { validateProtocolRefusal, validateResponse } from '../helpers/openapi-validator.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
 import { ID, STAMPS } from '../fixtures/hand-world.ts';
 import { dribble, parseFirstResponse, rawConnect, steadyClient, type RawConnection, type SteadyStats } from './support/raw-http.ts';
 import { makeFuzzWorld, type FuzzWorld } from './support/reliability-world.ts';
@@ -234,6 +236,20 @@ describe('shutdown with slow clients connected', () => {
   });
 });
 
+/** Every complete response at the start of `raw`, in order. */
+function completeResponses(raw: string): ReturnType<typeof parseFirstResponse>[] {
+  const out: ReturnType<typeof parseFirstResponse>[] = [];
+  while (raw.includes('\r\n\r\n')) {
+    const r = parseFirstResponse(raw);
+    // The raw text is latin1, one character per byte, so the body's end is an index.
+    const end = raw.indexOf('\r\n\r\n') + 4 + Number(r.headers.get('content-length'));
+    if (raw.length < end) break;
+    out.push(r);
+    raw = raw.slice(end);
+  }
+  return out;
+}
+
 describe('broken HTTP', () => {
   /** The one answer a connection gets to `text` before the server closes it. */
   async function refusal(text: string): Promise<ReturnType<typeof parseFirstResponse>> {
@@ -259,6 +275,20 @@ describe('broken HTTP', () => {
     expect((await refusal(`GET /api/v1/meta HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).status).toBe(431);
   });
 
+  it('more header fields than the limit get 431 with an Error body, never an answer with a field dropped', async () => {
+    const fields = (n: number) => Array.from({ length: n }, (_, i) => `X-Filler-${i}: ${i}\r\n`).join('');
+    // Host and Authorization after the fillers: a server that dropped the fields past its count would answer 401.
+    const over = await refusal(`GET /api/v1/key HTTP/1.1\r\n${fields(MAX_HEADER_FIELDS - 1)}Host: x\r\n${auth}\r\n`);
+    expect([over.status, JSON.parse(over.body).error]).toEqual([431, 'headers_too_large']);
+    // Exactly at the limit, every field is read: the key is found.
+    const c = rawConnect(server.port);
+    c.socket.write(`GET /api/v1/key HTTP/1.1\r\n${fields(MAX_HEADER_FIELDS - 3)}Host: x\r\n${auth}Connection: close\r\n\r\n`);
+    await c.closed;
+    const r = parseFirstResponse(c.received());
+    expect(r.status).toBe(200);
+    validateResponse({ method: 'GET', path: '/api/v1/key', status: r.status, headers: r.headers, body: r.body });
+  });
+
   it('an HTTP/1.1 request without Host gets 400 with an Error body (Node would send none)', async () => {
     const r = await refusal(`GET /api/v1/meta HTTP/1.1\r\n${auth}\r\n`);
     expect([r.status, JSON.parse(r.body).message]).toEqual([400, 'An HTTP/1.1 request needs a Host header.']);
@@ -272,6 +302,47 @@ describe('broken HTTP', () => {
     const r = await refusal('CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n');
     expect(r.status).toBe(405);
     expect(r.headers.get('allow')).toBe('GET, HEAD, POST');
+  });
+
+  /** The credits the partner key has left, asked over HTTP (free). */
+  async function creditsLeft(): Promise<number> {
+    const r = await rawRequest(`${server.url}/api/v1/key`, { headers: { authorization: `Bearer ${world.keys.partner}` } });
+    return JSON.parse(r.body.toString('utf8')).key.credits_remaining;
+  }
+
+  const LOOKUPS = [ID.palmer, ID.arsenal, ID.chelsea, ID.match, ID.palmer].map((id) => `/api/v1/entities/${id}`);
+  const BROKEN: [string, string, number][] = [
+    ['a malformed request', 'NOT HTTP AT ALL\r\n\r\n', 400],
+    ['one with 17 KB of headers', `GET /api/v1/meta HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431],
+  ];
+  for (const [what, broken, status] of BROKEN) {
+    it(`five lookups pipelined before ${what}: five answers, then the ${status}, and exactly five lookups charged`, async () => {
+      const before = await creditsLeft();
+      const c = rawConnect(server.port);
+      c.socket.write(LOOKUPS.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n${auth}\r\n`).join('') + broken);
+      await c.closed;
+      const got = completeResponses(c.received());
+      expect(got.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, status]);
+      got.slice(0, 5).forEach((r, i) => {
+        validateResponse({ method: 'GET', path: LOOKUPS[i], status: r.status, headers: r.headers, body: r.body });
+        expect(JSON.parse(r.body).reep_id).toBe(LOOKUPS[i].split('/').pop());
+      });
+      validateProtocolRefusal(got[5]);
+      expect(before - (await creditsLeft())).toBe(5);
+    });
+  }
+
+  it('lookups whose answers never reach the client (it closed the connection while they waited their turn) are given back', async () => {
+    const before = await creditsLeft();
+    const c = rawConnect(server.port);
+    // A client that reads nothing, asking for ~14 MB of free answers: more than the kernel buffers between the two
+    // hold (a few MB on loopback), so the lookups behind them are read and charged while their answers wait.
+    c.socket.pause();
+    const big = 'GET /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(100);
+    c.socket.write(big + LOOKUPS.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n${auth}\r\n`).join(''));
+    await eventually('the five lookups charged', async () => (await creditsLeft()) === before - 5);
+    c.socket.destroy();
+    await eventually('the five lookups given back', async () => (await creditsLeft()) === before);
   });
 
   it('garbage pipelined after a good request: the good answer first, whole, then the 400 with its body', async () => {
@@ -291,20 +362,6 @@ describe('broken HTTP', () => {
 });
 
 describe('pipelining', () => {
-  /** Every complete response at the start of `raw`, in order. */
-  function completeResponses(raw: string): ReturnType<typeof parseFirstResponse>[] {
-    const out: ReturnType<typeof parseFirstResponse>[] = [];
-    while (raw.includes('\r\n\r\n')) {
-      const r = parseFirstResponse(raw);
-      // The raw text is latin1, one character per byte, so the body's end is an index.
-      const end = raw.indexOf('\r\n\r\n') + 4 + Number(r.headers.get('content-length'));
-      if (raw.length < end) break;
-      out.push(r);
-      raw = raw.slice(end);
-    }
-    return out;
-  }
-
   it('answers requests pipelined on one connection in their order, each whole, though answers wait for the end of the turn', async () => {
     // The adapter writes answers at the end of the event loop's turn, all together: on one connection they must
     // still go out in request order, with the right body under each head.

@@ -1,11 +1,15 @@
 // HEAD is a GET without a body, on every GET path: the same status and headers (Content-Length the GET body's),
 // charged and rate-limited like the GET on a costing path (so it is no free existence oracle), and a HEAD of
-// /notices marks nothing seen.
+// /notices marks nothing seen. With Accept-Encoding, the coded GET's headers: the pages, their assets and
+// /healthz too.
+import { request } from 'node:http';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { validatePageResponse, validateResponse } from '../helpers/openapi-validator.ts';
 import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 
 let world: World;
@@ -42,6 +46,36 @@ const headersOf = (h: Headers) => {
   return out.sort();
 };
 const credits = (h: Headers) => Number(h.get('x-register-credits-remaining'));
+const sortedHeaders = (h: Record<string, string>) => Object.entries(h).filter(([k]) => !SKIP_HEADERS.has(k)).sort();
+
+/** One request over node:http, the body kept as it came off the wire (fetch would decode it), validated by family. */
+function wire(url: string, method: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        const h: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
+        const { pathname, search } = new URL(url);
+        try {
+          const coding = method === 'HEAD' ? undefined : h['content-encoding'];
+          const body = coding === 'br' ? brotliDecompressSync(bytes) : coding === 'gzip' ? gunzipSync(bytes) : bytes;
+          const sample = { method, path: pathname + search, status: res.statusCode ?? 0, headers: h, body };
+          if (pathname.startsWith('/api/')) validateResponse(sample);
+          else if (pathname !== '/healthz') validatePageResponse(sample);
+        } catch (e) {
+          return reject(e);
+        }
+        resolve({ status: res.statusCode ?? 0, headers: h, bytes });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('HEAD', () => {
   it('answers every GET path with the GET status and headers, Content-Length the GET body length, and no body', async () => {
@@ -56,6 +90,27 @@ describe('HEAD', () => {
       expect(headersOf(head.headers), path).toEqual(headersOf(get.headers));
       expect(head.headers.get('content-length'), path).toBe(String(Buffer.byteLength(get.text)));
     }
+  });
+
+  it('with Accept-Encoding br or gzip, carries exactly the coded GET headers (coding, coded ETag, coded length) on every path family', async () => {
+    const html = (await wire(`${rt.url}/`, 'GET', {})).bytes.toString('utf8');
+    const assets = [...html.matchAll(/"(\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    const urls = [...PATHS.map((p) => `${rt.url}/api/v1${p}`), `${rt.url}/`, `${rt.url}/docs`, ...assets.map((a) => rt.url + a), `${rt.url}/healthz`];
+    const coded = new Set<string>();
+    for (const coding of ['br', 'gzip']) {
+      for (const url of urls) {
+        const headers = { authorization: `Bearer ${partner}`, 'accept-encoding': coding };
+        const get = await wire(url, 'GET', headers);
+        const head = await wire(url, 'HEAD', headers);
+        expect(head.status, url).toBe(get.status);
+        expect(head.bytes.length, url).toBe(0);
+        expect(sortedHeaders(head.headers), `${coding} ${url}`).toEqual(sortedHeaders(get.headers));
+        if (get.headers['content-encoding'] === coding) coded.add(new URL(url).pathname);
+      }
+    }
+    // Not vacuous: each family had answers large enough to be coded.
+    for (const path of ['/api/v1/openapi.json', `/api/v1/entities/${ID.arsenal}`, ...assets]) expect(coded, path).toContain(path);
   });
 
   it('costs what the GET costs, and shows the credits after it', async () => {

@@ -299,12 +299,29 @@ describe('GET /matches', () => {
     await stale(`/matches?team=${team}&from=1900-01-01&limit=4&cursor=${encodeURIComponent(cursor)}`);
     await stale(`/matches?team=${team}&from=1900-01-02&limit=3&cursor=${encodeURIComponent(cursor)}`);
     await stale(`/matches?team=${team}&from=1900-01-01&limit=3&state=played&cursor=${encodeURIComponent(cursor)}`);
+    // The signature as issued, and no other spelling of its bytes: `=` padding, standard base64's `+` and `/`.
+    const [payload, signature] = cursor.split('.');
+    const padded = `${payload}.${signature}=`;
+    const standard = `${payload}.${Buffer.from(signature, 'base64url').toString('base64')}`;
+    expect(standard).not.toBe(cursor);
+    for (const other of [padded, standard, `${cursor}!`]) await stale(`${path}&cursor=${encodeURIComponent(other)}`);
     const saved = now;
     try {
       now = saved + 23 * HOUR;
       expect((await call(`${path}&cursor=${encodeURIComponent(cursor)}`)).status).toBe(200);
       now = saved + 25 * HOUR;
       await stale(`${path}&cursor=${encodeURIComponent(cursor)}`);
+      // Issued by this deployment's secret with a clock 1,000 hours ahead: refused.
+      now = saved + 1000 * HOUR;
+      const future: string = (await call(path)).json.next_cursor;
+      now = saved;
+      await stale(`${path}&cursor=${encodeURIComponent(future)}`);
+      // …but an instance whose clock is a few seconds ahead, across an hour's start, is believed.
+      const hourStart = Math.ceil(saved / HOUR) * HOUR;
+      now = hourStart + 1000;
+      const ahead: string = (await call(path)).json.next_cursor;
+      now = hourStart - 2000;
+      expect((await call(`${path}&cursor=${encodeURIComponent(ahead)}`)).status).toBe(200);
     } finally {
       now = saved;
     }

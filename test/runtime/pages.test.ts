@@ -1,9 +1,13 @@
 // The pages at the server root over real HTTP: the explorer at `/`, the reference at `/docs`, their hashed assets
-// cached forever, nothing named from outside the server, HEAD like GET, and a clear 503 when the pages were not built.
+// cached forever and coded once per coding, nothing named from outside the server, HEAD like GET, and a clear 503
+// when the pages were not built.
 import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIN_COMPRESS_BYTES, wholeBodiesCoded } from '../../runtime/compress.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { PAGE_CACHE, PAGE_TYPES } from '../../runtime/contract/document.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
@@ -28,6 +32,20 @@ async function page(path: string, method = 'GET', base = rt.url) {
   const text = await res.text();
   validatePageResponse({ method, path, status: res.status, headers: res.headers, body: text });
   return { status: res.status, headers: res.headers, text };
+}
+
+/** A GET over node:http with this Accept-Encoding, the body as sent (fetch would decode it). */
+function wire(url: string, acceptEncoding: string): Promise<{ headers: Record<string, string | string[] | undefined>; bytes: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { 'accept-encoding': acceptEncoding } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => (res.statusCode === 200 ? resolve({ headers: res.headers, bytes: Buffer.concat(chunks) }) : reject(new Error(`${url}: ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Every `src` and `href` of an HTML page. */
@@ -60,6 +78,42 @@ describe('pages', () => {
     expect(head.status).toBe(200);
     expect(head.text).toBe('');
     expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(get.text)));
+  });
+
+  it('codes each asset and /openapi.json once per coding, however many ask (4 at once, then twice more): the same bytes, decoding to the identity bytes', async () => {
+    // A runtime of its own, so nothing coded its assets before; the count is this process's (compress.ts).
+    const own = await startRuntime({ dist: world.dist, keys: join(world.root, 'keys.json'), state: 'memory:', port: 0 });
+    try {
+      const html = await (await fetch(`${own.url}/docs`)).text();
+      // The bundles worth coding (the docs entry script is under MIN_COMPRESS_BYTES, sent as it is).
+      const assets = references(html).filter((u) => u.startsWith('/assets/'));
+      const sizes = await Promise.all(assets.map(async (a) => (await wire(own.url + a, 'identity')).bytes.length));
+      const coded = assets.filter((_, i) => sizes[i] >= MIN_COMPRESS_BYTES);
+      expect(coded).toContainEqual(expect.stringMatching(/^\/assets\/swagger-ui-.*\.js$/));
+      const paths = [...coded, '/api/v1/openapi.json'];
+      for (const coding of ['br', 'gzip'] as const) {
+        // /openapi.json's bytes are the process's, which other test files share (isolate: false), so it may have
+        // been coded before: asked once first, it must not be coded again. This runtime's assets never were.
+        await wire(`${own.url}/api/v1/openapi.json`, coding);
+        const before = wholeBodiesCoded[coding];
+        for (const path of paths) {
+          const identity = await wire(own.url + path, 'identity');
+          expect(identity.headers['content-encoding'], path).toBeUndefined();
+          const first = await Promise.all([1, 2, 3, 4].map(() => wire(own.url + path, coding)));
+          const later = [await wire(own.url + path, coding), await wire(own.url + path, coding)];
+          for (const r of [...first, ...later]) {
+            expect(r.headers['content-encoding'], path).toBe(coding);
+            expect(r.bytes.equals(first[0].bytes), `${coding} ${path}: the same bytes each time`).toBe(true);
+            expect(r.headers['content-length'], path).toBe(String(r.bytes.length));
+          }
+          const decoded = coding === 'br' ? brotliDecompressSync(first[0].bytes) : gunzipSync(first[0].bytes);
+          expect(decoded.equals(identity.bytes), `${coding} ${path} decodes to the identity bytes`).toBe(true);
+        }
+        expect(wholeBodiesCoded[coding] - before, coding).toBe(coded.length);
+      }
+    } finally {
+      await own.close();
+    }
   });
 
   it('an asset name that is not a built one is 404 not_found; the API and the operational paths are untouched', async () => {

@@ -2,6 +2,7 @@
 // key-expiry headers (an injected clock expires keys), RateLimit fields, 402 messages, CORS, ETags and 304s (charged
 // on costing routes), the bearer challenge, and br/gzip bodies that decode to the identity bytes.
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { keysCommand } from '../../runtime/keys/keys-cli.ts';
 import { CORS_EXPOSED } from '../../runtime/response-headers.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { validateResponse } from '../helpers/openapi-validator.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
@@ -320,12 +322,13 @@ describe('compression', () => {
     }
   });
 
-  it('leaves small bodies, HEAD and 304 uncoded; a coded tag revalidates to a 304 that keeps it', async () => {
+  it('leaves small bodies and 304 uncoded, states a HEAD as its coded GET; a coded tag revalidates to a 304 that keeps it', async () => {
     const small = await rawRequest(`${rt.url}/api/v1/key`, { headers: { ...auth(), 'accept-encoding': 'br' } });
     expect(small.body.length).toBeLessThan(1024);
     expect(small.headers['content-encoding']).toBeUndefined();
+    const get = await rawRequest(url(), { headers: { ...auth(), 'accept-encoding': 'br' } });
     const head = await rawRequest(url(), { method: 'HEAD', headers: { ...auth(), 'accept-encoding': 'br' } });
-    expect(head.headers['content-encoding']).toBeUndefined();
+    expect([head.headers['content-encoding'], head.headers.etag, head.headers['content-length']]).toEqual(['br', get.headers.etag, String(get.wire.length)]);
     expect(head.wire.length).toBe(0);
     const coded = await rawRequest(url(), { headers: { ...auth(), 'accept-encoding': 'gzip' } });
     const revalidated = await rawRequest(url(), { headers: { ...auth(), 'accept-encoding': 'gzip', 'if-none-match': coded.headers.etag } });
@@ -369,5 +372,64 @@ describe('compression of a batch sent in pieces', () => {
       expect(a.body.equals(identity.body), coding).toBe(true);
       expect((await send(coding)).wire.equals(a.wire), coding).toBe(true);
     }
+  });
+});
+
+describe('external IDs that are dot segments', () => {
+  // One team whose Transfermarkt IDs are `.` and `..`: a URL parser resolves such a segment, `%2E%2E` included, so
+  // the server reads the path itself and keeps an encoded dot segment as the value it stands for.
+  const TEAM = 'rt0000000000d07a';
+  let dots: Runtime;
+  let dotKey: string;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ir-partner-dots-'));
+    const entity = [TEAM, 'team', 'active', 'Dot Segments F.C.', '', '', '', '', ''];
+    const bridges = ['.', '..', 'notices'].map((ext) => ['transfermarkt', 'verein', ext, TEAM, '']);
+    writeHandRelease(join(dir, 'releases'), '20261101T000000Z', { entities: [entity], bridges }, { gzip: true });
+    await compileAll({ releases: join(dir, 'releases'), dist: join(dir, 'dist'), progress: false });
+    const file = join(dir, 'keys.json');
+    dotKey = (await addKey({ file, name: 'dots', quota: 1000, rate: 1000 })).key;
+    dots = await startRuntime({ dist: join(dir, 'dist'), keys: file, state: 'memory:', port: 0, pages: null });
+  });
+  afterAll(async () => {
+    await dots?.close();
+  });
+
+  /** GET `path` exactly as written on the request line (node:http sends an options path unparsed). */
+  const onTheWire = (path: string) =>
+    new Promise<{ status: number; headers: Record<string, string>; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: dots.server.port, path, headers: { authorization: `Bearer ${dotKey}` } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          const headers = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, String(v)]));
+          try {
+            validateResponse({ method: 'GET', path, status: res.statusCode ?? 0, headers, body });
+            resolve({ status: res.statusCode ?? 0, headers, body });
+          } catch (e) {
+            reject(e);
+          }
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  for (const [encoded, value] of [['%2E', '.'], ['%2e%2E', '..'], ['.%2E', '..']] as const) {
+    it(`GET /resolve/transfermarkt/${encoded} resolves the external ID ${JSON.stringify(value)}, over a socket and in-process`, async () => {
+      const path = `/api/v1/resolve/transfermarkt/${encoded}?namespace=verein`;
+      const wire = await onTheWire(path);
+      expect([wire.status, JSON.parse(wire.body).results.map((e: { reep_id: string }) => e.reep_id)], path).toEqual([200, [TEAM]]);
+      // In-process: a request whose URL no parser has touched, as an adapter hands it over.
+      const request = { url: `http://127.0.0.1${path}`, method: 'GET', headers: new Headers({ authorization: `Bearer ${dotKey}` }) } as unknown as Request;
+      const answer = await dots.app.answer(request);
+      expect([answer.status, JSON.parse(String(answer.body)).count], path).toEqual([200, 1]);
+    });
+  }
+
+  it('an encoded `..` provider stays a provider (400 unknown_provider), never a walk up to /notices', async () => {
+    const r = await onTheWire('/api/v1/resolve/%2E%2E/notices');
+    expect([r.status, JSON.parse(r.body).error]).toEqual([400, 'unknown_provider']);
   });
 });

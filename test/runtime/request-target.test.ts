@@ -1,11 +1,27 @@
-// The request-target shortcut: for any target, the path and query parameters it gives are those `new URL` gives.
+// The request-target shortcut: for any target, the path and query parameters it gives are those `new URL` gives,
+// but for a percent-encoded dot segment, which stays a value (a resolve of external ID `..` sent as `%2E%2E`).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { requestTarget } from '../../runtime/request-target.ts';
 
+/**
+ * `new URL`'s path and parameters, but for path segments that are percent-encoded dots (`%2E`, `.%2e`, `%2E%2E`):
+ * those are swapped for placeholders the parser leaves alone, and put back as they were sent.
+ */
 const viaUrl = (href: string) => {
-  const u = new URL(href);
-  return { pathname: u.pathname, params: [...u.searchParams] };
+  // As the parser reads it: no tabs or newlines, no controls or spaces around it.
+  const clean = href.replace(/[\t\n\r]/g, '').trimEnd();
+  const origin = clean.indexOf('//') + 2;
+  const from = origin + Math.max(0, clean.slice(origin).search(/[/\\?#]/));
+  const end = clean.slice(from).search(/[?#]/);
+  const path = end < 0 ? clean.slice(from) : clean.slice(from, from + end);
+  const kept: string[] = [];
+  const swapped = path
+    .split(/(?=[/\\])/)
+    .map((s) => (/^[/\\](?=.*%)(?:\.|%2e){1,2}$/i.test(s) ? `${s[0]}ZZDOT${kept.push(s.slice(1)) - 1}ZZ` : s))
+    .join('');
+  const u = new URL(clean.slice(0, from) + swapped + (end < 0 ? '' : clean.slice(from + end)));
+  return { pathname: u.pathname.replace(/ZZDOT([0-9]+)ZZ/g, (_, i: string) => kept[Number(i)]), params: [...u.searchParams] };
 };
 const viaShortcut = (href: string) => {
   const t = requestTarget(href);
@@ -44,5 +60,13 @@ describe('requestTarget', () => {
     ]) {
       expect(viaShortcut(href)).toEqual(viaUrl(href));
     }
+  });
+
+  it('keeps percent-encoded dot segments as sent, and resolves plain ones as the parser does', () => {
+    expect(requestTarget('http://127.0.0.1/api/v1/resolve/fbref/%2E%2E').pathname).toBe('/api/v1/resolve/fbref/%2E%2E');
+    expect(requestTarget('http://127.0.0.1/api/v1/resolve/fbref/%2e?namespace=x').pathname).toBe('/api/v1/resolve/fbref/%2e');
+    expect(requestTarget('http://127.0.0.1/api/v1/resolve/%2E%2E/notices').pathname).toBe('/api/v1/resolve/%2E%2E/notices');
+    expect(requestTarget('http://127.0.0.1/api/v1/x/../meta').pathname).toBe('/api/v1/meta');
+    expect(requestTarget('http://127.0.0.1/api/v1/search/./?q=a b').pathname).toBe('/api/v1/search/');
   });
 });

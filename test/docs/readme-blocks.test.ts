@@ -134,7 +134,7 @@ doc_wait() { # what, then a command that succeeds when it holds; 300 tries of 0.
   local i; for i in $(seq 300); do eval "$2" && return 0; sleep 0.1; done
   echo "waited in vain for $1" >> "$DOC_OUT/failures"; return 1
 }
-doc_ready() { doc_wait "a server on port $1" "command curl -sf -o /dev/null http://127.0.0.1:$1/readyz" && [ "$2" = pinned ] || DOC_LIVE+=("$1"); }
+doc_ready() { doc_wait "a server on port $1" "command curl -sf -o /dev/null http://127.0.0.1:$1/readyz" || return 1; [ "$2" = pinned ] || DOC_LIVE+=("$1"); }
 doc_checks() { command curl -s "http://127.0.0.1:$1/metrics" | sed -n 's/^register_key_checks_total //p'; }
 doc_keys_read() { local p n; for p in "\${DOC_LIVE[@]}"; do n=$(doc_checks "$p"); doc_wait "new keys read on $p" "[ \\$(doc_checks $p) -ge $((n + 2)) ]"; done; }
 doc_release_read() { local v p; v=$(node -p "JSON.parse(require('fs').readFileSync('$1/index.json','utf8')).v1")
@@ -144,7 +144,8 @@ doc_release_read() { local v p; v=$(node -p "JSON.parse(require('fs').readFileSy
 /** A session's script: each block's commands, each followed by its status check, and the waits between blocks. */
 function scriptOf(blocks: Block[], world: World): { script: string; curls: number } {
   const [p1, p2] = ports[world];
-  let script = PRELUDE;
+  // The servers the session waits for: the samples' one, which the test started, and those its blocks start.
+  let script = PRELUDE + (world === 'samples' ? `DOC_LIVE=(${p1})\n` : '');
   let curls = 0;
   for (const b of blocks) {
     const text = b.text.replaceAll('8787', String(p1)).replaceAll('8788', String(p2));

@@ -9,7 +9,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 # The sources come first: `npm ci` ends with the prepare script, which builds them into build/ (JavaScript, run by
-# bin/register.mjs); the image runs no TypeScript loader.
+# bin/register.mjs); the image runs no TypeScript loader. Every folder the build reaches is copied (generator/: the CLI's
+# generate and import-v0); test/docs/container.test.ts builds exactly these COPY lines. .dockerignore keeps keys,
+# state, secrets and local builds out of the context.
 COPY package.json package-lock.json tsconfig.json ./
 COPY bin bin
 COPY cli cli
@@ -17,6 +19,7 @@ COPY client client
 COPY common common
 COPY compiler compiler
 COPY explorer explorer
+COPY generator generator
 COPY runtime runtime
 COPY scripts/build.mjs scripts/build.mjs
 RUN npm ci --omit=dev --no-audit --no-fund

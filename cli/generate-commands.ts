@@ -73,11 +73,21 @@ export const importV0Command = defineCommand({
       description: 'An earlier import this release succeeds: named as its prior, its redirects kept, IDs it published and this one lacks tombstoned',
       valueHint: 'releases/<older>',
     },
+    'demo-edits': {
+      type: 'boolean',
+      description: 'With --prior: merge one duplicate club and correct one score (invented), so the changelog of a successor of the same v0 data shows something',
+    },
     force,
   },
   async run(ctx) {
+    const a = ctx.args;
+    const io = ioOf(ctx);
+    if (a['demo-edits'] && a.prior === undefined) throw badValue('import-v0', '--demo-edits needs --prior (the release the edits differ from)');
     const started = performance.now();
-    const manifest = await importV0({ from: ctx.args.from, out: ctx.args.out, prior: ctx.args.prior, overwrite: ctx.args.force === true });
-    ioOf(ctx).err(summary(ctx.args.out, manifest, started));
+    const manifest = await importV0({
+      from: a.from, out: a.out, prior: a.prior, overwrite: a.force === true, demoEdits: a['demo-edits'] === true,
+      onEdit: (line) => io.err(`[import-v0] demo edit: ${line}\n`),
+    });
+    io.err(summary(a.out, manifest, started));
   },
 });

@@ -8,6 +8,7 @@ import type { EntityType } from '../common/ids.ts';
 import { readCsv } from './csv.ts';
 import { ReleaseWriter, stampToIso, type ReleaseManifest } from './release-writer.ts';
 import { TYPE_LETTER } from './tables.ts';
+import { applyDemoEdits } from './v0-demo-edits.ts';
 
 /** Where the v0 register lives relative to the project root (the CLI's working directory). */
 export const DEFAULT_V0_DIR = '../shared/real-data/v0-register';
@@ -28,6 +29,10 @@ export interface ImportV0Options {
    * keeps its redirects, and tombstones each ID it published that this import no longer mints, so no ID vanishes.
    */
   prior?: string;
+  /** With `prior`: apply the documented demonstration edits of v0-demo-edits.ts. Default false. */
+  demoEdits?: boolean;
+  /** Where the demonstration edits are described, one line each. Default none. */
+  onEdit?: (line: string) => void;
 }
 
 /** What a successor must keep of its prior: the stamp, every ID it published, and its redirect rows. */
@@ -73,8 +78,9 @@ async function readPrior(dir: string, stamp: string): Promise<PriorRelease> {
  * The successor's redirect rows: the prior's, less any whose ID is live again, and a `de_corroborated` tombstone
  * for each ID the prior published that is neither live now nor redirected (a team dropped from v0, say).
  */
-function carriedRedirects(prior: PriorRelease, live: ReadonlySet<string>): string[][] {
+function carriedRedirects(prior: PriorRelease, live: ReadonlySet<string>, added: readonly string[][]): string[][] {
   const out = prior.redirects.filter((r) => !live.has(r[0]));
+  for (const r of added) if (!out.some((o) => o[0] === r[0])) out.push(r);
   const redirected = new Set(out.map((r) => r[0]));
   // A merge whose survivor is gone now ends at a tombstone, which is what the compiler makes of such a chain.
   for (const id of [...prior.ids].sort()) if (!live.has(id) && !redirected.has(id)) out.push([id, '', 'de_corroborated']);
@@ -118,6 +124,7 @@ function containsWords(outer: string, inner: string): boolean {
 }
 
 export async function importV0(options: ImportV0Options): Promise<ReleaseManifest> {
+  if (options.demoEdits && !options.prior) throw new RegisterError('import-v0', 'demonstration edits need a prior release to differ from (--prior)');
   const from = options.from ?? DEFAULT_V0_DIR;
   const stamp = options.stamp ?? basename(options.out);
   const generatedAt = stampToIso(stamp);
@@ -143,14 +150,12 @@ export async function importV0(options: ImportV0Options): Promise<ReleaseManifes
   const bridges: string[][] = [];
   const overlay: string[][] = [];
   const relationships: string[][] = [];
-  const perProvider = new Map<string, number>();
   const seenV0 = new Set<string>();
   let skipped = 0;
 
   const bridge = (provider: string, type: EntityType, externalId: string, id: string) => {
     if (!externalId) return;
     bridges.push([provider, namespaceFor(provider, type), externalId, id, '']);
-    perProvider.set(provider, (perProvider.get(provider) ?? 0) + 1);
   };
   const entity = (type: EntityType, id: string, label: string, country: string, qid: string) => {
     entities.push([id, type, 'active', label, '', country, '', '', '']);
@@ -249,7 +254,13 @@ export async function importV0(options: ImportV0Options): Promise<ReleaseManifes
   }
 
   const prior = options.prior ? await readPrior(options.prior, stamp) : null;
-  const redirects = prior ? carriedRedirects(prior, new Set(entities.map((e) => e[0]))) : [];
+  const added: string[][] = [];
+  if (options.demoEdits) {
+    const edits = applyDemoEdits({ entities, teamRows, matchRows, bridges, overlay, relationships });
+    added.push(edits.redirect);
+    for (const line of edits.lines) options.onEdit?.(line);
+  }
+  const redirects = prior ? carriedRedirects(prior, new Set(entities.map((e) => e[0])), added) : [];
   const w = await ReleaseWriter.create(options.out, { stamp, generatedAt, gzipLevel: options.gzipLevel, overwrite: options.overwrite, prior: prior?.stamp ?? null });
   try {
     await w.writeTable('entities', entities);
@@ -261,6 +272,9 @@ export async function importV0(options: ImportV0Options): Promise<ReleaseManifes
     await w.writeTable('relationships', relationships);
     await w.writeTable('overlay_links', overlay);
     if (prior) await w.writeTable('redirects', redirects);
+    // Counted from the rows written (a demonstration merge drops the bridges the two clubs shared).
+    const perProvider = new Map<string, number>();
+    for (const b of bridges) perProvider.set(b[0], (perProvider.get(b[0]) ?? 0) + 1);
     const providers = [...perProvider.keys()].sort();
     await w.writeTable('providers', providers.map((p) => [p, 'canonical_bridge']));
     const count = (type: string) => String(entities.filter((e) => e[1] === type).length);

@@ -250,6 +250,8 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       command: process.execPath,
       // -L: no per-request log line (a deployment would not print one to a pipe); -n: no clipboard.
       args: [join(o.root, 'node_modules/serve/build/main.js'), '-l', `tcp://127.0.0.1:${servePort}`, '--no-port-switching', '-L', '-n', staticDir],
+      // NO_UPDATE_CHECK: serve would otherwise ask the npm registry for its latest version at every start.
+      env: { ...process.env, NO_UPDATE_CHECK: '1' },
       cwd: o.root,
       logFile,
       ready: /Accepting connections/,

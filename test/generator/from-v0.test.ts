@@ -93,3 +93,36 @@ describe.runIf(existsSync(V0))('importV0', () => {
     expect(t.matches.find((m) => m.label.startsWith('Arsenal v'))?.home_id).toBe('');
   });
 });
+
+describe.runIf(existsSync(V0))('importV0 --prior --demo-edits', () => {
+  it('merges one duplicate club and corrects one score, documented, so the successor differs from its prior', async () => {
+    const next = join(root, '20260501T000000Z');
+    const lines: string[] = [];
+    await importV0({ from: V0, out: next, prior: dir, demoEdits: true, onEdit: (l) => lines.push(l) });
+    await expectConsistent(next);
+    const n: Record<string, Rec[]> = {};
+    for (const table of ['entities', 'bridges', 'matches', 'redirects', 'coverage'] as const) n[table] = await readTable(next, table);
+    // The merge: the first Transfermarkt club ID two clubs share now names one, the other redirects to it.
+    expect(n.redirects).toHaveLength(1);
+    const [{ from_id: loser, to_id: survivor, reason }] = n.redirects;
+    expect(reason).toBe('merged');
+    expect(t.entities.some((e) => e.reep_id === loser)).toBe(true);
+    expect(n.entities.some((e) => e.reep_id === loser)).toBe(false);
+    expect(n.entities).toHaveLength(t.entities.length - 1);
+    const tm = t.bridges.filter((b) => b.reep_id === loser && b.provider === 'transfermarkt')[0].external_id;
+    expect(resolveKey('transfermarkt', 'verein', tm).sort()).toEqual([loser, survivor].sort());
+    expect(n.bridges.filter((b) => b.provider === 'transfermarkt' && b.namespace === 'verein' && b.external_id === tm).map((b) => b.reep_id)).toEqual([survivor]);
+    expect(n.bridges.some((b) => b.reep_id === loser)).toBe(false);
+    expect(n.coverage.find((c) => c.section === 'tables' && c.key === 'bridges')?.value).toBe(String(n.bridges.length));
+    // The score: exactly one match differs, by one home goal.
+    const before = new Map(t.matches.map((m) => [m.reep_id, m]));
+    const changed = n.matches.filter((m) => JSON.stringify(m) !== JSON.stringify(before.get(m.reep_id)));
+    expect(changed).toHaveLength(1);
+    expect(Number(changed[0].home_score)).toBe(Number(before.get(changed[0].reep_id)!.home_score) + 1);
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain(`merged ${loser}`);
+    expect(lines[1]).toContain(changed[0].reep_id);
+    // Without a prior there is nothing to differ from.
+    await expect(importV0({ from: V0, out: join(root, '20260601T000000Z'), demoEdits: true })).rejects.toThrow(/--prior/);
+  });
+});

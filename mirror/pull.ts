@@ -1,0 +1,346 @@
+// `register pull`: copies the public part of a published dist from a static host or CDN into a local dist that
+// `register serve --dist DIR` serves. Nothing is taken on the host's word: index.json must carry its seal, each
+// stamp's public manifest must hash to what the index records, and every file to what its manifest lists, before
+// it is used. A stamp is fetched into DIR/.pull/<stamp>/ and renamed into place only when every file of it is
+// there and checked; index.json is written last and atomically, naming only stamps that are in place.
+import { createHash } from 'node:crypto';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease } from '../common/dist-layout.ts';
+import { RegisterError } from '../common/errors.ts';
+import { STAMP } from '../common/ids.ts';
+import { openIndex, sealIndex } from '../common/index-file.ts';
+import { Progress } from '../common/progress.ts';
+import { checkSourcePath } from '../runtime/source/source-path.ts';
+import { fetchFile, FetchRefusal, getWhole, originOf, sha256OfFile, type Origin } from './fetch-file.ts';
+
+/** Options of pull(). */
+export interface PullOptions {
+  /** URL of the published dist's root (what publish-public.sh uploaded). */
+  origin: string;
+  /** Local dist folder to fill. */
+  out: string;
+  /** Pull only this stamp (default: every stamp the origin's index lists). */
+  stamp?: string;
+  /** Files fetched at once. Default 8. */
+  parallel?: number;
+  /** A host that sends nothing for this long is given up on for that attempt. Default 30000 ms. */
+  timeoutMs?: number;
+  /** Tries per file before the pull gives up on a broken transfer (each resumes the last). Default 3. */
+  attempts?: number;
+  /** Where the summary lines go. */
+  log?: (line: string) => void;
+  /** Progress line on a terminal (default: when stderr is one). */
+  progress?: Progress;
+}
+
+/** What one stamp took. */
+export interface StampPulled {
+  stamp: string;
+  files: number;
+  /** Files fetched from the host, and the bytes received for them. */
+  fetched: number;
+  fetchedBytes: number;
+  /** Files hard-linked (or copied) from a stamp already here with the same sha256. */
+  linked: number;
+  /** Files already in place from an earlier, interrupted run. */
+  present: number;
+  /** Fetches that continued a partial file with a Range request. */
+  resumed: number;
+  /** Whether the stamp was already complete here (nothing done). */
+  complete: boolean;
+}
+
+export interface PullResult {
+  stamps: StampPulled[];
+  /** Whether index.json is the origin's own bytes (else one listing only the stamps held here). */
+  indexIsOrigin: boolean;
+}
+
+const MAX_INDEX_BYTES = 16 * 1024 * 1024;
+const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+const STAGING = '.pull';
+
+const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+const refuse = (message: string, file?: string): RegisterError => new RegisterError('pull', message, file);
+
+interface PublicManifest {
+  stamp: string;
+  files: Record<string, { bytes: number; sha256: string }>;
+}
+
+export async function pull(opts: PullOptions): Promise<PullResult> {
+  const log = opts.log ?? ((l: string) => void process.stderr.write(l + '\n'));
+  const parallel = Math.max(1, opts.parallel ?? 8);
+  const origin = originOf(opts.origin, parallel, opts.timeoutMs ?? 30_000);
+  const where = (path: string): string => `${origin.base.origin}${origin.base.pathname}${path}`;
+  try {
+    const indexBytes = await getWhole(origin, INDEX_FILE, MAX_INDEX_BYTES).catch((e: Error) => {
+      throw refuse(`cannot read it: ${e.message}`, where(INDEX_FILE));
+    });
+    if (!indexBytes) throw refuse('not found (ORIGIN is the URL of a published dist: the folder holding index.json)', where(INDEX_FILE));
+    let index: DistIndex;
+    try {
+      index = openIndex(indexBytes.toString('utf8'));
+    } catch (e) {
+      throw refuse((e as Error).message, where(INDEX_FILE));
+    }
+    for (const r of index.releases) if (!STAMP.test(r.stamp)) throw refuse(`lists ${JSON.stringify(r.stamp)}, which is not a stamp`, where(INDEX_FILE));
+    await mkdir(opts.out, { recursive: true });
+    await refuseRollback(opts.out, index, where(INDEX_FILE));
+
+    const wanted = opts.stamp === undefined ? index.releases : index.releases.filter((r) => r.stamp === opts.stamp);
+    if (opts.stamp !== undefined && wanted.length === 0) {
+      throw refuse(`lists no release ${opts.stamp} (it lists ${index.releases.map((r) => r.stamp).join(', ') || 'none'})`, where(INDEX_FILE));
+    }
+    const progress = opts.progress ?? new Progress(undefined, 'pull');
+    const stamps: StampPulled[] = [];
+    for (const release of wanted) stamps.push(await pullStamp(origin, opts.out, release, { parallel, attempts: opts.attempts ?? 3, progress, where, log }));
+
+    // index.json last: the origin's own bytes when every stamp it lists is here, else one naming only those that are.
+    const held = await heldStamps(opts.out, index);
+    const indexIsOrigin = held.length === index.releases.length;
+    const text = indexIsOrigin ? indexBytes : Buffer.from(sealIndex(localIndex(index, held)));
+    await writeAtomically(opts.out, INDEX_FILE, text);
+    if (!indexIsOrigin) log(`[pull] index.json lists the ${held.length} of ${index.releases.length} stamps held here (v1 ${localIndex(index, held).v1 ?? '-'}, next ${localIndex(index, held).next ?? '-'})`);
+    return { stamps, indexIsOrigin };
+  } finally {
+    origin.agent.destroy();
+  }
+}
+
+/**
+ * A host whose index is older than the one this dist already serves is stale or rolled back: its newest stamp is
+ * older, or it no longer lists the newest stamp served here. Refused, so a mirror never steps back.
+ */
+async function refuseRollback(out: string, index: DistIndex, file: string): Promise<void> {
+  const text = await readFile(join(out, INDEX_FILE), 'utf8').catch(() => null);
+  if (text === null) return;
+  let local: DistIndex;
+  try {
+    local = openIndex(text);
+  } catch {
+    return; // a damaged local pointer is replaced by a checked one
+  }
+  const newest = (i: DistIndex) => i.releases.map((r) => r.stamp).sort().at(-1) ?? '';
+  const mine = newest(local);
+  if (mine && newest(index) < mine) {
+    throw refuse(`its newest stamp ${newest(index) || '(none)'} is older than ${mine}, which ${join(out, INDEX_FILE)} already serves: a stale or rolled-back host`, file);
+  }
+}
+
+/** The stamps of `index` held complete in `out`: their public manifest in place and hashing to what the index records. */
+async function heldStamps(out: string, index: DistIndex): Promise<IndexedRelease[]> {
+  const held: IndexedRelease[] = [];
+  for (const r of index.releases) {
+    const bytes = await readFile(join(out, r.stamp, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
+    if (bytes && sha256Hex(bytes) === r.sha256.public) held.push(r);
+  }
+  return held;
+}
+
+/** The origin's index cut down to the stamps held here: its pointers kept where they are held, else the newest held. */
+function localIndex(index: DistIndex, held: IndexedRelease[]): DistIndex {
+  const stamps = new Set(held.map((r) => r.stamp));
+  const newest = (rs: IndexedRelease[]) => rs.map((r) => r.stamp).sort().at(-1) ?? null;
+  return {
+    format: index.format,
+    v1: index.v1 !== null && stamps.has(index.v1) ? index.v1 : newest(held.filter((r) => r.publishable)),
+    next: index.next !== null && stamps.has(index.next) ? index.next : newest(held),
+    releases: held,
+  };
+}
+
+/** Writes `name` in `dir` so that a reader sees the old bytes or the new, never a part: temp, fsync, rename, fsync. */
+async function writeAtomically(dir: string, name: string, bytes: Uint8Array): Promise<void> {
+  const temp = join(dir, `.${name}.${process.pid}.tmp`);
+  const fh = await open(temp, 'w');
+  try {
+    await fh.writeFile(bytes);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(temp, join(dir, name));
+  await syncDir(dir);
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+interface StampContext {
+  parallel: number;
+  attempts: number;
+  progress: Progress;
+  where: (path: string) => string;
+  log: (line: string) => void;
+}
+
+async function pullStamp(origin: Origin, out: string, release: IndexedRelease, ctx: StampContext): Promise<StampPulled> {
+  const { stamp } = release;
+  const manifestPath = `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`;
+  const done: StampPulled = { stamp, files: 0, fetched: 0, fetchedBytes: 0, linked: 0, present: 0, resumed: 0, complete: false };
+  const final = join(out, stamp);
+
+  // Already here: the manifest in place is the one the index vouches for (its files were checked before the rename).
+  const inPlace = await readFile(join(final, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
+  if (inPlace && sha256Hex(inPlace) === release.sha256.public) {
+    ctx.log(`[pull] ${stamp}: already here`);
+    return { ...done, complete: true };
+  }
+  if (await stat(final).catch(() => null)) {
+    throw refuse(`holds another copy of ${stamp} than the origin's index.json lists (its public manifest is missing or differs): remove it to pull ${stamp} again`, final);
+  }
+
+  const manifestBytes = await getWhole(origin, manifestPath, MAX_MANIFEST_BYTES).catch((e: Error) => {
+    throw refuse(`cannot read it: ${e.message}`, ctx.where(manifestPath));
+  });
+  if (!manifestBytes) throw refuse('not found', ctx.where(manifestPath));
+  const got = sha256Hex(manifestBytes);
+  if (got !== release.sha256.public) throw refuse(`sha256 ${got} does not match index.json (${release.sha256.public})`, ctx.where(manifestPath));
+  let manifest: PublicManifest;
+  try {
+    manifest = JSON.parse(manifestBytes.toString('utf8')) as PublicManifest;
+  } catch {
+    throw refuse('not JSON', ctx.where(manifestPath));
+  }
+  if (manifest?.stamp !== stamp || typeof manifest.files !== 'object' || manifest.files === null) {
+    throw refuse(`not the public manifest of ${stamp}`, ctx.where(manifestPath));
+  }
+  const files = Object.entries(manifest.files).map(([path, want]) => {
+    // The index vouches for these bytes, but a path must still never leave the stamp's folder.
+    try {
+      checkSourcePath('pull', path);
+    } catch (e) {
+      throw refuse((e as Error).message.replace(/^\[pull\] /, ''), ctx.where(manifestPath));
+    }
+    if (path === MANIFEST_FILE || !Number.isSafeInteger(want?.bytes) || want.bytes < 0 || !/^[0-9a-f]{64}$/.test(want?.sha256 ?? '')) {
+      throw refuse(`lists ${JSON.stringify(path)} with no usable size and sha256`, ctx.where(manifestPath));
+    }
+    return { path, want };
+  });
+  // Largest first, so the last files in flight are small ones and the connections stay busy to the end.
+  files.sort((a, b) => b.want.bytes - a.want.bytes || (a.path < b.path ? -1 : 1));
+  done.files = files.length;
+
+  const staging = join(out, STAGING, stamp);
+  const stagedPublic = join(staging, PUBLIC_DIR);
+  await mkdir(stagedPublic, { recursive: true });
+  const local = await localCopies(out);
+  const totalBytes = files.reduce((s, f) => s + f.want.bytes, 0);
+  let bytesDone = 0;
+  ctx.progress.follow(`${stamp}: ${files.length.toLocaleString('en-US')} files`, totalBytes, () => bytesDone, 'bytes');
+  const refusals: string[] = [];
+  let broken: Error | null = null;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < files.length && refusals.length === 0 && broken === null) {
+      const { path, want } = files[next++];
+      const dest = join(stagedPublic, path);
+      const name = ctx.where(`${stamp}/${PUBLIC_DIR}/${path}`);
+      try {
+        const how = await placeFile(origin, `${stamp}/${PUBLIC_DIR}/${path}`, dest, want, local, ctx.attempts, (n) => (bytesDone += n));
+        if (how.kind === 'fetched') {
+          done.fetched++;
+          done.fetchedBytes += how.bytes;
+          if (how.resumed) done.resumed++;
+        } else {
+          done[how.kind]++;
+          bytesDone += want.bytes;
+        }
+      } catch (e) {
+        if (e instanceof FetchRefusal) refusals.push(`${name}: ${e.message}`);
+        else broken ??= new Error(`${name}: ${(e as Error).message}`);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(ctx.parallel, files.length) }, worker));
+  } finally {
+    ctx.progress.end();
+  }
+  if (refusals.length) {
+    throw refuse(`refused ${refusals.length === 1 ? 'a file' : `${refusals.length} files`} of ${stamp} from the host; nothing of it is served:\n  ${refusals.join('\n  ')}`);
+  }
+  if (broken) throw refuse(`${(broken as Error).message}; run the pull again to resume (${stamp} is not served until it is complete)`);
+
+  await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);
+  // Every file is in place and checked: the stamp appears in one rename.
+  await rename(staging, final);
+  await syncDir(out);
+  await rmdir(join(out, STAGING)).catch(() => {}); // only when no other stamp's partial copy waits in it
+  ctx.log(
+    `[pull] ${stamp}: ${done.files} files: ${done.fetched} fetched (${(done.fetchedBytes / 1e6).toFixed(1)} MB${done.resumed ? `, ${done.resumed} resumed` : ''}), ` +
+      `${done.linked} linked from earlier stamps, ${done.present} already fetched; every sha256 checked`,
+  );
+  return done;
+}
+
+type Placed = { kind: 'fetched'; bytes: number; resumed: boolean } | { kind: 'linked' | 'present' };
+
+/** Puts one file at `dest`: already there from an interrupted run, linked from a stamp held here, or fetched. */
+async function placeFile(
+  origin: Origin, path: string, dest: string, want: { bytes: number; sha256: string },
+  local: Map<string, string>, attempts: number, onBytes: (n: number) => void,
+): Promise<Placed> {
+  const st = await stat(dest).catch(() => null);
+  if (st) {
+    if (st.size === want.bytes && (await sha256OfFile(dest)) === want.sha256) return { kind: 'present' };
+    await rm(dest, { force: true });
+  }
+  const source = local.get(`${want.sha256} ${want.bytes}`);
+  if (source) {
+    await mkdir(join(dest, '..'), { recursive: true });
+    // A hard link costs no space; across file systems (or where links are refused) a copy does the same.
+    await link(source, dest).catch(() => copyFile(source, dest));
+    if ((await sha256OfFile(dest)) === want.sha256) return { kind: 'linked' };
+    await rm(dest, { force: true });
+  }
+  let refetchedWhole = false;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const f = await fetchFile(origin, path, dest, want, onBytes);
+      return { kind: 'fetched', bytes: f.bytes, resumed: f.resumed };
+    } catch (e) {
+      // Bytes that continued a partial copy and then failed their hash: the partial copy may be the bad part.
+      if (e instanceof FetchRefusal && e.resumed && !refetchedWhole) {
+        refetchedWhole = true;
+        continue;
+      }
+      if (e instanceof FetchRefusal || attempt >= attempts) throw e;
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+    }
+  }
+}
+
+/** Files of the stamps held in `out`, by sha256 and size: a file the next stamp lists unchanged is linked, not fetched. */
+async function localCopies(out: string): Promise<Map<string, string>> {
+  const copies = new Map<string, string>();
+  const stamps = (await readdir(out).catch(() => [] as string[])).filter((n) => STAMP.test(n)).sort().reverse();
+  for (const stamp of stamps) {
+    const bytes = await readFile(join(out, stamp, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
+    if (!bytes) continue;
+    let m: PublicManifest;
+    try {
+      m = JSON.parse(bytes.toString('utf8')) as PublicManifest;
+    } catch {
+      continue;
+    }
+    for (const [path, f] of Object.entries(m.files ?? {})) {
+      try {
+        checkSourcePath('pull', path);
+      } catch {
+        continue;
+      }
+      const k = `${f.sha256} ${f.bytes}`;
+      if (!copies.has(k)) copies.set(k, join(out, stamp, PUBLIC_DIR, path));
+    }
+  }
+  return copies;
+}

@@ -6,6 +6,9 @@ import { createHash } from 'node:crypto';
 import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, type IndexedRelease } from '../common/dist-layout.ts';
 import { openIndex } from '../common/index-file.ts';
 import { sha256File } from './read/release-input.ts';
+import { SIG_SUFFIX } from '../common/signing.ts';
+
+const MANIFEST_SIG = `${MANIFEST_FILE}${SIG_SUFFIX}`;
 
 export interface PartManifest {
   files: Record<string, { bytes: number; sha256: string }>;
@@ -36,7 +39,8 @@ async function listFiles(root: string): Promise<string[]> {
     }
   };
   await walk(root);
-  return out.filter((f) => f !== MANIFEST_FILE).sort();
+  // The manifest's own signature (common/signing.ts) is written after it and vouches for it, so it is not listed in it.
+  return out.filter((f) => f !== MANIFEST_FILE && f !== MANIFEST_SIG).sort();
 }
 
 const sha256Hex = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');

@@ -1,0 +1,125 @@
+// The Node side of common/signing.ts: key files, `--trust` values, and the signature files of a dist on disk.
+// Formats and names are documented at the top of common/signing.ts; docs/integrity.md says why.
+import { chmod, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex } from './dist-layout.ts';
+import { openIndex } from './index-file.ts';
+import {
+  generateSigningKey, isPublicKeyText, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, SIG_SUFFIX, signBytes,
+  SIGNS_INDEX, SIGNS_MANIFEST, trustedKeys, verifyBytes, type SigningKey, type TrustedKey, type TrustedKeys, type VerifyResult,
+} from './signing.ts';
+
+/** Path of a stamp's public manifest signature, relative to the dist. */
+export const manifestSigPath = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}`;
+/** Name of the index signature, beside index.json. */
+export const INDEX_SIG_FILE = `${INDEX_FILE}${SIG_SUFFIX}`;
+
+/**
+ * Writes a new key pair: the private key to `out` (created with mode 0600, refusing to overwrite a file), the public
+ * key to `out.pub`. Returns the key ID.
+ */
+export async function writeNewSigningKey(out: string): Promise<{ keyId: string; publicKeyPath: string }> {
+  const key = await generateSigningKey();
+  // 'wx' fails on an existing file: a key is never replaced by accident (the releases it signed would be orphaned).
+  const fh = await open(out, 'wx', 0o600);
+  try {
+    await fh.writeFile(key.privateKeyFile);
+  } finally {
+    await fh.close();
+  }
+  await chmod(out, 0o600); // whatever the umask
+  const publicKeyPath = `${out}${PUB_SUFFIX}`;
+  await writeFile(publicKeyPath, publicKeyFileText(key.publicKeyText), { flag: 'wx' });
+  return { keyId: key.keyId, publicKeyPath };
+}
+
+/** The signing key in the private key file at `path`. Throws an Error naming the file. */
+export async function readSigningKey(path: string): Promise<SigningKey> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new Error(`${path}: cannot read the signing key (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  try {
+    return await parseSigningKey(text);
+  } catch (e) {
+    throw new Error(`${path}: ${(e as Error).message}`);
+  }
+}
+
+/** One `--trust` value: the key itself (`ed25519:…`) or the path of a .pub file. Throws an Error naming the value. */
+export async function readTrustValue(value: string): Promise<TrustedKey> {
+  if (isPublicKeyText(value)) return parsePublicKey(value);
+  let text: string;
+  try {
+    text = await readFile(value, 'utf8');
+  } catch (e) {
+    throw new Error(`--trust ${value}: neither a public key (ed25519:…) nor a readable .pub file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  try {
+    return await parsePublicKey(text);
+  } catch (e) {
+    throw new Error(`--trust ${value}: ${(e as Error).message}`);
+  }
+}
+
+/** The trusted keys of several `--trust` values (rotation: old and new key at once). */
+export async function readTrust(values: readonly string[]): Promise<TrustedKeys> {
+  return trustedKeys(await Promise.all(values.map(readTrustValue)));
+}
+
+/** A file's text, or null when it does not exist. */
+async function readOptional(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** Writes through a temporary file and a rename, so a reader sees the old or the new file, never half of one. */
+async function writeAtomic(path: string, text: string): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, text);
+  await rename(tmp, path);
+}
+
+export interface DistSignOptions {
+  /** ISO instant; default the stamp's instant (for the index: its newest stamp's). */
+  signedAt?: string;
+  validDays?: number;
+}
+
+/** Signs `<stamp>/public/manifest.json` of a compiled stamp: writes `<stamp>/public/manifest.json.sig`. */
+export async function signStampManifest(dist: string, stamp: string, key: SigningKey, opts: DistSignOptions = {}): Promise<string> {
+  const bytes = await readFile(join(dist, stamp, PUBLIC_DIR, MANIFEST_FILE));
+  const sig = await signBytes(bytes, key, { signs: SIGNS_MANIFEST, stamp, ...opts });
+  await writeAtomic(join(dist, manifestSigPath(stamp)), sig);
+  return sig;
+}
+
+/** Signs dist/index.json as it is now: writes dist/index.json.sig (after index.json, see docs/integrity.md). */
+export async function signDistIndex(dist: string, key: SigningKey, opts: DistSignOptions = {}): Promise<string> {
+  const text = await readFile(join(dist, INDEX_FILE), 'utf8');
+  const index = openIndex(text);
+  if (!index.next) throw new Error(`${join(dist, INDEX_FILE)} lists no stamp: nothing to sign`);
+  const sig = await signBytes(text, key, { signs: SIGNS_INDEX, stamp: index.next, ...opts });
+  await writeAtomic(join(dist, INDEX_SIG_FILE), sig);
+  return sig;
+}
+
+/** Checks a stamp's manifest signature on disk. */
+export async function verifyStampSignature(dist: string, stamp: string, trusted: TrustedKeys, now: Date): Promise<VerifyResult> {
+  const bytes = await readFile(join(dist, stamp, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
+  if (bytes === null) return { ok: false, reason: 'missing', message: `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}: missing, nothing to verify` };
+  return verifyBytes(await readOptional(join(dist, manifestSigPath(stamp))), bytes, { signs: SIGNS_MANIFEST, stamp, trusted, now });
+}
+
+/** Checks dist/index.json's signature on disk (`index`: the opened index, whose newest stamp the signature must name). */
+export async function verifyIndexSignature(
+  dist: string, indexText: string, index: DistIndex, trusted: TrustedKeys, now: Date, notBefore?: string,
+): Promise<VerifyResult> {
+  return verifyBytes(await readOptional(join(dist, INDEX_SIG_FILE)), indexText, { signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted, now, notBefore });
+}

@@ -3,7 +3,19 @@ import { defineCommand } from 'citty';
 import { STAMP } from '../common/ids.ts';
 import { badValue, ioOf } from '../cli/command-line.ts';
 import { wholeNumber } from '../cli/generate-commands.ts';
+import { readTrust } from '../common/signing-files.ts';
+import { RegisterError } from '../common/errors.ts';
 import { pull } from './pull.ts';
+
+/** Every value of a repeatable option (citty keeps only the last): `--trust A --trust B` or `--trust=A`. */
+function allValues(raw: string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === `--${name}` && i + 1 < raw.length) out.push(raw[++i]);
+    else if (raw[i].startsWith(`--${name}=`)) out.push(raw[i].slice(name.length + 3));
+  }
+  return out;
+}
 
 export const pullCommand = defineCommand({
   meta: {
@@ -14,15 +26,28 @@ export const pullCommand = defineCommand({
     origin: { type: 'positional', description: 'URL of the published dist (the folder holding index.json)', valueHint: 'ORIGIN' },
     out: { type: 'string', description: 'Local dist folder to fill', valueHint: 'DIR', required: true },
     stamp: { type: 'string', description: 'Pull only this stamp (default: every stamp the origin lists)', valueHint: 'STAMP' },
+    trust: {
+      type: 'string',
+      description: 'A public key (FILE.pub, or ed25519:… itself) whose signatures are accepted; repeat for several. Without it only the hashes are checked, against the host\'s own index.json',
+      valueHint: 'KEY',
+    },
     parallel: { type: 'string', description: 'Files fetched at once, from 1 to 64', valueHint: 'N', default: '8' },
   },
   async run(ctx) {
-    const { origin, out, stamp, parallel } = ctx.args;
+    const { stamp, parallel } = ctx.args;
+    // Both required: checked before run() (cli/command-line.ts), which citty's types do not know.
+    const origin = String(ctx.args.origin);
+    const out = String(ctx.args.out);
     const io = ioOf(ctx);
     if (!/^https?:\/\//i.test(origin)) throw badValue('pull', `ORIGIN must be an http:// or https:// URL, got ${JSON.stringify(origin)}`);
     if (stamp !== undefined && !STAMP.test(stamp)) throw badValue('pull', `--stamp must be a stamp like 20261005T180536Z, got ${JSON.stringify(stamp)}`);
+    const jobs = wholeNumber('pull', 'parallel', parallel, 1, 64);
+    const values = allValues(ctx.rawArgs, 'trust');
+    const trusted = values.length ? await readTrust(values).catch((e: Error) => {
+      throw new RegisterError('pull', e.message);
+    }) : undefined;
     const t0 = Date.now();
-    const result = await pull({ origin, out, stamp, parallel: wholeNumber('pull', 'parallel', parallel, 1, 64), log: (l) => io.err(l + '\n') });
+    const result = await pull({ origin, out, stamp, trusted, parallel: jobs, log: (l) => io.err(l + '\n') });
     const bytes = result.stamps.reduce((s, p) => s + p.fetchedBytes, 0);
     const secs = (Date.now() - t0) / 1000;
     io.err(`[pull] ${out}: ${result.stamps.length} stamp(s), ${(bytes / 1e6).toFixed(1)} MB fetched in ${secs.toFixed(1)} s (${(bytes / 1e6 / Math.max(secs, 0.001)).toFixed(1)} MB/s); serve it with: register serve --dist ${out}\n`);

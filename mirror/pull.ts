@@ -11,6 +11,8 @@ import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { openIndex, sealIndex } from '../common/index-file.ts';
 import { Progress } from '../common/progress.ts';
+import { parseSignature, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
+import { INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
 import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, sha256OfFile, type Origin } from './fetch-file.ts';
 
@@ -22,6 +24,14 @@ export interface PullOptions {
   out: string;
   /** Pull only this stamp (default: every stamp the origin's index lists). */
   stamp?: string;
+  /**
+   * Keys whose signatures are accepted: index.json and each stamp's public manifest must be signed by one of them,
+   * unexpired, and index.json no older than the one already here. Without keys only the hashes are checked, against
+   * the host's own sealed index.json: the copy is then exactly as trustworthy as the host.
+   */
+  trusted?: TrustedKeys;
+  /** The clock signatures' expiry is judged by (tests). Default: now. */
+  now?: () => Date;
   /** Files fetched at once. Default 8. */
   parallel?: number;
   /** A host that sends nothing for this long is given up on for that attempt. Default 30000 ms. */
@@ -59,6 +69,7 @@ export interface PullResult {
 
 const MAX_INDEX_BYTES = 16 * 1024 * 1024;
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+const MAX_SIG_BYTES = 64 * 1024;
 const STAGING = '.pull';
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -88,6 +99,21 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     for (const r of index.releases) if (!STAMP.test(r.stamp)) throw refuse(`lists ${JSON.stringify(r.stamp)}, which is not a stamp`, where(INDEX_FILE));
     await mkdir(opts.out, { recursive: true });
     await refuseRollback(opts.out, index, where(INDEX_FILE));
+    const now = opts.now ?? (() => new Date());
+    let indexSig: Buffer | null = null;
+    if (opts.trusted) {
+      indexSig = await getWhole(origin, INDEX_SIG_FILE, MAX_SIG_BYTES).catch((e: Error) => {
+        throw refuse(`cannot read it: ${e.message}`, where(INDEX_SIG_FILE));
+      });
+      const mine = await readFile(join(opts.out, INDEX_SIG_FILE), 'utf8').catch(() => null);
+      const before = mine === null ? null : parseSignature(mine);
+      const v = await verifyBytes(indexSig?.toString('utf8') ?? null, indexBytes, {
+        signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted: opts.trusted, now: now(), notBefore: typeof before === 'object' && before ? before.signed_at : undefined,
+      });
+      if (!v.ok) throw refuse(`refused (${v.reason}): ${v.message}`, where(INDEX_FILE));
+    } else {
+      log(`[pull] no --trust: files are checked against the host's own sealed index.json, so this copy is exactly as trustworthy as the host`);
+    }
 
     const wanted = opts.stamp === undefined ? index.releases : index.releases.filter((r) => r.stamp === opts.stamp);
     if (opts.stamp !== undefined && wanted.length === 0) {
@@ -95,13 +121,19 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     }
     const progress = opts.progress ?? new Progress(undefined, 'pull');
     const stamps: StampPulled[] = [];
-    for (const release of wanted) stamps.push(await pullStamp(origin, opts.out, release, { parallel, attempts: opts.attempts ?? 3, progress, where, log }));
+    for (const release of wanted) {
+      stamps.push(await pullStamp(origin, opts.out, release, { parallel, attempts: opts.attempts ?? 3, progress, where, log, trusted: opts.trusted, now }));
+    }
 
     // index.json last: the origin's own bytes when every stamp it lists is here, else one naming only those that are.
     const held = await heldStamps(opts.out, index);
     const indexIsOrigin = held.length === index.releases.length;
     const text = indexIsOrigin ? indexBytes : Buffer.from(sealIndex(localIndex(index, held)));
     await writeAtomically(opts.out, INDEX_FILE, text);
+    // The signature follows the bytes it signs (a reader seeing the new index with the old signature reads again);
+    // an index of our own is signed by no one, so an older signature must not stay beside it.
+    if (indexIsOrigin && indexSig) await writeAtomically(opts.out, INDEX_SIG_FILE, indexSig);
+    else if (!indexIsOrigin) await rm(join(opts.out, INDEX_SIG_FILE), { force: true });
     if (!indexIsOrigin) log(`[pull] index.json lists the ${held.length} of ${index.releases.length} stamps held here (v1 ${localIndex(index, held).v1 ?? '-'}, next ${localIndex(index, held).next ?? '-'})`);
     return { stamps, indexIsOrigin };
   } finally {
@@ -180,6 +212,8 @@ interface StampContext {
   progress: Progress;
   where: (path: string) => string;
   log: (line: string) => void;
+  trusted?: TrustedKeys;
+  now: () => Date;
 }
 
 async function pullStamp(origin: Origin, out: string, release: IndexedRelease, ctx: StampContext): Promise<StampPulled> {
@@ -191,6 +225,16 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   // Already here: the manifest in place is the one the index vouches for (its files were checked before the rename).
   const inPlace = await readFile(join(final, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
   if (inPlace && sha256Hex(inPlace) === release.sha256.public) {
+    // Pulled earlier, perhaps without --trust: its signature must be here and good for `serve --trust` to take it.
+    if (ctx.trusted) {
+      const sigPath = join(final, PUBLIC_DIR, `${MANIFEST_FILE}.sig`);
+      const mine = await readFile(sigPath, 'utf8').catch(() => null);
+      const v = await verifyBytes(mine, inPlace, { signs: SIGNS_MANIFEST, stamp, trusted: ctx.trusted, now: ctx.now() });
+      if (!v.ok) {
+        const sig = await fetchManifestSignature(origin, stamp, inPlace, ctx);
+        await writeAtomically(join(final, PUBLIC_DIR), `${MANIFEST_FILE}.sig`, sig);
+      }
+    }
     ctx.log(`[pull] ${stamp}: already here`);
     return { ...done, complete: true };
   }
@@ -213,6 +257,8 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   if (manifest?.stamp !== stamp || typeof manifest.files !== 'object' || manifest.files === null) {
     throw refuse(`not the public manifest of ${stamp}`, ctx.where(manifestPath));
   }
+  // Its signature is checked before a single file is fetched, and kept beside it for `serve --trust`.
+  const manifestSig = ctx.trusted ? await fetchManifestSignature(origin, stamp, manifestBytes, ctx) : null;
   const files = Object.entries(manifest.files).map(([path, want]) => {
     // The index vouches for these bytes, but a path must still never leave the stamp's folder.
     try {
@@ -270,6 +316,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   }
   if (broken) throw refuse(`${(broken as Error).message}; run the pull again to resume (${stamp} is not served until it is complete)`);
 
+  if (manifestSig) await writeAtomically(stagedPublic, `${MANIFEST_FILE}.sig`, manifestSig);
   await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);
   // Every file is in place and checked: the stamp appears in one rename.
   await rename(staging, final);
@@ -280,6 +327,17 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
       `${done.linked} linked from earlier stamps, ${done.present} already fetched; every sha256 checked`,
   );
   return done;
+}
+
+/** The origin's signature of `stamp`'s public manifest, checked against the manifest's bytes; refused naming why. */
+async function fetchManifestSignature(origin: Origin, stamp: string, manifestBytes: Uint8Array, ctx: StampContext): Promise<Buffer> {
+  const path = manifestSigPath(stamp);
+  const sig = await getWhole(origin, path, MAX_SIG_BYTES).catch((e: Error) => {
+    throw refuse(`cannot read it: ${e.message}`, ctx.where(path));
+  });
+  const v = await verifyBytes(sig?.toString('utf8') ?? null, manifestBytes, { signs: SIGNS_MANIFEST, stamp, trusted: ctx.trusted!, now: ctx.now() });
+  if (!v.ok) throw refuse(`refused (${v.reason}): ${v.message}`, ctx.where(`${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`));
+  return sig!;
 }
 
 type Placed = { kind: 'fetched'; bytes: number; resumed: boolean } | { kind: 'linked' | 'present' };

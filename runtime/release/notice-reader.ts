@@ -23,7 +23,17 @@ export function createNoticeReader(source: ShardSource, catalog: ReleaseCatalog)
     if (sha256 === undefined) throw new ArtefactError(fileOf(source, path), 'its stamp is not listed in index.json');
     const known = manifests.get(stamp);
     if (known?.sha256 === sha256) return known.files;
-    const files = readVerified(source, path, sha256, 'index.json').then((b) => parseVerified<{ files?: Record<string, ManifestEntry> }>(source, path, b).files ?? {});
+    const files = readVerified(source, path, sha256, 'index.json').then(
+      (b) => parseVerified<{ files?: Record<string, ManifestEntry> }>(source, path, b).files ?? {},
+      (err: unknown) => {
+        // A dist made by `register pull` holds the public part only: say so, rather than leave "not found" to read
+        // like damage.
+        if (err instanceof ArtefactError && err.check === 'not found') {
+          throw new ArtefactError(err.file, 'not found: this dist holds no private part (a public-only mirror, as `register pull` makes); /notices needs --private-dist with a copy of it');
+        }
+        throw err;
+      },
+    );
     files.catch(() => manifests.delete(stamp));
     if (manifests.size >= MAX_MANIFESTS) manifests.delete(manifests.keys().next().value!);
     manifests.set(stamp, { sha256, files });

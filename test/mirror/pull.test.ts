@@ -81,7 +81,8 @@ describe('register pull', () => {
     expect(tree(out).some((f) => f.includes('private'))).toBe(false);
 
     const local = await startRuntime({ dist: world.dist, keys: keysFile, state: join(root, 'state-origin'), port: 0, log: quiet });
-    const mirror = await startRuntime({ dist: out, keys: keysFile, state: join(root, 'state-pulled'), port: 0, log: quiet, problems: quiet });
+    const problems: string[] = [];
+    const mirror = await startRuntime({ dist: out, keys: keysFile, state: join(root, 'state-pulled'), port: 0, log: quiet, problems: (r) => problems.push(r.line) });
     try {
       const a = client(local.url + '/api/v1', apiKey);
       const b = client(mirror.url + '/api/v1', apiKey);
@@ -90,6 +91,10 @@ describe('register pull', () => {
         expect(y.status, p).toBe(x.status);
         expect(y.text, p).toBe(x.text);
       }
+      // Notices live in the private part, which no public host has: 503, nothing charged, the log saying why.
+      const notices = await b('/notices');
+      expect([notices.status, notices.json.error]).toEqual([503, 'artefact_corrupt']);
+      expect(problems.join('\n')).toContain(`${join(out, S2, 'private', 'manifest.json')}: not found: this dist holds no private part`);
     } finally {
       await local.close();
       await mirror.close();

@@ -1,0 +1,132 @@
+// `register pull` against a plain parallel download of the same files from the same local static host (`serve`'s
+// CLI in its own process): curl with as many parallel transfers as pull's --parallel, verifying nothing. In
+// alternating pairs (curl then pull, pull then curl), since this VM's speed drifts within minutes; prints each
+// pair's bytes per second and the ratio, the time to verify one stamp (its signatures and every file's sha256), and
+// what pulling the next stamp after the first fetches. The pairs fetch the newest stamp alone into an empty folder,
+// so pull links nothing and both sides move the same bytes.
+// node bin/run-ts.mjs bench/pull.ts --dist bench/out/100000-s1/dist [--pairs 3] [--parallel 8]
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { $ } from 'zx';
+import { INDEX_FILE, PUBLIC_DIR } from '../common/dist-layout.ts';
+import { openIndex } from '../common/index-file.ts';
+import { verifyBytes, SIGNS_INDEX, SIGNS_MANIFEST } from '../common/signing.ts';
+import { readSigningKey, readTrust, signDistIndex, signStampManifest, writeNewSigningKey, INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
+import { sha256OfFile } from '../mirror/fetch-file.ts';
+import { freePort, startChild, stopChild } from './lib/processes.ts';
+
+const { values } = parseArgs({ options: { dist: { type: 'string' }, pairs: { type: 'string', default: '3' }, parallel: { type: 'string', default: '8' } } });
+if (!values.dist) throw new Error('usage: bench/pull.ts --dist DIST [--pairs N] [--parallel N]');
+const pairs = Number(values.pairs);
+const parallel = Number(values.parallel);
+const root = join(import.meta.dirname, '..');
+const log = (line: string) => process.stderr.write(`[bench pull] ${line}\n`);
+$.verbose = false;
+
+const work = await mkdtemp(join(tmpdir(), 'bench-pull-'));
+const published = join(work, 'public');
+// What a host holds: publish-public.sh's tree, signed with a fresh key (as `compile --sign` would have).
+await $`${join(root, 'scripts/publish-public.sh')} ${values.dist} ${published}`;
+const keyFile = join(work, 'bench.key');
+const { publicKeyPath } = await writeNewSigningKey(keyFile);
+const key = await readSigningKey(keyFile);
+const index = openIndex(await readFile(join(published, INDEX_FILE), 'utf8'));
+for (const r of index.releases) await signStampManifest(published, r.stamp, key);
+await signDistIndex(published, key);
+
+// Every file pull fetches for the newest stamp, as the list curl downloads.
+const stamp = index.next!;
+const files: { path: string; bytes: number; sha256: string }[] = [INDEX_FILE, INDEX_SIG_FILE].map((p) => ({ path: p, bytes: 0, sha256: '' }));
+for (const r of index.releases.filter((x) => x.stamp === stamp)) {
+  const m = JSON.parse(await readFile(join(published, r.stamp, PUBLIC_DIR, 'manifest.json'), 'utf8')) as { files: Record<string, { bytes: number; sha256: string }> };
+  files.push({ path: `${r.stamp}/${PUBLIC_DIR}/manifest.json`, bytes: 0, sha256: '' }, { path: manifestSigPath(r.stamp), bytes: 0, sha256: '' });
+  for (const [p, f] of Object.entries(m.files)) files.push({ path: `${r.stamp}/${PUBLIC_DIR}/${p}`, ...f });
+}
+const payload = files.reduce((s, f) => s + f.bytes, 0);
+log(`stamp ${stamp} of ${index.releases.length}, ${files.length} files, ${(payload / 2 ** 20).toFixed(1)} MiB of content files`);
+
+const port = await freePort();
+const host = await startChild({
+  command: process.execPath,
+  args: [join(root, 'node_modules/serve/build/main.js'), '-l', `tcp://127.0.0.1:${port}`, '--no-port-switching', '-L', '-n', published],
+  env: { ...process.env, NO_UPDATE_CHECK: '1' },
+  cwd: root,
+  logFile: join(work, 'host.log'),
+  ready: /Accepting connections/,
+});
+const base = `http://127.0.0.1:${port}/`;
+
+/** curl, `parallel` transfers at once, every file to its path under `out`; wall ms. */
+async function curlAll(out: string): Promise<number> {
+  const config = files.map((f) => `url = "${base}${f.path}"\noutput = "${join(out, f.path)}"\n`).join('');
+  await writeFile(join(work, 'curl.config'), config);
+  const t0 = performance.now();
+  await $`curl --silent --show-error --fail --create-dirs --parallel --parallel-max ${parallel} --config ${join(work, 'curl.config')}`.quiet();
+  return performance.now() - t0;
+}
+
+/** `register pull` of `only` (default the newest stamp) with --trust; wall ms and its summary lines. */
+async function pullAll(out: string, only = stamp): Promise<number> {
+  const t0 = performance.now();
+  const r = await $`${process.execPath} ${join(root, 'bin/register.mjs')} pull ${base} --out ${out} --trust ${publicKeyPath} --parallel ${parallel} --stamp ${only}`.quiet();
+  lastPull = r.stderr.trim();
+  return performance.now() - t0;
+}
+let lastPull = '';
+
+const rows: { curl: number; pull: number }[] = [];
+let successor = '';
+try {
+  await pullAll(join(work, 'warm')); // builds bin/ if stale, and warms the page cache of the host's files
+  await rm(join(work, 'warm'), { recursive: true, force: true });
+  for (let i = 0; i < pairs; i++) {
+    const order = i % 2 === 0 ? (['curl', 'pull'] as const) : (['pull', 'curl'] as const);
+    const row = { curl: 0, pull: 0 };
+    for (const side of order) {
+      const out = join(work, `${side}-${i}`);
+      row[side] = side === 'curl' ? await curlAll(out) : await pullAll(out);
+      await rm(out, { recursive: true, force: true });
+    }
+    rows.push(row);
+    const mbps = (ms: number) => payload / 2 ** 20 / (ms / 1000);
+    log(`pair ${i + 1} (${order.join(' then ')}): curl ${mbps(row.curl).toFixed(1)} MiB/s, pull ${mbps(row.pull).toFixed(1)} MiB/s, ratio ${(row.curl / row.pull).toFixed(2)}×`);
+  }
+  // A mirror holding the stamp before pulls the newest: only what changed crosses the network.
+  if (index.releases.length > 1) {
+    const out = join(work, 'successor');
+    const prior = index.releases.at(-2)!.stamp;
+    await pullAll(out, prior);
+    const ms = await pullAll(out, stamp);
+    successor = `${prior} held, then ${stamp} in ${(ms / 1000).toFixed(2)} s: ${lastPull.split('\n').find((l) => l.includes(`${stamp}: `)) ?? lastPull}`;
+    await rm(out, { recursive: true, force: true });
+  }
+} finally {
+  await stopChild(host.child);
+}
+
+// Verifying one stamp, as pull does once its files are here: both signatures, then every file's sha256.
+const trusted = await readTrust([publicKeyPath]);
+const t0 = performance.now();
+const indexText = await readFile(join(published, INDEX_FILE));
+const ok1 = await verifyBytes(await readFile(join(published, INDEX_SIG_FILE), 'utf8'), indexText, { signs: SIGNS_INDEX, stamp: index.next!, trusted, now: new Date() });
+const manifestBytes = await readFile(join(published, stamp, PUBLIC_DIR, 'manifest.json'));
+const ok2 = await verifyBytes(await readFile(join(published, manifestSigPath(stamp)), 'utf8'), manifestBytes, { signs: SIGNS_MANIFEST, stamp, trusted, now: new Date() });
+const tSig = performance.now() - t0;
+const ofStamp = files.filter((f) => f.path.startsWith(`${stamp}/`) && f.sha256);
+let bad = 0;
+for (const f of ofStamp) if ((await sha256OfFile(join(published, f.path))) !== f.sha256) bad++;
+const tAll = performance.now() - t0;
+if (!ok1.ok || !ok2.ok || bad) throw new Error(`verification failed: ${JSON.stringify([ok1, ok2, bad])}`);
+const stampBytes = ofStamp.reduce((s, f) => s + f.bytes, 0);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const mib = payload / 2 ** 20;
+console.log(`| pair | curl (MiB/s) | pull (MiB/s) | pull / curl |`);
+console.log(`|---|---|---|---|`);
+rows.forEach((r, i) => console.log(`| ${i + 1} | ${(mib / (r.curl / 1000)).toFixed(1)} | ${(mib / (r.pull / 1000)).toFixed(1)} | ${(r.curl / r.pull).toFixed(2)}× |`));
+console.log(`\nmedian ratio ${median(rows.map((r) => r.curl / r.pull)).toFixed(2)}× over ${(mib).toFixed(1)} MiB in ${files.length} files, --parallel ${parallel}`);
+if (successor) console.log(successor);
+console.log(`verify stamp ${stamp}: signatures ${tSig.toFixed(1)} ms, with every file's sha256 ${(tAll / 1000).toFixed(2)} s for ${(stampBytes / 2 ** 20).toFixed(1)} MiB in ${ofStamp.length} files (${(stampBytes / 2 ** 20 / (tAll / 1000)).toFixed(0)} MiB/s)`);
+await rm(work, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 // there and checked; index.json is written last and atomically, naming only stamps that are in place.
 import { createHash } from 'node:crypto';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease } from '../common/dist-layout.ts';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
@@ -316,6 +316,13 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   }
   if (broken) throw refuse(`${(broken as Error).message}; run the pull again to resume (${stamp} is not served until it is complete)`);
 
+  // What an earlier, interrupted run left that this manifest does not list (the origin rebuilt the stamp since) stays
+  // behind: the stamp in place holds exactly the published files.
+  const listed = new Set(files.map((f) => f.path));
+  for (const e of await readdir(stagedPublic, { recursive: true, withFileTypes: true })) {
+    const path = relative(stagedPublic, join(e.parentPath, e.name)).split(sep).join('/');
+    if (e.isFile() && !listed.has(path)) await rm(join(stagedPublic, path), { force: true });
+  }
   if (manifestSig) await writeAtomically(stagedPublic, `${MANIFEST_FILE}.sig`, manifestSig);
   await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);
   // Every file is in place and checked: the stamp appears in one rename.

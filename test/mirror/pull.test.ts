@@ -134,6 +134,8 @@ describe('register pull', () => {
       host.hook = null;
       for (const res of held) res.destroy();
     }
+    // A file the manifest does not list, left in the staging folder (a stamp the origin rebuilt since), is not carried in.
+    writeFileSync(join(out, '.pull', S1, 'public', 'stray.bin'), 'left over');
     const again = host.log.length;
     const r = await runToExit(process.execPath, [BIN, 'pull', host.baseUrl, '--out', out, '--stamp', S1]);
     expect(r.status, r.stderr).toBe(0);

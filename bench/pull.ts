@@ -58,14 +58,22 @@ const host = await startChild({
 });
 const base = `http://127.0.0.1:${port}/`;
 
-/** curl, `parallel` transfers at once, every file to its path under `out`; wall ms. */
+/**
+ * curl, `parallel` transfers at once, every file to its path under `out`; wall ms, and the ms of a `sync` after it:
+ * pull fsyncs each file before a stamp is renamed into place, curl leaves its bytes in the page cache, so the second
+ * baseline is a download that is on disk when it ends (`sync` flushes the whole machine's dirty pages, so it is noisy).
+ */
 async function curlAll(out: string): Promise<number> {
   const config = files.map((f) => `url = "${base}${f.path}"\noutput = "${join(out, f.path)}"\n`).join('');
   await writeFile(join(work, 'curl.config'), config);
   const t0 = performance.now();
   await $`curl --silent --show-error --fail --create-dirs --parallel --parallel-max ${parallel} --config ${join(work, 'curl.config')}`.quiet();
-  return performance.now() - t0;
+  const t1 = performance.now();
+  await $`sync`;
+  lastSync = performance.now() - t1;
+  return t1 - t0;
 }
+let lastSync = 0;
 
 /** `register pull` of `only` (default the newest stamp) with --trust; wall ms and its summary lines. */
 async function pullAll(out: string, only = stamp): Promise<number> {
@@ -76,17 +84,22 @@ async function pullAll(out: string, only = stamp): Promise<number> {
 }
 let lastPull = '';
 
-const rows: { curl: number; pull: number }[] = [];
+const rows: { curl: number; sync: number; pull: number }[] = [];
 let successor = '';
 try {
   await pullAll(join(work, 'warm')); // builds bin/ if stale, and warms the page cache of the host's files
   await rm(join(work, 'warm'), { recursive: true, force: true });
   for (let i = 0; i < pairs; i++) {
     const order = i % 2 === 0 ? (['curl', 'pull'] as const) : (['pull', 'curl'] as const);
-    const row = { curl: 0, pull: 0 };
+    const row = { curl: 0, sync: 0, pull: 0 };
     for (const side of order) {
       const out = join(work, `${side}-${i}`);
-      row[side] = side === 'curl' ? await curlAll(out) : await pullAll(out);
+      if (side === 'curl') {
+        row.curl = await curlAll(out);
+        row.sync = lastSync;
+      } else {
+        row.pull = await pullAll(out);
+      }
       await rm(out, { recursive: true, force: true });
     }
     rows.push(row);
@@ -123,10 +136,11 @@ const stampBytes = ofStamp.reduce((s, f) => s + f.bytes, 0);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mib = payload / 2 ** 20;
-console.log(`| pair | curl (MiB/s) | pull (MiB/s) | pull / curl |`);
-console.log(`|---|---|---|---|`);
-rows.forEach((r, i) => console.log(`| ${i + 1} | ${(mib / (r.curl / 1000)).toFixed(1)} | ${(mib / (r.pull / 1000)).toFixed(1)} | ${(r.curl / r.pull).toFixed(2)}× |`));
-console.log(`\nmedian ratio ${median(rows.map((r) => r.curl / r.pull)).toFixed(2)}× over ${(mib).toFixed(1)} MiB in ${files.length} files, --parallel ${parallel}`);
+console.log(`| pair | curl (MiB/s) | curl + sync (MiB/s) | pull (MiB/s) | pull / curl | pull / (curl + sync) |`);
+console.log(`|---|---|---|---|---|---|`);
+const rate = (ms: number) => (mib / (ms / 1000)).toFixed(1);
+rows.forEach((r, i) => console.log(`| ${i + 1} | ${rate(r.curl)} | ${rate(r.curl + r.sync)} | ${rate(r.pull)} | ${(r.curl / r.pull).toFixed(2)}× | ${((r.curl + r.sync) / r.pull).toFixed(2)}× |`));
+console.log(`\nmedian ratios ${median(rows.map((r) => r.curl / r.pull)).toFixed(2)}× and ${median(rows.map((r) => (r.curl + r.sync) / r.pull)).toFixed(2)}× over ${mib.toFixed(1)} MiB in ${files.length} files, --parallel ${parallel}`);
 if (successor) console.log(successor);
 console.log(`verify stamp ${stamp}: signatures ${tSig.toFixed(1)} ms, with every file's sha256 ${(tAll / 1000).toFixed(2)} s for ${(stampBytes / 2 ** 20).toFixed(1)} MiB in ${ofStamp.length} files (${(stampBytes / 2 ** 20 / (tAll / 1000)).toFixed(0)} MiB/s)`);
 await rm(work, { recursive: true, force: true });

@@ -2,8 +2,8 @@
 // partial copy is there, hashed while it streams (a pack is hundreds of MiB: never held in memory), checked against
 // the size and sha256 its manifest lists, and only then renamed to its real name.
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { request as httpRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
 import { dirname } from 'node:path';
@@ -143,36 +143,45 @@ export async function fetchFile(origin: Origin, path: string, dest: string, want
     }
     // The partial copy's bytes go into the hash first; a 200 (Range ignored) starts the file again.
     if (from > 0) await hashInto(hash, part, from);
-    const fh: FileHandle = await open(part, from > 0 ? 'r+' : 'w');
+    // A write stream gathers the chunks that arrive while a write is under way into one writev, and writes at once
+    // when nothing is under way (a stalled host leaves what it sent on disk, for the next run to resume). Not
+    // fsynced here: pull syncs every file of a stamp before it renames the stamp into place, so a file's fsync does
+    // not hold up the thread pool the other transfers write through.
+    const out = createWriteStream(part, { flags: from > 0 ? 'r+' : 'w', start: from });
+    const closed = new Promise<void>((resolve, reject) => {
+      out.once('close', resolve);
+      out.once('error', reject);
+    });
+    let at = from;
+    let refusal: FetchRefusal | null = null;
     try {
-      let at = from;
       for await (const chunk of res as AsyncIterable<Buffer>) {
         if (at + chunk.length > want.bytes) {
           res.destroy();
-          await fh.close().catch(() => {});
-          await rm(part, { force: true });
-          throw new FetchRefusal(`the host sent more than the ${want.bytes} bytes the manifest lists`);
+          refusal = new FetchRefusal(`the host sent more than the ${want.bytes} bytes the manifest lists`);
+          break;
         }
-        await fh.write(chunk, 0, chunk.length, at);
         hash.update(chunk);
         at += chunk.length;
         received += chunk.length;
         onBytes(chunk.length);
+        if (!out.write(chunk)) await new Promise<void>((resolve, reject) => {
+          out.once('drain', resolve);
+          out.once('error', reject);
+        });
       }
-      if (at < want.bytes) {
-        // A clean end of a short body: the host's file is truncated (a broken transfer throws inside the loop).
-        const complete = res.complete;
-        await fh.sync();
-        if (complete) {
-          await fh.close().catch(() => {});
-          await rm(part, { force: true });
-          throw new FetchRefusal(`the host sent ${at} of the ${want.bytes} bytes the manifest lists`);
-        }
-        throw new Error(`transfer ended at byte ${at} of ${want.bytes}`);
-      }
-      await fh.sync();
     } finally {
-      await fh.close().catch(() => {});
+      out.end();
+      await closed;
+    }
+    if (!refusal && at < want.bytes) {
+      // A clean end of a short body: the host's file is truncated (a broken transfer throws inside the loop).
+      if (!res.complete) throw new Error(`transfer ended at byte ${at} of ${want.bytes}`);
+      refusal = new FetchRefusal(`the host sent ${at} of the ${want.bytes} bytes the manifest lists`);
+    }
+    if (refusal) {
+      await rm(part, { force: true });
+      throw refusal;
     }
   } else {
     // A complete partial copy (killed before its rename), or an empty file, which needs no request at all.

@@ -197,6 +197,20 @@ async function writeAtomically(dir: string, name: string, bytes: Uint8Array): Pr
   await syncDir(dir);
 }
 
+/** fsyncs every file and folder under `dir`, `parallel` at a time, folders last. */
+async function syncTree(dir: string, parallel: number): Promise<void> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+  const dirs = [dir, ...entries.filter((e) => e.isDirectory()).map((e) => join(e.parentPath, e.name))];
+  for (const list of [files, dirs]) {
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(parallel, list.length) }, async () => {
+      while (next < list.length) await syncDir(list[next++]);
+    }));
+  }
+}
+
+/** fsync of a file or folder. */
 async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {
@@ -323,6 +337,8 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
     const path = relative(stagedPublic, join(e.parentPath, e.name)).split(sep).join('/');
     if (e.isFile() && !listed.has(path)) await rm(join(stagedPublic, path), { force: true });
   }
+  // On disk before the stamp is renamed into place: files and folders, several at once (fetching did not wait for it).
+  await syncTree(stagedPublic, ctx.parallel);
   if (manifestSig) await writeAtomically(stagedPublic, `${MANIFEST_FILE}.sig`, manifestSig);
   await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);
   // Every file is in place and checked: the stamp appears in one rename.

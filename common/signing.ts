@@ -94,7 +94,7 @@ export function toBase64(bytes: Uint8Array): string {
   return btoa(s);
 }
 
-export function fromBase64(text: string): Uint8Array {
+export function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   const s = atob(text);
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
@@ -103,7 +103,8 @@ export function fromBase64(text: string): Uint8Array {
 
 const hex = (bytes: ArrayBuffer): string => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
-const asBytes = (data: Uint8Array | string): Uint8Array => (typeof data === 'string' ? utf8.encode(data) : data);
+// WebCrypto takes any view; the cast only widens what TypeScript accepts (a Node Buffer's backing store type).
+const asBytes = (data: Uint8Array | string): Uint8Array<ArrayBuffer> => (typeof data === 'string' ? utf8.encode(data) : (data as Uint8Array<ArrayBuffer>));
 
 /** sha256 (hex) of bytes or of the UTF-8 of a string. */
 export async function sha256Hex(data: Uint8Array | string): Promise<string> {
@@ -201,7 +202,7 @@ export const trustedKeys = (keys: TrustedKey[]): TrustedKeys => new Map(keys.map
 // ---- signing ----
 
 /** The bytes an Ed25519 signature covers: every field of the doc but the signature, one per line. */
-export function signedMessage(doc: Omit<SignatureDoc, 'signature'>): Uint8Array {
+export function signedMessage(doc: Omit<SignatureDoc, 'signature'>): Uint8Array<ArrayBuffer> {
   return utf8.encode(`${doc.format}\n${doc.signs}\n${doc.stamp}\n${doc.sha256}\n${doc.key_id}\n${doc.signed_at}\n${doc.valid_until}\n`);
 }
 

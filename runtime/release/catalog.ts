@@ -7,7 +7,7 @@ import { openIndex } from '../../common/index-file.ts';
 import type { Namespace } from '../../common/ids.ts';
 import type { Clock, MaybePromise, ShardSource } from '../interfaces.ts';
 import { stderrProblemLog, type ProblemLog } from '../problem-log.ts';
-import { ArtefactError, fileOf, readFailure, UpstreamError } from '../read-errors.ts';
+import { ArtefactError, fileOf, readFailure, UntrustedError, UpstreamError } from '../read-errors.ts';
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
@@ -141,12 +141,12 @@ export class ReleaseCatalog {
         signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(now), notBefore: this.indexSignedAt,
       });
       // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.
-      if (!verdict.ok) return this.indexUnusable(new ArtefactError(fileOf(this.opts.source, INDEX_SIG), verdict.message));
+      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.message));
       sigDoc = verdict.doc;
       for (const ns of ['v1', 'next'] as const) {
         const was = this.highest[ns];
         if (this.opts.pin === undefined && was !== null && parsed[ns] !== null && parsed[ns]! < was) {
-          return this.indexUnusable(new ArtefactError(file, `names ${parsed[ns]} for ${ns}, older than ${was} already served (rollback refused)`));
+          return this.indexUnusable(new UntrustedError(file, `names ${parsed[ns]} for ${ns}, older than ${was} already served (rollback refused)`));
         }
       }
     }
@@ -161,11 +161,7 @@ export class ReleaseCatalog {
     const opens = await Promise.allSettled(stamps.map((s) => this.release(s, parsed)));
     const openedNow = new Map(opens.flatMap((o, i) => (o.status === 'fulfilled' ? [[stamps[i], o.value] as const] : [])));
     const problems = opens.flatMap((o, i) => (o.status === 'rejected' ? [[stamps[i], o.reason] as const] : []));
-    for (const [stamp, reason] of problems) {
-      const r = reason as Error;
-      const why = r instanceof ArtefactError ? `${r.file}: ${r.check}` : (r?.message ?? String(r));
-      this.logOnce(`stamp ${stamp} ${why}`, `[serve] ${file} names ${stamp}, which cannot be opened: ${why}; ${this.index ? 'still serving the previous index' : 'answering 503 for it'}`, file, why);
-    }
+    for (const [stamp, reason] of problems) this.logStampProblem(stamp, reason as Error);
     // A first index is taken even with a broken stamp: the namespace it serves answers 503 naming no file, the other
     // is served. A later one only when every stamp it names opened.
     if (this.index && problems.length) return;
@@ -200,7 +196,7 @@ export class ReleaseCatalog {
       this.indexText = '';
       this.indexSig = null;
       this.indexSigText = null;
-      this.indexFailure = new ArtefactError(file, check);
+      this.indexFailure = new UntrustedError(file, check);
       this.servedNow = { v1: undefined, next: undefined };
     }
     for (const [key, doc] of this.stampSigs) {
@@ -223,8 +219,15 @@ export class ReleaseCatalog {
     const verdict = await verifyDigest(sig && new TextDecoder().decode(sig), manifestSha256, {
       signs: SIGNS_MANIFEST, stamp, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()),
     });
-    if (!verdict.ok) throw new ArtefactError(fileOf(this.opts.source, path), verdict.message);
+    if (!verdict.ok) throw new UntrustedError(fileOf(this.opts.source, path), verdict.message);
     return verdict.doc;
+  }
+
+  /** One log line per stamp and reason it cannot be opened (a refused signature: however many answers it fails). */
+  private logStampProblem(stamp: string, r: Error, tail = this.index ? 'still serving the previous index' : 'answering 503 for it'): void {
+    const file = fileOf(this.opts.source, INDEX_FILE);
+    const why = r instanceof ArtefactError ? `${r.file}: ${r.check}` : (r?.message ?? String(r));
+    this.logOnce(`stamp ${stamp} ${why}`, `[serve] ${file} names ${stamp}, which cannot be opened: ${why}; ${tail}`, file, why);
   }
 
   private indexUnusable(failure: ReadFailure): void {
@@ -288,6 +291,7 @@ export class ReleaseCatalog {
       (err: unknown) => {
         if (this.releases.get(key) !== opening) return;
         this.releases.delete(key);
+        if (err instanceof UntrustedError) this.logStampProblem(stamp, err, 'answering 503 for it');
         if (err instanceof ArtefactError || err instanceof UpstreamError) this.failed.set(key, err);
       },
     );

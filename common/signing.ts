@@ -103,7 +103,7 @@ export function fromBase64(text: string): Uint8Array<ArrayBuffer> {
 
 const hex = (bytes: ArrayBuffer): string => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, '0')).join('');
 
-// WebCrypto takes any view; the cast only widens what TypeScript accepts (a Node Buffer's backing store type).
+// WebCrypto takes any view; the cast only widens what TypeScript accepts (a view over any backing store).
 const asBytes = (data: Uint8Array | string): Uint8Array<ArrayBuffer> => (typeof data === 'string' ? utf8.encode(data) : (data as Uint8Array<ArrayBuffer>));
 
 /** sha256 (hex) of bytes or of the UTF-8 of a string. */

@@ -14,6 +14,8 @@ export const registerCommand = defineCommand({
     compile: lazy(() => import('../compiler/cli.ts'), (m) => m.compileCommand),
     verify: lazy(() => import('../compiler/cli.ts'), (m) => m.verifyCommand),
     pull: lazy(() => import('../mirror/pull-cli.ts'), (m) => m.pullCommand),
+    sign: lazy(() => import('../compiler/sign-cli.ts'), (m) => m.signCommand),
+    'signing-key': lazy(() => import('../compiler/sign-cli.ts'), (m) => m.signingKeyCommand),
     serve: lazy(() => import('../runtime/cli.ts'), (m) => m.serveCommand),
     start: lazy(() => import('../runtime/cli.ts'), (m) => m.startCommand),
     keys: lazy(() => import('../runtime/keys/keys-cli.ts'), (m) => m.keysCommandDef),

@@ -916,6 +916,8 @@ export interface components {
             endpoints: {
                 [key: string]: string;
             };
+            /** @description Key ID (first 16 hex digits of the sha256 of the raw Ed25519 public key) whose signature over the served release's public manifest this server verified (`register serve --trust`). Absent when the server does not check signatures. A partner compares it with the key ID the register publishes (docs/guarantees.md). */
+            signing_key_id?: string;
         };
         /** @description API and release metadata. */
         MetaResponse: {
@@ -931,6 +933,8 @@ export interface components {
             counts: {
                 [key: string]: number;
             };
+            /** @description Key ID (first 16 hex digits of the sha256 of the raw Ed25519 public key) whose signature over the served release's public manifest this server verified (`register serve --trust`). Absent when the server does not check signatures. A partner compares it with the key ID the register publishes (docs/guarantees.md). */
+            signing_key_id?: string;
         };
         /** @description Provider rollups of the served release. */
         ProvidersResponse: {

@@ -123,3 +123,45 @@ export async function verifyIndexSignature(
 ): Promise<VerifyResult> {
   return verifyBytes(await readOptional(join(dist, INDEX_SIG_FILE)), indexText, { signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted, now, notBefore });
 }
+
+/** The values of one `--trust` option: comma-separated (citty keeps only the last of a repeated option). */
+export const splitTrust = (value: string | undefined): string[] => (value ?? '').split(',').map((v) => v.trim()).filter((v) => v !== '');
+
+/** What `register verify --trust` found about a dist's signatures: one line per problem, naming the file. */
+export interface SignatureVerdict {
+  index: string[];
+  stamps: Map<string, string[]>;
+  /** Key ID per stamp whose signature verified. */
+  signedBy: Map<string, string>;
+}
+
+/**
+ * Checks index.json's signature and every compiled stamp's (`stamps`) against `trusted` at `now`. Besides each
+ * signature's own checks, an index.json older than a signed stamp in the dist that it does not list (an older index
+ * put back, with its own old signature) is named as a rollback.
+ */
+export async function verifyDistSignatures(dist: string, stamps: readonly string[], trusted: TrustedKeys, now: Date): Promise<SignatureVerdict> {
+  const verdict: SignatureVerdict = { index: [], stamps: new Map(), signedBy: new Map() };
+  for (const stamp of stamps) {
+    const r = await verifyStampSignature(dist, stamp, trusted, now);
+    verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}: ${r.reason}: ${r.message.replace(/^[^:]*: /, '')}`]);
+    if (r.ok) verdict.signedBy.set(stamp, r.keyId);
+  }
+  let text: string;
+  let index: DistIndex;
+  try {
+    text = await readFile(join(dist, INDEX_FILE), 'utf8');
+    index = openIndex(text);
+  } catch {
+    verdict.index.push(`${INDEX_SIG_FILE}: index.json cannot be read, so its signature cannot be checked`);
+    return verdict;
+  }
+  const r = await verifyIndexSignature(dist, text, index, trusted, now);
+  if (!r.ok) verdict.index.push(`${INDEX_SIG_FILE}: ${r.reason}: ${r.message.replace(/^[^:]*: /, '')}`);
+  const listed = new Set(index.releases.map((e) => e.stamp));
+  for (const stamp of stamps) {
+    if (listed.has(stamp) || !verdict.signedBy.has(stamp) || (index.next !== null && stamp < index.next)) continue;
+    verdict.index.push(`${INDEX_FILE}: rollback: its newest stamp is ${index.next ?? 'none'}, but ${stamp}, signed and newer, is in the dist and not listed (an older index.json put back?)`);
+  }
+  return verdict;
+}

@@ -7,10 +7,13 @@ import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
-import { ioOf } from '../cli/command-line.ts';
+import { badValue, ioOf } from '../cli/command-line.ts';
 import { compileAll, listStamps } from './compile.ts';
 import { writeCompileReport } from './compile-report.ts';
 import { verifyDist } from './dist-manifest.ts';
+import { readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
+import { DEFAULT_VALID_DAYS, normaliseInstant } from '../common/signing.ts';
+import { signDist, signingKeyOf, validDays } from './sign-cli.ts';
 
 export const compileCommand = defineCommand({
   meta: { name: 'compile', description: 'Compile every release not compiled yet, oldest first (or one stamp), into the dist folder' },
@@ -19,10 +22,15 @@ export const compileCommand = defineCommand({
     out: { type: 'string', description: 'Dist folder to write', valueHint: 'DIR', default: 'dist' },
     stamp: { type: 'string', description: 'Compile only this release (again, if it is compiled already)', valueHint: 'STAMP' },
     strict: { type: 'boolean', description: 'Refuse a release with referential slack instead of dropping and counting it' },
+    sign: { type: 'string', description: 'Sign each compiled stamp and index.json with this private key (`register signing-key new`)', valueHint: 'FILE' },
+    'valid-days': { type: 'string', description: `With --sign: days from the release's stamp to the signatures' valid_until (default ${DEFAULT_VALID_DAYS})`, valueHint: 'N' },
   },
   async run(ctx) {
     const { releases, out, stamp, strict } = ctx.args;
     const io = ioOf(ctx);
+    // The key is read before compiling: a wrong path must not cost a compile.
+    const days = validDays('compile', ctx.args['valid-days']);
+    const key = ctx.args.sign !== undefined ? await signingKeyOf('compile', ctx.args.sign) : null;
     await findReleases(releases);
     const t0 = Date.now();
     const reports = await compileAll({
@@ -42,6 +50,10 @@ export const compileCommand = defineCommand({
     });
     if (reports.length === 0) io.err('[compile] nothing to do: every release is compiled\n');
     else io.err(`[compile] ${reports.length} release(s) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    if (key) {
+      const written = await signDist(out, reports.map((r) => r.stamp), key, { validDays: days });
+      io.err(`[compile] signed ${written.length - 1} stamp(s) and index.json with key ${key.keyId}\n`);
+    }
   },
 });
 
@@ -69,21 +81,43 @@ export const verifyCommand = defineCommand({
   meta: { name: 'verify', description: 'Re-hash every compiled release (public and private parts) against its manifest and index.json; exit 1 naming each file that differs' },
   args: {
     dist: { type: 'string', description: 'Dist folder to check', valueHint: 'DIR', default: 'dist' },
+    trust: { type: 'string', description: 'Also require signatures by one of these public keys (.pub files or ed25519:… keys, comma-separated), unexpired', valueHint: 'KEY[,KEY…]' },
+    at: { type: 'string', description: "With --trust: check expiry as of this ISO 8601 time instead of now (e.g. next month's)", valueHint: 'TIME' },
   },
   async run(ctx) {
     const { dist } = ctx.args;
     const io = ioOf(ctx);
+    const trustValues = splitTrust(ctx.args.trust);
+    if (ctx.args.trust !== undefined && trustValues.length === 0) throw badValue('verify', '--trust names no key');
+    if (ctx.args.at !== undefined && trustValues.length === 0) throw badValue('verify', '--at checks signatures: give --trust too');
+    let now = new Date();
+    if (ctx.args.at !== undefined) {
+      try {
+        now = new Date(normaliseInstant(ctx.args.at));
+      } catch (e) {
+        throw badValue('verify', `--at: ${(e as Error).message}`);
+      }
+    }
+    let trusted = null;
+    try {
+      trusted = trustValues.length ? await readTrust(trustValues) : null;
+    } catch (e) {
+      throw new RegisterError('verify', (e as Error).message);
+    }
     const stamps = await listStamps(dist);
     if (stamps.length === 0) throw new RegisterError('verify', `no compiled release under ${dist}/`);
     const verdict = await verifyDist(dist, stamps);
+    const signatures = trusted ? await verifyDistSignatures(dist, stamps, trusted, now) : null;
+    if (signatures) verdict.index.push(...signatures.index);
     for (const p of verdict.index) io.err(`[verify] ${p}\n`);
     let bad = 0;
     for (const { stamp, published, problems } of verdict.stamps) {
+      problems.push(...(signatures?.stamps.get(stamp) ?? []));
       for (const p of problems) io.err(`[verify] ${stamp}/${p}\n`);
       if (problems.length) bad++;
-      else io.err(`[verify] ${stamp}: ok${published ? '' : ' (compiled, not listed in index.json)'}\n`);
+      else io.err(`[verify] ${stamp}: ok${signatures ? `, signed by ${signatures.signedBy.get(stamp)}` : ''}${published ? '' : ' (compiled, not listed in index.json)'}\n`);
     }
     if (verdict.index.length) throw new RegisterError('verify', `index.json is damaged or does not match the dist${bad ? `, and ${bad} release(s) differ from their manifest` : ''}`);
-    if (bad) throw new RegisterError('verify', `${bad} release(s) differ from their manifest`);
+    if (bad) throw new RegisterError('verify', `${bad} release(s) differ from their manifest${signatures ? ' or are not signed as trusted' : ''}`);
   },
 });

@@ -3,11 +3,11 @@ import { defineCommand } from 'citty';
 import { STAMP } from '../common/ids.ts';
 import { badValue, ioOf } from '../cli/command-line.ts';
 import { wholeNumber } from '../cli/generate-commands.ts';
-import { readTrust } from '../common/signing-files.ts';
+import { readTrust, splitTrust } from '../common/signing-files.ts';
 import { RegisterError } from '../common/errors.ts';
 import { pull } from './pull.ts';
 
-/** Every value of a repeatable option (citty keeps only the last): `--trust A --trust B` or `--trust=A`. */
+/** Every value of an option given more than once (citty keeps only the last): `--trust A --trust B` or `--trust=A`. */
 function allValues(raw: string[], name: string): string[] {
   const out: string[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -28,8 +28,8 @@ export const pullCommand = defineCommand({
     stamp: { type: 'string', description: 'Pull only this stamp (default: every stamp the origin lists)', valueHint: 'STAMP' },
     trust: {
       type: 'string',
-      description: 'A public key (FILE.pub, or ed25519:… itself) whose signatures are accepted; repeat for several. Without it only the hashes are checked, against the host\'s own index.json',
-      valueHint: 'KEY',
+      description: 'Require signatures by one of these public keys (.pub files or ed25519:… keys, comma-separated), unexpired. Without it only the hashes are checked, against the host\'s own index.json',
+      valueHint: 'KEY[,KEY…]',
     },
     parallel: { type: 'string', description: 'Files fetched at once, from 1 to 64', valueHint: 'N', default: '8' },
   },
@@ -42,7 +42,8 @@ export const pullCommand = defineCommand({
     if (!/^https?:\/\//i.test(origin)) throw badValue('pull', `ORIGIN must be an http:// or https:// URL, got ${JSON.stringify(origin)}`);
     if (stamp !== undefined && !STAMP.test(stamp)) throw badValue('pull', `--stamp must be a stamp like 20261005T180536Z, got ${JSON.stringify(stamp)}`);
     const jobs = wholeNumber('pull', 'parallel', parallel, 1, 64);
-    const values = allValues(ctx.rawArgs, 'trust');
+    // Comma-separated as for verify and serve; given twice, both count (a key is never silently dropped).
+    const values = allValues(ctx.rawArgs, 'trust').flatMap(splitTrust);
     const trusted = values.length ? await readTrust(values).catch((e: Error) => {
       throw new RegisterError('pull', e.message);
     }) : undefined;

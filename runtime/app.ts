@@ -10,7 +10,7 @@ import type { Body, RequestContext, Reply, RouteDef, Services } from './route.ts
 import { admit } from './state/admit.ts';
 import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
-import { ArtefactError, UpstreamError } from './read-errors.ts';
+import { ArtefactError, UpstreamError, UntrustedError } from './read-errors.ts';
 import { keyExpiryHeaders } from './keys/key-expiry.ts';
 import { corsHeaders, derivedEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
 import { matchesEtag } from './routes/changes.ts';
@@ -96,7 +96,8 @@ export function createApp(opts: AppOptions): App {
   function failure(e: unknown): ApiError {
     if (e instanceof ApiError) return e;
     if (e instanceof ArtefactError) {
-      log({ level: 'error', event: 'artefact_corrupt', line: `[serve] artefact_corrupt: ${e.file}: ${e.check}`, file: e.file, check: e.check });
+      // A refused signature is logged once by the catalog when it refuses it.
+      if (!(e instanceof UntrustedError)) log({ level: 'error', event: 'artefact_corrupt', line: `[serve] artefact_corrupt: ${e.file}: ${e.check}`, file: e.file, check: e.check });
       return new ApiError(503, 'artefact_corrupt', 'A compiled artefact this answer needs failed its integrity check; nothing was charged.', e.subject === undefined ? {} : { detail: e.subject });
     }
     if (e instanceof UpstreamError) {

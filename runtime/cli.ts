@@ -12,6 +12,8 @@ import { isClusterWorker, runPrimary } from './cluster.ts';
 import { distWarning, listeningLine, stopWithNpm, type ServedFrom } from './serve-process.ts';
 import type { Runtime } from './server.ts';
 import { DEFAULT_KEY_EXTENSION, type KeyExtension } from './routes/key.ts';
+import { readTrust, splitTrust } from '../common/signing-files.ts';
+import type { TrustedKeys } from '../common/signing.ts';
 
 /** serve's options, which start takes too. Defaults that the environment can change (PORT, HOST) are applied in run(). */
 const SERVE_ARGS = {
@@ -32,6 +34,11 @@ const SERVE_ARGS = {
     valueHint: 'FILE',
   },
   stamp: { type: 'string', description: 'Serve this compiled stamp on /api/v1 and /api/next instead of the newest (to preview it)', valueHint: 'STAMP' },
+  trust: {
+    type: 'string',
+    description: 'Serve only releases signed by one of these public keys (.pub files or ed25519:… keys, comma-separated): 503 for a stamp unsigned, badly signed, expired or rolled back',
+    valueHint: 'KEY[,KEY…]',
+  },
 } as const;
 
 type ServeValues = {
@@ -39,6 +46,7 @@ type ServeValues = {
   'extend-how'?: string; 'extend-contact'?: string;
   'cursor-secret-file'?: string;
   stamp?: string;
+  trust?: string;
 };
 
 /** The environment variable that may hold the /matches cursor secret (a flag's value would show in `ps`). */
@@ -63,6 +71,18 @@ async function cursorSecret(file: string | undefined): Promise<string | null> {
   if (secret === undefined) return null;
   if (secret.length < MIN_CURSOR_SECRET) throw new RegisterError('serve', `${where}: the cursor secret must be at least ${MIN_CURSOR_SECRET} characters`);
   return secret;
+}
+
+/** `--trust`: the keys it names, or null when it is not given (signatures are then not read). */
+async function trustedKeysOf(value: string | undefined): Promise<TrustedKeys | null> {
+  if (value === undefined) return null;
+  const values = splitTrust(value);
+  if (values.length === 0) throw badValue('serve', '--trust names no key');
+  try {
+    return await readTrust(values);
+  } catch (e) {
+    throw new RegisterError('serve', (e as Error).message);
+  }
 }
 
 /** The port from --port (a usage error when bad) or $PORT (a refusal naming the variable), else `fallback`. */
@@ -117,6 +137,8 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const withAccessLog = values['access-log'] === 'on';
   const log = (line: string) => void process.stderr.write(`${line}\n`);
   const secret = await cursorSecret(values['cursor-secret-file']);
+  const trust = await trustedKeysOf(values.trust);
+  if (trust && !isClusterWorker()) log(`[serve] serving only releases signed by ${[...trust.keys()].join(', ')}`);
   if (secret === null && !isClusterWorker()) log(`[serve] /matches answers 503 until a cursor secret is set (${CURSOR_SECRET_ENV} or --cursor-secret-file)`);
   const from: ServedFrom = { dist, state, keys: values.keys, stamp: values.stamp, workers };
   // Not awaited: a URL that does not answer must not hold the start (the server serves anyway, see distWarning).
@@ -159,6 +181,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       keyExtension: keyExtension(values),
       cursorSecret: secret,
       stamp: values.stamp,
+      trust: trust ?? undefined,
     });
   } catch (e) {
     throw startupError(e, listenPort, host);

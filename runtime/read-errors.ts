@@ -26,6 +26,18 @@ export class ArtefactError extends Error {
 }
 
 /**
+ * A release refused by `serve --trust`: its signature (or index.json's) is missing, wrong, from an untrusted key,
+ * expired or older than one served. Answered like any failed check (503 `artefact_corrupt`), but the catalog logs it
+ * once when it first refuses it, not once per answer: it is a state of the dist, like an origin's outage.
+ */
+export class UntrustedError extends ArtefactError {
+  constructor(file: string, check: string) {
+    super(file, check);
+    this.name = 'UntrustedError';
+  }
+}
+
+/**
  * The mirror's origin could not give a file: unreachable, timed out, or answered 5xx (or another status a static host
  * should not send). Not evidence of damage: the answer is 503 `upstream_unavailable`, and the next request tries again.
  */

@@ -51,6 +51,11 @@ export function documentEtag(sha256Hex: string): string {
   return tagOf(Buffer.from(sha256Hex, 'hex'));
 }
 
+/** The strong ETag of a precomputed document served with its signing key ID added (GET / and /meta under `--trust`). */
+export function signedDocumentEtag(sha256Hex: string, keyId: string): string {
+  return tagOf(createHash('sha256').update(`${sha256Hex} signing_key_id ${keyId}`).digest());
+}
+
 /**
  * The strong ETag of a per-stamp answer, without reading its body. Sound because such a body is a function of
  * exactly what is hashed: the release's public manifest (it lists the sha256 of every file the answer can be made

@@ -15,6 +15,7 @@ import { withPages } from './pages/pages-app.ts';
 import { listen, type RunningServer } from './node-adapter.ts';
 import type { LogRecord, ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
+import type { TrustedKeys } from '../common/signing.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import { allRoutes } from './routes/index.ts';
 import { batchOptionsFor } from './routes/batch.ts';
@@ -33,6 +34,11 @@ export interface RuntimeOptions {
   keys?: string;
   /** Serve this compiled stamp on both namespaces instead of what index.json points at (previewing it). Default none. */
   stamp?: string;
+  /**
+   * Trusted signing keys (`serve --trust`): serve only an index.json and stamps signed by one of them, unexpired and
+   * not older than what was served (docs/integrity.md, "Signatures"). Default none: signatures are not read.
+   */
+  trust?: TrustedKeys;
   /** The state store: `sqlite:PATH`, a folder (its `register.db`), `redis://…` or `memory:`. Default `.state`. */
   state?: string;
   /** A read-only mirror: acknowledgements answer 503; quota is kept in the state store like on any instance. Default false. */
@@ -103,6 +109,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
   const log = opts.problems ?? problemLogOf(opts.logger ?? null, opts.log);
   const catalog = new ReleaseCatalog({
     source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log, pin: opts.stamp,
+    trust: opts.trust,
   });
   const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
   const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;

@@ -13,3 +13,8 @@ for stamp_dir in "$dist"/*/; do
 done
 # index.json last: a host never points at a stamp whose files are not there yet.
 cp "$dist/index.json" "$out/index.json.tmp" && mv "$out/index.json.tmp" "$out/index.json"
+# Its signature (register compile --sign / register sign) right after: it names the sha256 of the index.json it
+# signs, so a reader that catches the two files from different moments sees it and reads them again.
+if [[ -f "$dist/index.json.sig" ]]; then
+  cp "$dist/index.json.sig" "$out/index.json.sig.tmp" && mv "$out/index.json.sig.tmp" "$out/index.json.sig"
+fi

@@ -419,6 +419,14 @@ export const BatchResponse = component(
   closed('One result per item, in request order.', { results: arrayOf(ref(BatchResult)), count: count('Number of results (= number of items).') }),
 );
 
+/** Added in 2026-11 (issue 40), optional and last, so a client of the earlier shape reads the rest unchanged. */
+const SigningKeyId = Type.String({
+  pattern: '^[0-9a-f]{16}$',
+  description:
+    'Key ID (first 16 hex digits of the sha256 of the raw Ed25519 public key) whose signature over the served ' +
+    "release's public manifest this server verified (`register serve --trust`). Absent when the server does not " +
+    'check signatures. A partner compares it with the key ID the register publishes (docs/guarantees.md).',
+});
 export const IndexResponse = component(
   'IndexResponse',
   closed('Service identity and the served release.', {
@@ -427,6 +435,7 @@ export const IndexResponse = component(
     namespace: oneOfValues(NAMESPACES),
     release: ref(ReleaseSummary),
     endpoints: mapOf(str(), 'Endpoint name to path.'),
+    signing_key_id: Type.Optional(SigningKeyId),
   }),
 );
 export const MetaResponse = component(
@@ -438,6 +447,7 @@ export const MetaResponse = component(
     index_generated_at: Type.String({ format: 'date-time' }),
     release: ref(ReleaseSummary),
     counts: mapOf(Type.Integer({ minimum: 0 }), "The served release's own resolvable population; can differ slightly from the public census headline."),
+    signing_key_id: Type.Optional(SigningKeyId),
   }),
 );
 export const ProvidersResponse = component(

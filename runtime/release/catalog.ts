@@ -7,10 +7,12 @@ import { openIndex } from '../../common/index-file.ts';
 import type { Namespace } from '../../common/ids.ts';
 import type { Clock, MaybePromise, ShardSource } from '../interfaces.ts';
 import { stderrProblemLog, type ProblemLog } from '../problem-log.ts';
-import { ArtefactError, fileOf, readFailure, UpstreamError } from '../read-errors.ts';
+import { ArtefactError, fileOf, readFailure, UntrustedError, UpstreamError } from '../read-errors.ts';
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
+import { SIGNS_INDEX, SIGNS_MANIFEST, SIG_SUFFIX, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys } from '../../common/signing.ts';
+import { MANIFEST_FILE, PUBLIC_DIR } from '../../common/dist-layout.ts';
 import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from './body-cache.ts';
 
 /** Options of a ReleaseCatalog. */
@@ -29,7 +31,15 @@ export interface CatalogOptions {
   log?: ProblemLog;
   /** Serve this stamp on both namespaces, whatever index.json points at (previewing a release); it must be listed. */
   pin?: string;
+  /**
+   * Keys whose signatures are trusted (`serve --trust`): when set, index.json and every stamp served must carry a
+   * valid, unexpired signature from one of them (docs/integrity.md, "Signatures"), checked against `clock`.
+   */
+  trust?: TrustedKeys;
 }
+
+const INDEX_SIG = `${INDEX_FILE}${SIG_SUFFIX}`;
+const manifestSig = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}`;
 
 /** Why a file the catalog needs cannot be used. */
 type ReadFailure = ArtefactError | UpstreamError;
@@ -57,6 +67,15 @@ export class ReleaseCatalog {
   /** Releases (releaseKey) that failed to open, answered as they are until the next re-read of the index rather than re-read per request. */
   private readonly failed = new Map<string, ReadFailure>();
   private readonly logged = new Set<string>();
+  /** With trust: the accepted index's signature text and document (its signed_at is the rollback high-water mark). */
+  private indexSigText: string | null = null;
+  private indexSig: SignatureDoc | null = null;
+  /** signed_at of the newest index signature accepted in this process: an older one is a rollback. */
+  private indexSignedAt: string | undefined;
+  /** With trust: the newest stamp each namespace has served in this process; an index naming an older one is refused. */
+  private readonly highest: Record<Namespace, string | null> = { v1: null, next: null };
+  /** With trust: the verified signature of each opened release (by releaseKey), whose valid_until is watched. */
+  private readonly stampSigs = new Map<string, SignatureDoc>();
   private readonly log: ProblemLog;
   readonly cache: BucketCache;
   readonly shards: ShardCache;
@@ -97,12 +116,39 @@ export class ReleaseCatalog {
       return;
     }
     const text = new TextDecoder().decode(bytes);
-    if (text === this.indexText) return;
+    const trust = this.opts.trust;
+    let sigText: string | null = null;
+    if (trust) {
+      // Re-read each time: a re-signed index (a later valid_until) changes index.json.sig and not index.json.
+      try {
+        const sig = await this.opts.source.readFile(INDEX_SIG);
+        sigText = sig && new TextDecoder().decode(sig);
+      } catch (err) {
+        return this.indexUnusable(readFailure(err, fileOf(this.opts.source, INDEX_SIG)));
+      }
+      this.expireSigned(now);
+    }
+    if (text === this.indexText && (!trust || (sigText === this.indexSigText && this.index))) return;
     let parsed: DistIndex;
     try {
       parsed = openIndex(text);
     } catch (err) {
       return this.indexUnusable(new ArtefactError(file, (err as Error).message));
+    }
+    let sigDoc: SignatureDoc | null = null;
+    if (trust) {
+      const verdict = await verifyBytes(sigText, text, {
+        signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(now), notBefore: this.indexSignedAt,
+      });
+      // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.
+      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.message));
+      sigDoc = verdict.doc;
+      for (const ns of ['v1', 'next'] as const) {
+        const was = this.highest[ns];
+        if (this.opts.pin === undefined && was !== null && parsed[ns] !== null && parsed[ns]! < was) {
+          return this.indexUnusable(new UntrustedError(file, `names ${parsed[ns]} for ${ns}, older than ${was} already served (rollback refused)`));
+        }
+      }
     }
     const pin = this.opts.pin;
     if (pin !== undefined) {
@@ -115,23 +161,73 @@ export class ReleaseCatalog {
     const opens = await Promise.allSettled(stamps.map((s) => this.release(s, parsed)));
     const openedNow = new Map(opens.flatMap((o, i) => (o.status === 'fulfilled' ? [[stamps[i], o.value] as const] : [])));
     const problems = opens.flatMap((o, i) => (o.status === 'rejected' ? [[stamps[i], o.reason] as const] : []));
-    for (const [stamp, reason] of problems) {
-      const r = reason as Error;
-      const why = r instanceof ArtefactError ? `${r.file}: ${r.check}` : (r?.message ?? String(r));
-      this.logOnce(`stamp ${stamp} ${why}`, `[serve] ${file} names ${stamp}, which cannot be opened: ${why}; ${this.index ? 'still serving the previous index' : 'answering 503 for it'}`, file, why);
-    }
+    for (const [stamp, reason] of problems) this.logStampProblem(stamp, reason as Error);
     // A first index is taken even with a broken stamp: the namespace it serves answers 503 naming no file, the other
     // is served. A later one only when every stamp it names opened.
     if (this.index && problems.length) return;
     this.index = parsed;
     this.indexText = text;
     this.indexFailure = null;
+    if (trust) {
+      this.indexSigText = sigText;
+      this.indexSig = sigDoc;
+      if (this.indexSignedAt === undefined || sigDoc!.signed_at > this.indexSignedAt) this.indexSignedAt = sigDoc!.signed_at;
+      for (const ns of ['v1', 'next'] as const) if (parsed[ns] !== null && (this.highest[ns] === null || parsed[ns]! > this.highest[ns]!)) this.highest[ns] = parsed[ns];
+    }
     this.servedKeys = { v1: keyIn(parsed, parsed.v1), next: keyIn(parsed, parsed.next) };
     const opened = (stamp: string | null) => (stamp === null ? null : openedNow.get(stamp));
     this.servedNow = { v1: opened(parsed.v1), next: opened(parsed.next) };
     // Releases the new index does not list as they were opened (a stamp compiled again) are let go.
     const listed = new Set(parsed.releases.map((r) => releaseKey(r.stamp, r.sha256.public)));
     for (const k of [...this.releases.keys()]) if (!listed.has(k)) this.releases.delete(k);
+  }
+
+  /**
+   * With trust, nothing is served past its signature's valid_until: an expired index is dropped (every namespace
+   * answers 503 until a re-signed one is read), an expired stamp is closed, to be opened again (and its signature
+   * read again, perhaps re-signed) on its next request.
+   */
+  private expireSigned(now: number): void {
+    if (this.indexSig && now > Date.parse(this.indexSig.valid_until)) {
+      const file = fileOf(this.opts.source, INDEX_SIG);
+      const check = `expired at ${this.indexSig.valid_until} (re-sign with \`register sign\`)`;
+      this.logOnce(`index ${check}`, `[serve] ${file}: ${check}; nothing served until it is re-signed`, file, check);
+      this.index = null;
+      this.indexText = '';
+      this.indexSig = null;
+      this.indexSigText = null;
+      this.indexFailure = new UntrustedError(file, check);
+      this.servedNow = { v1: undefined, next: undefined };
+    }
+    for (const [key, doc] of this.stampSigs) {
+      if (now <= Date.parse(doc.valid_until)) continue;
+      this.stampSigs.delete(key);
+      this.releases.delete(key);
+      for (const ns of ['v1', 'next'] as const) if (this.servedKeys[ns] === key) this.servedNow[ns] = undefined;
+    }
+  }
+
+  /** With trust: that `stamp`'s public manifest (whose sha256 index.json records) is signed by a trusted key, now. */
+  private async checkStampSignature(stamp: string, manifestSha256: string): Promise<SignatureDoc> {
+    const path = manifestSig(stamp);
+    let sig: Uint8Array | null;
+    try {
+      sig = await this.opts.source.readFile(path);
+    } catch (err) {
+      throw readFailure(err, fileOf(this.opts.source, path));
+    }
+    const verdict = await verifyDigest(sig && new TextDecoder().decode(sig), manifestSha256, {
+      signs: SIGNS_MANIFEST, stamp, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()),
+    });
+    if (!verdict.ok) throw new UntrustedError(fileOf(this.opts.source, path), verdict.message);
+    return verdict.doc;
+  }
+
+  /** One log line per stamp and reason it cannot be opened (a refused signature: however many answers it fails). */
+  private logStampProblem(stamp: string, r: Error, tail = this.index ? 'still serving the previous index' : 'answering 503 for it'): void {
+    const file = fileOf(this.opts.source, INDEX_FILE);
+    const why = r instanceof ArtefactError ? `${r.file}: ${r.check}` : (r?.message ?? String(r));
+    this.logOnce(`stamp ${stamp} ${why}`, `[serve] ${file} names ${stamp}, which cannot be opened: ${why}; ${tail}`, file, why);
   }
 
   private indexUnusable(failure: ReadFailure): void {
@@ -177,7 +273,15 @@ export class ReleaseCatalog {
     if (known) return known;
     const failed = this.failed.get(key);
     if (failed) return Promise.reject(failed);
-    const opening = loadRelease(this.opts.source, stamp, key.slice(stamp.length + 1), this.cache, this.shards, this.bodies);
+    const sha256 = key.slice(stamp.length + 1);
+    const opening = this.opts.trust
+      ? this.checkStampSignature(stamp, sha256).then(async (sig) => {
+          const opened = await loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies);
+          opened.signingKeyId = sig.key_id;
+          this.stampSigs.set(key, sig);
+          return opened;
+        })
+      : loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies);
     opening.then(
       (opened) => {
         // A namespace whose release opened only after its index was taken (a retry) is answered at once from now on.
@@ -187,6 +291,7 @@ export class ReleaseCatalog {
       (err: unknown) => {
         if (this.releases.get(key) !== opening) return;
         this.releases.delete(key);
+        if (err instanceof UntrustedError) this.logStampProblem(stamp, err, 'answering 503 for it');
         if (err instanceof ArtefactError || err instanceof UpstreamError) this.failed.set(key, err);
       },
     );

@@ -61,6 +61,11 @@ export class Release {
   private readonly recentIndex = new RecentMap<string, EntityIndexValue>(RECENT_INDEX_ENTRIES);
   /** Prefix of this release's keys in the shared answer cache (`answers`), so two releases never answer for each other. */
   readonly answerScope = `${releasesOpened++}\u0000`;
+  /**
+   * Key ID of the trusted key whose signature over this release's public manifest was verified (`serve --trust`),
+   * named by GET / and /meta; null when signatures are not checked. Set by the catalog once it has verified it.
+   */
+  signingKeyId: string | null = null;
 
   constructor(
     readonly doc: ReleaseDoc,

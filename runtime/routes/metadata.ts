@@ -4,7 +4,7 @@ import { ApiError } from '../api-error.ts';
 import { DOCUMENT_HEADERS, errorResponse, ok, responseRef, STAMP_IF_LOADED, type RouteOperation } from '../contract/http-parts.ts';
 import { openapiJsonBytes } from '../contract/openapi-json.ts';
 import * as S from '../contract/schemas.ts';
-import { documentEtag } from '../response-headers.ts';
+import { documentEtag, signedDocumentEtag } from '../response-headers.ts';
 import { defineRoute, type RequestContext, type RouteDef } from '../route.ts';
 
 /** A precomputed document's operation: free, its 200 tagged, 304 on a match, 401 when keyed, 503 without a release. */
@@ -29,7 +29,24 @@ const docOperation = (
   },
 });
 
-const doc = (path: string, auth: boolean, operation: RouteOperation, pick: (c: RequestContext) => string | null, missing?: ApiError): RouteDef => defineRoute({
+/**
+ * A document with `"signing_key_id":"<id>"` added as its last field: the key whose signature over the release's
+ * public manifest this server verified. Added at answer time, not compiled in, so an unsigned or re-signed stamp
+ * keeps the same compiled bytes (and a server without --trust answers exactly them).
+ */
+function withSigningKeyId(body: Uint8Array, keyId: string): Uint8Array {
+  const end = body.lastIndexOf(0x7d); // the document's closing brace
+  const field = new TextEncoder().encode(`,"signing_key_id":${JSON.stringify(keyId)}`);
+  const out = new Uint8Array(body.length + field.length);
+  out.set(body.subarray(0, end));
+  out.set(field, end);
+  out.set(body.subarray(end), end + field.length);
+  return out;
+}
+
+const doc = (
+  path: string, auth: boolean, operation: RouteOperation, pick: (c: RequestContext) => string | null, missing?: ApiError, namesSigner = false,
+): RouteDef => defineRoute({
   method: 'GET',
   path,
   auth,
@@ -44,6 +61,8 @@ const doc = (path: string, auth: boolean, operation: RouteOperation, pick: (c: R
         const body = await c.release.document(file);
         // The tag was fixed when the document was compiled: its sha256 in the manifest the bytes were checked against.
         const sha256 = c.release.documentSha256(file);
+        const signer = namesSigner ? c.release.signingKeyId : null;
+        if (signer !== null) return { status: 200, body: withSigningKeyId(body, signer), headers: sha256 ? { etag: signedDocumentEtag(sha256, signer) } : undefined };
         return { status: 200, body, headers: sha256 ? { etag: documentEtag(sha256) } : undefined };
       },
     };
@@ -62,8 +81,10 @@ export const metadataRoutes: RouteDef[] = [
       false,
     ),
     (c) => c.release.doc.documents.root[c.ns],
+    undefined,
+    true,
   ),
-  doc('/meta', true, docOperation('getMeta', 'API and release metadata', 'No lookup cost.', ['Metadata.', S.MetaResponse]), (c) => c.release.doc.documents.meta[c.ns]),
+  doc('/meta', true, docOperation('getMeta', 'API and release metadata', 'No lookup cost.', ['Metadata.', S.MetaResponse]), (c) => c.release.doc.documents.meta[c.ns], undefined, true),
   doc(
     '/providers',
     true,

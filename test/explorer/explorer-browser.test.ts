@@ -17,6 +17,8 @@ import { CHANGES_PAGE_SIZE } from '../../explorer/context.ts';
 import { ALL_DATES_FROM, MATCHES_PAGE_SIZE } from '../../explorer/matches-view.ts';
 import { launchBrowser, recordFigure, screenshot, seriousViolations, watchedPage, type WatchedPage } from '../helpers/browser.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
+import { build } from 'esbuild';
+import { generateSigningKey, parseSigningKey, signBytes, SIGNS_MANIFEST } from '../../common/signing.ts';
 
 const V0 = resolve(process.cwd(), '../shared/real-data/v0-register');
 const SAMPLES = resolve(process.cwd(), 'releases');
@@ -160,6 +162,33 @@ describe('explorer on the real v0 data', () => {
     await screenshot(browser, w.page, 'docs', false);
     await w.settle();
     await w.page.context().close();
+  });
+});
+
+describe('the verifying code in the browser', () => {
+  it('common/signing.ts, bundled for the browser as is, verifies in Chromium a signature made in Node and refuses other bytes', async () => {
+    const bundled = await build({ entryPoints: [join(import.meta.dirname, '../../common/signing.ts')], bundle: true, format: 'iife', globalName: 'signing', write: false, platform: 'browser' });
+    const made = await generateSigningKey();
+    const manifest = '{"stamp":"20261101T000000Z","files":{}}';
+    const sig = await signBytes(manifest, await parseSigningKey(made.privateKeyFile), { signs: SIGNS_MANIFEST, stamp: '20261101T000000Z' });
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      // A page of this server: WebCrypto needs a secure context, which http://127.0.0.1 is.
+      await page.goto(`${sample.url}/openapi.json`);
+      await page.addScriptTag({ content: bundled.outputFiles[0].text });
+      const verdicts = await page.evaluate(async ({ pub, sig, manifest }) => {
+        const s = (globalThis as unknown as { signing: typeof import('../../common/signing.ts') }).signing;
+        const trusted = s.trustedKeys([await s.parsePublicKey(pub)]);
+        const opts = { signs: s.SIGNS_MANIFEST, stamp: '20261101T000000Z', trusted, now: new Date('2026-11-02T00:00:00Z') };
+        const good = await s.verifyBytes(sig, manifest, opts);
+        const bad = await s.verifyBytes(sig, manifest.replace('files', 'filez'), opts);
+        return [good.ok ? `ok ${good.keyId}` : good.reason, bad.ok ? 'ok' : bad.reason];
+      }, { pub: made.publicKeyText, sig, manifest });
+      expect(verdicts).toEqual([`ok ${made.keyId}`, 'other_bytes']);
+    } finally {
+      await context.close();
+    }
   });
 });
 

@@ -33,6 +33,12 @@ describe('runtime module boundaries', () => {
     expect(offending).toEqual([]);
   });
 
+  it('the signature code runs in the browser and at the edge: common/signing.ts imports nothing and uses no Node global', () => {
+    const signing = readFileSync(join(RUNTIME, '../common/signing.ts'), 'utf8');
+    expect([...signing.matchAll(/^import[^;]*?from '([^']+)'/gms)].map((m) => m[1])).toEqual([]);
+    expect(signing.match(/\b(Buffer|process|require)\b|node:/g)).toBeNull();
+  });
+
   it('has one call per read: no NOT_AT_HAND and no …Now twin of a read', () => {
     const offending = sources('.').filter((file) => /NOT_AT_HAND|\b(entity|readRange|getNow|forNamespace|liveEntity)Now\b/.test(text(file)));
     expect(offending).toEqual([]);

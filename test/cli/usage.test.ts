@@ -28,6 +28,7 @@ const OPTIONS: Record<string, string[]> = {
   'import-v0': ['--from', '--out', '--force'],
   compile: ['--releases', '--out', '--stamp', '--strict'],
   verify: ['--dist'],
+  pull: ['--out', '--stamp', '--trust', '--parallel'],
   serve: ['--dist', '--private-dist', '--keys', '--state', '--read-only', '--port', '--host', '--workers', '--access-log', '--cursor-secret-file'],
   start: ['--dist', '--private-dist', '--keys', '--state', '--read-only', '--port', '--host', '--workers', '--access-log', '--cursor-secret-file'],
   'keys add': ['--name', '--quota', '--rate', '--provider', '--expires', '--keys', '--state'],
@@ -45,7 +46,7 @@ describe('register usage', () => {
       expect(r.stderr).toBe('');
       expect(r.stdout).not.toMatch(/\x1b\[/); // not a terminal: no colour codes
     }
-    expect(top.stdout).toMatch(/^USAGE register generate\|import-v0\|compile\|verify\|serve\|start\|keys$/m);
+    expect(top.stdout).toMatch(/^USAGE register generate\|import-v0\|compile\|verify\|pull\|sign\|signing-key\|serve\|start\|keys$/m);
     for (const c of ['generate', 'import-v0', 'compile', 'verify', 'serve', 'start', 'keys']) expect(top.stdout).toMatch(new RegExp(`^\\s+${c}\\s+\\S`, 'm'));
     expect(bare.stdout).toBe(top.stdout);
     expect(version.stdout).toBe(`${VERSION}\n`);

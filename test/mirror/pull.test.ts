@@ -2,7 +2,7 @@
 // for byte and served; a pull killed mid-file resumed with Range; a second stamp fetching only what changed; a host
 // that truncates or substitutes a file, or whose signatures are wrong, untrusted, expired or rolled back, refused
 // naming the file, with the stamp already pulled still served.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -265,6 +265,16 @@ describe('register pull', () => {
       writeFileSync(join(upload, INDEX_SIG_FILE), keptIndex[1]);
     }
     expect(readFileSync(join(out, INDEX_FILE)).equals(served)).toBe(true);
+  });
+
+  it.runIf(spawnSync('script', ['--version']).status === 0)('draws bytes, a total and an ETA on a terminal; piped, only its summary lines', async () => {
+    const command = [process.execPath, BIN, 'pull', host.baseUrl, '--out', fresh('tty'), '--stamp', S1].map((a) => `'${a}'`).join(' ');
+    const tty = await runToExit('script', ['-qec', command, '/dev/null'], { env: { ...process.env, TERM: 'xterm', COLUMNS: '200' } });
+    expect(tty.status, tty.stdout).toBe(0);
+    const lines = tty.stdout.split(/\x1b\[1G|\r|\n/).map((l) => l.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b[78]/g, '').trim());
+    expect(lines.some((l) => new RegExp(`^\\[pull\\] ${S1}: \\d+ files \\[[=-]{24}\\] [\\d,]+/[\\d,]+ bytes \\d+% \\([\\d,]+ bytes/s\\) ETA `).test(l)), lines.join('\n')).toBe(true);
+    const piped = await runToExit(process.execPath, [BIN, 'pull', host.baseUrl, '--out', fresh('piped'), '--stamp', S1]);
+    expect(piped.stderr.split('\n').filter(Boolean).every((l) => /^\[pull\] [^[]*$/.test(l) && !l.includes('\x1b')), piped.stderr).toBe(true);
   });
 
   it('takes its command line strictly: a bad ORIGIN or --stamp is exit 2, a stamp the origin lacks exit 1 naming it', async () => {

@@ -141,7 +141,7 @@ export class ReleaseCatalog {
         signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(now), notBefore: this.indexSignedAt,
       });
       // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.
-      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.message));
+      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.detail));
       sigDoc = verdict.doc;
       for (const ns of ['v1', 'next'] as const) {
         const was = this.highest[ns];
@@ -219,7 +219,7 @@ export class ReleaseCatalog {
     const verdict = await verifyDigest(sig && new TextDecoder().decode(sig), manifestSha256, {
       signs: SIGNS_MANIFEST, stamp, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()),
     });
-    if (!verdict.ok) throw new UntrustedError(fileOf(this.opts.source, path), verdict.message);
+    if (!verdict.ok) throw new UntrustedError(fileOf(this.opts.source, path), verdict.detail);
     return verdict.doc;
   }
 

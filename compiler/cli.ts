@@ -11,7 +11,7 @@ import { badValue, ioOf } from '../cli/command-line.ts';
 import { compileAll, listStamps } from './compile.ts';
 import { writeCompileReport } from './compile-report.ts';
 import { verifyDist } from './dist-manifest.ts';
-import { readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
+import { INDEX_SIG_FILE, readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
 import { DEFAULT_VALID_DAYS, normaliseInstant } from '../common/signing.ts';
 import { signDist, signingKeyOf, validDays } from './sign-cli.ts';
 
@@ -53,6 +53,9 @@ export const compileCommand = defineCommand({
     if (key) {
       const written = await signDist(out, reports.map((r) => r.stamp), key, { validDays: days });
       io.err(`[compile] signed ${written.length - 1} stamp(s) and index.json with key ${key.keyId}\n`);
+    } else if (reports.length > 0 && existsSync(join(out, INDEX_SIG_FILE))) {
+      // The old signature stays (the bytes written are those of an unsigned compile), and no longer matches.
+      io.err(`[compile] warning: ${join(out, INDEX_SIG_FILE)} signs the previous index.json, so a mirror with --trust refuses this one: compile with --sign, or run register sign\n`);
     }
   },
 });

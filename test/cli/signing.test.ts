@@ -113,6 +113,12 @@ describe('signing a dist', () => {
     expect(signed.has('/index.json.sig')).toBe(true);
     expect((await register('sign', '--dist', world.dist, '--key', keyA)).ok).toBe(true);
     expect(tree(world.dist)).toEqual(signed);
+
+    // Compiled again without --sign, a stamp gives the same bytes, so its signatures and the index's still hold.
+    const again = await register('compile', '--releases', world.releases, '--out', fresh, '--stamp', NEXT);
+    expect(again.out).not.toMatch(/warning/);
+    const check = await verifyDistSignatures(fresh, STAMPS, await readTrust([`${keyA}.pub`]), new Date());
+    expect([check.index, [...check.stamps.values()].flat()]).toEqual([[], []]);
   });
 
   it('verify --trust passes a signed dist and names the key', async () => {

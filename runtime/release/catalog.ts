@@ -137,7 +137,7 @@ export class ReleaseCatalog {
     }
     let sigDoc: SignatureDoc | null = null;
     if (trust) {
-      const verdict = await verifyBytes(sigText, text, {
+      const verdict = await verifyBytes(sigText, bytes, {
         signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(now), notBefore: this.indexSignedAt,
       });
       // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.

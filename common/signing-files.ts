@@ -113,7 +113,10 @@ export async function signDistIndex(dist: string, key: SigningKey, opts: DistSig
 /** Checks a stamp's manifest signature on disk. */
 export async function verifyStampSignature(dist: string, stamp: string, trusted: TrustedKeys, now: Date): Promise<VerifyResult> {
   const bytes = await readFile(join(dist, stamp, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
-  if (bytes === null) return { ok: false, reason: 'missing', message: `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}: missing, nothing to verify` };
+  if (bytes === null) {
+    const detail = `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE} is missing, nothing to verify`;
+    return { ok: false, reason: 'missing', message: `${manifestSigPath(stamp)}: ${detail}`, detail };
+  }
   return verifyBytes(await readOptional(join(dist, manifestSigPath(stamp))), bytes, { signs: SIGNS_MANIFEST, stamp, trusted, now });
 }
 
@@ -144,7 +147,7 @@ export async function verifyDistSignatures(dist: string, stamps: readonly string
   const verdict: SignatureVerdict = { index: [], stamps: new Map(), signedBy: new Map() };
   for (const stamp of stamps) {
     const r = await verifyStampSignature(dist, stamp, trusted, now);
-    verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}: ${r.reason}: ${r.message.replace(/^[^:]*: /, '')}`]);
+    verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}: ${r.reason}: ${r.detail}`]);
     if (r.ok) verdict.signedBy.set(stamp, r.keyId);
   }
   let text: string;
@@ -157,7 +160,7 @@ export async function verifyDistSignatures(dist: string, stamps: readonly string
     return verdict;
   }
   const r = await verifyIndexSignature(dist, text, index, trusted, now);
-  if (!r.ok) verdict.index.push(`${INDEX_SIG_FILE}: ${r.reason}: ${r.message.replace(/^[^:]*: /, '')}`);
+  if (!r.ok) verdict.index.push(`${INDEX_SIG_FILE}: ${r.reason}: ${r.detail}`);
   const listed = new Set(index.releases.map((e) => e.stamp));
   for (const stamp of stamps) {
     if (listed.has(stamp) || !verdict.signedBy.has(stamp) || (index.next !== null && stamp < index.next)) continue;

@@ -82,7 +82,7 @@ export type SignatureFailure =
 
 export type VerifyResult =
   | { ok: true; doc: SignatureDoc; keyId: string }
-  | { ok: false; reason: SignatureFailure; message: string };
+  | { ok: false; reason: SignatureFailure; message: string; /** The message without the signature file's name in front. */ detail: string };
 
 // ---- bytes ----
 
@@ -264,7 +264,7 @@ export interface VerifyOptions {
   notBefore?: string;
 }
 
-const fail = (reason: SignatureFailure, message: string): VerifyResult => ({ ok: false, reason, message });
+const fail = (reason: SignatureFailure, what: string, detail: string): VerifyResult => ({ ok: false, reason, message: `${what}: ${detail}`, detail });
 
 /**
  * Checks the signature file's text (`null` when absent) against the exact bytes it should sign. Never throws: a
@@ -280,24 +280,24 @@ export async function verifyBytes(signatureText: string | null, bytes: Uint8Arra
  */
 export async function verifyDigest(signatureText: string | null, actual: string, opts: VerifyOptions): Promise<VerifyResult> {
   const what = `${opts.signs}${SIG_SUFFIX}`;
-  if (signatureText === null) return fail('missing', `${what}: no signature`);
+  if (signatureText === null) return fail('missing', what, 'no signature');
   const doc = parseSignature(signatureText);
-  if (typeof doc === 'string') return fail('malformed', `${what}: not a signature (${doc})`);
-  if (doc.signs !== opts.signs) return fail('malformed', `${what}: signs ${doc.signs}, not ${opts.signs}`);
+  if (typeof doc === 'string') return fail('malformed', what, `not a signature (${doc})`);
+  if (doc.signs !== opts.signs) return fail('malformed', what, `signs ${doc.signs}, not ${opts.signs}`);
   const key = opts.trusted.get(doc.key_id);
-  if (!key) return fail('untrusted_key', `${what}: signed by key ${doc.key_id}, which is not trusted (trusted: ${[...opts.trusted.keys()].join(', ') || 'none'})`);
+  if (!key) return fail('untrusted_key', what, `signed by key ${doc.key_id}, which is not trusted (trusted: ${[...opts.trusted.keys()].join(', ') || 'none'})`);
   let good = false;
   try {
     good = await crypto.subtle.verify(ED25519, key.key, fromBase64(doc.signature), signedMessage(doc));
   } catch {
     good = false;
   }
-  if (!good) return fail('bad_signature', `${what}: signature does not verify with key ${doc.key_id}`);
-  if (actual !== doc.sha256) return fail('other_bytes', `${what}: signs bytes with sha256 ${doc.sha256}, ${opts.signs} has ${actual}`);
-  if (opts.stamp !== undefined && doc.stamp !== opts.stamp) return fail('stamp_mismatch', `${what}: signs stamp ${doc.stamp}, expected ${opts.stamp}`);
-  if (opts.now.getTime() > Date.parse(doc.valid_until)) return fail('expired', `${what}: expired at ${doc.valid_until} (re-sign with \`register sign\`)`);
+  if (!good) return fail('bad_signature', what, `signature does not verify with key ${doc.key_id}`);
+  if (actual !== doc.sha256) return fail('other_bytes', what, `signs bytes with sha256 ${doc.sha256}, ${opts.signs} has ${actual}`);
+  if (opts.stamp !== undefined && doc.stamp !== opts.stamp) return fail('stamp_mismatch', what, `signs stamp ${doc.stamp}, expected ${opts.stamp}`);
+  if (opts.now.getTime() > Date.parse(doc.valid_until)) return fail('expired', what, `expired at ${doc.valid_until} (re-sign with \`register sign\`)`);
   if (opts.notBefore !== undefined && Date.parse(doc.signed_at) < Date.parse(opts.notBefore)) {
-    return fail('rollback', `${what}: signed at ${doc.signed_at}, older than ${opts.notBefore} already accepted (rollback refused)`);
+    return fail('rollback', what, `signed at ${doc.signed_at}, older than ${opts.notBefore} already accepted (rollback refused)`);
   }
   return { ok: true, doc, keyId: doc.key_id };
 }

@@ -3,7 +3,7 @@
 import { defineCommand } from 'citty';
 import fg from 'fast-glob';
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
@@ -11,8 +11,9 @@ import { badValue, ioOf } from '../cli/command-line.ts';
 import { compileAll, listStamps } from './compile.ts';
 import { writeCompileReport } from './compile-report.ts';
 import { verifyDist } from './dist-manifest.ts';
-import { readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
-import { DEFAULT_VALID_DAYS, normaliseInstant } from '../common/signing.ts';
+import { INDEX_SIG_FILE, readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
+import { DEFAULT_VALID_DAYS, normaliseInstant, parseSignature, sha256Hex } from '../common/signing.ts';
+import { INDEX_FILE } from '../common/dist-layout.ts';
 import { signDist, signingKeyOf, validDays } from './sign-cli.ts';
 
 export const compileCommand = defineCommand({
@@ -53,9 +54,20 @@ export const compileCommand = defineCommand({
     if (key) {
       const written = await signDist(out, reports.map((r) => r.stamp), key, { validDays: days });
       io.err(`[compile] signed ${written.length - 1} stamp(s) and index.json with key ${key.keyId}\n`);
+    } else if (reports.length > 0 && (await staleIndexSignature(out))) {
+      // The old signature stays (the bytes written are those of an unsigned compile) and no longer matches.
+      io.err(`[compile] warning: ${join(out, INDEX_SIG_FILE)} signs the previous index.json, so a mirror with --trust refuses this one: compile with --sign, or run register sign\n`);
     }
   },
 });
+
+/** Whether dist/index.json.sig exists and signs other bytes than dist/index.json now holds. */
+async function staleIndexSignature(dist: string): Promise<boolean> {
+  const sig = await readFile(join(dist, INDEX_SIG_FILE), 'utf8').catch(() => null);
+  if (sig === null) return false;
+  const doc = parseSignature(sig);
+  return typeof doc === 'string' || doc.sha256 !== (await sha256Hex(await readFile(join(dist, INDEX_FILE))));
+}
 
 /**
  * The stamps of the releases under `dir` (folders named by a stamp, holding release.json). A folder that is not

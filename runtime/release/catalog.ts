@@ -91,6 +91,8 @@ export class ReleaseCatalog {
   /** The current index (null when nothing is compiled). Throws why, when index.json exists but cannot be used. */
   async current(): Promise<DistIndex | null> {
     const now = this.opts.clock.now();
+    // Before any answer from what is held: a signature that expired since the last re-read stops it now.
+    if (this.opts.trust) this.expireSigned(now);
     if (now - this.checkedAt >= (this.opts.refreshMs ?? 1000)) {
       this.refreshing ??= this.refresh(now).finally(() => (this.refreshing = null));
     }
@@ -137,11 +139,13 @@ export class ReleaseCatalog {
     }
     let sigDoc: SignatureDoc | null = null;
     if (trust) {
-      const verdict = await verifyBytes(sigText, text, {
-        signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(now), notBefore: this.indexSignedAt,
+      // The clock now, not when this re-read began: a re-read still under way when a signature expires must not
+      // bring back what expireSigned has just dropped.
+      const verdict = await verifyBytes(sigText, bytes, {
+        signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(this.opts.clock.now()), notBefore: this.indexSignedAt,
       });
       // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.
-      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.message));
+      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.detail));
       sigDoc = verdict.doc;
       for (const ns of ['v1', 'next'] as const) {
         const was = this.highest[ns];
@@ -219,7 +223,7 @@ export class ReleaseCatalog {
     const verdict = await verifyDigest(sig && new TextDecoder().decode(sig), manifestSha256, {
       signs: SIGNS_MANIFEST, stamp, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()),
     });
-    if (!verdict.ok) throw new UntrustedError(fileOf(this.opts.source, path), verdict.message);
+    if (!verdict.ok) throw new UntrustedError(fileOf(this.opts.source, path), verdict.detail);
     return verdict.doc;
   }
 

@@ -1,4 +1,5 @@
 // Path rules shared by every ShardSource driver: which relative paths may be read, and which files may change.
+import { SIG_SUFFIX } from '../../common/signing.ts';
 
 /** Longest accepted path, in UTF-16 code units; dist paths are far shorter, so anything longer is a probe. */
 export const MAX_SOURCE_PATH = 1024;
@@ -26,11 +27,12 @@ export function checkSourcePath(label: string, path: string): string {
 }
 
 /**
- * Whether the file at `path` may be replaced in place. Only files at the dist root (index.json, the pointer that a
- * publish rewrites atomically) change; everything under a release stamp is written once and never rewritten, so
- * drivers may keep it open or cached indefinitely.
+ * Whether the file at `path` may be replaced in place. Files at the dist root (index.json, the pointer that a
+ * publish rewrites atomically, and its signature) change, and so does a stamp's signature (`….sig`: re-signed
+ * before it expires, common/signing.ts); everything else under a release stamp is written once and never
+ * rewritten, so drivers may keep it open or cached indefinitely.
  */
-export const isMutablePath = (path: string): boolean => !path.includes('/');
+export const isMutablePath = (path: string): boolean => !path.includes('/') || path.endsWith(SIG_SUFFIX);
 
 /** Checks a (offset, length) pair for readRange. */
 export function checkRange(label: string, path: string, offset: number, length: number): void {

@@ -16,6 +16,7 @@ import { addKey } from '../../runtime/keys/key-file.ts';
 import { client } from '../helpers/api-client.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { runToExit } from '../helpers/run-command.ts';
+import { serveDir } from '../helpers/serve-dir.ts';
 import { makeHandWorld, STAMPS, type World } from '../fixtures/hand-world.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -63,6 +64,7 @@ function tree(dir: string, base = dir, out = new Map<string, string>()): Map<str
 
 let world: World;
 let apiKeys: string;
+let apiKey: string;
 let keyA: string;
 let keyB: string;
 let idA: string;
@@ -80,7 +82,7 @@ function copyDist(): string {
 beforeAll(async () => {
   world = await makeHandWorld();
   apiKeys = join(world.root, 'keys.json');
-  await addKey({ file: apiKeys, name: 'signing', quota: 1000, rate: 1000 });
+  apiKey = (await addKey({ file: apiKeys, name: 'signing', quota: 1000, rate: 1000 })).key;
   keyA = join(world.root, 'a.key');
   keyB = join(world.root, 'b.key');
   // As a process: the key ID printed on stdout, the files' modes are the subject.
@@ -111,6 +113,12 @@ describe('signing a dist', () => {
     expect(signed.has('/index.json.sig')).toBe(true);
     expect((await register('sign', '--dist', world.dist, '--key', keyA)).ok).toBe(true);
     expect(tree(world.dist)).toEqual(signed);
+
+    // Compiled again without --sign, a stamp gives the same bytes, so its signatures and the index's still hold.
+    const again = await register('compile', '--releases', world.releases, '--out', fresh, '--stamp', NEXT);
+    expect(again.out).not.toMatch(/warning/);
+    const check = await verifyDistSignatures(fresh, STAMPS, await readTrust([`${keyA}.pub`]), new Date());
+    expect([check.index, [...check.stamps.values()].flat()]).toEqual([[], []]);
   });
 
   it('verify --trust passes a signed dist and names the key', async () => {
@@ -251,6 +259,34 @@ describe('serve --trust', () => {
     expect((await register('sign', '--dist', dist, '--stamp', NEXT, '--key', keyA)).ok).toBe(true);
     await eventually('served once re-signed', async () => (await call('/api/next/')).status === 200 && (await call('/api/v1/')).status === 200);
     expect((await call('/api/next/')).json.signing_key_id).toBe(idA);
+  });
+});
+
+describe('serve --trust over a mirror', () => {
+  it("checks the signatures over the origin's bytes: a stamp signed by an untrusted key answers 503, the other is served", async () => {
+    // The public part as publish-public.sh uploads it, on a static host; next re-signed by B (not trusted).
+    const dist = copyDist();
+    expect((await register('sign', '--dist', dist, '--stamp', NEXT, '--key', keyB)).ok).toBe(true);
+    expect((await register('sign', '--dist', dist, '--stamp', OLDEST, '--key', keyA)).ok).toBe(true); // index.json by A
+    const pub = mkdtempSync(join(tmpdir(), 'ir-signed-public-'));
+    copies.push(pub);
+    const published = await runToExit('bash', [join(ROOT, 'scripts/publish-public.sh'), dist, pub]);
+    expect(published.status, published.stderr).toBe(0);
+    expect(readFileSync(join(pub, 'index.json.sig'))).toEqual(readFileSync(join(dist, 'index.json.sig')));
+    const host = await serveDir(pub);
+    try {
+      const s = await serve(host.baseUrl, apiKeys, `${keyA}.pub`);
+      const call = client(s.url);
+      const v1 = await call('/api/v1/meta', { key: apiKey });
+      expect(v1.status).toBe(200);
+      expect(v1.json.signing_key_id).toBe(idA);
+      const next = await call('/api/next/');
+      expect(next.status).toBe(503);
+      expect(next.json.error).toBe('artefact_corrupt');
+      await eventually('the refusal logged', async () => (await call('/api/next/')).status === 503 && new RegExp(`${NEXT}/public/manifest.json.sig: signed by key ${idB}, which is not trusted`).test(s.err()));
+    } finally {
+      await host.close();
+    }
   });
 });
 

@@ -26,10 +26,12 @@ const runAll = (cases: string[][], cwd?: string) => Promise.all(cases.map((args)
 const OPTIONS: Record<string, string[]> = {
   generate: ['--out', '--entities', '--seed', '--prior', '--gzip-level', '--force'],
   'import-v0': ['--from', '--out', '--force'],
-  compile: ['--releases', '--out', '--stamp', '--strict'],
-  verify: ['--dist'],
+  compile: ['--releases', '--out', '--stamp', '--strict', '--sign', '--valid-days'],
+  verify: ['--dist', '--trust', '--at'],
   pull: ['--out', '--stamp', '--trust', '--parallel'],
-  serve: ['--dist', '--private-dist', '--keys', '--state', '--read-only', '--port', '--host', '--workers', '--access-log', '--cursor-secret-file'],
+  sign: ['--dist', '--stamp', '--key', '--valid-days', '--signed-at'],
+  'signing-key new': ['--out'],
+  serve: ['--dist', '--private-dist', '--keys', '--state', '--read-only', '--port', '--host', '--workers', '--access-log', '--cursor-secret-file', '--trust'],
   start: ['--dist', '--private-dist', '--keys', '--state', '--read-only', '--port', '--host', '--workers', '--access-log', '--cursor-secret-file'],
   'keys add': ['--name', '--quota', '--rate', '--provider', '--expires', '--keys', '--state'],
   'keys list': ['--keys', '--state'],
@@ -47,7 +49,7 @@ describe('register usage', () => {
       expect(r.stdout).not.toMatch(/\x1b\[/); // not a terminal: no colour codes
     }
     expect(top.stdout).toMatch(/^USAGE register generate\|import-v0\|compile\|verify\|pull\|sign\|signing-key\|serve\|start\|keys$/m);
-    for (const c of ['generate', 'import-v0', 'compile', 'verify', 'serve', 'start', 'keys']) expect(top.stdout).toMatch(new RegExp(`^\\s+${c}\\s+\\S`, 'm'));
+    for (const c of ['generate', 'import-v0', 'compile', 'verify', 'pull', 'sign', 'signing-key', 'serve', 'start', 'keys']) expect(top.stdout).toMatch(new RegExp(`^\\s+${c}\\s+\\S`, 'm'));
     expect(bare.stdout).toBe(top.stdout);
     expect(version.stdout).toBe(`${VERSION}\n`);
     expect(keys.stdout).toMatch(/USAGE register keys add\|list\|revoke/);
@@ -72,6 +74,8 @@ describe('register usage', () => {
       [['verify', '--dist'], /^\[verify\] Option '--dist <value>' argument missing/],
       [['serve', '--port', 'eighty'], /^\[serve\] --port: bad port "eighty"/],
       [['serve', '--workers', '0'], /^\[serve\] bad --workers "0"/],
+      [['sign', '--key', 'no.key', '--valid-days', 'zero'], /^\[sign\] bad --valid-days "zero"/],
+      [['verify', '--at', '2027-01-01'], /^\[verify\] --at checks signatures: give --trust too/],
       [['serve', '--access-log', 'loud'], /^\[serve\] bad --access-log "loud" \(one of on, off\)/],
       [['start', '--no-such'], /^\[start\] Unknown option '--no-such'/],
       [['keys', 'add'], /^\[keys\] --name NAME is required/],

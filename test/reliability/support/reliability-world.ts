@@ -4,7 +4,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileAll } from '../../../compiler/compile.ts';
-import { addKey, API_KEY } from '../../../runtime/keys/key-file.ts';
+import { API_KEY } from '../../../runtime/keys/key-entry.ts';
+import { addKey } from '../../../runtime/keys/key-file.ts';
 import { writeHandRelease } from '../../fixtures/hand-release.ts';
 import { ID, makeHandWorld, type World } from '../../fixtures/hand-world.ts';
 

@@ -56,7 +56,7 @@ export interface OpenStateOptions {
 }
 
 /** The engine under a store (before any read-only wrapper), tagged by the `--state` scheme that chose it. */
-export type StateEngine = { kind: 'sqlite'; sqlite: SqliteStateStore } | { kind: 'redis'; redis: RedisStateStore };
+type StateEngine = { kind: 'sqlite'; sqlite: SqliteStateStore } | { kind: 'redis'; redis: RedisStateStore };
 
 /** The opened store and, for the engines that hold one, the engine the key table is kept in. */
 export interface OpenedState {

@@ -26,7 +26,7 @@ export interface KeyStoreOptions {
 
 /** Options of openRepositoryKeyStore. */
 export interface RepositoryKeyStoreOptions {
-  /** The state store's key table (state-key-repository.ts). */
+  /** The keys to serve: a key repository (runtime/interfaces.ts), e.g. the state store's key table. */
   repository: KeyRepository;
   /** How often to poll its version, in ms. Default 250. */
   pollMs?: number;

@@ -1,7 +1,7 @@
 // The shape of a compiled dist/ tree: the contract between compiler (writer) and runtime (reader).
 // docs/dist-format.md explains each file; this module holds the names and types both sides use.
 import type { BucketFamily } from './bucket-format.ts';
-import type { EntityType, ProviderRole } from './ids.ts';
+import type { ProviderRole } from './ids.ts';
 import type { MatchesDoc } from './match-index.ts';
 
 /**
@@ -156,7 +156,6 @@ export const CHANGE_EVENT_TYPES = [
   'fixture_updated',
   'score_updated',
 ] as const;
-export type ChangeEventType = (typeof CHANGE_EVENT_TYPES)[number];
 
 /** Private notice batch: dist/<stamp>/private/notices/<provider>.json (never under public/). */
 export interface NoticeBatch {
@@ -183,5 +182,3 @@ export interface NoticeFindingRecord {
   first_seen_at: string | null;
   last_seen_at: string | null;
 }
-
-export type { EntityType };

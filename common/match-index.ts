@@ -5,9 +5,8 @@ import { MATCH_STATES } from './scoreline.ts';
 
 // Match states as the release's `match_state` column may publish them (common/scoreline.ts); any other value is no state.
 export { MATCH_STATES };
-export type MatchState = (typeof MATCH_STATES)[number];
 /** The state code of a match with no (or no known) state: `none` in the `state` filter. */
-export const STATE_NONE = MATCH_STATES.length;
+const STATE_NONE = MATCH_STATES.length;
 /** Names the `state` filter accepts, by state code. */
 export const STATE_FILTER_NAMES: readonly string[] = [...MATCH_STATES, 'none'];
 
@@ -71,12 +70,6 @@ export function dayOf(date: string | null | undefined): number {
   back.setUTCFullYear(y);
   if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d) return 0;
   return Math.round(back.getTime() / MS_PER_DAY) + DAY_BASE;
-}
-
-/** The `YYYY-MM-DD` of a day number (not 0). */
-export function dateOfDay(day: number): string {
-  const dt = new Date((day - DAY_BASE) * MS_PER_DAY);
-  return `${String(dt.getUTCFullYear()).padStart(4, '0')}-${String(dt.getUTCMonth() + 1).padStart(2, '0')}-${String(dt.getUTCDate()).padStart(2, '0')}`;
 }
 
 /** A list entry's meta: its day number, state code and whether the anchor (a team) is the home side. */

@@ -8,8 +8,8 @@ export const RESULT_FORMS = ['regular', 'extra_time', 'penalties', 'golden_goal'
 /** What a score rests on, as the published service names it. */
 export const SCORE_BASES = ['corroborated', 'single_source', 'operator_ruling'] as const;
 
-export type ResultForm = (typeof RESULT_FORMS)[number];
-export type ScoreBasis = (typeof SCORE_BASES)[number];
+type ResultForm = (typeof RESULT_FORMS)[number];
+type ScoreBasis = (typeof SCORE_BASES)[number];
 
 /** The scoreline object, in contract key order; null where the release holds no (valid) value. */
 export interface Scoreline {
@@ -39,7 +39,7 @@ const COUNT = /^\d{1,9}$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Whether `v` is a real calendar date written YYYY-MM-DD (the Gregorian calendar, any four-digit year). */
-export function isCalendarDate(v: string): boolean {
+function isCalendarDate(v: string): boolean {
   return v.length === 10 && admitsBytes('date', Buffer.from(v, 'latin1'), 0, 10) && DATE.test(v);
 }
 

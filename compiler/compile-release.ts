@@ -158,7 +158,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
  * Below this much listed input, stages run inline: starting a worker thread (and its TypeScript loader) costs more
  * than a small release's whole compile. Threads or not, the output is the same bytes (tested).
  */
-export const THREADS_FROM_BYTES = 4 * 1024 * 1024;
+const THREADS_FROM_BYTES = 4 * 1024 * 1024;
 
 const inputBytes = (release: ReleaseInput): number => Object.values(release.manifest.files).reduce((n, f) => n + f.bytes, 0);
 

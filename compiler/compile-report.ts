@@ -32,7 +32,7 @@ function table(caption: string, head: string[], rows: (string | number)[][], emp
   );
 }
 
-export function compileReportHtml(r: CompileReport): string {
+function compileReportHtml(r: CompileReport): string {
   const counts = Object.entries(r.counts).map(([k, v]) => [k, v]);
   const slack = r.slack.map((s) => [s.what, s.count, s.example]);
   const events = Object.entries(r.changes.counts).map(([k, v]) => [k, v]);

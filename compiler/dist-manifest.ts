@@ -52,7 +52,7 @@ const SMALL_FILE_BYTES = 1024 * 1024;
  * Hashes every file under `root` (except its manifest.json). `known` holds files already hashed while they were
  * written (the content-addressed packs, most of the bytes); only the others are read back.
  */
-export async function hashPart(root: string, known?: Map<string, { bytes: number; sha256: string }>): Promise<PartManifest> {
+async function hashPart(root: string, known?: Map<string, { bytes: number; sha256: string }>): Promise<PartManifest> {
   const files: PartManifest['files'] = {};
   const digest = createHash('sha256');
   for (const f of await listFiles(root)) {
@@ -66,7 +66,7 @@ export async function hashPart(root: string, known?: Map<string, { bytes: number
   return { files, digest: digest.digest('hex') };
 }
 
-export const combineDigests = (pub: string, priv: string): string => createHash('sha256').update(`public ${pub}\nprivate ${priv}\n`).digest('hex');
+const combineDigests = (pub: string, priv: string): string => createHash('sha256').update(`public ${pub}\nprivate ${priv}\n`).digest('hex');
 
 /** Writes public/manifest.json, private/manifest.json and manifest.json for the release at `dir`. */
 export async function writeManifests(

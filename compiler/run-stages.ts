@@ -29,7 +29,7 @@ export interface ThreadedStage<I, J, R, O> {
  * ranges decide output bytes). `alongside`: a ThreadedStage started in a worker thread, and awaited (merged) only
  * where a later step lists it in `after`, or at the end; without threads it runs at that point instead.
  */
-export type Placement = 'here' | 'alongside' | { ranges: number };
+type Placement = 'here' | 'alongside' | { ranges: number };
 
 /** One step of a declared list, whose outputs are the fields of P (made with `declare`). */
 export interface Step<P> {

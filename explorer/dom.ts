@@ -15,12 +15,6 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   return el;
 }
 
-/** Replaces everything inside `el`. */
-export function fill(el: Element, ...children: (Child | Child[])[]): void {
-  el.replaceChildren();
-  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(typeof c === 'number' ? String(c) : c);
-}
-
 /** A definition list of the given pairs, leaving out empty values. */
 export function facts(pairs: [string, Child][]): HTMLDListElement {
   return h('dl', { class: 'facts' }, pairs.filter(([, v]) => v !== null && v !== undefined && v !== '').flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));

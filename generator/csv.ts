@@ -1,6 +1,5 @@
 // RFC 4180 CSV for the generators: escaping for the writer; reading goes through the compiler's reader (gzip or
 // plain, LF or CRLF), used to derive a successor from a prior release and to read the v0 register.
-import { RegisterError } from '../common/errors.ts';
 import { parseCsvText, readCsvBatches } from '../compiler/read/csv-reader.ts';
 
 const NEEDS_QUOTES = /[",\r\n]/;
@@ -19,15 +18,7 @@ export function csvLine(fields: readonly string[]): string {
 }
 
 /** The generator reads releases with the compiler's reader: one RFC 4180 parser in the project. */
-export type { CsvBatch } from '../compiler/read/csv-reader.ts';
 export const readCsv = (path: string, label: string = path) => readCsvBatches(path, label, 'generate');
-
-/** Index of `name` in a header, or a RegisterError naming the file. */
-export function columnIndex(header: readonly string[], name: string, label: string): number {
-  const i = header.indexOf(name);
-  if (i < 0) throw new RegisterError('generate', `missing column ${name}`, label);
-  return i;
-}
 
 /** Parses a whole CSV text (header included) into records; for small inputs and tests. */
 export const parseCsv = parseCsvText;

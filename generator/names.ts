@@ -182,7 +182,7 @@ export function personName(draw: Draw): PersonName {
 }
 
 /** Real club names, used for the first teams so the well-known spellings are always present. */
-export const FAMOUS_TEAMS: readonly [string, string][] = [
+const FAMOUS_TEAMS: readonly [string, string][] = [
   ['Arsenal', 'England'],
   ['Chelsea', 'England'],
   ['TSG Hoffenheim 1899', 'Germany'],
@@ -256,7 +256,7 @@ export function teamName(ordinal: number, draw: Draw, female: boolean): { label:
   return { label: female ? `${label} Women` : label, country };
 }
 
-export const FAMOUS_COMPETITIONS: readonly [string, string][] = [
+const FAMOUS_COMPETITIONS: readonly [string, string][] = [
   ['Premier League', 'England'],
   ['Bundesliga', 'Germany'],
   ['Ekstraklasa', 'Poland'],

@@ -3,7 +3,7 @@
 import { fnv1a32 } from '../common/hash.ts';
 
 /** The murmur3 32-bit finaliser: a cheap, well-mixed bijection on u32. */
-export function fmix32(h: number): number {
+function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -26,9 +26,6 @@ export function hash32(n: number, salt: number): number {
 
 /** Uniform in [0, 1) from (n, salt). */
 export const unit = (n: number, salt: number): number => hash32(n, salt) / 0x100000000;
-
-/** Integer in [0, k) from (n, salt). */
-export const pick = (n: number, salt: number, k: number): number => Math.floor(unit(n, salt) * k);
 
 const MASK28 = 0xfffffff;
 const TWO28 = 0x10000000;

@@ -13,7 +13,7 @@ import { STAMP } from '../common/ids.ts';
 import { csvLine } from './csv.ts';
 import { TABLE_COLUMNS, tablePath, tableRole, type FileRole, type TableName } from './tables.ts';
 
-export const SCHEMA_VERSION = 'bridge-register-v1';
+const SCHEMA_VERSION = 'bridge-register-v1';
 export type Tier = 'public_bridge_v1' | 'open_census';
 
 /** One `files` entry of release.json. */

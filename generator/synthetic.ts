@@ -31,7 +31,7 @@ export interface GenerateOptions {
 }
 
 /** Row counts of the 2026-10-05 real release (RELEASE-FORMAT.md); every synthetic table is scaled from these. */
-export const REAL_COUNTS = {
+const REAL_COUNTS = {
   entities: 2_037_806,
   player: 438_178,
   coach: 31_052,
@@ -110,7 +110,7 @@ const FOOTBALLER: Record<string, string> = {
   it: ' (calciatore)', nl: ' (voetballer)',
 };
 /** Providers carrying a notice batch in synthetic releases. */
-export const NOTICE_PROVIDERS = ['fbref', 'sofascore'] as const;
+const NOTICE_PROVIDERS = ['fbref', 'sofascore'] as const;
 
 const PERSON_TYPES = new Set<EntityType>(['player', 'coach', 'referee']);
 const ALIAS_TYPES = new Set<EntityType>(['player', 'coach', 'referee', 'team', 'competition']);
@@ -137,7 +137,7 @@ interface MatchInfo {
  * The whole synthetic register as pure functions of an entity's ordinal (type, ID, label, bridges, ...), so each
  * table is written in one streaming pass and any table can recompute another's facts without storing them.
  */
-export class Universe {
+class Universe {
   readonly start = {} as Record<EntityType, number>;
   readonly count = {} as Record<EntityType, number>;
   readonly typeOf: Uint8Array;

@@ -36,7 +36,6 @@ export const TABLE_COLUMNS = {
 } as const satisfies Record<string, readonly string[]>;
 
 export type TableName = keyof typeof TABLE_COLUMNS;
-export const TABLE_NAMES = Object.keys(TABLE_COLUMNS) as TableName[];
 
 /** Manifest roles of release.json `files` entries. */
 export type FileRole = 'canonical_csv' | 'overlay' | 'metadata' | 'convenience' | 'private';

@@ -19,8 +19,8 @@ export const MIN_COMPRESS_BYTES = 1024;
  * answer itself takes ~0.4 ms. CPU is what bounds this 2-core machine; the higher levels bought ~10% fewer bytes
  * for 3x the CPU. bench/run.ts measures the batch row coded against the same row uncoded.
  */
-export const BROTLI_QUALITY = 1;
-export const GZIP_LEVEL = 1;
+const BROTLI_QUALITY = 1;
+const GZIP_LEVEL = 1;
 
 const brotliOptions = (size?: number) => ({
   params: {

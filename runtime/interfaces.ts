@@ -67,6 +67,52 @@ export interface KeyRecord {
   revoked: boolean;
 }
 
+/** One key as every key repository stores it (never its secret). Unknown fields are kept when an entry is rewritten. */
+export interface KeyEntry {
+  id: string;
+  name: string;
+  /** sha256 of the secret, 64 hex digits. */
+  hash: string;
+  /** `name`: the plan's name as GET /key reports it (optional, older files have none). */
+  plan: { quota: number; rate: number; name?: string | null };
+  /**
+   * `provider` scopes the key to a provider's notices; `organisation` and `access_model` are reported by GET /key;
+   * legacy allowed* lists are accepted and ignored.
+   */
+  meta: {
+    provider?: string | null;
+    organisation?: string | null;
+    access_model?: string | null;
+    allowedProviders?: unknown;
+    allowedCountries?: unknown;
+    allowedCompetitions?: unknown;
+    [k: string]: unknown;
+  };
+  expires_at: string | null;
+  revoked: boolean;
+  created_at: string;
+  [k: string]: unknown;
+}
+
+/**
+ * Where keys are kept: the keys file (keys/file-key-repository.ts), or the key table of the state store the
+ * `--state` scheme names (keys/sqlite-key-repository.ts, keys/redis-key-repository.ts). Each driver passes the
+ * shared suite test/runtime/keys/key-store-contract.ts.
+ */
+export interface KeyRepository {
+  /** The file or store, for messages (never a password). */
+  readonly label: string;
+  /** Every entry as stored (the caller validates). */
+  entries(): Promise<unknown[]>;
+  /** Adds `entry` unless its id is taken; false when taken. */
+  insert(entry: KeyEntry): Promise<boolean>;
+  /** Marks key `id` revoked; its entry, or null when there is no such key. */
+  revoke(id: string): Promise<KeyEntry | null>;
+  /** Changes whenever a key is added or revoked: what a running server polls. */
+  version(): Promise<string>;
+  close(): Promise<void>;
+}
+
 /** Outcome of authenticating a bearer token. */
 export type AuthResult =
   | { ok: true; key: KeyRecord }

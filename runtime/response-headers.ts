@@ -79,9 +79,9 @@ export function derivedEtag(manifestSha256: string, route: string, params: Recor
 // window of `w` seconds); RateLimit states the service limit now (`r` units remaining, `t` seconds to the reset).
 
 /** The rolling one-second rate of costing requests (a batch is one request). */
-export const BURST_POLICY = 'burst';
+const BURST_POLICY = 'burst';
 /** The monthly allowance of lookups (a batch costs one per item), reset 00:00:00 UTC on the 1st. */
-export const MONTHLY_POLICY = 'monthly';
+const MONTHLY_POLICY = 'monthly';
 
 /**
  * Adds RateLimit-Policy and RateLimit for `key` at `nowMs`. `credits`: lookups left after this request (null when

@@ -50,7 +50,7 @@ export interface Services {
   failure(e: unknown): ApiError;
 }
 
-export interface Prepared {
+interface Prepared {
   /** Lookups this request costs once validated (0 for free routes). */
   cost: number;
   /**
@@ -85,5 +85,3 @@ export interface RouteDef extends RouteSpec {
 
 /** A route from its one declaration: its cost in the document decides whether it is rate-limited and charged. */
 export const defineRoute = (spec: RouteSpec): RouteDef => ({ ...spec, costing: spec.operation.cost !== 0 });
-
-export const json = (status: number, body: string | Uint8Array, headers?: Record<string, string>): Reply => ({ status, body, headers });

@@ -30,7 +30,7 @@ export function listeningLine(url: string, from: ServedFrom): string {
 }
 
 /** The dist as logs may show it: a URL without the user and password it may carry (sent as Basic auth). */
-export function distLabel(dist: string): string {
+function distLabel(dist: string): string {
   if (!/^https?:\/\//i.test(dist)) return dist;
   try {
     const url = new URL(dist);

@@ -18,6 +18,7 @@ import { ReleaseCatalog } from './release/catalog.ts';
 import type { TrustedKeys } from '../common/signing.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import { allRoutes } from './routes/index.ts';
+import { openapiJsonBytes } from './contract/openapi-json.ts';
 import { batchOptionsFor } from './routes/batch.ts';
 import type { KeyExtension } from './routes/key.ts';
 import { createFsSource } from './source/fs-source.ts';
@@ -118,7 +119,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     keys: opts.keyStore,
     store: opts.store,
     clock,
-    routes: allRoutes(maxBodyBytes, batchOptionsFor(opts.source), { extension: opts.keyExtension }, { cursorSecret: opts.cursorSecret ?? null, maxPageBytes: opts.matchPageBytes }),
+    routes: allRoutes(openapiJsonBytes, maxBodyBytes, batchOptionsFor(opts.source), { extension: opts.keyExtension }, { cursorSecret: opts.cursorSecret ?? null, maxPageBytes: opts.matchPageBytes }),
     maxBodyBytes,
     // Notices are read from the local private part only; a mirror never hosts them.
     readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,

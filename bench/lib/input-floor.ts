@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readCsv, readCsvRecords } from '../../compiler/read/csv-reader.ts';
 import { $, quote, which } from 'zx';
 
-export interface TableFloor {
+interface TableFloor {
   file: string;
   bytes: number;
   rows: number;
@@ -27,7 +27,7 @@ export interface ReleaseFloor {
 }
 
 /** The CSV tables a release lists (the compiler reads nothing else). */
-export function releaseTables(releaseDir: string): { file: string; bytes: number; rows?: number }[] {
+function releaseTables(releaseDir: string): { file: string; bytes: number; rows?: number }[] {
   const manifest = JSON.parse(readFileSync(join(releaseDir, 'release.json'), 'utf8')) as { files: Record<string, { bytes: number; rows?: number }> };
   return Object.entries(manifest.files)
     .filter(([f]) => f.startsWith('csv/') && (f.endsWith('.csv.gz') || f.endsWith('.csv')))

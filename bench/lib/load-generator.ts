@@ -113,13 +113,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
 }
 
 /** Nearest-rank percentile of an ascending array. */
-export function percentile(sorted: ArrayLike<number>, p: number): number {
+function percentile(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil(p * sorted.length)));
   return sorted[rank - 1];
 }
 
-export function round(x: number, digits: number): number {
+function round(x: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
 }
@@ -128,7 +128,7 @@ export function round(x: number, digits: number): number {
  * utime + stime of a process and every descendant alive now (a `serve --workers N` primary and its workers),
  * from /proc/<pid>/stat, in ms; null off Linux or when the process is gone.
  */
-export function processCpuMs(pid: number): number | null {
+function processCpuMs(pid: number): number | null {
   const own = ownCpuMs(pid);
   if (own === null) return null;
   return descendantsOf(pid).reduce((sum, child) => sum + (ownCpuMs(child) ?? 0), own);

@@ -16,7 +16,7 @@ export const FULL_SIZE = 2_040_000;
 const GiB = 2 ** 30;
 const MiB = 2 ** 20;
 
-export interface Machine {
+interface Machine {
   nproc: number;
   cpu: string;
   memoryBytes: number;
@@ -27,7 +27,7 @@ export interface Machine {
   loadavgEnd: number;
 }
 
-export interface CodeVersion {
+interface CodeVersion {
   commit: string;
   dirty: string[];
 }

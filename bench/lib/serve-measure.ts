@@ -84,8 +84,8 @@ export interface ServeOptions {
   log: (s: string) => void;
 }
 
-export type Engine = 'memory' | 'sqlite' | 'redis';
-export interface EngineFigures {
+type Engine = 'memory' | 'sqlite' | 'redis';
+interface EngineFigures {
   rounds: number;
   entity: Record<Engine, LoadResult[]>;
   batch: Record<Engine, LoadResult[]>;
@@ -97,7 +97,7 @@ export interface EngineFigures {
 }
 
 /** The young-generation size the batch diagnostic row starts its runtime with. */
-export const YOUNG_GEN_FLAG = '--max-semi-space-size=32';
+const YOUNG_GEN_FLAG = '--max-semi-space-size=32';
 /** Alternating (bare, entity) pairs behind the entity-vs-ceiling ratio. */
 const ENTITY_BARE_PAIRS = 5;
 /** Rounds of (memory, sqlite, redis) per load in the engines rows. */
@@ -107,7 +107,7 @@ const ENGINE_ROUNDS = 2;
 const MATCH_WINDOW = ['2024-08-01', '2025-07-31'] as const;
 
 /** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */
-export interface DiskReads {
+interface DiskReads {
   reads: number;
   p50Ms: number;
   p90Ms: number;

@@ -12,7 +12,7 @@ export interface LoadRequest {
   body?: Buffer;
 }
 
-export interface Answer {
+interface Answer {
   /** HTTP status, or -1 for a transport error or timeout. */
   status: number;
   bytes: number;

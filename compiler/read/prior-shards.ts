@@ -30,7 +30,7 @@ export interface PriorEntity {
 /** Shards read at once by entities() once reads have turned slow. */
 export const PRIOR_READS_IN_FLIGHT = 16;
 /** A blocking read that takes longer than this, in milliseconds, is taken to have waited for the disk. */
-export const SLOW_READ_MS = 0.1;
+const SLOW_READ_MS = 0.1;
 /**
  * Reads go to the thread pool once this many blocking reads were slow and they are over a tenth of all blocking reads
  * so far. Reads from the disk are nearly all slow; reads from the page cache are slow only when this thread was

@@ -14,14 +14,14 @@ export const TABLES = [
 ] as const;
 export type TableName = (typeof TABLES)[number];
 
-export interface ManifestFile {
+interface ManifestFile {
   bytes: number;
   sha256: string;
   rows?: number;
   role: string;
 }
 
-export interface ReleaseManifest {
+interface ReleaseManifest {
   schema_version: string;
   stamp: string;
   generated_at: string;

@@ -11,13 +11,13 @@ import type { Bridge } from '../stages/entities/short-lists.ts';
 /** Years before this share the first group; each later year has its own, up to the last dated group. */
 const FIRST_YEAR = 1850;
 /** Dated year groups, then one for undated matches, then the refs. */
-export const DATED_GROUPS = 255;
-export const UNDATED_GROUP = DATED_GROUPS;
+const DATED_GROUPS = 255;
+const UNDATED_GROUP = DATED_GROUPS;
 export const REFS_GROUP = DATED_GROUPS + 1;
 export const MATCH_RECORD_GROUPS = REFS_GROUP + 1;
 
 /** Entity types a match row names (its sides and its structure): their labels and links go to the refs group. */
-export const REF_TYPES: ReadonlySet<EntityType> = new Set(['team', 'competition', 'season', 'stage']);
+const REF_TYPES: ReadonlySet<EntityType> = new Set(['team', 'competition', 'season', 'stage']);
 
 /**
  * A live match as the next stage reads it: [reep_id, scoreline values (SCORELINE_FIELDS order), match_state, leg,
@@ -30,7 +30,7 @@ export type RefRecord = [string, number, string, string[]];
 const PLAYED_ON = SCORELINE_FIELDS.findIndex(([name]) => name === 'played_on');
 
 /** The year group of a `played_on` cell; one that is not a calendar date counts as undated, as the index treats it. */
-export function yearGroupOf(playedOn: string | number | null): number {
+function yearGroupOf(playedOn: string | number | null): number {
   if (typeof playedOn !== 'string' || dayOf(playedOn) === 0) return UNDATED_GROUP;
   return Math.min(DATED_GROUPS - 1, Math.max(0, Number(playedOn.slice(0, 4)) - FIRST_YEAR));
 }

@@ -12,7 +12,7 @@ import { hashGroupOf, HASH_GROUPS } from '../write/bucket-family-writer.ts';
 import { writeUtf8 } from '../write/msgpack-out.ts';
 
 /** Bytes before a record's key. */
-export const RECORD_HEAD = 10;
+const RECORD_HEAD = 10;
 /** Resolve records are grouped as the resolve family's writer groups keys (GroupedHashedFamilyWriter). */
 export const RESOLVE_GROUPS = HASH_GROUPS;
 

@@ -9,7 +9,7 @@ export const SEARCH_GROUPS = 256;
 /** Sources are 0 .. SOURCES - 1: the search stage packs one beside an ordinal as `ordinal * SOURCES + source`. */
 export const SOURCES = 4;
 
-export const searchGroupOf = (token: string): number => bucketOf(token.slice(0, 3), SEARCH_GROUPS);
+const searchGroupOf = (token: string): number => bucketOf(token.slice(0, 3), SEARCH_GROUPS);
 
 /** Writes one posting. Tokens are runs of letters and digits, so a tab-separated line needs no escaping. */
 export function addPosting(spill: GroupSpill, token: string, doc: number, source: number): void {

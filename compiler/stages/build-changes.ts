@@ -9,10 +9,10 @@ import type { CompileContext } from '../context.ts';
 import type { ChangeEvents } from '../records/change-events.ts';
 
 /** Events per changelog bucket; /changes pages up to 1,000 events, so a page touches at most a few buckets. */
-export const EVENTS_PER_BUCKET = 250;
+const EVENTS_PER_BUCKET = 250;
 
 /** File-name-safe, collision-free name of a stream (provider keys are free text). */
-export const streamFileName = (stream: string): string =>
+const streamFileName = (stream: string): string =>
   `${stream.replace(/[^a-z0-9_]+/gi, '-').slice(0, 40)}-${fnv1a32(stream).toString(16).padStart(8, '0')}`;
 
 export async function buildChanges(ctx: CompileContext, events: ChangeEvents): Promise<ChangesDoc> {

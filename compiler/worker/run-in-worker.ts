@@ -13,7 +13,7 @@ const ENTRY = new URL('./ts-worker.mjs', import.meta.url);
  * a cap makes V8 collect instead of grow. A job that truly needs more fails with
  * ERR_WORKER_OUT_OF_MEMORY rather than taking the machine's memory.
  */
-export const WORKER_HEAP_MB = 1536;
+const WORKER_HEAP_MB = 1536;
 
 /** Heap sizes of one worker beyond the old-space cap every worker gets. */
 export interface WorkerLimits {
@@ -28,7 +28,7 @@ interface Reply<R> {
 }
 
 /** Thrown for a job stopped through its signal (because a sibling job failed). */
-export class WorkerAborted extends Error {}
+class WorkerAborted extends Error {}
 
 /**
  * Runs `module`'s `run(job)` in a new worker thread. Aborting `signal` terminates the thread and rejects with

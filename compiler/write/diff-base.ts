@@ -14,7 +14,7 @@ import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR } from '../../commo
 import type { ReleaseInput } from '../read/release-input.ts';
 import type { ContentFile } from './content-file.ts';
 
-export const DIFF_BASE_DIR = 'diff-base';
+const DIFF_BASE_DIR = 'diff-base';
 // 4: fingerprints and merged IDs' bridges over the stored bridges section, no longer a JSON list of their own.
 // 5: a match's fingerprint covers its scoreline and fixture; places record where a shard's tail (scoreline) starts;
 // lines of kind 2 name IDs this release tombstoned because its tables lacked them.
@@ -54,8 +54,8 @@ export const diffBaseMeta = (release: ReleaseInput, partitions: number, packRang
   format: FORMAT, partitions, source: releaseIdentity(release), packRanges,
 });
 
-export const partitionFile = (p: number): string => `p${String(p).padStart(4, '0')}.tsv`;
-export const locationFile = (p: number): string => `p${String(p).padStart(4, '0')}.loc`;
+const partitionFile = (p: number): string => `p${String(p).padStart(4, '0')}.tsv`;
+const locationFile = (p: number): string => `p${String(p).padStart(4, '0')}.loc`;
 
 /** Where a live entity's shard sits in its release: what the changelog needs to read its old values back. */
 export interface ShardPlace {

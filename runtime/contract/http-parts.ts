@@ -18,7 +18,7 @@ export const jsonContent = (schema: DocNode): Node => ({ 'application/json': { s
 // and it expires, the key-expiry pair; the release stamp is on every response once a release is loaded (errors
 // included); the credits and rate-limit headers are on every response of a costing endpoint for an authenticated key
 // (402 and 429 included). Bodies of 1 KiB or more may be coded (Content-Encoding) as Accept-Encoding allows.
-export const API_HEADERS: Node = {
+const API_HEADERS: Node = {
   'Access-Control-Allow-Origin': headerRef('AccessControlAllowOrigin'),
   'Access-Control-Expose-Headers': headerRef('AccessControlExposeHeaders'),
   Vary: headerRef('Vary'),
@@ -27,7 +27,7 @@ export const API_HEADERS: Node = {
   'X-Register-Key-Expires': headerRef('KeyExpires'),
   'X-Register-Key-Days-Remaining': headerRef('KeyDaysRemaining'),
 };
-export const STAMP_HEADERS: Node = { ...API_HEADERS, 'X-Register-Release-Stamp': headerRef('ReleaseStamp') };
+const STAMP_HEADERS: Node = { ...API_HEADERS, 'X-Register-Release-Stamp': headerRef('ReleaseStamp') };
 export const STAMP_IF_LOADED: Node = { ...API_HEADERS, 'X-Register-Release-Stamp': headerRef('ReleaseStampIfLoaded') };
 export const COST_HEADERS: Node = {
   ...STAMP_HEADERS,
@@ -35,7 +35,7 @@ export const COST_HEADERS: Node = {
   'RateLimit-Policy': headerRef('RateLimitPolicy'),
   RateLimit: headerRef('RateLimit'),
 };
-export const CHANGELOG_HEADERS: Node = { ...STAMP_HEADERS, ETag: headerRef('ETag') };
+const CHANGELOG_HEADERS: Node = { ...STAMP_HEADERS, ETag: headerRef('ETag') };
 /** A per-stamp lookup's 200 and 304: the cost headers and its strong ETag. */
 export const TAGGED_COST_HEADERS: Node = { ...COST_HEADERS, ETag: headerRef('ETag') };
 /** A precomputed document's 200: its ETag was fixed when it was compiled. */
@@ -260,12 +260,6 @@ export const costingErrors = (badRequestCodes: readonly string[]): Record<string
   '402': responseRef('QuotaExceeded'),
   '429': responseRef('RateLimited'),
   '503': responseRef('IndexUnavailable'),
-});
-
-export const entityLookupErrors = (badRequestCodes: readonly string[]): Record<string, Node> => ({
-  ...costingErrors(badRequestCodes),
-  '404': responseRef('EntityNotFound'),
-  '410': responseRef('EntityGone'),
 });
 
 export const changelogResponses = (schema: TSchema, badRequestCodes: readonly string[] | null): Record<string, Node> => {

@@ -12,7 +12,7 @@ let bytes: Uint8Array | undefined;
  * among those it is built from. The routes' options (body caps, secrets) change no operation, so defaults serve.
  */
 export function openapiDocument(): OpenApiDocument {
-  return (doc ??= buildDocument(allRoutes(1)));
+  return (doc ??= buildDocument(allRoutes(openapiJsonBytes, 1)));
 }
 
 /** `JSON.stringify(openapiDocument())`, canonical (no whitespace): the document never changes while the process runs. */

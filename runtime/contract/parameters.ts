@@ -37,7 +37,7 @@ function named<P extends Parameter>(name: string, p: P): P {
 export const parameterName = (p: Parameter): string | undefined => names.get(p);
 
 /** The longest provider ID a lookup accepts. */
-export const MAX_EXTERNAL_ID = 512;
+const MAX_EXTERNAL_ID = 512;
 
 type Spec<N extends string> = Omit<Parameter<N>, 'name' | 'in' | 'required' | 'value'> & { required?: boolean };
 const query = <N extends string, T>(name: N, spec: Spec<N>): Parameter<N, T> => ({ name, in: 'query', required: false, ...spec });
@@ -136,7 +136,8 @@ export const Cursor = named(
   'Cursor',
   textQuery('cursor', 'Opaque `next_cursor` of the previous page. Reused with other filters: 400 `stale_cursor`.', Type.String({ minLength: 1 })),
 );
-export const AccessControlRequestMethod = named('AccessControlRequestMethod', {
+// Registered for the preflight operation, which names it (contract/document.ts: parameterRef).
+named('AccessControlRequestMethod', {
   name: 'Access-Control-Request-Method',
   in: 'header',
   required: true,

@@ -15,8 +15,8 @@ const { Optional, Literal } = Type;
 export const MAX_BATCH_ITEMS = 100;
 export const MAX_BATCH_RESOLVES = 20;
 /** Finding IDs one acknowledgement may name, and the length of its `actor` and `note`. */
-export const MAX_ACK_IDS = 1000;
-export const MAX_ACK_TEXT = 2000;
+const MAX_ACK_IDS = 1000;
+const MAX_ACK_TEXT = 2000;
 
 const ENTITY_ENVELOPE_NOTE =
   'A merged (losing) ID answers with the final survivor, chains followed, plus `requested_id` and `redirected_to`.';
@@ -36,7 +36,7 @@ export const Stamp = component(
   Type.String({ pattern: STAMP.source, description: 'A release stamp: compact UTC timestamp, 8 digits, `T`, 6 digits, `Z` (e.g. `20261005T180536Z`).' }),
 );
 export const EntityType = component('EntityType', oneOfValues(ENTITY_TYPES));
-export const ProviderRole = component(
+const ProviderRole = component(
   'ProviderRole',
   oneOfValues(PROVIDER_ROLES, {
     description:
@@ -49,12 +49,12 @@ export const IncludeName = component(
   oneOfValues(INCLUDES, { description: 'An expansion name. The overlay is requested as `overlay`, not by the knowledge-base name.' }),
 );
 export const ChangeEventType = component('ChangeEventType', oneOfValues(CHANGE_EVENT_TYPES));
-export const ErrorCode = component(
+const ErrorCode = component(
   'ErrorCode',
   oneOfValues([...new Set(KNOWN_ERROR_CODES)], { description: 'Every machine code the API writes. Each response below narrows it to the codes that status can carry.' }),
 );
 
-export const ErrorBody = component(
+const ErrorBody = component(
   'Error',
   closed('The error body of every 4xx/5xx response: `{error, message?, detail?}`, keys in that order.', {
     error: ref(ErrorCode),
@@ -91,7 +91,7 @@ export const GoneError = component(
   ),
 );
 
-export const CanonicalAlias = component(
+const CanonicalAlias = component(
   'CanonicalAlias',
   closed('A typed alias. Aliases are returned rank-ordered, unranked last.', {
     name: str(),
@@ -116,7 +116,7 @@ const SCORELINE_FIELDS = {
   played_on: Type.Union([Type.String({ format: 'date' }), Type.Null()], { description: 'Date the match was played.' }),
 };
 
-export const Scoreline = component(
+const Scoreline = component(
   'Scoreline',
   closed(
     'A match\'s scoreline, on every match entity whatever `include` says (other types have none). Every field is ' +
@@ -125,15 +125,15 @@ export const Scoreline = component(
     SCORELINE_FIELDS,
   ),
 );
-export const MatchRef = component(
+const MatchRef = component(
   'MatchRef',
   closed('A team, competition, season or stage a match row names.', { reep_id: ref(RegisterId), label: strOrNull('Its label; null when the release holds none.') }),
 );
-export const MatchGeneration = component(
+const MatchGeneration = component(
   'MatchGeneration',
   Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Names the compiled match index a page was answered from (64 lowercase hex digits).' }),
 );
-export const MatchRow = component(
+const MatchRow = component(
   'MatchRow',
   closed('One published match, fields in this order. Null means the register holds no published value; nothing is inferred.', {
     reep_id: ref(RegisterId),
@@ -169,7 +169,7 @@ export const MatchesPage = component(
     next_cursor: strOrNull('Continue with this; null on the last page. Signed, valid 24 hours, bound to these filters and this generation.'),
   }),
 );
-export const Bridge = component(
+const Bridge = component(
   'Bridge',
   closed("A provider's own ID linked to the entity.", {
     provider: str('Provider key.'),
@@ -179,7 +179,7 @@ export const Bridge = component(
     role: Optional(ref(ProviderRole)),
   }),
 );
-export const KbOverlayId = component(
+const KbOverlayId = component(
   'KbOverlayId',
   closed('An inherited-ID hint relayed by the knowledge base.', {
     provider: str(),
@@ -188,7 +188,7 @@ export const KbOverlayId = component(
     confidence: Type.Number({ minimum: 0, maximum: 1 }),
   }),
 );
-export const KbOverlayAlias = component(
+const KbOverlayAlias = component(
   'KbOverlayAlias',
   closed('A lower-confidence alias from the knowledge base.', {
     name: str(),
@@ -197,7 +197,7 @@ export const KbOverlayAlias = component(
     confidence: Optional(Type.Union([Type.Number(), Type.Null()])),
   }),
 );
-export const KbOverlay = component(
+const KbOverlay = component(
   'KbOverlay',
   closed('The knowledge-base layer. Lower confidence; never a canonical bridge. Always exposed under the neutral key `kb`.', {
     source: Literal('kb'),
@@ -209,8 +209,8 @@ export const KbOverlay = component(
     aliases: arrayOf(ref(KbOverlayAlias)),
   }),
 );
-export const Overlay = component('Overlay', closed('Lower-confidence overlay layers, keyed by source.', { kb: Optional(ref(KbOverlay)) }));
-export const RelationshipSummary = component(
+const Overlay = component('Overlay', closed('Lower-confidence overlay layers, keyed by source.', { kb: Optional(ref(KbOverlay)) }));
+const RelationshipSummary = component(
   'RelationshipSummary',
   closed('One relationship family of the entity, summarised (structural relationships only).', {
     family: str('Relationship family, e.g. `participates_in`.'),
@@ -274,7 +274,7 @@ export const ResolveResult = component(
   }),
 );
 
-export const ReleaseSummary = component(
+const ReleaseSummary = component(
   'ReleaseSummary',
   closed('The release a namespace serves.', {
     schema_version: str(),
@@ -285,7 +285,7 @@ export const ReleaseSummary = component(
     index_generated_at: Type.String({ format: 'date-time' }),
   }),
 );
-export const ProviderRollup = component(
+const ProviderRollup = component(
   'ProviderRollup',
   closed('Per-provider bridge counts of the served release.', {
     name: str('Provider key.'),
@@ -296,7 +296,7 @@ export const ProviderRollup = component(
   }),
 );
 const freeForm = () => Type.Object({}, { description: 'Free-form.' });
-export const ProviderNoticeFinding = component(
+const ProviderNoticeFinding = component(
   'ProviderNoticeFinding',
   closed(
     "One provider-notifiable finding about the provider's data. `seen`/`acknowledged` show the state as it was " +
@@ -324,7 +324,7 @@ export const ProviderNoticeFinding = component(
   ),
 );
 
-export const SearchHit = component(
+const SearchHit = component(
   'SearchHit',
   closed('One search result.', {
     reep_id: ref(RegisterId),
@@ -391,7 +391,7 @@ export const BatchRequest = component(
     { 'x-error': 'invalid_body' },
   ),
 );
-export const BatchResult = component(
+const BatchResult = component(
   'BatchResult',
   closed(
     'What the item would have returned alone: its HTTP status and body. A miss, a bad ID or a tombstone in one ' +
@@ -476,7 +476,7 @@ export const CoverageResponse = component(
     },
   ),
 );
-export const KeyExtension = closed('How to extend a key that expires (a deployment setting: `serve --extend-how`, `--extend-contact`).', {
+const KeyExtension = closed('How to extend a key that expires (a deployment setting: `serve --extend-how`, `--extend-contact`).', {
   how: str(),
   // Absent, never null, when the deployment names no one: the published shape has `contact` as a string.
   contact: Optional(str('Whom to ask; absent when the deployment names no one.')),
@@ -571,8 +571,8 @@ export const AckResponse = component(
   }),
 );
 
-export const EventCounts = component('EventCounts', mapOf(Type.Integer({ minimum: 0 }), 'Event type to number of events.', ref(ChangeEventType)));
-export const BridgeRef = component(
+const EventCounts = component('EventCounts', mapOf(Type.Integer({ minimum: 0 }), 'Event type to number of events.', ref(ChangeEventType)));
+const BridgeRef = component(
   'BridgeRef',
   closed('A provider bridge key within one provider.', { namespace: str('Provider ID partition; empty when the provider does not partition.'), external_id: str() }),
 );
@@ -599,7 +599,7 @@ const EVENTS = [
     removed: arrayOf(ref(BridgeRef)),
   }),
 ];
-export const ChangeEvent = component(
+const ChangeEvent = component(
   'ChangeEvent',
   Type.Unsafe({
     type: 'object',
@@ -609,7 +609,7 @@ export const ChangeEvent = component(
     discriminator: { propertyName: 'type' },
   }),
 );
-export const ChangeRelease = component(
+const ChangeRelease = component(
   'ChangeRelease',
   closed('A published release and the size of its changelog against its predecessor.', {
     stamp: ref(Stamp),
@@ -625,7 +625,7 @@ export const ChangeReleasesResponse = component(
     releases: arrayOf(ref(ChangeRelease)),
   }),
 );
-export const ChangeWindowRelease = component(
+const ChangeWindowRelease = component(
   'ChangeWindowRelease',
   closed('One release walked by the window, with its own event counts.', { stamp: ref(Stamp), counts: ref(EventCounts) }),
 );

@@ -3,7 +3,7 @@ import type { KeyRecord } from '../interfaces.ts';
 
 const DAY_MS = 86_400_000;
 /** A key is "expiring soon" from this many days before its expiry (CONTRACT-DECISIONS.md, GET /key). */
-export const EXPIRING_SOON_DAYS = 7;
+const EXPIRING_SOON_DAYS = 7;
 
 export interface KeyExpiry {
   /** The stored expiry, an ISO date-time. */

@@ -11,7 +11,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { RegisterError } from '../../common/errors.ts';
 import type { AuthResult, KeyRecord, KeyStore } from '../interfaces.ts';
-import { API_KEY, readKeyFileText, toKeyRecord, type KeyFile, type KeyProblem, type KeyRepository } from './key-file.ts';
+import type { KeyRepository } from '../interfaces.ts';
+import { API_KEY, readKeyFileText, toKeyRecord, type KeyFile, type KeyProblem } from './key-entry.ts';
 
 /** Options of openKeyStore. */
 export interface KeyStoreOptions {
@@ -25,7 +26,7 @@ export interface KeyStoreOptions {
 
 /** Options of openRepositoryKeyStore. */
 export interface RepositoryKeyStoreOptions {
-  /** The state store's key table (state-key-repository.ts). */
+  /** The keys to serve: a key repository (runtime/interfaces.ts), e.g. the state store's key table. */
   repository: KeyRepository;
   /** How often to poll its version, in ms. Default 250. */
   pollMs?: number;

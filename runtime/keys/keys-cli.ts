@@ -1,12 +1,14 @@
-// `register keys add|list|revoke`: a thin shell over key-file.ts, on the keys file or (--state URL) on the key table
-// of a state store that several instances share.
+// `register keys add|list|revoke`: a thin shell over key-file.ts, on the keys file (--keys FILE, the default) or
+// (--state URL) on the key table of a state store that several instances share.
 
 import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
 import { RegisterError } from '../../common/errors.ts';
-import { StateUnavailableError } from '../interfaces.ts';
 import type { RedisStateStore } from '../state/redis-store.ts';
 import { badValue, ioOf, processIo, runCommandLine, type CommandIo } from '../../cli/command-line.ts';
-import { DEFAULT_KEYS_FILE, DEFAULT_QUOTA, DEFAULT_RATE, KEY_ID, PROVIDER_SLUG, addKey, fileRepository, listKeys, revokeKey, type KeyListing, type KeyRepository } from './key-file.ts';
+import { StateUnavailableError, type KeyRepository } from '../interfaces.ts';
+import { DEFAULT_KEYS_FILE, fileKeyRepository } from './file-key-repository.ts';
+import { KEY_ID, PROVIDER_SLUG } from './key-entry.ts';
+import { DEFAULT_QUOTA, DEFAULT_RATE, addKey, listKeys, revokeKey, type KeyListing } from './key-file.ts';
 
 /** Where the command writes; the process streams unless a test captures them. */
 export type KeysCommandIo = CommandIo;
@@ -94,7 +96,7 @@ export async function keysCommand(argv: string[], io: KeysCommandIo = processIo)
 /** Runs `fn` on the keys file, or on the key table of the state store `--state` names (opened and closed around it). */
 async function withRepository(values: Record<string, unknown>, fn: (repository: KeyRepository) => Promise<void>): Promise<void> {
   const state = values.state as string | undefined;
-  if (state === undefined) return fn(fileRepository((values.keys as string | undefined) ?? DEFAULT_KEYS_FILE));
+  if (state === undefined) return fn(fileKeyRepository((values.keys as string | undefined) ?? DEFAULT_KEYS_FILE));
   if (values.keys !== undefined) throw badValue('keys', 'give --keys FILE or --state URL, not both');
   // Loaded only here: a keys-file command never loads the engines' clients.
   const { openStateStore, describeStateLocation } = await import('../state/open-state-store.ts');
@@ -107,7 +109,7 @@ async function withRepository(values: Record<string, unknown>, fn: (repository: 
     throw stateRefusal(e);
   });
   try {
-    if (opened.engine && 'ready' in opened.engine) await reached(opened.engine);
+    if (opened.engine?.kind === 'redis') await reached(opened.engine.redis);
     for (const m of held) process.stderr.write(`${m}\n`);
     held = null;
     await fn(keyRepositoryFor(opened, describeStateLocation(opened.location)));

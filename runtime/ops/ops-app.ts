@@ -24,7 +24,7 @@ export interface OperationsOptions {
 }
 
 /** The operational paths, answered here and never by the API router. */
-export const OPERATIONS_PATHS = ['/healthz', '/readyz', '/metrics'] as const;
+const OPERATIONS_PATHS = ['/healthz', '/readyz', '/metrics'] as const;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** A client's or load balancer's request ID is logged as given when it is this plain; otherwise one is made. */

@@ -24,7 +24,7 @@ const ASSETS = '/assets/';
 type AssetCache = Map<string, Buffer>;
 
 /** build/pages beside the running build (build/chunk-….mjs), or of the checkout when running from the sources. */
-export function defaultPagesDir(): string {
+function defaultPagesDir(): string {
   const here = fileURLToPath(new URL('.', import.meta.url));
   const built = join(here, 'pages');
   return existsSync(join(built, 'index.html')) ? built : join(here, '..', '..', 'build', 'pages');

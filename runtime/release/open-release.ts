@@ -23,7 +23,7 @@ import { ownCopy } from '../../common/own-copy.ts';
  * of it waiting on memory (a hash, an LRU touch and a binary search over bytes scattered across 17 MiB of cached
  * buckets); a hit here is one Map lookup. ~200 bytes an entry, so ~6 MiB when full.
  */
-export const RECENT_INDEX_ENTRIES = 32 * 1024;
+const RECENT_INDEX_ENTRIES = 32 * 1024;
 
 /** A live entity's shard and where its sections start. */
 export interface LiveEntity {
@@ -39,7 +39,7 @@ export interface LiveEntity {
   /** The ID the client asked for, when it was a merged ID. */
   requestedId?: string;
 }
-export interface GoneEntity {
+interface GoneEntity {
   kind: 'gone';
   /** The exact 410 Error body. */
   body: Uint8Array;

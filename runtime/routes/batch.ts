@@ -104,7 +104,7 @@ interface Composing {
  * and the joined answer all at once (+136 MB of RSS, measured; docs/integrity.md). An ordinary batch (~100 KB)
  * never reaches it and is joined once, as before.
  */
-export const FLUSH_BYTES = 1024 * 1024;
+const FLUSH_BYTES = 1024 * 1024;
 
 /** Joins the waiting slices into one piece when they hold FLUSH_BYTES or more; they (and their shards) are then garbage. */
 function flushIfLarge(b: Composing): void {
@@ -213,12 +213,12 @@ async function compose(release: Release, planned: Planned[], failure: (e: unknow
  * one, so a batch waiting on its reads does not idle the loop; reads that go to the thread pool were no slower at
  * one, two or four.
  */
-export const LOCAL_BATCHES_AT_ONCE = 2;
+const LOCAL_BATCHES_AT_ONCE = 2;
 /**
  * Over a source that is a network away (a mirror reading a CDN), a batch mostly waits on its fetches, and batches
  * overlapping those waits is what keeps throughput up; the bound only caps memory (~90 KB of answer each).
  */
-export const REMOTE_BATCHES_AT_ONCE = 64;
+const REMOTE_BATCHES_AT_ONCE = 64;
 
 export interface BatchOptions {
   /** Batches composed at once (default LOCAL_BATCHES_AT_ONCE). */

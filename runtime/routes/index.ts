@@ -10,9 +10,10 @@ import { noticeRoutes } from './notices.ts';
 import { resolveRoutes } from './resolve.ts';
 import { searchRoutes } from './search.ts';
 
-export function allRoutes(maxBodyBytes: number, batch: BatchOptions = {}, key: KeyRouteOptions = {}, matches: MatchesOptions = {}): RouteDef[] {
+/** Every route. `openapiJson`: the bytes GET /openapi.json serves (contract/openapi-json.ts's openapiJsonBytes). */
+export function allRoutes(openapiJson: () => Uint8Array, maxBodyBytes: number, batch: BatchOptions = {}, key: KeyRouteOptions = {}, matches: MatchesOptions = {}): RouteDef[] {
   return [
-    ...metadataRoutes, ...keyRoutes(key), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes,
+    ...metadataRoutes(openapiJson), ...keyRoutes(key), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes,
     ...matchesRoutes(matches),
   ];
 }

@@ -22,7 +22,7 @@ export interface KeyRouteOptions {
 }
 
 /** The /key body: the published fields in their order, then this server's own (`id` … `credits_reset_at`). */
-export function keyBody(k: KeyRecord, nowMs: number, credits: number, extension: KeyExtension): string {
+function keyBody(k: KeyRecord, nowMs: number, credits: number, extension: KeyExtension): string {
   const e = keyExpiry(k, nowMs);
   const key: KeyResponseBody['key'] = {
     plan: k.plan,

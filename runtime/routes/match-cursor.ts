@@ -9,13 +9,13 @@ import { ApiError } from '../api-error.ts';
  * that hour ends, so every cursor lives at least 24 hours and less than 25.
  */
 const HOUR_MS = 3_600_000;
-export const CURSOR_LIFETIME_MS = 24 * HOUR_MS;
+const CURSOR_LIFETIME_MS = 24 * HOUR_MS;
 /** How far ahead of this instance's clock another instance's may run and still have its cursors taken. */
-export const CLOCK_SKEW_MS = 5_000;
+const CLOCK_SKEW_MS = 5_000;
 /** The longest cursor issued (ordinals and day numbers have few digits; generous), for the page's byte budget. */
 export const MAX_CURSOR_CHARS = 320;
 /** A deployment secret shorter than this is refused: it would be guessable. */
-export const MIN_SECRET_CHARS = 32;
+const MIN_SECRET_CHARS = 32;
 
 /** Where a page stopped: the last list entry it examined, as (day number, match ordinal). */
 export interface CursorPosition {

@@ -30,7 +30,7 @@ export interface MatchesOptions {
   maxPageBytes?: number;
 }
 
-export const MAX_PAGE_BYTES = 262_144;
+const MAX_PAGE_BYTES = 262_144;
 /** Values one anchor parameter may carry. */
 const MAX_ANCHOR_VALUES = 5;
 const MAX_LIMIT = 100;
@@ -41,7 +41,7 @@ const DEFAULT_WINDOW_DAYS = 30;
  * List entries one page may examine. Rows are read only for entries that pass the state filter, so a page's reads
  * stay bounded whatever the filters; a selective filter may give a short (even empty) page with a next_cursor.
  */
-export const MAX_EXAMINED = 1000;
+const MAX_EXAMINED = 1000;
 
 const ANCHORS = ['team', 'competition', 'season'] as const;
 type AnchorKind = (typeof ANCHORS)[number];

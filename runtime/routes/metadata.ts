@@ -2,7 +2,6 @@
 // stored bytes) and /openapi.json (the contract this server answers to).
 import { ApiError } from '../api-error.ts';
 import { DOCUMENT_HEADERS, errorResponse, ok, responseRef, STAMP_IF_LOADED, type RouteOperation } from '../contract/http-parts.ts';
-import { openapiJsonBytes } from '../contract/openapi-json.ts';
 import * as S from '../contract/schemas.ts';
 import { documentEtag, signedDocumentEtag } from '../response-headers.ts';
 import { defineRoute, type RequestContext, type RouteDef } from '../route.ts';
@@ -69,7 +68,12 @@ const doc = (
   },
 });
 
-export const metadataRoutes: RouteDef[] = [
+/**
+ * The metadata routes. `openapiJson` gives the bytes of GET /openapi.json: the document is built from the route table
+ * these routes are part of, so the table's builder hands it in (contract/openapi-json.ts) rather than this module
+ * importing it back.
+ */
+export const metadataRoutes = (openapiJson: () => Uint8Array): RouteDef[] => [
   doc(
     '/',
     false,
@@ -134,7 +138,7 @@ export const metadataRoutes: RouteDef[] = [
       responses: { '200': ok('The OpenAPI document.', S.ref(S.OpenApiDocumentBody), STAMP_IF_LOADED) },
     },
     prepare() {
-      return { cost: 0, run: async () => ({ status: 200, body: openapiJsonBytes() }) };
+      return { cost: 0, run: async () => ({ status: 200, body: openapiJson() }) };
     },
   }),
 ];

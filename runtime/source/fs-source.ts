@@ -21,7 +21,7 @@ export interface FsSourceOptions {
 }
 
 /** Counters for tests and metrics. */
-export interface FsSourceStats {
+interface FsSourceStats {
   /** Files opened so far (handle opens plus whole-file reads). */
   opens: number;
   /** Handles currently held open. */

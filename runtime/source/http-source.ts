@@ -28,7 +28,7 @@ export interface HttpSourceOptions {
 }
 
 /** Counters for tests and metrics. */
-export interface HttpSourceStats {
+interface HttpSourceStats {
   /** HTTP requests sent so far. */
   requests: number;
   /** Bytes currently cached, and the bound. */

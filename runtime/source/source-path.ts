@@ -2,7 +2,7 @@
 import { SIG_SUFFIX } from '../../common/signing.ts';
 
 /** Longest accepted path, in UTF-16 code units; dist paths are far shorter, so anything longer is a probe. */
-export const MAX_SOURCE_PATH = 1024;
+const MAX_SOURCE_PATH = 1024;
 
 /**
  * Checks that `path` is a plain relative `/`-separated path that cannot leave the dist root, and returns it.

@@ -7,7 +7,7 @@ export function admit(store: StateStore, keyId: string, nowMs: number, rate: num
 }
 
 /** hit(), then charge() only if the rate admitted the request: a refused request costs nothing. */
-export async function hitThenCharge(store: StateStore, keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
+async function hitThenCharge(store: StateStore, keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
   const wait = await store.hit(keyId, nowMs, rate);
   if (wait > 0) return { wait, charge: null };
   return { wait: 0, charge: await store.charge(keyId, period, cost, quota) };

@@ -7,6 +7,7 @@ import { RegisterError } from '../../common/errors.ts';
 import type { StateStore } from '../interfaces.ts';
 import { createMemoryStore } from './memory-store.ts';
 import { refuseAcknowledgements } from './read-only-store.ts';
+import { redisLabel } from './redis-label.ts';
 import type { RedisStateStore } from './redis-store.ts';
 import type { SqliteStateStore } from './sqlite-store.ts';
 
@@ -44,11 +45,6 @@ export function describeStateLocation(loc: StateLocation): string {
   return redisLabel(new URL(loc.url));
 }
 
-/** A Redis URL as logs may show it: no user or password. */
-export function redisLabel(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
-}
-
 /** Options of openStateStore. */
 export interface OpenStateOptions {
   /** A read-only mirror: acknowledgements answer 503; quota and "seen" are stored as on any instance. Default false. */
@@ -59,12 +55,15 @@ export interface OpenStateOptions {
   log?: (message: string) => void;
 }
 
-/** The opened store and, for the engines that hold them, what the key table is kept in. */
+/** The engine under a store (before any read-only wrapper), tagged by the `--state` scheme that chose it. */
+type StateEngine = { kind: 'sqlite'; sqlite: SqliteStateStore } | { kind: 'redis'; redis: RedisStateStore };
+
+/** The opened store and, for the engines that hold one, the engine the key table is kept in. */
 export interface OpenedState {
   store: StateStore;
   location: StateLocation;
-  /** The SQLite store or the Redis store underneath (before any read-only wrapper), or null for memory. */
-  engine: SqliteStateStore | RedisStateStore | null;
+  /** Null for memory:, which keeps nothing beside the state. */
+  engine: StateEngine | null;
 }
 
 /** Opens the store `raw` names. SQLite: imports an earlier version's journal found beside the database, once. */
@@ -85,10 +84,13 @@ export async function openStateStore(raw: string, options: OpenStateOptions = {}
       await sqlite.close();
       throw e;
     }
-    store = engine = sqlite;
+    store = sqlite;
+    engine = { kind: 'sqlite', sqlite };
   } else {
     const { openRedisStore } = await import('./redis-store.ts');
-    store = engine = await openRedisStore({ url: location.url, log });
+    const redis = await openRedisStore({ url: location.url, log });
+    store = redis;
+    engine = { kind: 'redis', redis };
   }
   if (options.readOnly) store = refuseAcknowledgements(store);
   return { store, location, engine };

@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
-import { redisLabel } from './open-state-store.ts';
+import { redisLabel } from './redis-label.ts';
 import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
 
 /** Options of openRedisStore. */

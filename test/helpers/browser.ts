@@ -9,10 +9,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { validatePageResponse, validateResponse } from './openapi-validator.ts';
 
 /** Where screenshots go: kept after the run (test-output/ is git-ignored), unlike the run's temp folder. */
-export const SCREENSHOTS = resolve('test-output/explorer');
+const SCREENSHOTS = resolve('test-output/explorer');
 
 /** The chromium executable, or a failure saying how to get it: CI installs it (.ci/run), so a missing one is a fault. */
-export function chromiumPath(): string {
+function chromiumPath(): string {
   const given = process.env.CHROMIUM_PATH;
   if (given) return given;
   for (const name of ['chromium', 'chromium-browser']) {

@@ -22,7 +22,7 @@ const COMPONENTS_ID = 'https://identity-register.test/openapi/components.json';
 const KEY_ORDER = 'x-key-order';
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
-export type HeaderInput = Headers | Record<string, string | string[] | number | undefined> | undefined;
+type HeaderInput = Headers | Record<string, string | string[] | number | undefined> | undefined;
 
 export interface ResponseSample {
   method: string;
@@ -213,7 +213,7 @@ function routeTable(): RouteEntry[] {
 }
 
 /** The request path without origin, query, fragment or namespace prefix; `/` for the namespace root. */
-export function normaliseRequestPath(path: string): string {
+function normaliseRequestPath(path: string): string {
   let p = path;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(p)) p = p.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, '');
   p = p.split('#')[0].split('?')[0];

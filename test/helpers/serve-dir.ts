@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 type ServeHandler = (req: IncomingMessage, res: ServerResponse, config: Record<string, unknown>) => Promise<void>;
 const serveHandler = createRequire(import.meta.url)('serve-handler') as ServeHandler;
 
-export interface ServedRequest {
+interface ServedRequest {
   method: string;
   url: string;
   range: string | undefined;

@@ -90,7 +90,7 @@ describe('quota', () => {
     for (let i = 0; i < 3; i++) await first.get(`/entities/${ID.arsenal}`);
     await first.store.close();
     const store = await openSqliteStore({ file });
-    expect(await store.remaining((await import('../../runtime/keys/key-file.ts')).API_KEY.exec(first.key)![1], '2026-11', 10)).toBe(7);
+    expect(await store.remaining((await import('../../runtime/keys/key-entry.ts')).API_KEY.exec(first.key)![1], '2026-11', 10)).toBe(7);
     await store.close();
   });
 });

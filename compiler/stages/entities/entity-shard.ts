@@ -18,7 +18,7 @@ export const HIGH_CARDINALITY = 1000;
 /** Entity types whose relationship summary is empty by design (only structural relationships are summarised). */
 const NO_RELATIONSHIPS = new Set<EntityType>(['player', 'coach', 'referee']);
 
-export interface Alias {
+interface Alias {
   name: string;
   language: string | null;
   type: string | null;

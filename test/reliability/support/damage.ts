@@ -31,7 +31,7 @@ export interface Damage {
 }
 
 /** The damaged bytes of `bytes` (null: deleted), and which original bytes they changed. */
-export function damaged(bytes: Buffer, kind: DamageKind): { bytes: Buffer | null; changed: [number, number][] } {
+function damaged(bytes: Buffer, kind: DamageKind): { bytes: Buffer | null; changed: [number, number][] } {
   const n = bytes.length;
   if (kind === 'delete') return { bytes: null, changed: [[0, Math.max(1, n)]] };
   if (kind === 'truncate') return { bytes: bytes.subarray(0, n >> 1), changed: n ? [[n >> 1, n]] : [] };

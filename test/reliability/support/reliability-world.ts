@@ -4,14 +4,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileAll } from '../../../compiler/compile.ts';
-import { addKey, API_KEY } from '../../../runtime/keys/key-file.ts';
+import { API_KEY } from '../../../runtime/keys/key-entry.ts';
+import { addKey } from '../../../runtime/keys/key-file.ts';
 import { writeHandRelease } from '../../fixtures/hand-release.ts';
 import { ID, makeHandWorld, type World } from '../../fixtures/hand-world.ts';
 
 /** The fake clock's start: keys expiring before it are expired, the quota period is 2026-11. */
 export const FUZZ_START = Date.parse('2026-11-10T12:00:00Z');
 
-export interface FuzzKeys {
+interface FuzzKeys {
   /** Plenty of quota and rate: most requests get past the limits and reach the handlers. */
   partner: string;
   /** Provider-scoped (opta): unlocks /notices and /notices/ack. */
@@ -60,7 +61,7 @@ export async function makeFuzzWorld(): Promise<FuzzWorld> {
   return { ...world, keysFile, keys, quotas };
 }
 
-export const CRASH_STAMP = '20261008T000000Z';
+const CRASH_STAMP = '20261008T000000Z';
 export const CRASH_BATCH = 7;
 
 export interface CrashWorld {

@@ -73,14 +73,14 @@ const OVERSIZE_BODY = `{"requests":[${Array.from({ length: 12_000 }, () => '{"ty
 const HUGE_VALUE = 'x'.repeat(5000);
 
 /** encodeURIComponent that never throws: lone surrogates become U+FFFD first. */
-export function encodeSegment(s: string): string {
+function encodeSegment(s: string): string {
   return encodeURIComponent(s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD'));
 }
 
 const hexId = (prefix: string) => fc.string({ unit: fc.constantFrom(...HEX), minLength: 14, maxLength: 14 }).map((h) => prefix + h);
 
 /** Path segments meant to break routers and decoders: traversal, NUL, bad or overlong UTF-8, bad escapes, length. */
-export const hostileSegment: fc.Arbitrary<string> = fc.oneof(
+const hostileSegment: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
     '..', '.', '%2e%2e', '%2E', '%00', 'a%00b', '%', '%zz', '%4', '%C0%AF', '%C0%80', '%E0%80%AF', '%ED%A0%80', '%FF%FE', '%2F',
     '..%2F..%2Fetc%2Fpasswd', '%252F', '%2e%2e%2f', '%5C..%5C', 'con', 'index.json', '%20', '+', '~', '!$&\'()*+,;=:@',
@@ -388,12 +388,12 @@ const CHARGED_OUTCOMES = [200, 404, 409, 410, 422];
 const IN_API = /^\/api\/(v1|next)(\/|$)/;
 
 /** The pathname a server sees for `target` (the URL parser resolves `.` and `..` and drops the fragment). */
-export function seenPath(target: string): string {
+function seenPath(target: string): string {
   return new URL(target, 'http://127.0.0.1').pathname;
 }
 
 /** Lookups `x` should have charged, from the document's `x-lookup-cost` and the outcome. */
-export function expectedCharge(x: Pick<Exchange, 'request' | 'status' | 'body'>): number {
+function expectedCharge(x: Pick<Exchange, 'request' | 'status' | 'body'>): number {
   const method = x.request.method === 'HEAD' ? 'GET' : x.request.method;
   const path = seenPath(x.request.target);
   if (!IN_API.test(path)) return 0;

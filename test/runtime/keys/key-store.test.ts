@@ -1,4 +1,5 @@
-// Bearer parsing and checks of the key store, and its pick-up of keys-file edits without a restart.
+// Bearer parsing and checks of the key store, and its pick-up of keys-file edits without a restart; the keys file
+// as a key repository (the shared contract, served by the file key store a server uses).
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,9 +7,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { RegisterError } from '../../../common/errors.ts';
 import type { KeyStore } from '../../../runtime/interfaces.ts';
-import { addKey, hashSecret, revokeKey } from '../../../runtime/keys/key-file.ts';
+import { hashSecret } from '../../../runtime/keys/key-entry.ts';
+import { fileKeyRepository } from '../../../runtime/keys/file-key-repository.ts';
+import { addKey, revokeKey } from '../../../runtime/keys/key-file.ts';
 import { openKeyStore } from '../../../runtime/keys/key-store.ts';
 import { afterChecks, expectBySecondCheck } from '../../helpers/key-checks.ts';
+import { keyRepositoryContract, type OpenedKeys } from './key-store-contract.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'key-store-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -227,3 +231,16 @@ describe('key store: a reload with invalid entries fails safe, entry by entry', 
     expect(s.authenticate(`Bearer rk_abcdef99_${secret}`, NOW)).toEqual({ ok: false, code: 'invalid_key' });
   });
 });
+
+const fileKeys = (file: string): OpenedKeys => ({
+  repository: fileKeyRepository(file),
+  sibling: async () => fileKeys(file),
+  damage: async (id, entry) => {
+    const data = JSON.parse(readFileSync(file, 'utf8')) as { keys: { id: string }[] };
+    data.keys = data.keys.map((k) => (k.id === id ? (entry as { id: string }) : k));
+    writeFileSync(file, JSON.stringify(data));
+  },
+  serve: async (pollMs) => openKeyStore({ file, pollMs, log: () => {} }),
+  close: async () => {},
+});
+keyRepositoryContract('keys file', async () => fileKeys(freshFile()));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RegisterError } from '../../../common/errors.ts';
-import { API_KEY, hashSecret } from '../../../runtime/keys/key-file.ts';
+import { API_KEY, hashSecret } from '../../../runtime/keys/key-entry.ts';
 import { openKeyStore } from '../../../runtime/keys/key-store.ts';
 import { keysCommand } from '../../../runtime/keys/keys-cli.ts';
 import { UsageError } from '../../../cli/command-line.ts';

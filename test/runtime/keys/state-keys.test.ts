@@ -1,6 +1,6 @@
 // Keys kept in the state store (`register keys … --state URL`, `serve --keys state`), over SQLite and a real
 // redis-server: the CLI adds, lists and revokes there, only hashes are stored, and a server reading the same store
-// refuses a revoked key within a second.
+// refuses a revoked key within a second. Both drivers run the shared key-repository contract.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,11 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRepositoryKeyStore } from '../../../runtime/keys/key-store.ts';
 import { keysCommand } from '../../../runtime/keys/keys-cli.ts';
+import { redisKeyRepository } from '../../../runtime/keys/redis-key-repository.ts';
 import { keyRepositoryFor } from '../../../runtime/keys/state-key-repository.ts';
 import { openStateStore } from '../../../runtime/state/open-state-store.ts';
+import { openRedisStore } from '../../../runtime/state/redis-store.ts';
+import type { SqliteStateStore } from '../../../runtime/state/sqlite-store.ts';
 import { freePort, startRedis, type RedisServer } from '../../helpers/redis-server.ts';
 import { runToExit } from '../../helpers/run-command.ts';
 import { expectBySecondCheck } from '../../helpers/key-checks.ts';
+import { keyRepositoryContract, type OpenedKeys } from './key-store-contract.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'state-keys-'));
 const BIN = fileURLToPath(new URL('../../../bin/register.mjs', import.meta.url));
@@ -116,3 +120,35 @@ describe('keys in the state store: refusals', () => {
     expect(() => readFileSync(join(root, 'k.json'))).toThrow();
   });
 });
+
+let stores = 0;
+/** SQLite keys as a server opens them: the state store `sqlite:FILE` names, its key table chosen by the scheme. */
+const sqliteKeys = async (file: string): Promise<OpenedKeys> => {
+  const opened = await openStateStore(`sqlite:${file}`, { log: () => {} });
+  const db = (opened.engine as { sqlite: SqliteStateStore }).sqlite.db;
+  return {
+    repository: keyRepositoryFor(opened, file),
+    sibling: () => sqliteKeys(file),
+    damage: async (id, entry) => {
+      db.prepare('UPDATE api_key SET entry = ? WHERE id = ?').run(JSON.stringify(entry), id);
+      db.prepare(`UPDATE meta SET value = value || 'x' WHERE name = 'keys_version'`).run();
+    },
+    close: () => opened.store.close(),
+  };
+};
+keyRepositoryContract('sqlite', () => sqliteKeys(join(root, `contract-${++stores}.db`)));
+
+/** Redis keys under a prefix of their own, so each case starts empty on the one server. */
+const redisKeys = async (prefix: string): Promise<OpenedKeys> => {
+  const store = await openRedisStore({ url: redis.url, prefix, log: () => {} });
+  return {
+    repository: redisKeyRepository({ client: store.client, label: redis.url, prefix }),
+    sibling: () => redisKeys(prefix),
+    damage: async (id, entry) => {
+      await store.client.hset(`${prefix}{keys}`, id, JSON.stringify(entry));
+      await store.client.incr(`${prefix}{keys}:v`);
+    },
+    close: () => store.close(),
+  };
+};
+keyRepositoryContract('redis', () => redisKeys(`c${++stores}:`));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPromise, type ShardSource } from '../../../runtime/interfaces.ts';
 
-export interface SourceUnderTest {
+interface SourceUnderTest {
   source: ShardSource;
   /** Backend work so far: HTTP requests for http, file opens for fs. */
   fetches(): number;
@@ -14,7 +14,7 @@ export interface SourceUnderTest {
   retained(): { used: number; limit: number };
 }
 
-export interface MakeSourceOptions {
+interface MakeSourceOptions {
   /** Ask for a small retention bound (a few files' worth), to exercise eviction. */
   small?: boolean;
 }
@@ -49,7 +49,7 @@ const MANY = (i: number) => `rel/public/many/f${i}.bin`;
 const MANY_COUNT = 12;
 const MANY_BYTES = 1000;
 
-export const REFUSED_PATHS = [
+const REFUSED_PATHS = [
   '',
   '/etc/passwd',
   '../outside.txt',

@@ -49,7 +49,7 @@ export async function readSigningKey(path: string): Promise<SigningKey> {
 }
 
 /** One `--trust` value: the key itself (`ed25519:…`) or the path of a .pub file. Throws an Error naming the value. */
-export async function readTrustValue(value: string): Promise<TrustedKey> {
+async function readTrustValue(value: string): Promise<TrustedKey> {
   if (isPublicKeyText(value)) return parsePublicKey(value);
   let text: string;
   try {
@@ -111,7 +111,7 @@ export async function signDistIndex(dist: string, key: SigningKey, opts: DistSig
 }
 
 /** Checks a stamp's manifest signature on disk. */
-export async function verifyStampSignature(dist: string, stamp: string, trusted: TrustedKeys, now: Date): Promise<VerifyResult> {
+async function verifyStampSignature(dist: string, stamp: string, trusted: TrustedKeys, now: Date): Promise<VerifyResult> {
   const bytes = await readFile(join(dist, stamp, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
   if (bytes === null) {
     const detail = `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE} is missing, nothing to verify`;
@@ -121,7 +121,7 @@ export async function verifyStampSignature(dist: string, stamp: string, trusted:
 }
 
 /** Checks dist/index.json's signature on disk (`index`: the opened index, whose newest stamp the signature must name). */
-export async function verifyIndexSignature(
+async function verifyIndexSignature(
   dist: string, indexText: string, index: DistIndex, trusted: TrustedKeys, now: Date, notBefore?: string,
 ): Promise<VerifyResult> {
   return verifyBytes(await readOptional(join(dist, INDEX_SIG_FILE)), indexText, { signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted, now, notBefore });

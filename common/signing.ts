@@ -19,9 +19,9 @@
 //   newest stamp (`next`).
 
 /** Format tag of a signature document. */
-export const SIGNATURE_FORMAT = 'identity-register-signature/1';
+const SIGNATURE_FORMAT = 'identity-register-signature/1';
 /** Format tag of a private key file. */
-export const SIGNING_KEY_FORMAT = 'identity-register-signing-key/1';
+const SIGNING_KEY_FORMAT = 'identity-register-signing-key/1';
 /** Suffix of a signature file: it sits beside the file it signs. */
 export const SIG_SUFFIX = '.sig';
 /** Suffix of the public key file written beside a private key file. */
@@ -70,7 +70,7 @@ export interface SigningKey {
 }
 
 /** Why a signature was not accepted. */
-export type SignatureFailure =
+type SignatureFailure =
   | 'missing' // no signature file
   | 'malformed' // not a signature document of this format, or for another kind of file
   | 'untrusted_key' // signed by a key not among the trusted ones
@@ -88,7 +88,7 @@ export type VerifyResult =
 
 const utf8 = new TextEncoder();
 
-export function toBase64(bytes: Uint8Array): string {
+function toBase64(bytes: Uint8Array): string {
   let s = '';
   for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
   return btoa(s);
@@ -123,7 +123,7 @@ export function stampInstant(stamp: string): string {
 }
 
 /** `iso` plus `days` whole days, as ISO 8601 UTC to the second. */
-export function addDays(iso: string, days: number): string {
+function addDays(iso: string, days: number): string {
   return new Date(Date.parse(iso) + days * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
@@ -202,7 +202,7 @@ export const trustedKeys = (keys: TrustedKey[]): TrustedKeys => new Map(keys.map
 // ---- signing ----
 
 /** The bytes an Ed25519 signature covers: every field of the doc but the signature, one per line. */
-export function signedMessage(doc: Omit<SignatureDoc, 'signature'>): Uint8Array<ArrayBuffer> {
+function signedMessage(doc: Omit<SignatureDoc, 'signature'>): Uint8Array<ArrayBuffer> {
   return utf8.encode(`${doc.format}\n${doc.signs}\n${doc.stamp}\n${doc.sha256}\n${doc.key_id}\n${doc.signed_at}\n${doc.valid_until}\n`);
 }
 

@@ -20,6 +20,7 @@ COPY common common
 COPY compiler compiler
 COPY explorer explorer
 COPY generator generator
+COPY mirror mirror
 COPY runtime runtime
 COPY scripts/build.mjs scripts/build.mjs
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -64,27 +64,28 @@ interface Gathered {
 /** Reads lines into EntityRows with the layouts stage 1 recorded, each looked up once per range. */
 export class RowReader {
   readonly lines: LineReader;
-  private readonly E: LineLayout | undefined;
-  private readonly A: LineLayout | undefined;
-  private readonly B: LineLayout | undefined;
-  private readonly Ro: LineLayout | undefined;
-  private readonly Lk: LineLayout | undefined;
-  private readonly OA: LineLayout | undefined;
-  private readonly X: LineLayout | undefined;
-  private readonly e: LineLayout | undefined;
-  private readonly b: LineLayout | undefined;
+  // The layout of each table whose columns `apply` reads by name: this release's tables, then the predecessor's.
+  private readonly entities: LineLayout | undefined;
+  private readonly aliases: LineLayout | undefined;
+  private readonly bridges: LineLayout | undefined;
+  private readonly relationships: LineLayout | undefined;
+  private readonly overlayLinks: LineLayout | undefined;
+  private readonly overlayAliases: LineLayout | undefined;
+  private readonly overlayXids: LineLayout | undefined;
+  private readonly priorEntities: LineLayout | undefined;
+  private readonly priorBridges: LineLayout | undefined;
 
   constructor(layouts: ReadonlyMap<string, LineLayout>) {
     this.lines = new LineReader(layouts);
-    this.E = layouts.get(TAG.entity);
-    this.A = layouts.get(TAG.alias);
-    this.B = layouts.get(TAG.bridge);
-    this.Ro = layouts.get(TAG.relFrom);
-    this.Lk = layouts.get(TAG.link);
-    this.OA = layouts.get(TAG.overlayAlias);
-    this.X = layouts.get(TAG.xid);
-    this.e = layouts.get(TAG.priorEntity);
-    this.b = layouts.get(TAG.priorBridge);
+    this.entities = layouts.get(TAG.entity);
+    this.aliases = layouts.get(TAG.alias);
+    this.bridges = layouts.get(TAG.bridge);
+    this.relationships = layouts.get(TAG.relFrom);
+    this.overlayLinks = layouts.get(TAG.link);
+    this.overlayAliases = layouts.get(TAG.overlayAlias);
+    this.overlayXids = layouts.get(TAG.xid);
+    this.priorEntities = layouts.get(TAG.priorEntity);
+    this.priorBridges = layouts.get(TAG.priorBridge);
   }
 
   /**
@@ -142,7 +143,7 @@ export class RowReader {
     const tag = f[0];
     switch (tag) {
       case TAG.entity: {
-        const c = this.E!.c;
+        const c = this.entities!.c;
         a.live = true;
         a.type = ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType);
         a.status = f[c.status];
@@ -152,32 +153,32 @@ export class RowReader {
         break;
       }
       case TAG.alias: {
-        const c = this.A!.c;
+        const c = this.aliases!.c;
         own(a, 'aliases').push([f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
         break;
       }
       case TAG.bridge: {
-        const c = this.B!.c;
+        const c = this.bridges!.c;
         a.bridges.push([f[c.provider], f[c.namespace], f[c.external_id]]);
         break;
       }
       case TAG.relFrom:
       case TAG.relTo:
-        addRelation(a, f[this.Ro!.c.kind], tag === TAG.relFrom);
-        if (tag === TAG.relFrom) own(a, 'relTo').push(f[this.Ro!.c.to_id]);
+        addRelation(a, f[this.relationships!.c.kind], tag === TAG.relFrom);
+        if (tag === TAG.relFrom) own(a, 'relTo').push(f[this.relationships!.c.to_id]);
         break;
       case TAG.link: {
-        const c = this.Lk!.c;
+        const c = this.overlayLinks!.c;
         a.link = [f[c.qid], f[c.confidence], f[c.dob_check], opt(f, c.inherited)];
         break;
       }
       case TAG.overlayAlias: {
-        const c = this.OA!.c;
+        const c = this.overlayAliases!.c;
         own(a, 'oaliases').push([f[c.name], opt(f, c.language), opt(f, c.confidence), opt(f, c.qid)]);
         break;
       }
       case TAG.xid: {
-        const c = this.X!.c;
+        const c = this.overlayXids!.c;
         own(a, 'xids').push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
         break;
       }
@@ -185,14 +186,14 @@ export class RowReader {
         (a.dropped ??= new Set()).add(f[2]);
         break;
       case TAG.priorEntity:
-        a.prior = [f[this.e!.c.status], f[this.e!.c.label]];
-        a.priorMatch = f[this.e!.c.entity_type] === 'match';
+        a.prior = [f[this.priorEntities!.c.status], f[this.priorEntities!.c.label]];
+        a.priorMatch = f[this.priorEntities!.c.entity_type] === 'match';
         break;
       case TAG.priorMatch:
         for (const [name, at] of this.lines.layout(tag).attrs) if (f[at] !== '') addAttrTo((a.priorAttrs ??= new Map()), name, f[at]);
         break;
       case TAG.priorBridge: {
-        const c = this.b!.c;
+        const c = this.priorBridges!.c;
         own(a, 'priorBridges').push([f[c.provider], f[c.namespace], f[c.external_id]]);
         break;
       }

@@ -7,7 +7,8 @@ import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type 
 import { Progress, refuseSlackUnderStrict, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
 import type { ReleaseInput } from './read/release-input.ts';
 import { declare, runStages, type Step } from './run-stages.ts';
-import { readTables, type TablesRead } from './stages/read-tables.ts';
+import { readTables } from './stages/tables/read-tables.ts';
+import type { TablesRead } from './records/tables-read.ts';
 import { ENTITY_RANGES, entitiesStage, type EntitiesBuilt } from './stages/entities/build-entities.ts';
 import { writeEntityIndex } from './stages/entities/entity-index.ts';
 import { HIGH_CARDINALITY } from './stages/entities/entity-shard.ts';

@@ -8,7 +8,7 @@ import type { ProviderInfo, ReleaseDoc, ReleaseSummary } from '../../common/dist
 import { ownCopy } from '../../common/own-copy.ts';
 import { forEachNoticeBatch } from '../read/notice-batches.ts';
 import type { CompileContext } from '../context.ts';
-import type { TablesRead } from './read-tables.ts';
+import type { TablesRead } from '../records/tables-read.ts';
 
 /** One provider's rollup: bridges, overlay IDs, and bridged entities by type. */
 export interface Rollup {

@@ -16,7 +16,7 @@ import type { ContentFile } from '../write/content-file.ts';
 import { POINT_LOOKUP_BUCKET_BYTES } from '../context.ts';
 import { MATCH_RECORD_GROUPS, REFS_GROUP, type MatchRecord, type RefRecord } from '../records/match-records.ts';
 import type { ThreadedStage } from '../run-stages.ts';
-import type { RedirectInfo } from './read-tables.ts';
+import type { RedirectInfo } from '../records/tables-read.ts';
 
 /** Plain data in, for a worker thread. */
 export interface MatchesJob {

@@ -17,7 +17,7 @@ import { ChangeEvents, ChangeEventWriter } from '../../records/change-events.ts'
 import { MatchRecordWriter } from '../../records/match-records.ts';
 import type { LineLayout } from '../../records/partition-lines.ts';
 import type { ThreadedStage } from '../../run-stages.ts';
-import type { RedirectInfo, TablesRead } from '../read-tables.ts';
+import type { RedirectInfo, TablesRead } from '../../records/tables-read.ts';
 import { joinSearchParts, SearchCollector, type SearchInput, type SearchPart } from '../build-search.ts';
 import { ProviderRollup, type RollupPart } from '../build-documents.ts';
 import { RowReader, type EntityRows } from './gather-rows.ts';

@@ -15,7 +15,7 @@ import {
   type ChangeEventWriter,
 } from '../../records/change-events.ts';
 import { fixtureDiffers, matchFactsOf, scoresDiffer, type MatchFacts } from '../../../common/scoreline.ts';
-import type { RedirectInfo } from '../read-tables.ts';
+import type { RedirectInfo } from '../../records/tables-read.ts';
 import type { EntityRows, PartitionRows } from './gather-rows.ts';
 import { dedupeBridges, type Bridge } from './short-lists.ts';
 

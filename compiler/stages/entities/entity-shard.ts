@@ -9,8 +9,8 @@ import { RegisterError } from '../../../common/errors.ts';
 import { noteSlack, type CompileContext } from '../../context.ts';
 import type { ShardLocation, ShardPackWriter } from '../../write/shard-pack-writer.ts';
 import type { IndexEntryLog } from '../../records/index-entry-log.ts';
-import type { EntityRows } from './gather-rows.ts';
-import { cmp, sortShort, type Bridge } from './short-lists.ts';
+import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
+import { cmp, sortShort } from './short-lists.ts';
 import { scorelineSection, type MatchFacts } from '../../../common/scoreline.ts';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */

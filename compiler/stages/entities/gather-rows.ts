@@ -7,45 +7,7 @@ import {
   BRIDGE_CHAR, COMMA, LineReader, lineField, PRIOR_RETIRED_CODE, REL_CHAR, REL_FROM_CHAR, REL_TO_CHAR, RETIRED_CODE, TAG, tagCode,
   type LineLayout,
 } from '../../records/partition-lines.ts';
-import type { Bridge } from './short-lists.ts';
-
-/** One ID's rows, read: what its shard, index entry and change events are built from. */
-export interface EntityRows {
-  id: string;
-  /** In this release's entities table. */
-  live: boolean;
-  /** Index in ENTITY_TYPES (-1 unless live). */
-  type: number;
-  status: string;
-  label: string;
-  /** Lists and maps below start as the shared NONE / null and are made on a first row: most IDs have none. */
-  attrs: Map<string, string[]> | null;
-  /** [alias, kind, rank, language] */
-  aliases: [string, string, string, string][];
-  bridges: Bridge[];
-  /** Relationships by family: how many name this ID as from_id (out) and as to_id (in). */
-  rels: Map<string, { out: number; in: number }> | null;
-  /** The to_id of each relationship naming this ID as from_id (the match index follows them up to competitions). */
-  relTo: string[];
-  /** [qid, confidence, dob_check, inherited] */
-  link: [string, string, string, string] | null;
-  /** [name, language, confidence, qid] */
-  oaliases: [string, string, string, string][];
-  /** [provider, property, external_id, confidence, qid] */
-  xids: [string, string, string, string, string][];
-  /** [status, label] in the predecessor's tables (read only when its diff base is not there). */
-  prior: [string, string] | null;
-  /** Bridges in the predecessor's tables (likewise). */
-  priorBridges: Bridge[];
-  /** Redirected or tombstoned in the predecessor. */
-  priorRetired: boolean;
-  /** A live match in the predecessor's tables (read only when its diff base is not there). */
-  priorMatch: boolean;
-  /** Its row of the predecessor's matches table, as attributes (likewise). */
-  priorAttrs: Map<string, string[]> | null;
-  /** Scoreline fields stage 1 found naming no live entity (TAG.dropped), published as null. */
-  dropped: Set<string> | null;
-}
+import type { EntityRows } from '../../records/entity-rows.ts';
 
 /** No rows (yet): shared and frozen, so a push to it, instead of to the list `own` makes, throws. */
 const NONE: never[] = Object.freeze([]) as unknown as never[];

@@ -10,7 +10,8 @@ import {
   dayOf, entryMeta, LIST_ENTRIES_PER_BUCKET, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode, type MatchesDoc, type MatchListEntry,
   type MatchRowValue,
 } from '../../common/match-index.ts';
-import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
+import { HashedFamilyWriter } from '../write/hashed-family-writer.ts';
+import { OrdinalFamilyWriter } from '../write/ordinal-family-writer.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { POINT_LOOKUP_BUCKET_BYTES } from '../context.ts';

@@ -1,12 +1,15 @@
 // Stage 1: stream every table once and hash-partition its rows by register ID onto disk, checking IDs as they pass.
 // Redirects and the set of live IDs stay in memory (a few bytes per ID); every other row goes to its partition.
-// The bridges table (half of all rows) and the predecessor's tables are read by worker threads meanwhile.
+// Its steps (compiler/compile-release.ts runs them in its step list): the redirects first; then the bridges table
+// (half of all rows) and the predecessor's tables in side threads, while this thread reads the rest; then the join.
+// When a step fails, the side threads are stopped before its error is thrown, so the main thread's error wins as if
+// the tables were read in sequence.
 import { join } from 'node:path';
 import { mergeSlack, type CompileContext } from '../../context.ts';
-import { sharedCount } from '../../../common/progress.ts';
+import { sharedCount, type SharedCount } from '../../../common/progress.ts';
 import { GroupSpill } from '../../write/group-spill.ts';
 import { TABLES, type ReleaseInput, type TableName } from '../../read/release-input.ts';
-import { runAllInWorkers } from '../../worker/run-in-worker.ts';
+import type { ThreadedStage } from '../../run-stages.ts';
 import { forEachNoticeBatch } from '../../read/notice-batches.ts';
 import { RegisterIdTable } from '../../read/register-id-table.ts';
 import type { RedirectInfo, TablesRead } from '../../records/tables-read.ts';
@@ -15,27 +18,52 @@ import { readRedirects } from './redirects.ts';
 import { readMainTables } from './main-tables.ts';
 import { readSide, SIDE_YOUNG_GENERATION_MB, type SideReadJob, type SideReadResult } from './side-tables.ts';
 
-export async function readTables(ctx: CompileContext): Promise<TablesRead> {
-  const rel = ctx.release;
-  // A bad notice file is refused before the tables cost anything; stage 6 reads and checks them again to write them.
-  await forEachNoticeBatch(rel.notices, () => {});
-  const redirects = await readRedirects(rel, ctx);
-  const priorRedirects = ctx.prior ? await readRedirects(ctx.prior, null) : new Map<string, RedirectInfo>();
-  // One count for every reader, this thread's and the side threads', shown as one line.
-  const rows = ctx.progress.enabled ? sharedCount() : undefined;
-  const side: SideReadJob[] = [{ kind: 'bridges', release: rel, partitions: ctx.options.partitions, redirects: [...redirects], scratchDir: join(ctx.scratchDir, 'read-bridges'), rows }];
-  // The predecessor's tables only when its compiled diff base is not there to read instead.
-  const readPrior = ctx.prior !== null && !ctx.priorDiffBase;
-  if (ctx.prior && readPrior) {
-    side.push({ kind: 'prior', release: ctx.prior, partitions: ctx.options.partitions, redirects: [...priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior'), rows });
-  }
-  if (rows) ctx.progress.follow(readPrior ? 'read tables (and the prior release\'s)' : 'read tables', rowsToRead(rel, readPrior ? ctx.prior : null), rows, 'rows');
-  const abort = new AbortController();
-  const sideDone = ctx.options.threads
-    ? runAllInWorkers<SideReadJob, SideReadResult>(new URL('./side-tables.ts#readSide', import.meta.url), side, abort.signal, { youngGenerationMb: SIDE_YOUNG_GENERATION_MB })
-    : null;
-  sideDone?.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+/** Stage 1's first step: what every reader of the tables needs before it starts. */
+export interface RedirectsRead {
+  redirects: Map<string, RedirectInfo>;
+  priorRedirects: Map<string, RedirectInfo>;
+  /** Whether the predecessor's tables are read (when its compiled diff base is not there to read instead). */
+  readPrior: boolean;
+  /** One count for every reader, this thread's and the side threads', shown as one line (when a line shows it). */
+  rows: SharedCount | undefined;
+}
 
+/** Refuses a bad notice file, then reads this release's redirects (checked) and the predecessor's. */
+export async function readRedirectTables(ctx: CompileContext): Promise<RedirectsRead> {
+  // A bad notice file is refused before the tables cost anything; stage 6 reads and checks them again to write them.
+  await forEachNoticeBatch(ctx.release.notices, () => {});
+  const redirects = await readRedirects(ctx.release, ctx);
+  const priorRedirects = ctx.prior ? await readRedirects(ctx.prior, null) : new Map<string, RedirectInfo>();
+  const readPrior = ctx.prior !== null && !ctx.priorDiffBase;
+  return { redirects, priorRedirects, readPrior, rows: ctx.progress.enabled ? sharedCount() : undefined };
+}
+
+/**
+ * The side threads' share of stage 1, run alongside the main thread's: the bridges (half of all rows) and, when
+ * read, the predecessor's tables, one job each, plain data in and out.
+ */
+export const sideTablesStage: ThreadedStage<RedirectsRead, SideReadJob, SideReadResult, SideReadResult[]> = {
+  worker: new URL('./side-tables.ts#readSide', import.meta.url),
+  youngGenerationMb: SIDE_YOUNG_GENERATION_MB,
+  jobs(ctx, input) {
+    const { partitions } = ctx.options;
+    const jobs: SideReadJob[] = [
+      { kind: 'bridges', release: ctx.release, partitions, redirects: [...input.redirects], scratchDir: join(ctx.scratchDir, 'read-bridges'), rows: input.rows },
+    ];
+    if (ctx.prior && input.readPrior) {
+      jobs.push({ kind: 'prior', release: ctx.prior, partitions, redirects: [...input.priorRedirects], scratchDir: join(ctx.scratchDir, 'read-prior'), rows: input.rows });
+    }
+    return jobs;
+  },
+  run: readSide,
+  merge: (_ctx, results) => results,
+};
+
+/** Every table but bridges, on the compile's own thread (main-tables.ts), while the side threads read theirs. */
+export async function readOwnTables(ctx: CompileContext, input: RedirectsRead): Promise<TablesRead> {
+  const rel = ctx.release;
+  const { rows } = input;
+  if (rows) ctx.progress.follow(input.readPrior ? 'read tables (and the prior release\'s)' : 'read tables', rowsToRead(rel, input.readPrior ? ctx.prior : null), rows, 'rows');
   const r: Reader = {
     rows,
     slack: ctx.slack,
@@ -45,31 +73,27 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
   };
   const out: TablesRead = {
     spills: [r.spill],
-    resolve: r.spill, // replaced by the bridges reader's spill below
+    resolve: r.spill, // replaced by the bridges reader's spill in joinTables
     layouts: r.layouts,
     resolveBytes: 0,
-    redirects,
-    priorRedirects,
+    redirects: input.redirects,
+    priorRedirects: input.priorRedirects,
     providerRoles: new Map(),
     providers: new Set(),
     coverage: [],
   };
-  let results: SideReadResult[];
-  try {
-    // Live IDs → their partition, hashed once rather than for each row that names them. Needed only while the
-    // tables are read, so not part of what the later stages hold.
-    await readMainTables(r, rel, out, new RegisterIdTable());
-    r.spill.seal();
-    results = sideDone ? await sideDone : [];
-  } catch (e) {
-    // The main thread's tables come first, as if read in sequence: its error wins, once the side threads stopped.
-    abort.abort();
-    await sideDone?.catch(() => {});
-    throw e;
-  }
-  if (!sideDone) for (const job of side) results.push(await readSide(job));
-  // Merged in job order, so slack and providers come out the same with or without threads.
-  for (const res of results) {
+  // Live IDs → their partition, hashed once rather than for each row that names them. Needed only while the
+  // tables are read, so not part of what the later stages hold.
+  await readMainTables(r, rel, out, new RegisterIdTable());
+  r.spill.seal();
+  return out;
+}
+
+/** Stage 1's output: the main thread's tables, then the side threads' results merged in job order. */
+export function joinTables(ctx: CompileContext, input: { own: TablesRead; side: SideReadResult[] }): TablesRead {
+  const out = input.own;
+  // In job order, so slack and providers come out the same with or without threads.
+  for (const res of input.side) {
     out.spills.push(GroupSpill.open(res.spill));
     if (res.resolve) out.resolve = GroupSpill.open(res.resolve);
     out.resolveBytes += res.resolveBytes;
@@ -77,7 +101,6 @@ export async function readTables(ctx: CompileContext): Promise<TablesRead> {
     for (const p of res.providers) out.providers.add(p);
     mergeSlack(ctx, res.slack);
   }
-  ctx.progress.end();
   return out;
 }
 

@@ -4,7 +4,7 @@ import { ENTITY_TYPES, type EntityType } from '../../../common/ids.ts';
 import { scanRecords, splitPlain } from '../../read/csv-reader.ts';
 import type { GroupSpill } from '../../write/group-spill.ts';
 import {
-  BRIDGE_CHAR, COMMA, LineReader, lineField, PRIOR_RETIRED_CODE, REL_CHAR, REL_FROM_CHAR, REL_TO_CHAR, RETIRED_CODE, TAG, tagCode,
+  BRIDGE_CHAR, COMMA, DROPPED_LAYOUT, LineReader, lineField, PRIOR_RETIRED_CODE, REL_CHAR, REL_FROM_CHAR, REL_TO_CHAR, RETIRED_CODE, TAG, tagCode,
   type LineLayout,
 } from '../../records/partition-lines.ts';
 import type { EntityRows } from '../../records/entity-rows.ts';
@@ -145,7 +145,7 @@ export class RowReader {
         break;
       }
       case TAG.dropped:
-        (a.dropped ??= new Set()).add(f[2]);
+        (a.dropped ??= new Set()).add(f[DROPPED_LAYOUT.c.field]);
         break;
       case TAG.priorEntity:
         a.prior = [f[this.priorEntities!.c.status], f[this.priorEntities!.c.label]];

@@ -73,6 +73,39 @@ export const ENTRY_LIVE = 0;
 export const ENTRY_REDIRECT = 1;
 export const ENTRY_TOMBSTONE = 2;
 
+/**
+ * Where each field of an index entry sits, by kind: the compiler writes entries with the constructors below and the
+ * runtime reads them with these indices, so the two cannot disagree about a position.
+ */
+export const LIVE_ENTRY = {
+  pack: 1, offset: 2, length: 3,
+  /** The six cuts, in shard order (aliases, attributes, bridges, relationships, overlay, tail): cutsFrom .. cutsFrom + 5. */
+  cutsFrom: 4,
+  bridgeCount: 10, typeIndex: 11, checksum: 12,
+} as const;
+export const REDIRECT_ENTRY = { survivor: 1 } as const;
+export const TOMBSTONE_ENTRY = { pack: 1, offset: 2, length: 3, checksum: 4 } as const;
+export type LiveIndexValue = Extract<EntityIndexValue, { 0: typeof ENTRY_LIVE }>;
+export type TombstoneIndexValue = Extract<EntityIndexValue, { 0: typeof ENTRY_TOMBSTONE }>;
+
+/** Where a shard sits: its pack (an index into ReleaseDoc.shard_packs), byte offset and length, and its checksum32. */
+export interface ShardLocation {
+  pack: number;
+  offset: number;
+  length: number;
+  checksum: number;
+}
+
+/** A live entity's index entry. `cuts`: the six section offsets (see EntityIndexValue). */
+export function liveEntry(at: ShardLocation, cuts: ArrayLike<number>, bridgeCount: number, typeIndex: number): LiveIndexValue {
+  return [ENTRY_LIVE, at.pack, at.offset, at.length, cuts[0], cuts[1], cuts[2], cuts[3], cuts[4], cuts[5], bridgeCount, typeIndex, at.checksum];
+}
+
+/** A tombstoned ID's index entry: where its stub sits. */
+export function tombstoneEntry(at: ShardLocation): TombstoneIndexValue {
+  return [ENTRY_TOMBSTONE, at.pack, at.offset, at.length, at.checksum];
+}
+
 /** Resolve values, keyed by resolveKey(): [[reep_id, typeIndex], ...] sorted by reep_id (IDs may be redirects). */
 export type ResolveValue = [string, number][];
 export const resolveKey = (provider: string, namespace: string, externalId: string): string =>

@@ -45,8 +45,32 @@ export type MatchRowValue = [
   (string | number)[],
 ];
 
+/** Where each field of a MatchRowValue sits: the compiler writes rows with matchRow, the runtime reads these. */
+export const MATCH_ROW = {
+  id: 0, playedOn: 1, state: 2, home: 3, away: 4, competition: 5, season: 6, stage: 7, homeScore: 8, awayScore: 9,
+  resultForm: 10, shootoutHome: 11, shootoutAway: 12, scoreBasis: 13, leg: 14, aggregateOf: 15, bridges: 16,
+} as const;
+
+/** A match row's fields by name, as matchRow takes them. */
+export type MatchRowFields = { [K in keyof typeof MATCH_ROW]: MatchRowValue[(typeof MATCH_ROW)[K]] };
+
+/** The stored row of a match: its fields in MATCH_ROW's order. */
+export function matchRow(r: MatchRowFields): MatchRowValue {
+  return [
+    r.id, r.playedOn, r.state, r.home, r.away, r.competition, r.season, r.stage, r.homeScore, r.awayScore, r.resultForm,
+    r.shootoutHome, r.shootoutAway, r.scoreBasis, r.leg, r.aggregateOf, r.bridges,
+  ];
+}
+
 /** A reference: [entity type index, label, first entry of its ascending run, matches in its list]. */
 export type MatchRefValue = [number, string, number, number];
+/** Where each field of a MatchRefValue sits. */
+export const MATCH_REF = { typeIndex: 0, label: 1, start: 2, count: 3 } as const;
+
+/** The stored reference of a team, competition, season or stage. */
+export function matchRef(r: { typeIndex: number; label: string; start: number; count: number }): MatchRefValue {
+  return [r.typeIndex, r.label, r.start, r.count];
+}
 
 /** A list entry: [match ordinal, meta] (see entryMeta). */
 export type MatchListEntry = [number, number];

@@ -7,7 +7,9 @@ import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type 
 import { Progress, refuseSlackUnderStrict, timed, type CompileContext, type CompileOptions, type StageTiming } from './context.ts';
 import type { ReleaseInput } from './read/release-input.ts';
 import { declare, runStages, type Step } from './run-stages.ts';
-import { readTables, type TablesRead } from './stages/read-tables.ts';
+import { joinTables, readOwnTables, readRedirectTables, sideTablesStage, type RedirectsRead } from './stages/tables/read-tables.ts';
+import type { SideReadResult } from './stages/tables/side-tables.ts';
+import type { TablesRead } from './records/tables-read.ts';
 import { ENTITY_RANGES, entitiesStage, type EntitiesBuilt } from './stages/entities/build-entities.ts';
 import { writeEntityIndex } from './stages/entities/entity-index.ts';
 import { HIGH_CARDINALITY } from './stages/entities/entity-shard.ts';
@@ -22,6 +24,9 @@ import { findDiffBase } from './write/diff-base.ts';
 
 /** What the stages hand on, by name: each one stage's output, read by the steps after it. */
 interface Outputs {
+  redirects: RedirectsRead;
+  sideTables: SideReadResult[];
+  ownTables: TablesRead;
   tables: TablesRead;
   resolve: BucketFamily;
   entities: EntitiesBuilt;
@@ -42,7 +47,12 @@ const { here, inRanges, alongside, check } = declare<Outputs>();
  * splits a stage over a fixed number of worker threads. With threads off the same steps run here, to the same bytes.
  */
 const STAGES: Step<Outputs>[] = [
-  here('read tables', 'tables', readTables, () => undefined),
+  // Stage 1: the redirects, which every reader checks against; the bridges (and the predecessor's tables) in side
+  // threads while this one reads the rest; then the join.
+  here('read redirects', 'redirects', readRedirectTables, () => undefined),
+  alongside('read bridges', 'bridges', 'sideTables', sideTablesStage, (o) => o.redirects),
+  here('read tables', 'ownTables', readOwnTables, (o) => o.redirects),
+  here('join tables', 'tables', joinTables, (o) => ({ own: o.ownTables, side: o.sideTables }), ['sideTables']),
   // The resolve index needs nothing but stage 1's output.
   alongside('build resolve', 'resolve', 'resolve', resolveStage, (o) => o.tables),
   inRanges('build entities', 'entities', entitiesStage, ENTITY_RANGES, (o) => o.tables),

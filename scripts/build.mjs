@@ -30,7 +30,7 @@ const PAGE_ENTRIES = { explorer: 'explorer/main.ts', docs: 'explorer/docs-page.t
 const VENDOR_ASSETS = { 'swagger-ui.js': 'node_modules/swagger-ui-dist/swagger-ui-bundle.js', 'swagger-ui.css': 'node_modules/swagger-ui-dist/swagger-ui.css' };
 
 /**
- * A worker module named by URL (`new URL('./read-tables.ts#readSide', import.meta.url)`): the compiler starts worker
+ * A worker module named by URL (`new URL('./side-tables.ts#readSide', import.meta.url)`): the compiler starts worker
  * threads on such modules. Built, each is an entry of its own beside the chunk that names it, so the same
  * expression with `.mjs` finds it.
  */

@@ -5,11 +5,11 @@
 // A record: the kind (u8), the ID's UTF-8 length (u8) and bytes, then for a live entry its twelve numbers and for a
 // tombstone its four (u32 little-endian each), or for a redirect its target ID (u8 length and bytes).
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, type EntityIndexValue } from '../../common/dist-layout.ts';
+import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, LIVE_ENTRY, TOMBSTONE_ENTRY, type EntityIndexValue } from '../../common/dist-layout.ts';
 import { RegisterError } from '../../common/errors.ts';
 
-/** Numbers after the kind, by kind. */
-const NUMBERS: Record<number, number> = { [ENTRY_LIVE]: 12, [ENTRY_TOMBSTONE]: 4 };
+/** Numbers after the kind, by kind: the checksum is each kind's last. */
+const NUMBERS: Record<number, number> = { [ENTRY_LIVE]: LIVE_ENTRY.checksum, [ENTRY_TOMBSTONE]: TOMBSTONE_ENTRY.checksum };
 /** Longest ID a record holds (its length is one byte); register IDs are 16 characters. */
 const MAX_ID_BYTES = 255;
 const FLUSH_BYTES = 1 << 20;

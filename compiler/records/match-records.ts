@@ -5,8 +5,7 @@ import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import { dayOf } from '../../common/match-index.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { SCORELINE_FIELDS, type MatchFacts } from '../../common/scoreline.ts';
-import type { EntityRows } from '../stages/entities/gather-rows.ts';
-import type { Bridge } from '../stages/entities/short-lists.ts';
+import type { Bridge, EntityRows } from './entity-rows.ts';
 
 /** Years before this share the first group; each later year has its own, up to the last dated group. */
 const FIRST_YEAR = 1850;

@@ -1,4 +1,4 @@
-// Partition lines: how stage 1 (read-tables) hands each row to stage 2 (build-entities). A row goes to its register
+// Partition lines: how stage 1 (stages/tables/) hands each row to stage 2 (build-entities). A row goes to its register
 // ID's partition as one line, `<tag>,<the CSV record as read>`, or `<tag>,<id>` for a retired ID. Copying a record's
 // bytes is far cheaper than encoding it, and stage 2 splits the line with the same CSV reader.
 import type { CsvRecord } from '../read/csv-reader.ts';
@@ -12,7 +12,7 @@ export const TAG = {
   dropped: 'S',
   /** The predecessor's matches rows, read when its diff base is not there. */
   priorMatch: 'm',
-  /** Type tables: `T<index in read-tables' TYPE_TABLES>`. */
+  /** Type tables: `T<index in stages/tables/main-tables.ts' TYPE_TABLES>`. */
   typed: (i: number) => `T${i}`,
 } as const;
 

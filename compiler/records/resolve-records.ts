@@ -8,7 +8,7 @@ import { FNV_PRIME, fnv1a32, fnv1a32Bytes } from '../../common/hash.ts';
 import { resolveKey } from '../../common/dist-layout.ts';
 import type { CsvRecord } from '../read/csv-reader.ts';
 import type { GroupSpill } from '../write/group-spill.ts';
-import { hashGroupOf, HASH_GROUPS } from '../write/bucket-family-writer.ts';
+import { hashGroupOf, HASH_GROUPS } from '../write/family-buckets.ts';
 import { writeUtf8 } from '../write/msgpack-out.ts';
 
 /** Bytes before a record's key. */

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { CHANGE_EVENT_TYPES, type ChangesDoc } from '../../common/dist-layout.ts';
 import { fnv1a32 } from '../../common/hash.ts';
-import { OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
+import { OrdinalFamilyWriter } from '../write/ordinal-family-writer.ts';
 import type { CompileContext } from '../context.ts';
 import type { ChangeEvents } from '../records/change-events.ts';
 

@@ -7,16 +7,17 @@ import { join } from 'node:path';
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import {
-  dayOf, entryMeta, LIST_ENTRIES_PER_BUCKET, metaDay, ROWS_PER_BUCKET, stateCode, type MatchesDoc, type MatchListEntry, type MatchRefValue,
+  dayOf, entryMeta, LIST_ENTRIES_PER_BUCKET, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode, type MatchesDoc, type MatchListEntry,
   type MatchRowValue,
 } from '../../common/match-index.ts';
-import { HashedFamilyWriter, OrdinalFamilyWriter } from '../write/bucket-family-writer.ts';
+import { HashedFamilyWriter } from '../write/hashed-family-writer.ts';
+import { OrdinalFamilyWriter } from '../write/ordinal-family-writer.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { POINT_LOOKUP_BUCKET_BYTES } from '../context.ts';
 import { MATCH_RECORD_GROUPS, REFS_GROUP, type MatchRecord, type RefRecord } from '../records/match-records.ts';
 import type { ThreadedStage } from '../run-stages.ts';
-import type { RedirectInfo } from './read-tables.ts';
+import type { RedirectInfo } from '../records/tables-read.ts';
 
 /** Plain data in, for a worker thread. */
 export interface MatchesJob {
@@ -169,7 +170,7 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
     }
     for (const [id, r] of refs) {
       const [start, n] = placed.get(id) ?? [0, 0];
-      refFamily.add(id, [r.type, r.label, start, n] satisfies MatchRefValue);
+      refFamily.add(id, matchRef({ typeIndex: r.type, label: r.label, start, count: n }));
     }
     const rowFamily = await rows.finish();
     const listFamily = await lists.finish();
@@ -223,10 +224,12 @@ function rowOf(
     if (p === undefined) providerIndex.set(bridges[i], (p = providerIndex.size));
     flat.push(p, bridges[i + 1], bridges[i + 2]);
   }
-  return [
-    id, day === 0 ? null : TEXT_OR_NULL(s[8]), stateCode(state), home !== null && refs.get(home)?.type === TEAM ? home : null,
-    away !== null && refs.get(away)?.type === TEAM ? away : null, competition, season, stage,
-    INTEGER_OR_NULL(s[0]), INTEGER_OR_NULL(s[1]), TEXT_OR_NULL(s[2]), INTEGER_OR_NULL(s[3]), INTEGER_OR_NULL(s[4]), TEXT_OR_NULL(s[5]),
-    leg === '1' || leg === '2' ? leg : null, TEXT_OR_NULL(aggregateOf), flat,
-  ];
+  return matchRow({
+    id, playedOn: day === 0 ? null : TEXT_OR_NULL(s[8]), state: stateCode(state),
+    home: home !== null && refs.get(home)?.type === TEAM ? home : null, away: away !== null && refs.get(away)?.type === TEAM ? away : null,
+    competition, season, stage,
+    homeScore: INTEGER_OR_NULL(s[0]), awayScore: INTEGER_OR_NULL(s[1]), resultForm: TEXT_OR_NULL(s[2]),
+    shootoutHome: INTEGER_OR_NULL(s[3]), shootoutAway: INTEGER_OR_NULL(s[4]), scoreBasis: TEXT_OR_NULL(s[5]),
+    leg: leg === '1' || leg === '2' ? leg : null, aggregateOf: TEXT_OR_NULL(aggregateOf), bridges: flat,
+  });
 }

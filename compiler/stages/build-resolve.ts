@@ -3,9 +3,10 @@
 // (the 409 case) is seen whole. It needs only stage 1's output, so it runs in a worker thread alongside stage 2.
 import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
-import { chooseBuckets, GroupedHashedFamilyWriter } from '../write/bucket-family-writer.ts';
+import { chooseBuckets } from '../write/family-buckets.ts';
+import { GroupedHashedFamilyWriter } from '../write/grouped-family-writer.ts';
 import { POINT_LOOKUP_BUCKET_BYTES } from '../context.ts';
-import type { RedirectInfo, TablesRead } from './read-tables.ts';
+import type { RedirectInfo, TablesRead } from '../records/tables-read.ts';
 import { writeStrHeader } from '../write/msgpack-out.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import type { ContentFile } from '../write/content-file.ts';

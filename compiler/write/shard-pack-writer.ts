@@ -2,15 +2,9 @@
 // because millions of small files cost gigabytes of disk blocks and minutes to write and delete.
 import { checksum32 } from '../../common/checksum.ts';
 import { ContentFileWriter, type ContentFile } from './content-file.ts';
+import type { ShardLocation } from '../../common/dist-layout.ts';
 
-/** Where one shard landed. */
-export interface ShardLocation {
-  pack: number;
-  offset: number;
-  length: number;
-  /** checksum32 (CRC-32) of the shard's bytes. */
-  checksum: number;
-}
+export type { ShardLocation };
 
 /** Options of a ShardPackWriter. */
 export interface ShardPackWriterOptions {

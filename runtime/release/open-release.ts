@@ -5,7 +5,7 @@
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { createHash } from 'node:crypto';
-import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
+import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, INDEX_FILE, LIVE_ENTRY, REDIRECT_ENTRY, TOMBSTONE_ENTRY, type LiveIndexValue, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { MAX_SHARD_BYTES } from '../../common/limits.ts';
 import { isPromise, type BucketFamilyReader, type MaybePromise, type ShardSource } from '../interfaces.ts';
 import { ArtefactError, fileOf, readFailure } from '../read-errors.ts';
@@ -120,16 +120,16 @@ export class Release {
   private lookupOf(id: string, v: EntityIndexValue | undefined): MaybePromise<EntityLookup> {
     if (!v) return null;
     if (v[0] === ENTRY_REDIRECT) {
-      const target = this.entity(v[1]);
+      const target = this.entity(v[REDIRECT_ENTRY.survivor]);
       return isPromise(target) ? target.then((t) => redirected(t, id)) : redirected(target, id);
     }
     if (v[0] === ENTRY_TOMBSTONE) {
-      const body = this.shard(this.shardPack(v[1], id), v[2], v[3], v[4], id);
+      const body = this.shard(this.shardPack(v[TOMBSTONE_ENTRY.pack], id), v[TOMBSTONE_ENTRY.offset], v[TOMBSTONE_ENTRY.length], v[TOMBSTONE_ENTRY.checksum], id);
       return isPromise(body) ? body.then(goneOf) : goneOf(body);
     }
     const live = v;
-    const p = this.shardPack(live[1], id);
-    const shard = this.shard(p, live[2], live[3], live[12], id);
+    const p = this.shardPack(live[LIVE_ENTRY.pack], id);
+    const shard = this.shard(p, live[LIVE_ENTRY.offset], live[LIVE_ENTRY.length], live[LIVE_ENTRY.checksum], id);
     return isPromise(shard) ? shard.then((s) => liveOf(id, live, s, p)) : liveOf(id, live, shard, p);
   }
 
@@ -247,8 +247,9 @@ function redirected(target: EntityLookup, id: string): EntityLookup {
 const goneOf = (body: Uint8Array): GoneEntity => ({ kind: 'gone', body });
 
 /** A live index entry (ENTRY_LIVE) and its verified shard. */
-function liveOf(id: string, v: Extract<EntityIndexValue, { length: 13 }>, shard: Uint8Array, p: ShardPack): LiveEntity {
-  return { kind: 'live', id, shard, cuts: [v[4], v[5], v[6], v[7], v[8], v[9]], bridgeCount: v[10], entityType: ENTITY_TYPES[v[11]], file: p.file };
+function liveOf(id: string, v: LiveIndexValue, shard: Uint8Array, p: ShardPack): LiveEntity {
+  const c = LIVE_ENTRY.cutsFrom;
+  return { kind: 'live', id, shard, cuts: [v[c], v[c + 1], v[c + 2], v[c + 3], v[c + 4], v[c + 5]], bridgeCount: v[LIVE_ENTRY.bridgeCount], entityType: ENTITY_TYPES[v[LIVE_ENTRY.typeIndex]], file: p.file };
 }
 
 function verifiedShard(p: ShardPack, bytes: Uint8Array, offset: number, checksum: number, id: string): Uint8Array {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ENTITY_TYPES, REGISTER_ID } from '../../common/ids.ts';
 import { jsonString } from '../../common/json-string.ts';
-import { dayOf, metaHome, metaState, MATCH_STATES, STATE_FILTER_NAMES, type MatchRowValue } from '../../common/match-index.ts';
+import { dayOf, MATCH_REF, MATCH_ROW, metaHome, metaState, MATCH_STATES, STATE_FILTER_NAMES, type MatchRowValue } from '../../common/match-index.ts';
 import { ApiError } from '../api-error.ts';
 import type { MatchIndex } from '../release/match-index.ts';
 import type { Release } from '../release/open-release.ts';
@@ -283,10 +283,10 @@ async function resolve(release: Release, index: MatchIndex, kind: AnchorKind, r:
   }
   if (id === null) return null;
   const ref = await index.ref(id);
-  if (!ref || ENTITY_TYPES[ref[0]] !== kind) {
+  if (!ref || ENTITY_TYPES[ref[MATCH_REF.typeIndex]] !== kind) {
     throw new ApiError(422, 'wrong_entity_type', `The ${kind} value on /matches names an entity that is not a ${kind}.`, { detail: r.text.slice(0, 600) });
   }
-  return { id, list: { start: ref[2], count: ref[3] } };
+  return { id, list: { start: ref[MATCH_REF.start], count: ref[MATCH_REF.count] } };
 }
 
 const enc = new TextEncoder();
@@ -350,7 +350,8 @@ async function page(release: Release, index: MatchIndex, generation: string, q: 
     const size = enc.encode(text).length + (rows.length ? 1 : 0);
     if (bytes + size > maxBytes) {
       if (rows.length === 0) {
-        throw new ApiError(503, 'match_response_too_large', `Match ${row[0]} alone is larger than the ${maxBytes}-byte page cap; nothing was charged.`, { detail: row[0] });
+        const id = row[MATCH_ROW.id];
+        throw new ApiError(503, 'match_response_too_large', `Match ${id} alone is larger than the ${maxBytes}-byte page cap; nothing was charged.`, { detail: id });
       }
       // This row starts the next page.
       last = previous;
@@ -368,7 +369,10 @@ async function page(release: Release, index: MatchIndex, generation: string, q: 
 
 /** The anchors other than the driver, the opponent, the venue and the provider filters, on one row. */
 function rowPasses(row: MatchRowValue, sets: Partial<Record<AnchorKind, Set<string>>>, team: string | null, opponent: string | null, q: MatchQuery, index: MatchIndex): boolean {
-  const [, , , home, away, competition, season] = row;
+  const home = row[MATCH_ROW.home];
+  const away = row[MATCH_ROW.away];
+  const competition = row[MATCH_ROW.competition];
+  const season = row[MATCH_ROW.season];
   if (sets.team && !((home !== null && sets.team.has(home)) || (away !== null && sets.team.has(away)))) return false;
   if (sets.competition && (competition === null || !sets.competition.has(competition))) return false;
   if (sets.season && (season === null || !sets.season.has(season))) return false;
@@ -376,7 +380,7 @@ function rowPasses(row: MatchRowValue, sets: Partial<Record<AnchorKind, Set<stri
   if (opponent !== null && (home === team ? away : away === team ? home : null) !== opponent) return false;
   if (q.require.length || q.missing.length) {
     const bridged = new Set<string>();
-    const b = row[16];
+    const b = row[MATCH_ROW.bridges];
     for (let i = 0; i < b.length; i += 3) bridged.add(index.provider(b[i] as number));
     if (!q.require.every((p) => bridged.has(p))) return false;
     if (q.missing.some((p) => bridged.has(p))) return false;
@@ -391,7 +395,7 @@ async function rowText(row: MatchRowValue, generation: string, index: MatchIndex
     let label = labels.get(id);
     if (label === undefined) {
       const r = await index.ref(id);
-      labels.set(id, (label = r && r[1] !== '' ? r[1] : null));
+      labels.set(id, (label = r && r[MATCH_REF.label] !== '' ? r[MATCH_REF.label] : null));
     }
     return `{"reep_id":"${id}","label":${label === null ? 'null' : jsonString(label)}}`;
   };

@@ -88,3 +88,32 @@ describe('runtime, cli, client and explorer imports', () => {
     expect(cycles).toEqual([]);
   });
 });
+
+describe('compiler, common and generator imports', () => {
+  const folders = ['compiler', 'common', 'generator'];
+  const graph = importGraph(folders.flatMap((f) => tsFiles(join(ROOT, f))));
+  const rel = (f: string) => relative(ROOT, f);
+
+  it('has no import cycle under compiler/, common/ and generator/ together', () => {
+    expect(graph.size).toBeGreaterThan(60);
+    expect(findCycle(graph)?.map(rel) ?? null).toBeNull();
+  });
+
+  it('keeps common/ free of the compiler and the generator', () => {
+    const out = [...graph].filter(([f]) => rel(f).startsWith('common/')).flatMap(([f, deps]) => deps.filter((d) => !rel(d).startsWith('common/')).map((d) => `${rel(f)} → ${rel(d)}`));
+    expect(out).toEqual([]);
+  });
+
+  // What one stage hands another lives in compiler/records/: records import no stage, and a stage (a file or a
+  // folder directly under compiler/stages/) imports no other stage, so each reads only the records before it.
+  it('has records/ import no stage, and no stage import another', () => {
+    const stages = 'compiler/stages/';
+    const stageOf = (f: string) => (rel(f).startsWith(stages) ? rel(f).slice(stages.length).split('/')[0] : null);
+    const wrong = [...graph].flatMap(([f, deps]) =>
+      deps
+        .filter((d) => stageOf(d) !== null && (rel(f).startsWith('compiler/records/') || (stageOf(f) !== null && stageOf(f) !== stageOf(d))))
+        .map((d) => `${rel(f)} → ${rel(d)}`),
+    );
+    expect(wrong).toEqual([]);
+  });
+});

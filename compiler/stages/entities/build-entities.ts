@@ -17,13 +17,14 @@ import { ChangeEvents, ChangeEventWriter } from '../../records/change-events.ts'
 import { MatchRecordWriter } from '../../records/match-records.ts';
 import type { LineLayout } from '../../records/partition-lines.ts';
 import type { ThreadedStage } from '../../run-stages.ts';
-import type { RedirectInfo, TablesRead } from '../read-tables.ts';
-import { joinSearchParts, SearchCollector, type SearchInput, type SearchPart } from '../build-search.ts';
-import { ProviderRollup, type RollupPart } from '../build-documents.ts';
-import { RowReader, type EntityRows } from './gather-rows.ts';
+import type { RedirectInfo, TablesRead } from '../../records/tables-read.ts';
+import { joinSearchParts, SearchCollector, type SearchInput, type SearchPart } from '../../records/search-collector.ts';
+import { ProviderRollup, type RollupPart } from '../../records/provider-rollup.ts';
+import { RowReader } from './gather-rows.ts';
+import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
 import { EntityShardWriter } from './entity-shard.ts';
 import { EntityChanges, type PriorChunk } from './entity-changes.ts';
-import { dedupeBridges, type Bridge } from './short-lists.ts';
+import { dedupeBridges } from './short-lists.ts';
 import { matchFactsOf, type MatchFacts } from '../../../common/scoreline.ts';
 
 const MATCH_TYPE = ENTITY_TYPES.indexOf('match');

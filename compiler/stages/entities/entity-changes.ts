@@ -15,9 +15,10 @@ import {
   type ChangeEventWriter,
 } from '../../records/change-events.ts';
 import { fixtureDiffers, matchFactsOf, scoresDiffer, type MatchFacts } from '../../../common/scoreline.ts';
-import type { RedirectInfo } from '../read-tables.ts';
-import type { EntityRows, PartitionRows } from './gather-rows.ts';
-import { dedupeBridges, type Bridge } from './short-lists.ts';
+import type { RedirectInfo } from '../../records/tables-read.ts';
+import type { PartitionRows } from './gather-rows.ts';
+import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
+import { dedupeBridges } from './short-lists.ts';
 
 /** What comparing a range against the predecessor needs. */
 export interface ChangesSetup {

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { BucketFamily } from '../../../common/bucket-format.ts';
 import { POINT_LOOKUP_BUCKET_BYTES, type CompileContext } from '../../context.ts';
-import { HashedFamilyWriter } from '../../write/bucket-family-writer.ts';
+import { HashedFamilyWriter } from '../../write/hashed-family-writer.ts';
 import { readIndexEntryLog } from '../../records/index-entry-log.ts';
 import type { EntitiesBuilt } from './build-entities.ts';
 

@@ -2,15 +2,15 @@
 // at) with its index entry; a tombstone's stub and a redirect's entry.
 import { ENTITY_TYPES, PROVIDER_ROLES, type EntityType } from '../../../common/ids.ts';
 import { MAX_SHARD_BYTES } from '../../../common/limits.ts';
-import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE } from '../../../common/dist-layout.ts';
+import { ENTRY_REDIRECT, liveEntry, tombstoneEntry } from '../../../common/dist-layout.ts';
 import { ownCopy } from '../../../common/own-copy.ts';
 import { jsonString } from '../../../common/json-string.ts';
 import { RegisterError } from '../../../common/errors.ts';
 import { noteSlack, type CompileContext } from '../../context.ts';
 import type { ShardLocation, ShardPackWriter } from '../../write/shard-pack-writer.ts';
 import type { IndexEntryLog } from '../../records/index-entry-log.ts';
-import type { EntityRows } from './gather-rows.ts';
-import { cmp, sortShort, type Bridge } from './short-lists.ts';
+import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
+import { cmp, sortShort } from './short-lists.ts';
 import { scorelineSection, type MatchFacts } from '../../../common/scoreline.ts';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
@@ -108,7 +108,7 @@ export class EntityShardWriter {
     // The runtime answers a shard with its bridges expanded, so that is the size the cap holds; worked out exactly
     // only when the longest expansion could pass it.
     if (loc.length + bridges.length * LONGEST_SPLICE > MAX_SHARD_BYTES) this.checkShardSize(a, type, loc.length, bridges);
-    this.index.add(a.id, [ENTRY_LIVE, loc.pack, loc.offset, loc.length, cuts[0], cuts[1], cuts[2], cuts[3], cuts[4], cuts[5], bridges.length, a.type, loc.checksum]);
+    this.index.add(a.id, liveEntry(loc, cuts, bridges.length, a.type));
     return { loc, aliases, overlay };
   }
 
@@ -121,7 +121,7 @@ export class EntityShardWriter {
   /** A tombstoned ID: a stub holding the exact 410 body, and its index entry. */
   tombstone(id: string): void {
     const loc = this.shards.add(tombstoneBody(id));
-    this.index.add(id, [ENTRY_TOMBSTONE, loc.pack, loc.offset, loc.length, loc.checksum]);
+    this.index.add(id, tombstoneEntry(loc));
     this.counts.tombstones++;
   }
 

@@ -4,48 +4,10 @@ import { ENTITY_TYPES, type EntityType } from '../../../common/ids.ts';
 import { scanRecords, splitPlain } from '../../read/csv-reader.ts';
 import type { GroupSpill } from '../../write/group-spill.ts';
 import {
-  BRIDGE_CHAR, COMMA, LineReader, lineField, PRIOR_RETIRED_CODE, REL_CHAR, REL_FROM_CHAR, REL_TO_CHAR, RETIRED_CODE, TAG, tagCode,
+  BRIDGE_CHAR, COMMA, DROPPED_LAYOUT, LineReader, lineField, PRIOR_RETIRED_CODE, REL_CHAR, REL_FROM_CHAR, REL_TO_CHAR, RETIRED_CODE, TAG, tagCode,
   type LineLayout,
 } from '../../records/partition-lines.ts';
-import type { Bridge } from './short-lists.ts';
-
-/** One ID's rows, read: what its shard, index entry and change events are built from. */
-export interface EntityRows {
-  id: string;
-  /** In this release's entities table. */
-  live: boolean;
-  /** Index in ENTITY_TYPES (-1 unless live). */
-  type: number;
-  status: string;
-  label: string;
-  /** Lists and maps below start as the shared NONE / null and are made on a first row: most IDs have none. */
-  attrs: Map<string, string[]> | null;
-  /** [alias, kind, rank, language] */
-  aliases: [string, string, string, string][];
-  bridges: Bridge[];
-  /** Relationships by family: how many name this ID as from_id (out) and as to_id (in). */
-  rels: Map<string, { out: number; in: number }> | null;
-  /** The to_id of each relationship naming this ID as from_id (the match index follows them up to competitions). */
-  relTo: string[];
-  /** [qid, confidence, dob_check, inherited] */
-  link: [string, string, string, string] | null;
-  /** [name, language, confidence, qid] */
-  oaliases: [string, string, string, string][];
-  /** [provider, property, external_id, confidence, qid] */
-  xids: [string, string, string, string, string][];
-  /** [status, label] in the predecessor's tables (read only when its diff base is not there). */
-  prior: [string, string] | null;
-  /** Bridges in the predecessor's tables (likewise). */
-  priorBridges: Bridge[];
-  /** Redirected or tombstoned in the predecessor. */
-  priorRetired: boolean;
-  /** A live match in the predecessor's tables (read only when its diff base is not there). */
-  priorMatch: boolean;
-  /** Its row of the predecessor's matches table, as attributes (likewise). */
-  priorAttrs: Map<string, string[]> | null;
-  /** Scoreline fields stage 1 found naming no live entity (TAG.dropped), published as null. */
-  dropped: Set<string> | null;
-}
+import type { EntityRows } from '../../records/entity-rows.ts';
 
 /** No rows (yet): shared and frozen, so a push to it, instead of to the list `own` makes, throws. */
 const NONE: never[] = Object.freeze([]) as unknown as never[];
@@ -64,27 +26,28 @@ interface Gathered {
 /** Reads lines into EntityRows with the layouts stage 1 recorded, each looked up once per range. */
 export class RowReader {
   readonly lines: LineReader;
-  private readonly E: LineLayout | undefined;
-  private readonly A: LineLayout | undefined;
-  private readonly B: LineLayout | undefined;
-  private readonly Ro: LineLayout | undefined;
-  private readonly Lk: LineLayout | undefined;
-  private readonly OA: LineLayout | undefined;
-  private readonly X: LineLayout | undefined;
-  private readonly e: LineLayout | undefined;
-  private readonly b: LineLayout | undefined;
+  // The layout of each table whose columns `apply` reads by name: this release's tables, then the predecessor's.
+  private readonly entities: LineLayout | undefined;
+  private readonly aliases: LineLayout | undefined;
+  private readonly bridges: LineLayout | undefined;
+  private readonly relationships: LineLayout | undefined;
+  private readonly overlayLinks: LineLayout | undefined;
+  private readonly overlayAliases: LineLayout | undefined;
+  private readonly overlayXids: LineLayout | undefined;
+  private readonly priorEntities: LineLayout | undefined;
+  private readonly priorBridges: LineLayout | undefined;
 
   constructor(layouts: ReadonlyMap<string, LineLayout>) {
     this.lines = new LineReader(layouts);
-    this.E = layouts.get(TAG.entity);
-    this.A = layouts.get(TAG.alias);
-    this.B = layouts.get(TAG.bridge);
-    this.Ro = layouts.get(TAG.relFrom);
-    this.Lk = layouts.get(TAG.link);
-    this.OA = layouts.get(TAG.overlayAlias);
-    this.X = layouts.get(TAG.xid);
-    this.e = layouts.get(TAG.priorEntity);
-    this.b = layouts.get(TAG.priorBridge);
+    this.entities = layouts.get(TAG.entity);
+    this.aliases = layouts.get(TAG.alias);
+    this.bridges = layouts.get(TAG.bridge);
+    this.relationships = layouts.get(TAG.relFrom);
+    this.overlayLinks = layouts.get(TAG.link);
+    this.overlayAliases = layouts.get(TAG.overlayAlias);
+    this.overlayXids = layouts.get(TAG.xid);
+    this.priorEntities = layouts.get(TAG.priorEntity);
+    this.priorBridges = layouts.get(TAG.priorBridge);
   }
 
   /**
@@ -142,7 +105,7 @@ export class RowReader {
     const tag = f[0];
     switch (tag) {
       case TAG.entity: {
-        const c = this.E!.c;
+        const c = this.entities!.c;
         a.live = true;
         a.type = ENTITY_TYPES.indexOf(f[c.entity_type] as EntityType);
         a.status = f[c.status];
@@ -152,47 +115,47 @@ export class RowReader {
         break;
       }
       case TAG.alias: {
-        const c = this.A!.c;
+        const c = this.aliases!.c;
         own(a, 'aliases').push([f[c.alias], f[c.kind], f[c.rank], f[c.language]]);
         break;
       }
       case TAG.bridge: {
-        const c = this.B!.c;
+        const c = this.bridges!.c;
         a.bridges.push([f[c.provider], f[c.namespace], f[c.external_id]]);
         break;
       }
       case TAG.relFrom:
       case TAG.relTo:
-        addRelation(a, f[this.Ro!.c.kind], tag === TAG.relFrom);
-        if (tag === TAG.relFrom) own(a, 'relTo').push(f[this.Ro!.c.to_id]);
+        addRelation(a, f[this.relationships!.c.kind], tag === TAG.relFrom);
+        if (tag === TAG.relFrom) own(a, 'relTo').push(f[this.relationships!.c.to_id]);
         break;
       case TAG.link: {
-        const c = this.Lk!.c;
+        const c = this.overlayLinks!.c;
         a.link = [f[c.qid], f[c.confidence], f[c.dob_check], opt(f, c.inherited)];
         break;
       }
       case TAG.overlayAlias: {
-        const c = this.OA!.c;
+        const c = this.overlayAliases!.c;
         own(a, 'oaliases').push([f[c.name], opt(f, c.language), opt(f, c.confidence), opt(f, c.qid)]);
         break;
       }
       case TAG.xid: {
-        const c = this.X!.c;
+        const c = this.overlayXids!.c;
         own(a, 'xids').push([f[c.provider], f[c.property], f[c.external_id], opt(f, c.confidence), opt(f, c.qid)]);
         break;
       }
       case TAG.dropped:
-        (a.dropped ??= new Set()).add(f[2]);
+        (a.dropped ??= new Set()).add(f[DROPPED_LAYOUT.c.field]);
         break;
       case TAG.priorEntity:
-        a.prior = [f[this.e!.c.status], f[this.e!.c.label]];
-        a.priorMatch = f[this.e!.c.entity_type] === 'match';
+        a.prior = [f[this.priorEntities!.c.status], f[this.priorEntities!.c.label]];
+        a.priorMatch = f[this.priorEntities!.c.entity_type] === 'match';
         break;
       case TAG.priorMatch:
         for (const [name, at] of this.lines.layout(tag).attrs) if (f[at] !== '') addAttrTo((a.priorAttrs ??= new Map()), name, f[at]);
         break;
       case TAG.priorBridge: {
-        const c = this.b!.c;
+        const c = this.priorBridges!.c;
         own(a, 'priorBridges').push([f[c.provider], f[c.namespace], f[c.external_id]]);
         break;
       }

@@ -1,8 +1,6 @@
 // Sorting an entity's short lists (its bridges, aliases, attribute names, relationship families) without the
 // allocation Array.prototype.sort makes, and an entity's bridges as its shard and its change events take them.
-
-/** A bridge: [provider, namespace, external_id]. */
-export type Bridge = [string, string, string];
+import type { Bridge } from '../../records/entity-rows.ts';
 
 /** Compares strings as JSON keys and register IDs are ordered everywhere in the dist: by UTF-16 code units. */
 export const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

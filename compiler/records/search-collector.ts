@@ -6,9 +6,9 @@ import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 import { addPosting, SEARCH_GROUPS } from './search-postings.ts';
 
 /** Sources of a posting: how strongly a name backs its entity (below SOURCES). */
-export const SRC_LABEL = 3;
-export const SRC_ALIAS = 2;
-export const SRC_OVERLAY = 1;
+const SRC_LABEL = 3;
+const SRC_ALIAS = 2;
+const SRC_OVERLAY = 1;
 
 /** Live entities' search docs, by doc position: register ID, type index, label, bridge count. */
 export interface SearchDocs {

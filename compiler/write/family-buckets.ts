@@ -6,12 +6,10 @@ import { ContentFileWriter, writeContentFile, type ContentFile } from './content
 
 /** Entries are spilled in 256 groups by the top 8 bits of the key hash; with >= 256 buckets, a group is a bucket range. */
 const GROUP_BITS = 8;
-export const GROUPS = 1 << GROUP_BITS;
-/** Hash groups of a GroupedHashedFamilyWriter: group = bucketOf(key, HASH_GROUPS). */
-export const HASH_GROUPS = GROUPS;
+/** The hash groups (group = bucketOf(key, HASH_GROUPS)); every bucket count is a multiple, so also the fewest buckets. */
+export const HASH_GROUPS = 1 << GROUP_BITS;
 /** The hash group of a key whose fnv1a32 is `hash`: its top GROUP_BITS bits, as bucketOf(key, HASH_GROUPS). */
 export const hashGroupOf = (hash: number): number => hash >>> (32 - GROUP_BITS);
-export const MIN_BUCKETS = GROUPS;
 /** Caps the directory at 128 MiB; far beyond any pack that fits u32 offsets at sane bucket sizes. */
 export const MAX_BUCKETS = 1 << 24;
 export const MAX_PACK_BYTES = 0xffffffff;
@@ -54,7 +52,7 @@ export async function publishHashed(where: { root: string; tmpDir: string; ledge
 /** Power of two >= 256 nearest (in log scale) to payload / target, so buckets average about the target size. */
 export function chooseBuckets(payloadBytes: number, targetBucketBytes: number): number {
   const ideal = payloadBytes / targetBucketBytes;
-  if (ideal <= MIN_BUCKETS) return MIN_BUCKETS;
+  if (ideal <= HASH_GROUPS) return HASH_GROUPS;
   const b = 2 ** Math.round(Math.log2(ideal));
-  return Math.min(MAX_BUCKETS, Math.max(MIN_BUCKETS, b));
+  return Math.min(MAX_BUCKETS, Math.max(HASH_GROUPS, b));
 }

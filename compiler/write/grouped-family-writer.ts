@@ -3,7 +3,7 @@ import { DIRECTORY_ENTRY_BYTES, type BucketFamily } from '../../common/bucket-fo
 import { RegisterError } from '../../common/errors.ts';
 import { ContentFileWriter, type ContentFile } from './content-file.ts';
 import { MsgpackOut, writeStrHeader } from './msgpack-out.ts';
-import { byBucket, GROUPS, MAX_PACK_BYTES, MIN_BUCKETS, MAX_BUCKETS, publishHashed, setDirectoryEntry, showKey, hashGroupOf } from './family-buckets.ts';
+import { byBucket, HASH_GROUPS, MAX_PACK_BYTES, MAX_BUCKETS, publishHashed, setDirectoryEntry, showKey, hashGroupOf } from './family-buckets.ts';
 
 /** Options of a GroupedHashedFamilyWriter. */
 export interface GroupedHashedFamilyOptions {
@@ -42,12 +42,12 @@ export class GroupedHashedFamilyWriter {
 
   constructor(opts: GroupedHashedFamilyOptions) {
     const b = opts.buckets;
-    if (!Number.isInteger(b) || b < MIN_BUCKETS || b > MAX_BUCKETS || (b & (b - 1)) !== 0) {
-      throw new RegisterError('compile', `bucket count must be a power of two from ${MIN_BUCKETS} to ${MAX_BUCKETS}, got ${b}`, opts.name);
+    if (!Number.isInteger(b) || b < HASH_GROUPS || b > MAX_BUCKETS || (b & (b - 1)) !== 0) {
+      throw new RegisterError('compile', `bucket count must be a power of two from ${HASH_GROUPS} to ${MAX_BUCKETS}, got ${b}`, opts.name);
     }
     this.opts = opts;
     this.bits = 31 - Math.clz32(b);
-    this.perGroup = b / GROUPS;
+    this.perGroup = b / HASH_GROUPS;
     this.dir = Buffer.alloc(b * DIRECTORY_ENTRY_BYTES);
     this.pack = new ContentFileWriter({ root: opts.root, tmpDir: opts.tmpDir, bufferBytes: 4 * 1024 * 1024, ledger: opts.ledger });
   }
@@ -121,8 +121,8 @@ export class GroupedHashedFamilyWriter {
   private startGroup(g: number): void {
     const name = this.opts.name;
     if (this.done) throw new RegisterError('compile', 'writeGroup after finish', name);
-    if (!Number.isInteger(g) || g < this.next || g >= GROUPS) {
-      throw new RegisterError('compile', `group ${g} out of order (next may be ${this.next} to ${GROUPS - 1})`, name);
+    if (!Number.isInteger(g) || g < this.next || g >= HASH_GROUPS) {
+      throw new RegisterError('compile', `group ${g} out of order (next may be ${this.next} to ${HASH_GROUPS - 1})`, name);
     }
     this.next = g + 1;
   }

@@ -8,7 +8,7 @@ import { RegisterError } from '../../common/errors.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import { ContentFileWriter, type ContentFile } from './content-file.ts';
 import { strHeaderBytes, writeArrayHeader, writeStrHeader, writeUtf8 } from './msgpack-out.ts';
-import { byBucket, GROUPS, MAX_PACK_BYTES, publishHashed, setDirectoryEntry, showKey, chooseBuckets, hashGroupOf } from './family-buckets.ts';
+import { byBucket, HASH_GROUPS, MAX_PACK_BYTES, publishHashed, setDirectoryEntry, showKey, chooseBuckets, hashGroupOf } from './family-buckets.ts';
 
 /** Options of a HashedFamilyWriter. */
 export interface HashedFamilyOptions {
@@ -48,11 +48,11 @@ export class HashedFamilyWriter {
   private readonly targetBucketBytes: number;
   /** Bytes one group may buffer before it is spilled. */
   private readonly groupCap: number;
-  private readonly bufs: (Buffer | null)[] = new Array(GROUPS).fill(null);
-  private readonly used = new Int32Array(GROUPS);
-  private readonly counts = new Int32Array(GROUPS);
+  private readonly bufs: (Buffer | null)[] = new Array(HASH_GROUPS).fill(null);
+  private readonly used = new Int32Array(HASH_GROUPS);
+  private readonly counts = new Int32Array(HASH_GROUPS);
   /** Per group: flat (offset, length) pairs of its spilled segments. */
-  private readonly segments: number[][] = Array.from({ length: GROUPS }, () => []);
+  private readonly segments: number[][] = Array.from({ length: HASH_GROUPS }, () => []);
   private spillPath: string | null = null;
   private spillFd: number | null = null;
   private spillEnd = 0;
@@ -69,7 +69,7 @@ export class HashedFamilyWriter {
     this.name = opts.name;
     this.tmpDir = resolve(opts.tmpDir);
     this.targetBucketBytes = Math.max(1, opts.targetBucketBytes ?? 64 * 1024);
-    this.groupCap = Math.max(64, Math.floor((opts.spillBytes ?? 64 * 1024 * 1024) / GROUPS));
+    this.groupCap = Math.max(64, Math.floor((opts.spillBytes ?? 64 * 1024 * 1024) / HASH_GROUPS));
   }
 
   /** Entries added so far. */
@@ -125,12 +125,12 @@ export class HashedFamilyWriter {
     this.done = true;
     const buckets = chooseBuckets(this.payload, this.targetBucketBytes);
     const bits = 31 - Math.clz32(buckets);
-    const perGroup = buckets / GROUPS;
+    const perGroup = buckets / HASH_GROUPS;
     const dir = Buffer.alloc(buckets * DIRECTORY_ENTRY_BYTES);
     const pack = new ContentFileWriter({ root: this.root, tmpDir: this.tmpDir, bufferBytes: 4 * 1024 * 1024, ledger: this.ledger });
     try {
       let base = 0;
-      for (let g = 0; g < GROUPS; g++) {
+      for (let g = 0; g < HASH_GROUPS; g++) {
         const n = this.counts[g];
         const data = this.loadGroup(g);
         const out = this.encodeGroup(data, n, g * perGroup, perGroup, bits, dir, base);

@@ -13,7 +13,7 @@ import { checkId, partitionIn, partitionOf, readSpilled, readTable, type Reader 
 import { checkScoreline } from './scoreline-checks.ts';
 
 /** The per-type tables, read in this order: a row's tag is TAG.typed(its table's index here). */
-export const TYPE_TABLES: [TableName, EntityType][] = [
+const TYPE_TABLES: [TableName, EntityType][] = [
   ['players', 'player'], ['coaches', 'coach'], ['referees', 'referee'], ['teams', 'team'],
   ['competitions', 'competition'], ['seasons', 'season'], ['stages', 'stage'], ['matches', 'match'],
 ];

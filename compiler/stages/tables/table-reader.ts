@@ -33,7 +33,7 @@ export function checkId(id: string, label: string, row: number): void {
 /** Rows counted between two adds to the shared count, less one. */
 const ROWS_STEP_MASK = 0x3fff;
 
-export type RowFn = (f: CsvRecord, c: Record<string, number>, row: number, label: string) => void;
+type RowFn = (f: CsvRecord, c: Record<string, number>, row: number, label: string) => void;
 
 /** One table to read. */
 export interface TableRead {

@@ -166,6 +166,20 @@ describe('register pull', () => {
     // ...but the origin's signed index it verified is kept verbatim beside it, for `serve --trust`.
     expect(readFileSync(join(out, ORIGIN_INDEX_FILE)).equals(readFileSync(join(upload, INDEX_FILE)))).toBe(true);
     expect(readFileSync(join(out, ORIGIN_SIG)).equals(readFileSync(join(upload, INDEX_SIG_FILE)))).toBe(true);
+    // The kept one is the rollback mark: an origin index signed before it (S3 not yet published) is refused, not kept.
+    const keptIndex = [readFileSync(join(upload, INDEX_FILE)), readFileSync(join(upload, INDEX_SIG_FILE))] as const;
+    const published = openIndex(keptIndex[0].toString('utf8'));
+    const olderText = sealIndex({ ...published, v1: S2, next: S2, releases: published.releases.filter((r) => r.stamp !== S3) });
+    try {
+      writeFileSync(join(upload, INDEX_FILE), olderText);
+      writeFileSync(join(upload, INDEX_SIG_FILE), await signBytes(olderText, await readSigningKey(join(root, 'release.key')), { signs: SIGNS_INDEX, stamp: S2 }));
+      const e = await pull({ origin: host.baseUrl, out, stamp: S2, trusted, log: quiet }).then(() => 'pulled', (x: Error) => x.message);
+      expect(e).toMatch(/index\.json: refused \(rollback\)/);
+    } finally {
+      writeFileSync(join(upload, INDEX_FILE), keptIndex[0]);
+      writeFileSync(join(upload, INDEX_SIG_FILE), keptIndex[1]);
+    }
+    expect(readFileSync(join(out, ORIGIN_INDEX_FILE)).equals(keptIndex[0])).toBe(true);
     const from = host.log.length;
     const result = await pull({ origin: host.baseUrl, out, stamp: S2, trusted, log: quiet });
     const m1 = JSON.parse(readFileSync(join(upload, S1, 'public/manifest.json'), 'utf8')).files as Record<string, { sha256: string }>;

@@ -36,6 +36,13 @@ export interface IndexedRelease {
 }
 
 export const INDEX_FILE = 'index.json';
+/**
+ * Beside an index.json of a mirror's own (`register pull --stamp`: only some of the origin's stamps), the origin's
+ * signed index.json that pull verified, kept verbatim with its signature as ORIGIN_INDEX_FILE + `.sig`: `serve
+ * --trust` takes the unsigned local index only when every entry it lists is the origin's, under that signature
+ * (docs/integrity.md, "A copy holding some stamps"). A full copy has no such file.
+ */
+export const ORIGIN_INDEX_FILE = 'index.origin.json';
 export const PUBLIC_DIR = 'public';
 export const PRIVATE_DIR = 'private';
 export const RELEASE_DOC = 'release.json';

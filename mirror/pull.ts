@@ -6,12 +6,12 @@
 import { createHash } from 'node:crypto';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease } from '../common/dist-layout.ts';
+import { INDEX_FILE, MANIFEST_FILE, ORIGIN_INDEX_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease } from '../common/dist-layout.ts';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { openIndex, sealIndex } from '../common/index-file.ts';
 import { Progress } from '../common/progress.ts';
-import { parseSignature, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
+import { parseSignature, SIG_SUFFIX, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
 import { INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
 import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, sha256OfFile, type Origin } from './fetch-file.ts';
@@ -71,6 +71,7 @@ const MAX_INDEX_BYTES = 16 * 1024 * 1024;
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 const MAX_SIG_BYTES = 64 * 1024;
 const STAGING = '.pull';
+const ORIGIN_INDEX_SIG_FILE = `${ORIGIN_INDEX_FILE}${SIG_SUFFIX}`;
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const refuse = (message: string, file?: string): RegisterError => new RegisterError('pull', message, file);
@@ -105,10 +106,11 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
       indexSig = await getWhole(origin, INDEX_SIG_FILE, MAX_SIG_BYTES).catch((e: Error) => {
         throw refuse(`cannot read it: ${e.message}`, where(INDEX_SIG_FILE));
       });
-      const mine = await readFile(join(opts.out, INDEX_SIG_FILE), 'utf8').catch(() => null);
-      const before = mine === null ? null : parseSignature(mine);
+      // The newest origin signature this dist holds (its own index's, or the origin's kept beside a partial copy's):
+      // an origin index signed before it is a rollback, so the kept one is only ever replaced by a newer one.
+      const before = await keptSignedAt(opts.out);
       const v = await verifyBytes(indexSig?.toString('utf8') ?? null, indexBytes, {
-        signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted: opts.trusted, now: now(), notBefore: typeof before === 'object' && before ? before.signed_at : undefined,
+        signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted: opts.trusted, now: now(), notBefore: before,
       });
       if (!v.ok) throw refuse(`refused (${v.reason}): ${v.message}`, where(INDEX_FILE));
     } else {
@@ -129,16 +131,35 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     const held = await heldStamps(opts.out, index);
     const indexIsOrigin = held.length === index.releases.length;
     const text = indexIsOrigin ? indexBytes : Buffer.from(sealIndex(localIndex(index, held)));
+    // An index of our own is signed by no one: the origin's signed index, verified above, is kept verbatim beside it
+    // (before it, so a server that sees the new local index finds what vouches for it), for `serve --trust`.
+    if (!indexIsOrigin && indexSig) {
+      await writeAtomically(opts.out, ORIGIN_INDEX_FILE, indexBytes);
+      await writeAtomically(opts.out, ORIGIN_INDEX_SIG_FILE, indexSig);
+    }
     await writeAtomically(opts.out, INDEX_FILE, text);
     // The signature follows the bytes it signs (a reader seeing the new index with the old signature reads again);
-    // an index of our own is signed by no one, so an older signature must not stay beside it.
+    // an index of our own has none, so an older signature must not stay beside it.
     if (indexIsOrigin && indexSig) await writeAtomically(opts.out, INDEX_SIG_FILE, indexSig);
     else if (!indexIsOrigin) await rm(join(opts.out, INDEX_SIG_FILE), { force: true });
+    // A full copy is the origin's own signed index: nothing else is needed, so nothing else is left.
+    if (indexIsOrigin && indexSig) for (const f of [ORIGIN_INDEX_SIG_FILE, ORIGIN_INDEX_FILE]) await rm(join(opts.out, f), { force: true });
     if (!indexIsOrigin) log(`[pull] index.json lists the ${held.length} of ${index.releases.length} stamps held here (v1 ${localIndex(index, held).v1 ?? '-'}, next ${localIndex(index, held).next ?? '-'})`);
     return { stamps, indexIsOrigin };
   } finally {
     origin.agent.destroy();
   }
+}
+
+/** The newest signed_at among the index signatures held in `out` (index.json.sig, the kept origin one), if any. */
+async function keptSignedAt(out: string): Promise<string | undefined> {
+  let newest: string | undefined;
+  for (const f of [INDEX_SIG_FILE, ORIGIN_INDEX_SIG_FILE]) {
+    const text = await readFile(join(out, f), 'utf8').catch(() => null);
+    const doc = text === null ? null : parseSignature(text);
+    if (typeof doc === 'object' && doc && (newest === undefined || doc.signed_at > newest)) newest = doc.signed_at;
+  }
+  return newest;
 }
 
 /**

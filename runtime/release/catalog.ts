@@ -2,7 +2,7 @@
 // compiled stamp is picked up without a restart. Opened releases are kept, since older stamps stay addressable.
 // index.json is the root of the chain of trust (docs/integrity.md): its seal is checked whenever its text changes,
 // and each stamp is opened only if its public manifest hashes to what the index records.
-import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
+import { INDEX_FILE, ORIGIN_INDEX_FILE, type DistIndex, type IndexedRelease } from '../../common/dist-layout.ts';
 import { openIndex } from '../../common/index-file.ts';
 import type { Namespace } from '../../common/ids.ts';
 import type { Clock, MaybePromise, ShardSource } from '../interfaces.ts';
@@ -11,7 +11,7 @@ import { ArtefactError, fileOf, readFailure, UntrustedError, UpstreamError } fro
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
-import { SIGNS_INDEX, SIGNS_MANIFEST, SIG_SUFFIX, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys } from '../../common/signing.ts';
+import { SIGNS_INDEX, SIGNS_MANIFEST, SIG_SUFFIX, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys, type VerifyResult } from '../../common/signing.ts';
 import { MANIFEST_FILE, PUBLIC_DIR } from '../../common/dist-layout.ts';
 import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from './body-cache.ts';
 
@@ -39,6 +39,8 @@ export interface CatalogOptions {
 }
 
 const INDEX_SIG = `${INDEX_FILE}${SIG_SUFFIX}`;
+const ORIGIN_INDEX = ORIGIN_INDEX_FILE;
+const ORIGIN_INDEX_SIG = `${ORIGIN_INDEX_FILE}${SIG_SUFFIX}`;
 const manifestSig = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}`;
 
 /** Why a file the catalog needs cannot be used. */
@@ -120,17 +122,29 @@ export class ReleaseCatalog {
     const text = new TextDecoder().decode(bytes);
     const trust = this.opts.trust;
     let sigText: string | null = null;
+    /** With trust and no index.json.sig: the origin's signed index kept beside a partial copy, and its signature. */
+    let origin: { bytes: Uint8Array; text: string; sigText: string | null } | null = null;
     if (trust) {
       // Re-read each time: a re-signed index (a later valid_until) changes index.json.sig and not index.json.
+      let reading = INDEX_SIG;
       try {
         const sig = await this.opts.source.readFile(INDEX_SIG);
         sigText = sig && new TextDecoder().decode(sig);
+        if (sigText === null) {
+          reading = ORIGIN_INDEX;
+          const bytes = await this.opts.source.readFile(ORIGIN_INDEX);
+          reading = ORIGIN_INDEX_SIG;
+          const originSig = bytes && (await this.opts.source.readFile(ORIGIN_INDEX_SIG));
+          if (bytes) origin = { bytes, text: new TextDecoder().decode(bytes), sigText: originSig && new TextDecoder().decode(originSig) };
+        }
       } catch (err) {
-        return this.indexUnusable(readFailure(err, fileOf(this.opts.source, INDEX_SIG)));
+        return this.indexUnusable(readFailure(err, fileOf(this.opts.source, reading)));
       }
       this.expireSigned(now);
     }
-    if (text === this.indexText && (!trust || (sigText === this.indexSigText && this.index))) return;
+    // What vouches for the index, compared to skip checking again what was already accepted.
+    const voucher = origin ? `${ORIGIN_INDEX}\n${origin.text}\n${origin.sigText}` : sigText;
+    if (text === this.indexText && (!trust || (voucher === this.indexSigText && this.index))) return;
     let parsed: DistIndex;
     try {
       parsed = openIndex(text);
@@ -141,9 +155,11 @@ export class ReleaseCatalog {
     if (trust) {
       // The clock now, not when this re-read began: a re-read still under way when a signature expires must not
       // bring back what expireSigned has just dropped.
-      const verdict = await verifyBytes(sigText, bytes, {
+      const checked = origin ? await this.checkOriginBacked(parsed, origin) : null;
+      if (checked instanceof UntrustedError) return this.indexUnusable(checked);
+      const verdict = checked ?? (await verifyBytes(sigText, bytes, {
         signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(this.opts.clock.now()), notBefore: this.indexSignedAt,
-      });
+      }));
       // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.
       if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.detail));
       sigDoc = verdict.doc;
@@ -173,7 +189,7 @@ export class ReleaseCatalog {
     this.indexText = text;
     this.indexFailure = null;
     if (trust) {
-      this.indexSigText = sigText;
+      this.indexSigText = voucher;
       this.indexSig = sigDoc;
       if (this.indexSignedAt === undefined || sigDoc!.signed_at > this.indexSignedAt) this.indexSignedAt = sigDoc!.signed_at;
       for (const ns of ['v1', 'next'] as const) if (parsed[ns] !== null && (this.highest[ns] === null || parsed[ns]! > this.highest[ns]!)) this.highest[ns] = parsed[ns];
@@ -209,6 +225,43 @@ export class ReleaseCatalog {
       this.releases.delete(key);
       for (const ns of ['v1', 'next'] as const) if (this.servedKeys[ns] === key) this.servedNow[ns] = undefined;
     }
+  }
+
+  /**
+   * With trust, an index.json signed by no one (a copy holding some of the origin's stamps, `register pull --stamp`)
+   * is taken only as a part of the origin's signed index kept beside it: that signature valid, trusted, unexpired and
+   * not older than one accepted, and every entry the local index lists the origin's own, same stamp, same manifest
+   * sha256, same flags. Its pointers then name only stamps the origin signed. The verdict, or why it is refused.
+   */
+  private async checkOriginBacked(local: DistIndex, origin: { bytes: Uint8Array; text: string; sigText: string | null }): Promise<VerifyResult | UntrustedError> {
+    const originFile = fileOf(this.opts.source, ORIGIN_INDEX);
+    let signed: DistIndex;
+    try {
+      signed = openIndex(origin.text);
+    } catch (err) {
+      return new UntrustedError(originFile, (err as Error).message);
+    }
+    const verdict = await verifyBytes(origin.sigText, origin.bytes, {
+      signs: SIGNS_INDEX, stamp: signed.next ?? undefined, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()), notBefore: this.indexSignedAt,
+    });
+    if (!verdict.ok) return new UntrustedError(fileOf(this.opts.source, ORIGIN_INDEX_SIG), verdict.detail);
+    const file = fileOf(this.opts.source, INDEX_FILE);
+    for (const r of local.releases) {
+      const theirs = signed.releases.find((o) => o.stamp === r.stamp);
+      if (!theirs) return new UntrustedError(file, `is not signed and lists ${r.stamp}, which the signed ${ORIGIN_INDEX} does not list`);
+      if (theirs.sha256.public !== r.sha256.public) {
+        return new UntrustedError(file, `is not signed and lists ${r.stamp} with public manifest sha256 ${r.sha256.public}, the signed ${ORIGIN_INDEX} ${theirs.sha256.public}`);
+      }
+      if (!sameEntry(theirs, r)) return new UntrustedError(file, `is not signed and lists ${r.stamp} otherwise than the signed ${ORIGIN_INDEX}`);
+    }
+    // Each pointer names a stamp listed (so signed, as checked above); v1 only one the origin marks publishable.
+    for (const ns of ['v1', 'next'] as const) {
+      const at = local[ns] === null ? null : local.releases.find((r) => r.stamp === local[ns]);
+      if (local[ns] !== null && (!at || (ns === 'v1' && !at.publishable))) {
+        return new UntrustedError(file, `is not signed and serves ${local[ns]} under ${ns}, which it does not list${ns === 'v1' ? ' as publishable' : ''}`);
+      }
+    }
+    return verdict;
   }
 
   /** With trust: that `stamp`'s public manifest (whose sha256 index.json records) is signed by a trusted key, now. */
@@ -303,6 +356,11 @@ export class ReleaseCatalog {
     return opening;
   }
 }
+
+/** Whether two index entries say the same of their stamp (field by field: key order is no part of it). */
+const sameEntry = (a: IndexedRelease, b: IndexedRelease): boolean =>
+  a.stamp === b.stamp && a.prior === b.prior && a.publishable === b.publishable && a.generated_at === b.generated_at &&
+  a.sha256.manifest === b.sha256.manifest && a.sha256.public === b.sha256.public && a.sha256.private === b.sha256.private;
 
 /** A release as opened: its stamp and the public manifest sha256 index.json vouches for. */
 const releaseKey = (stamp: string, sha256: string): string => `${stamp} ${sha256}`;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
+import { INDEX_FILE, ORIGIN_INDEX_FILE, type DistIndex } from '../../common/dist-layout.ts';
 import { RegisterError } from '../../common/errors.ts';
 import { openIndex, sealIndex } from '../../common/index-file.ts';
 import { readSigningKey, readTrust, signDistIndex, signStampManifest, writeNewSigningKey, INDEX_SIG_FILE, manifestSigPath } from '../../common/signing-files.ts';
@@ -23,6 +23,7 @@ import { ID, makeHandWorld, STAMPS, type World } from '../fixtures/hand-world.ts
 
 const BIN = fileURLToPath(new URL('../../bin/register.mjs', import.meta.url));
 const [S1, S2, S3] = STAMPS;
+const ORIGIN_SIG = `${ORIGIN_INDEX_FILE}.sig`;
 
 let world: World;
 let root: string;
@@ -162,6 +163,23 @@ describe('register pull', () => {
     const out = fresh('second');
     await pull({ origin: host.baseUrl, out, stamp: S1, trusted, log: quiet });
     expect(existsSync(join(out, INDEX_SIG_FILE))).toBe(false); // an index of its own is signed by no one
+    // ...but the origin's signed index it verified is kept verbatim beside it, for `serve --trust`.
+    expect(readFileSync(join(out, ORIGIN_INDEX_FILE)).equals(readFileSync(join(upload, INDEX_FILE)))).toBe(true);
+    expect(readFileSync(join(out, ORIGIN_SIG)).equals(readFileSync(join(upload, INDEX_SIG_FILE)))).toBe(true);
+    // The kept one is the rollback mark: an origin index signed before it (S3 not yet published) is refused, not kept.
+    const keptIndex = [readFileSync(join(upload, INDEX_FILE)), readFileSync(join(upload, INDEX_SIG_FILE))] as const;
+    const published = openIndex(keptIndex[0].toString('utf8'));
+    const olderText = sealIndex({ ...published, v1: S2, next: S2, releases: published.releases.filter((r) => r.stamp !== S3) });
+    try {
+      writeFileSync(join(upload, INDEX_FILE), olderText);
+      writeFileSync(join(upload, INDEX_SIG_FILE), await signBytes(olderText, await readSigningKey(join(root, 'release.key')), { signs: SIGNS_INDEX, stamp: S2 }));
+      const e = await pull({ origin: host.baseUrl, out, stamp: S2, trusted, log: quiet }).then(() => 'pulled', (x: Error) => x.message);
+      expect(e).toMatch(/index\.json: refused \(rollback\)/);
+    } finally {
+      writeFileSync(join(upload, INDEX_FILE), keptIndex[0]);
+      writeFileSync(join(upload, INDEX_SIG_FILE), keptIndex[1]);
+    }
+    expect(readFileSync(join(out, ORIGIN_INDEX_FILE)).equals(keptIndex[0])).toBe(true);
     const from = host.log.length;
     const result = await pull({ origin: host.baseUrl, out, stamp: S2, trusted, log: quiet });
     const m1 = JSON.parse(readFileSync(join(upload, S1, 'public/manifest.json'), 'utf8')).files as Record<string, { sha256: string }>;
@@ -179,6 +197,55 @@ describe('register pull', () => {
     await pull({ origin: host.baseUrl, out, stamp: S3, trusted, log: quiet });
     expect(readFileSync(join(out, INDEX_FILE)).equals(readFileSync(join(upload, INDEX_FILE)))).toBe(true);
     expect(readFileSync(join(out, INDEX_SIG_FILE)).equals(readFileSync(join(upload, INDEX_SIG_FILE)))).toBe(true);
+    // A full copy needs nothing beside them.
+    expect([existsSync(join(out, ORIGIN_INDEX_FILE)), existsSync(join(out, ORIGIN_SIG))]).toEqual([false, false]);
+  });
+
+  it('serves a copy holding one stamp with --trust, vouched for by the origin\'s signed index kept beside it; a local edit or a missing or foreign origin signature is refused (503, one log line naming why)', async () => {
+    const out = fresh('one-stamp');
+    const pulled = await runToExit(process.execPath, [BIN, 'pull', host.baseUrl, '--out', out, '--stamp', S2, '--trust', keyPub]);
+    expect(pulled.status, pulled.stderr).toBe(0);
+    const serveOnce = async (name: string) => {
+      const problems: string[] = [];
+      const rt = await startRuntime({ dist: out, keys: keysFile, state: join(root, `state-one-${name}`), port: 0, log: quiet, problems: (p) => problems.push(p.line), trust: trusted });
+      try {
+        const api = client(rt.url + '/api/v1', apiKey);
+        return { root: await api('/'), entity: await api(`/entities/${ID.arsenal}`), problems };
+      } finally {
+        await rt.close();
+      }
+    };
+    const good = await serveOnce('good');
+    expect([good.root.status, good.entity.status], good.problems.join('\n')).toEqual([200, 200]);
+    expect(good.root.headers.get('x-register-release-stamp')).toBe(S2);
+    expect(good.root.json.signing_key_id).toBe([...trusted.keys()][0]);
+    expect(good.problems).toEqual([]);
+
+    const own = readFileSync(join(out, INDEX_FILE), 'utf8');
+    const index = openIndex(own);
+    const originSig = join(out, ORIGIN_SIG);
+    const keptSig = readFileSync(originSig);
+    const other = await readSigningKey(join(root, 'other.key'));
+    const forged = 'f'.repeat(64);
+    const unlisted = '20261009T000000Z';
+    const edits: [string, () => Promise<void> | void, string][] = [
+      ['other-hash', () => writeFileSync(join(out, INDEX_FILE), sealIndex({ ...index, releases: index.releases.map((r) => ({ ...r, sha256: { ...r.sha256, public: forged } })) })),
+        `${join(out, INDEX_FILE)}: is not signed and lists ${S2} with public manifest sha256 ${forged}, the signed ${ORIGIN_INDEX_FILE} `],
+      ['unlisted', () => writeFileSync(join(out, INDEX_FILE), sealIndex({ ...index, releases: [...index.releases, { ...index.releases[0], stamp: unlisted }] })),
+        `${join(out, INDEX_FILE)}: is not signed and lists ${unlisted}, which the signed ${ORIGIN_INDEX_FILE} does not list`],
+      ['sig-removed', () => rmSync(originSig), `${originSig}: no signature`],
+      ['sig-foreign', async () => writeFileSync(originSig, await signBytes(readFileSync(join(out, ORIGIN_INDEX_FILE)), other, { signs: SIGNS_INDEX, stamp: S3 })),
+        `${originSig}: signed by key ${other.keyId}, which is not trusted`],
+    ];
+    for (const [name, edit, why] of edits) {
+      writeFileSync(join(out, INDEX_FILE), own);
+      writeFileSync(originSig, keptSig);
+      await edit();
+      const bad = await serveOnce(name);
+      expect([bad.root.status, bad.root.json.error, bad.entity.status], name).toEqual([503, 'artefact_corrupt', 503]);
+      expect(bad.problems, name).toHaveLength(1);
+      expect(bad.problems[0], name).toContain(why);
+    }
   });
 
   it('refuses a host that truncates or substitutes a file, naming it (exit 1); the stamp pulled before is still served', async () => {

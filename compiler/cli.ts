@@ -90,7 +90,7 @@ export async function findReleases(dir: string): Promise<string[]> {
 }
 
 export const verifyCommand = defineCommand({
-  meta: { name: 'verify', description: 'Re-hash every compiled release (public and private parts) against its manifest and index.json; exit 1 naming each file that differs' },
+  meta: { name: 'verify', description: 'Re-hash every compiled release (public and private parts; the public part alone of a pulled copy) against its manifest and index.json; exit 1 naming each file that differs' },
   args: {
     dist: { type: 'string', description: 'Dist folder to check', valueHint: 'DIR', default: 'dist' },
     trust: { type: 'string', description: 'Also require signatures by one of these public keys (.pub files or ed25519:… keys, comma-separated), unexpired', valueHint: 'KEY[,KEY…]' },
@@ -123,11 +123,13 @@ export const verifyCommand = defineCommand({
     if (signatures) verdict.index.push(...signatures.index);
     for (const p of verdict.index) io.err(`[verify] ${p}\n`);
     let bad = 0;
-    for (const { stamp, published, problems } of verdict.stamps) {
+    for (const { stamp, published, publicOnly, problems } of verdict.stamps) {
       problems.push(...(signatures?.stamps.get(stamp) ?? []));
       for (const p of problems) io.err(`[verify] ${stamp}/${p}\n`);
       if (problems.length) bad++;
       else io.err(`[verify] ${stamp}: ok${signatures ? `, signed by ${signatures.signedBy.get(stamp)}` : ''}${published ? '' : ' (compiled, not listed in index.json)'}\n`);
+      // Said either way: a public-only copy (what pull makes) answers no request that needs the private part.
+      if (publicOnly) io.err(`[verify] ${stamp}: public part only: the private part (manifest.json, private/) is not held here, so it was not checked\n`);
     }
     if (verdict.index.length) throw new RegisterError('verify', `index.json is damaged or does not match the dist${bad ? `, and ${bad} release(s) differ from their manifest` : ''}`);
     if (bad) throw new RegisterError('verify', `${bad} release(s) differ from their manifest${signatures ? ' or are not signed as trusted' : ''}`);

@@ -109,14 +109,16 @@ async function readManifest<T>(dir: string, path: string, want: string | undefin
  * entry in index.json when it is published, whose manifest sha256s the manifests must match (a stamp compiled but
  * not yet published, as a killed compile may leave, is checked against its own manifests alone).
  */
-export async function verifyStamp(dir: string, listed?: IndexedRelease): Promise<string[]> {
+export async function verifyStamp(dir: string, listed?: IndexedRelease, publicOnly = false): Promise<string[]> {
   const problems: string[] = [];
-  const top = await readManifest<StampManifest>(dir, MANIFEST_FILE, listed?.sha256.manifest, problems);
-  if (!top) return problems;
-  if (top.format !== DIST_FORMAT) problems.push(`${MANIFEST_FILE}: format ${JSON.stringify(top.format)}, expected ${DIST_FORMAT}`);
-  if (top.stamp !== basename(dir)) problems.push(`${MANIFEST_FILE}: names stamp ${JSON.stringify(top.stamp)}, not its folder ${basename(dir)}`);
+  // A public-only copy has no stamp manifest (it covers the private part too): its public manifest is vouched for
+  // by the sha256 index.json records for it, and checked below like any other.
+  const top = publicOnly ? null : await readManifest<StampManifest>(dir, MANIFEST_FILE, listed?.sha256.manifest, problems);
+  if (!top && !publicOnly) return problems;
+  if (top && top.format !== DIST_FORMAT) problems.push(`${MANIFEST_FILE}: format ${JSON.stringify(top.format)}, expected ${DIST_FORMAT}`);
+  if (top && top.stamp !== basename(dir)) problems.push(`${MANIFEST_FILE}: names stamp ${JSON.stringify(top.stamp)}, not its folder ${basename(dir)}`);
   const digests: Record<string, string> = {};
-  for (const part of [PUBLIC_DIR, PRIVATE_DIR]) {
+  for (const part of publicOnly ? [PUBLIC_DIR] : [PUBLIC_DIR, PRIVATE_DIR]) {
     const manifest = await readManifest<PartManifest & { stamp?: string }>(dir, `${part}/${MANIFEST_FILE}`, listed?.sha256[part === PUBLIC_DIR ? 'public' : 'private'], problems);
     if (!manifest) continue;
     if (manifest.stamp !== basename(dir)) problems.push(`${part}/${MANIFEST_FILE}: names stamp ${JSON.stringify(manifest.stamp)}, not its folder ${basename(dir)}`);
@@ -131,7 +133,7 @@ export async function verifyStamp(dir: string, listed?: IndexedRelease): Promise
     if (actual.digest !== manifest.digest) problems.push(`${part}/${MANIFEST_FILE}: digest does not match its files`);
     digests[part] = actual.digest;
   }
-  if (digests.public && digests.private) {
+  if (top && digests.public && digests.private) {
     if (top.public_digest !== digests.public || top.private_digest !== digests.private || top.digest !== combineDigests(digests.public, digests.private)) {
       problems.push(`${MANIFEST_FILE}: tree digest does not match`);
     }
@@ -142,7 +144,20 @@ export async function verifyStamp(dir: string, listed?: IndexedRelease): Promise
 /** What `register verify` found for a whole dist: index.json's own problems, and each stamp's. */
 export interface DistVerdict {
   index: string[];
-  stamps: { stamp: string; published: boolean; problems: string[] }[];
+  /** `publicOnly`: the stamp holds its public part alone (a pulled copy), checked against index.json. */
+  stamps: { stamp: string; published: boolean; publicOnly: boolean; problems: string[] }[];
+}
+
+const absent = async (path: string): Promise<boolean> => (await stat(path).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : e))) === null;
+
+/**
+ * A copy of a published stamp holding its public part alone, as `register pull` and publish-public.sh leave it: the
+ * index lists it (and so vouches for its public manifest), and neither its stamp manifest nor any of its private
+ * folder is there. Any private file present, or a stamp manifest, means a full copy, checked in full: a damaged
+ * private part is never passed off as one that is not held.
+ */
+async function isPublicOnly(dir: string, listed: IndexedRelease | undefined): Promise<boolean> {
+  return listed !== undefined && (await absent(join(dir, MANIFEST_FILE))) && (await absent(join(dir, PRIVATE_DIR)));
 }
 
 /**
@@ -168,7 +183,9 @@ export async function verifyDist(dist: string, stamps: string[]): Promise<DistVe
   for (const stamp of entries.keys()) if (!stamps.includes(stamp)) index.push(`${INDEX_FILE}: lists ${stamp}, which is not in the dist`);
   const verdicts: DistVerdict['stamps'] = [];
   for (const stamp of stamps) {
-    verdicts.push({ stamp, published: entries.has(stamp), problems: await verifyStamp(join(dist, stamp), entries.get(stamp)) });
+    const listed = entries.get(stamp);
+    const publicOnly = await isPublicOnly(join(dist, stamp), listed);
+    verdicts.push({ stamp, published: listed !== undefined, publicOnly, problems: await verifyStamp(join(dist, stamp), listed, publicOnly) });
   }
   return { index, stamps: verdicts };
 }

@@ -320,6 +320,14 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   const refusals: string[] = [];
   let broken: Error | null = null;
   let next = 0;
+  // Each fetched file is fsynced as soon as it is whole, one at a time, while the others are still arriving: the
+  // flush to disk then overlaps the transfer instead of following it (one lane, so at most one of libuv's four
+  // threads waits on the disk, and the writes of the other transfers are not held up behind several flushes).
+  let flushed: Promise<void> = Promise.resolve();
+  let flushError: Error | null = null;
+  const flushSoon = (file: string): void => {
+    flushed = flushed.then(() => syncDir(file)).catch((e: Error) => void (flushError ??= e));
+  };
   const worker = async (): Promise<void> => {
     while (next < files.length && refusals.length === 0 && broken === null) {
       const { path, want } = files[next++];
@@ -328,6 +336,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
       try {
         const how = await placeFile(origin, `${stamp}/${PUBLIC_DIR}/${path}`, dest, want, local, ctx.attempts, (n) => (bytesDone += n));
         if (how.kind === 'fetched') {
+          flushSoon(dest);
           done.fetched++;
           done.fetchedBytes += how.bytes;
           if (how.resumed) done.resumed++;
@@ -344,6 +353,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   try {
     await Promise.all(Array.from({ length: Math.min(ctx.parallel, files.length) }, worker));
   } finally {
+    await flushed;
     ctx.progress.end();
   }
   if (refusals.length) {
@@ -358,7 +368,9 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
     const path = relative(stagedPublic, join(e.parentPath, e.name)).split(sep).join('/');
     if (e.isFile() && !listed.has(path)) await rm(join(stagedPublic, path), { force: true });
   }
-  // On disk before the stamp is renamed into place: files and folders, several at once (fetching did not wait for it).
+  if (flushError) throw refuse(`cannot write it to disk: ${(flushError as Error).message}`, staging);
+  // On disk before the stamp is renamed into place: files and folders, several at once (most files are already
+  // flushed above, and fsync of a clean file returns at once; this also covers linked files and the folders).
   await syncTree(stagedPublic, ctx.parallel);
   if (manifestSig) await writeAtomically(stagedPublic, `${MANIFEST_FILE}.sig`, manifestSig);
   await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);

@@ -104,6 +104,31 @@ describe('register pull', () => {
       await local.close();
       await mirror.close();
     }
+
+    // `register verify` checks what a pulled copy holds (the sealed, signed index; each public manifest against it;
+    // every public file) and says the private part is not held, which is no failure for a public-only copy.
+    const verify = () => runToExit(process.execPath, [BIN, 'verify', '--dist', out, '--trust', keyPub]);
+    const ok = await verify();
+    expect(ok.status, ok.stderr).toBe(0);
+    for (const s of STAMPS) {
+      expect(ok.stderr).toContain(`[verify] ${s}: ok, signed by `);
+      expect(ok.stderr).toContain(`[verify] ${s}: public part only: the private part (manifest.json, private/) is not held here`);
+    }
+    // One byte changed in a pulled file: exit 1, naming it.
+    const victim = join(out, S2, 'public', 'release.json');
+    const bytes = readFileSync(victim);
+    bytes[bytes.length >> 1] ^= 1;
+    writeFileSync(victim, bytes);
+    const damaged = await verify();
+    expect(damaged.status).toBe(1);
+    expect(damaged.stderr).toMatch(new RegExp(`\\[verify\\] ${S2}/public/release\\.json: sha256 [0-9a-f]{64} does not match the manifest`));
+    // A private part that is there is checked, never taken for one not held: a stray private file without the stamp
+    // manifest is a failure.
+    mkdirSync(join(out, S1, 'private'));
+    writeFileSync(join(out, S1, 'private', 'notices.json'), '{}');
+    const partial = await verify();
+    expect(partial.status).toBe(1);
+    expect(partial.stderr).toContain(`[verify] ${S1}/manifest.json: missing or unreadable`);
   });
 
   it('resumes a pull killed mid-file with a Range request, and completes with the same tree', async () => {

@@ -48,10 +48,10 @@ export function originOf(url: string, sockets: number, timeoutMs: number): Origi
 }
 
 /** The URL of `path` (relative to the origin's root), each segment percent-encoded. */
-export const urlOf = (origin: Origin, path: string): URL => new URL(path.split('/').map(encodeURIComponent).join('/'), origin.base);
+const urlOf = (origin: Origin, path: string): URL => new URL(path.split('/').map(encodeURIComponent).join('/'), origin.base);
 
 /** A GET of `path` (optionally from byte `from`); resolves with the response once its headers are in. */
-export function get(origin: Origin, path: string, from = 0): Promise<IncomingMessage> {
+function get(origin: Origin, path: string, from = 0): Promise<IncomingMessage> {
   const url = urlOf(origin, path);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const headers: Record<string, string> = { ...origin.headers, 'accept-encoding': 'identity' };

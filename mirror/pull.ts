@@ -45,7 +45,7 @@ export interface PullOptions {
 }
 
 /** What one stamp took. */
-export interface StampPulled {
+interface StampPulled {
   stamp: string;
   files: number;
   /** Files fetched from the host, and the bytes received for them. */

@@ -2,7 +2,7 @@
 // missing value or a stray argument is a usage error, exit 2), and the one error type for everything else (exit 1).
 // citty supplies the declarations and the help; each command line is parsed once, here, strictly.
 import { renderUsage, type ArgDef, type ArgsDef, type CommandContext, type CommandDef, type ParsedArgs } from 'citty';
-import { parseArgs, stripVTControlCharacters } from 'node:util';
+import { parseArgs, stripVTControlCharacters, type ParseArgsConfig } from 'node:util';
 import { RegisterError } from '../common/errors.ts';
 import { endProgressLines } from '../common/progress.ts';
 
@@ -95,13 +95,15 @@ async function usageOf(cmd: CommandDef<ArgsDef>, parent: CommandDef<ArgsDef> | u
  * required options and enum values. Returns the values run() reads as `ctx.args`.
  */
 function parseStrictly(args: ArgsDef, rest: string[], path: string[]): Record<string, unknown> {
-  const options: Record<string, { type: 'string' | 'boolean'; default?: string | boolean }> = {};
+  // Every value is collected so an option given twice is refused rather than silently reduced to its last value
+  // (`--trust A --trust B` would drop A; a list is given once, comma-separated).
+  const options: NonNullable<ParseArgsConfig['options']> = {};
   const positionals: [string, ArgDef][] = [];
   for (const [name, def] of Object.entries(args)) {
     if (def.type === 'positional') positionals.push([name, def]);
     else {
-      options[name] = { type: def.type === 'boolean' ? 'boolean' : 'string' };
-      if (def.default !== undefined) options[name].default = def.default;
+      const fallback = def.default === undefined ? {} : { default: [def.default] as string[] | boolean[] };
+      options[name] = { type: def.type === 'boolean' ? 'boolean' : 'string', multiple: true, ...fallback };
     }
   }
   let parsed: ReturnType<typeof parseArgs>;
@@ -119,11 +121,13 @@ function parseStrictly(args: ArgsDef, rest: string[], path: string[]): Record<st
   if (given.length < required) {
     throw usage(path, `expected ${required} argument(s) (${positionals.map(([n]) => n.toUpperCase()).join(' ')}), got ${given.length}`);
   }
-  const values: Record<string, unknown> = { _: given, ...parsed.values };
+  const values: Record<string, unknown> = { _: given };
   positionals.forEach(([name, def], i) => (values[name] = given[i] ?? def.default));
   for (const [name, def] of Object.entries(args)) {
     if (def.type === 'positional') continue;
-    const value = values[name];
+    const all = parsed.values[name] as (string | boolean)[] | undefined;
+    if (all && all.length > 1) throw usage(path, `--${name} is given ${all.length} times; give it once`);
+    const value = (values[name] = all?.[0]);
     if (def.required && value === undefined) throw usage(path, `--${name}${def.valueHint ? ` ${def.valueHint}` : ''} is required`);
     if (def.type === 'enum' && value !== undefined && !(def.options ?? []).includes(value as string)) {
       throw usage(path, `bad --${name} ${JSON.stringify(value)} (one of ${(def.options ?? []).join(', ')})`);

@@ -73,8 +73,9 @@ export async function runCommandLine(root: CommandDef<ArgsDef>, argv: string[], 
     return { ran: false };
   }
   const args = parseStrictly((await resolve(cmd.args)) ?? {}, rest, path);
-  // citty's runCommand would parse `rest` again, leniently; run() gets the one strict parse instead. No command
-  // declares citty's setup, cleanup or plugins, so run() is the whole of what runCommand would do.
+  // citty's runCommand would parse `rest` again, leniently; run() gets the one strict parse instead. Without
+  // citty's setup, cleanup and plugins, run() is the whole of what runCommand would do, so none may be declared.
+  if (cmd.setup || cmd.cleanup || cmd.plugins) throw new Error(`${path.join(' ')}: declare run() only (setup, cleanup and plugins are not run)`);
   const data: RunData = { io };
   return { ran: true, result: await cmd.run?.({ rawArgs: rest, args: args as ParsedArgs<ArgsDef>, data, cmd }) };
 }

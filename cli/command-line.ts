@@ -1,7 +1,8 @@
 // Runs a citty command tree the way `register` promises: help on stdout, strict options (an unknown option, a
 // missing value or a stray argument is a usage error, exit 2), and the one error type for everything else (exit 1).
-import { renderUsage, runCommand, type ArgDef, type ArgsDef, type CommandContext, type CommandDef } from 'citty';
-import { parseArgs, stripVTControlCharacters } from 'node:util';
+// citty supplies the declarations and the help; each command line is parsed once, here, strictly.
+import { renderUsage, type ArgDef, type ArgsDef, type CommandContext, type CommandDef, type ParsedArgs } from 'citty';
+import { parseArgs, stripVTControlCharacters, type ParseArgsConfig } from 'node:util';
 import { RegisterError } from '../common/errors.ts';
 import { endProgressLines } from '../common/progress.ts';
 
@@ -71,16 +72,12 @@ export async function runCommandLine(root: CommandDef<ArgsDef>, argv: string[], 
     io.out(await usageOf(cmd, parent, path));
     return { ran: false };
   }
-  checkStrictly((await resolve(cmd.args)) ?? {}, rest, path);
+  const args = parseStrictly((await resolve(cmd.args)) ?? {}, rest, path);
+  // citty's runCommand would parse `rest` again, leniently; run() gets the one strict parse instead. Without
+  // citty's setup, cleanup and plugins, run() is the whole of what runCommand would do, so none may be declared.
+  if (cmd.setup || cmd.cleanup || cmd.plugins) throw new Error(`${path.join(' ')}: declare run() only (setup, cleanup and plugins are not run)`);
   const data: RunData = { io };
-  try {
-    const { result } = await runCommand(cmd, { rawArgs: rest, data });
-    return { ran: true, result };
-  } catch (e) {
-    // citty's own refusals (a missing required argument) are usage errors too; checkStrictly catches most first.
-    if (e instanceof Error && e.name === 'CLIError') throw usage(path, stripVTControlCharacters(e.message));
-    throw e;
-  }
+  return { ran: true, result: await cmd.run?.({ rawArgs: rest, args: args as ParsedArgs<ArgsDef>, data, cmd }) };
 }
 
 /** The help of one command, from its citty declaration; plain text unless stdout is a colour terminal. */
@@ -94,15 +91,21 @@ async function usageOf(cmd: CommandDef<ArgsDef>, parent: CommandDef<ArgsDef> | u
 }
 
 /**
- * citty parses leniently (an unknown option becomes one more value); node:util's strict parser checks the same
- * declaration first, so every command refuses what it does not declare, the same way.
+ * The one parse of a command's options: Node's strict parser over the command's citty declaration (citty's own
+ * parser turns an unknown option into one more value), then what citty adds on top: named positionals, defaults,
+ * required options and enum values. Returns the values run() reads as `ctx.args`.
  */
-function checkStrictly(args: ArgsDef, rest: string[], path: string[]): void {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {};
+function parseStrictly(args: ArgsDef, rest: string[], path: string[]): Record<string, unknown> {
+  // Every value is collected so an option given twice is refused rather than silently reduced to its last value
+  // (`--trust A --trust B` would drop A; a list is given once, comma-separated).
+  const options: NonNullable<ParseArgsConfig['options']> = {};
   const positionals: [string, ArgDef][] = [];
   for (const [name, def] of Object.entries(args)) {
     if (def.type === 'positional') positionals.push([name, def]);
-    else options[name] = { type: def.type === 'boolean' ? 'boolean' : 'string' };
+    else {
+      const fallback = def.default === undefined ? {} : { default: [def.default] as string[] | boolean[] };
+      options[name] = { type: def.type === 'boolean' ? 'boolean' : 'string', multiple: true, ...fallback };
+    }
   }
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -111,21 +114,27 @@ function checkStrictly(args: ArgsDef, rest: string[], path: string[]): void {
     // node's wording, without its advice on `--` (no command here takes a value that starts with a dash).
     throw usage(path, (e as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
   }
+  const given = parsed.positionals;
   const required = positionals.filter(([, d]) => d.required !== false && d.default === undefined).length;
-  if (parsed.positionals.length > positionals.length) {
-    throw usage(path, positionals.length === 0 ? `unexpected argument '${parsed.positionals[0]}'` : `expected ${positionals.length} argument(s), got ${parsed.positionals.length}`);
+  if (given.length > positionals.length) {
+    throw usage(path, positionals.length === 0 ? `unexpected argument '${given[0]}'` : `expected ${positionals.length} argument(s), got ${given.length}`);
   }
-  if (parsed.positionals.length < required) {
-    throw usage(path, `expected ${required} argument(s) (${positionals.map(([n]) => n.toUpperCase()).join(' ')}), got ${parsed.positionals.length}`);
+  if (given.length < required) {
+    throw usage(path, `expected ${required} argument(s) (${positionals.map(([n]) => n.toUpperCase()).join(' ')}), got ${given.length}`);
   }
+  const values: Record<string, unknown> = { _: given };
+  positionals.forEach(([name, def], i) => (values[name] = given[i] ?? def.default));
   for (const [name, def] of Object.entries(args)) {
     if (def.type === 'positional') continue;
-    const value = parsed.values[name];
+    const all = parsed.values[name] as (string | boolean)[] | undefined;
+    if (all && all.length > 1) throw usage(path, `--${name} is given ${all.length} times; give it once`);
+    const value = (values[name] = all?.[0]);
     if (def.required && value === undefined) throw usage(path, `--${name}${def.valueHint ? ` ${def.valueHint}` : ''} is required`);
     if (def.type === 'enum' && value !== undefined && !(def.options ?? []).includes(value as string)) {
       throw usage(path, `bad --${name} ${JSON.stringify(value)} (one of ${(def.options ?? []).join(', ')})`);
     }
   }
+  return values;
 }
 
 function usage(path: string[], message: string): UsageError {

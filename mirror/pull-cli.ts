@@ -7,16 +7,6 @@ import { readTrust, splitTrust } from '../common/signing-files.ts';
 import { RegisterError } from '../common/errors.ts';
 import { pull } from './pull.ts';
 
-/** Every value of an option given more than once (citty keeps only the last): `--trust A --trust B` or `--trust=A`. */
-function allValues(raw: string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    if (raw[i] === `--${name}` && i + 1 < raw.length) out.push(raw[++i]);
-    else if (raw[i].startsWith(`--${name}=`)) out.push(raw[i].slice(name.length + 3));
-  }
-  return out;
-}
-
 export const pullCommand = defineCommand({
   meta: {
     name: 'pull',
@@ -42,8 +32,8 @@ export const pullCommand = defineCommand({
     if (!/^https?:\/\//i.test(origin)) throw badValue('pull', `ORIGIN must be an http:// or https:// URL, got ${JSON.stringify(origin)}`);
     if (stamp !== undefined && !STAMP.test(stamp)) throw badValue('pull', `--stamp must be a stamp like 20261005T180536Z, got ${JSON.stringify(stamp)}`);
     const jobs = wholeNumber('pull', 'parallel', parallel, 1, 64);
-    // Comma-separated as for verify and serve; given twice, both count (a key is never silently dropped).
-    const values = allValues(ctx.rawArgs, 'trust').flatMap(splitTrust);
+    // Comma-separated as for verify and serve (the parser refuses it given twice rather than drop a key).
+    const values = splitTrust(ctx.args.trust);
     const trusted = values.length ? await readTrust(values).catch((e: Error) => {
       throw new RegisterError('pull', e.message);
     }) : undefined;

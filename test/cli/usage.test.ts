@@ -98,6 +98,20 @@ describe('register usage', () => {
     }
   });
 
+  it('refuses an option given twice instead of keeping its last value, so no --trust key is silently dropped', async () => {
+    const cases: [string[], RegExp][] = [
+      [['verify', '--trust', 'a.pub', '--trust', 'b.pub'], /^\[verify\] --trust is given 2 times; give it once$/],
+      [['pull', 'http://127.0.0.1:9/', '--out', 'x', '--trust=a.pub', '--trust', 'b.pub'], /^\[pull\] --trust is given 2 times; give it once$/],
+      [['serve', '--trust', 'a.pub', '--port', '0', '--trust', 'b.pub'], /^\[serve\] --trust is given 2 times; give it once$/],
+      [['compile', '--strict', '--strict'], /^\[compile\] --strict is given 2 times; give it once$/],
+    ];
+    for (const [args, message] of cases) {
+      const e = await runCommandLine(registerCommand, args, ['register'], { out: () => {}, err: () => {} }).catch((x: unknown) => x);
+      expect(e, args.join(' ')).toBeInstanceOf(UsageError);
+      expect((e as Error).message, args.join(' ')).toMatch(message);
+    }
+  });
+
   it('exits 2 for a usage mistake, pointing at the command\'s help, without a stack trace', async () => {
     const cases: [string[], RegExp][] = [
       [['complie'], /^\[register\] unknown command 'complie'.*\nRun 'register --help' for its options\.\n$/],

@@ -74,11 +74,10 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   let requests = 0;
   let closed = false;
   const log = opts.log ?? stderrProblemLog;
-  // The origin's health, for the outage lines. Requests are numbered as they start, and only one started after the
+  // The origin's health, for the outage lines. Requests are numbered as they start (by `requests`), and only one started after the
   // last failure counts towards the end of an outage (answers to requests in flight when it began do not). It ends
   // when a file that failed during it is answered, or after RECOVERED answers in a row: an origin failing only some
   // files (its shards, say) while answering others is one outage, not a line for every answer between two failures.
-  let started = 0;
   let lastFailure = 0;
   let down: string | null = null;
   const failedPaths = new Set<string>();
@@ -129,8 +128,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
 
   async function send(url: URL, init: { method?: string; range?: string }): Promise<Response> {
     if (closed) throw new Error(`[${tag}] ${init.method ?? 'GET'} ${where(url, init.range)}: source closed`);
-    requests++;
-    const n = ++started;
+    const n = ++requests;
     const h: Record<string, string> = { ...headers };
     // fetch itself adds `Accept-Encoding: identity` to a Range request (Fetch standard), so the bytes come as stored.
     if (init.range) h.range = `bytes=${init.range}`;

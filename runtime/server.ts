@@ -154,12 +154,14 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
     await rawStore.close();
     throw e;
   }
-  const source = isUrl(dist) ? createHttpSource({ baseUrl: dist, log: opts.problems ?? problemLogOf(logger, opts.log) }) : createFsSource({ root: dist });
+  // One problem log for the origin's outage lines and the catalog's (buildApp would make the same one again).
+  const problems = opts.problems ?? problemLogOf(logger, opts.log);
+  const source = isUrl(dist) ? createHttpSource({ baseUrl: dist, log: problems }) : createFsSource({ root: dist });
   let catalog: ReleaseCatalog | null = null;
   const metrics = createMetrics(() => catalog, () => keyStore);
   // The store writes one line when it stops answering and one when it answers again (to `log`), not one per request.
   const store = instrumentStore(rawStore, metrics);
-  const built = buildApp({ ...opts, source, store, keyStore });
+  const built = buildApp({ ...opts, problems, source, store, keyStore });
   catalog = built.catalog;
   const withPeople = opts.pages === null ? built.app : withPages(built.app, { dir: opts.pages });
   const app = withOperations(withPeople, { catalog, store, source, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });

@@ -14,7 +14,8 @@ import { Progress } from '../common/progress.ts';
 import { parseSignature, SIG_SUFFIX, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
 import { INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
 import { checkSourcePath } from '../runtime/source/source-path.ts';
-import { fetchFile, FetchRefusal, getWhole, originOf, sha256OfFile, type Origin } from './fetch-file.ts';
+import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
+import { sha256File } from '../compiler/read/release-input.ts';
 
 /** Options of pull(). */
 export interface PullOptions {
@@ -405,7 +406,7 @@ async function placeFile(
 ): Promise<Placed> {
   const st = await stat(dest).catch(() => null);
   if (st) {
-    if (st.size === want.bytes && (await sha256OfFile(dest)) === want.sha256) return { kind: 'present' };
+    if (st.size === want.bytes && (await sha256File(dest)) === want.sha256) return { kind: 'present' };
     await rm(dest, { force: true });
   }
   const source = local.get(`${want.sha256} ${want.bytes}`);
@@ -413,7 +414,7 @@ async function placeFile(
     await mkdir(join(dest, '..'), { recursive: true });
     // A hard link costs no space; across file systems (or where links are refused) a copy does the same.
     await link(source, dest).catch(() => copyFile(source, dest));
-    if ((await sha256OfFile(dest)) === want.sha256) return { kind: 'linked' };
+    if ((await sha256File(dest)) === want.sha256) return { kind: 'linked' };
     await rm(dest, { force: true });
   }
   let refetchedWhole = false;

@@ -15,8 +15,8 @@ import { parseArgs } from 'node:util';
 import { $ } from 'zx';
 import { INDEX_FILE, PUBLIC_DIR } from '../common/dist-layout.ts';
 import { openIndex } from '../common/index-file.ts';
-import { verifyBytes, SIGNS_INDEX, SIGNS_MANIFEST } from '../common/signing.ts';
-import { readSigningKey, readTrust, signDistIndex, signStampManifest, writeNewSigningKey, INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
+import { INDEX_SIG_FILE, manifestSigPath, verifyBytes, SIGNS_INDEX, SIGNS_MANIFEST } from '../common/signing.ts';
+import { readSigningKey, readTrust, signDistIndex, signStampManifest, writeNewSigningKey } from '../common/signing-files.ts';
 import { sha256File } from '../compiler/read/release-input.ts';
 import { freePort, startChild, stopChild } from './lib/processes.ts';
 

@@ -5,14 +5,9 @@ import { join } from 'node:path';
 import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex } from './dist-layout.ts';
 import { openIndex } from './index-file.ts';
 import {
-  generateSigningKey, isPublicKeyText, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, SIG_SUFFIX, signBytes,
+  generateSigningKey, INDEX_SIG_FILE, isPublicKeyText, manifestSigPath, MANIFEST_SIG_FILE, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, signBytes,
   SIGNS_INDEX, SIGNS_MANIFEST, trustedKeys, verifyBytes, type SigningKey, type TrustedKey, type TrustedKeys, type VerifyResult,
 } from './signing.ts';
-
-/** Path of a stamp's public manifest signature, relative to the dist. */
-export const manifestSigPath = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}`;
-/** Name of the index signature, beside index.json. */
-export const INDEX_SIG_FILE = `${INDEX_FILE}${SIG_SUFFIX}`;
 
 /**
  * Writes a new key pair: the private key to `out` (created with mode 0600, refusing to overwrite a file), the public
@@ -147,7 +142,7 @@ export async function verifyDistSignatures(dist: string, stamps: readonly string
   const verdict: SignatureVerdict = { index: [], stamps: new Map(), signedBy: new Map() };
   for (const stamp of stamps) {
     const r = await verifyStampSignature(dist, stamp, trusted, now);
-    verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}: ${r.reason}: ${r.detail}`]);
+    verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_SIG_FILE}: ${r.reason}: ${r.detail}`]);
     if (r.ok) verdict.signedBy.set(stamp, r.keyId);
   }
   let text: string;

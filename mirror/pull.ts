@@ -11,8 +11,7 @@ import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { openIndex, sealIndex } from '../common/index-file.ts';
 import { Progress } from '../common/progress.ts';
-import { parseSignature, SIG_SUFFIX, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
-import { INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
+import { INDEX_SIG_FILE, manifestSigPath, MANIFEST_SIG_FILE, ORIGIN_INDEX_SIG_FILE, parseSignature, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
 import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
 import { sha256File } from '../compiler/read/release-input.ts';
@@ -72,7 +71,6 @@ const MAX_INDEX_BYTES = 16 * 1024 * 1024;
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 const MAX_SIG_BYTES = 64 * 1024;
 const STAGING = '.pull';
-const ORIGIN_INDEX_SIG_FILE = `${ORIGIN_INDEX_FILE}${SIG_SUFFIX}`;
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const refuse = (message: string, file?: string): RegisterError => new RegisterError('pull', message, file);
@@ -263,12 +261,12 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   if (inPlace && sha256Hex(inPlace) === release.sha256.public) {
     // Pulled earlier, perhaps without --trust: its signature must be here and good for `serve --trust` to take it.
     if (ctx.trusted) {
-      const sigPath = join(final, PUBLIC_DIR, `${MANIFEST_FILE}.sig`);
+      const sigPath = join(final, PUBLIC_DIR, MANIFEST_SIG_FILE);
       const mine = await readFile(sigPath, 'utf8').catch(() => null);
       const v = await verifyBytes(mine, inPlace, { signs: SIGNS_MANIFEST, stamp, trusted: ctx.trusted, now: ctx.now() });
       if (!v.ok) {
         const sig = await fetchManifestSignature(origin, stamp, inPlace, ctx);
-        await writeAtomically(join(final, PUBLIC_DIR), `${MANIFEST_FILE}.sig`, sig);
+        await writeAtomically(join(final, PUBLIC_DIR), MANIFEST_SIG_FILE, sig);
       }
     }
     ctx.log(`[pull] ${stamp}: already here`);
@@ -373,7 +371,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   // On disk before the stamp is renamed into place: files and folders, several at once (most files are already
   // flushed above, and fsync of a clean file returns at once; this also covers linked files and the folders).
   await syncTree(stagedPublic, ctx.parallel);
-  if (manifestSig) await writeAtomically(stagedPublic, `${MANIFEST_FILE}.sig`, manifestSig);
+  if (manifestSig) await writeAtomically(stagedPublic, MANIFEST_SIG_FILE, manifestSig);
   await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);
   // Every file is in place and checked: the stamp appears in one rename.
   await rename(staging, final);

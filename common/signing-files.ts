@@ -1,6 +1,7 @@
 // The Node side of common/signing.ts: key files, `--trust` values, and the signature files of a dist on disk.
 // Formats and names are documented at the top of common/signing.ts; docs/integrity.md says why.
-import { chmod, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, open, readFile, writeFile } from 'node:fs/promises';
+import { writeAtomically } from './durable-file.ts';
 import { join } from 'node:path';
 import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex } from './dist-layout.ts';
 import { openIndex } from './index-file.ts';
@@ -74,13 +75,6 @@ async function readOptional(path: string): Promise<string | null> {
   }
 }
 
-/** Writes through a temporary file and a rename, so a reader sees the old or the new file, never half of one. */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
-}
-
 export interface DistSignOptions {
   /** ISO instant; default the stamp's instant (for the index: its newest stamp's). */
   signedAt?: string;
@@ -91,7 +85,7 @@ export interface DistSignOptions {
 export async function signStampManifest(dist: string, stamp: string, key: SigningKey, opts: DistSignOptions = {}): Promise<string> {
   const bytes = await readFile(join(dist, stamp, PUBLIC_DIR, MANIFEST_FILE));
   const sig = await signBytes(bytes, key, { signs: SIGNS_MANIFEST, stamp, ...opts });
-  await writeAtomic(join(dist, manifestSigPath(stamp)), sig);
+  await writeAtomically(join(dist, stamp, PUBLIC_DIR), MANIFEST_SIG_FILE, sig);
   return sig;
 }
 
@@ -101,7 +95,7 @@ export async function signDistIndex(dist: string, key: SigningKey, opts: DistSig
   const index = openIndex(text);
   if (!index.next) throw new Error(`${join(dist, INDEX_FILE)} lists no stamp: nothing to sign`);
   const sig = await signBytes(text, key, { signs: SIGNS_INDEX, stamp: index.next, ...opts });
-  await writeAtomic(join(dist, INDEX_SIG_FILE), sig);
+  await writeAtomically(dist, INDEX_SIG_FILE, sig);
   return sig;
 }
 

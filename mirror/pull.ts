@@ -4,7 +4,7 @@
 // it is used. A stamp is fetched into DIR/.pull/<stamp>/ and renamed into place only when every file of it is
 // there and checked; index.json is written last and atomically, naming only stamps that are in place.
 import { createHash } from 'node:crypto';
-import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { INDEX_FILE, MANIFEST_FILE, ORIGIN_INDEX_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease } from '../common/dist-layout.ts';
 import { RegisterError } from '../common/errors.ts';
@@ -15,6 +15,7 @@ import { INDEX_SIG_FILE, manifestSigPath, MANIFEST_SIG_FILE, ORIGIN_INDEX_SIG_FI
 import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
 import { sha256File } from '../compiler/read/release-input.ts';
+import { fsyncPath, writeAtomically } from '../common/durable-file.ts';
 
 /** Options of pull(). */
 export interface PullOptions {
@@ -203,20 +204,6 @@ function localIndex(index: DistIndex, held: IndexedRelease[]): DistIndex {
   };
 }
 
-/** Writes `name` in `dir` so that a reader sees the old bytes or the new, never a part: temp, fsync, rename, fsync. */
-async function writeAtomically(dir: string, name: string, bytes: Uint8Array): Promise<void> {
-  const temp = join(dir, `.${name}.${process.pid}.tmp`);
-  const fh = await open(temp, 'w');
-  try {
-    await fh.writeFile(bytes);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(temp, join(dir, name));
-  await syncDir(dir);
-}
-
 /** fsyncs every file and folder under `dir`, `parallel` at a time, folders last. */
 async function syncTree(dir: string, parallel: number): Promise<void> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
@@ -225,18 +212,8 @@ async function syncTree(dir: string, parallel: number): Promise<void> {
   for (const list of [files, dirs]) {
     let next = 0;
     await Promise.all(Array.from({ length: Math.min(parallel, list.length) }, async () => {
-      while (next < list.length) await syncDir(list[next++]);
+      while (next < list.length) await fsyncPath(list[next++]);
     }));
-  }
-}
-
-/** fsync of a file or folder. */
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }
 
@@ -325,7 +302,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   let flushed: Promise<void> = Promise.resolve();
   let flushError: Error | null = null;
   const flushSoon = (file: string): void => {
-    flushed = flushed.then(() => syncDir(file)).catch((e: Error) => void (flushError ??= e));
+    flushed = flushed.then(() => fsyncPath(file)).catch((e: Error) => void (flushError ??= e));
   };
   const worker = async (): Promise<void> => {
     while (next < files.length && refusals.length === 0 && broken === null) {
@@ -375,7 +352,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);
   // Every file is in place and checked: the stamp appears in one rename.
   await rename(staging, final);
-  await syncDir(out);
+  await fsyncPath(out);
   await rmdir(join(out, STAGING)).catch(() => {}); // only when no other stamp's partial copy waits in it
   ctx.log(
     `[pull] ${stamp}: ${done.files} files: ${done.fetched} fetched (${(done.fetchedBytes / 1e6).toFixed(1)} MB${done.resumed ? `, ${done.resumed} resumed` : ''}), ` +

@@ -15,9 +15,9 @@ import { parseArgs } from 'node:util';
 import { $ } from 'zx';
 import { INDEX_FILE, PUBLIC_DIR } from '../common/dist-layout.ts';
 import { openIndex } from '../common/index-file.ts';
-import { verifyBytes, SIGNS_INDEX, SIGNS_MANIFEST } from '../common/signing.ts';
-import { readSigningKey, readTrust, signDistIndex, signStampManifest, writeNewSigningKey, INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
-import { sha256OfFile } from '../mirror/fetch-file.ts';
+import { INDEX_SIG_FILE, manifestSigPath, verifyBytes, SIGNS_INDEX, SIGNS_MANIFEST } from '../common/signing.ts';
+import { readSigningKey, readTrust, signDistIndex, signStampManifest, writeNewSigningKey } from '../common/signing-files.ts';
+import { sha256File } from '../compiler/read/release-input.ts';
 import { freePort, startChild, stopChild } from './lib/processes.ts';
 
 const { values } = parseArgs({
@@ -137,7 +137,7 @@ const ok2 = await verifyBytes(await readFile(join(published, manifestSigPath(sta
 const tSig = performance.now() - t0;
 const ofStamp = files.filter((f) => f.path.startsWith(`${stamp}/`) && f.sha256);
 let bad = 0;
-for (const f of ofStamp) if ((await sha256OfFile(join(published, f.path))) !== f.sha256) bad++;
+for (const f of ofStamp) if ((await sha256File(join(published, f.path))) !== f.sha256) bad++;
 const tAll = performance.now() - t0;
 if (!ok1.ok || !ok2.ok || bad) throw new Error(`verification failed: ${JSON.stringify([ok1, ok2, bad])}`);
 const stampBytes = ofStamp.reduce((s, f) => s + f.bytes, 0);

@@ -1,18 +1,14 @@
 // The Node side of common/signing.ts: key files, `--trust` values, and the signature files of a dist on disk.
 // Formats and names are documented at the top of common/signing.ts; docs/integrity.md says why.
-import { chmod, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, open, readFile, writeFile } from 'node:fs/promises';
+import { writeAtomically } from './durable-file.ts';
 import { join } from 'node:path';
 import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex } from './dist-layout.ts';
 import { openIndex } from './index-file.ts';
 import {
-  generateSigningKey, isPublicKeyText, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, SIG_SUFFIX, signBytes,
+  generateSigningKey, INDEX_SIG_FILE, isPublicKeyText, manifestSigPath, MANIFEST_SIG_FILE, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, signBytes,
   SIGNS_INDEX, SIGNS_MANIFEST, trustedKeys, verifyBytes, type SigningKey, type TrustedKey, type TrustedKeys, type VerifyResult,
 } from './signing.ts';
-
-/** Path of a stamp's public manifest signature, relative to the dist. */
-export const manifestSigPath = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}`;
-/** Name of the index signature, beside index.json. */
-export const INDEX_SIG_FILE = `${INDEX_FILE}${SIG_SUFFIX}`;
 
 /**
  * Writes a new key pair: the private key to `out` (created with mode 0600, refusing to overwrite a file), the public
@@ -79,13 +75,6 @@ async function readOptional(path: string): Promise<string | null> {
   }
 }
 
-/** Writes through a temporary file and a rename, so a reader sees the old or the new file, never half of one. */
-async function writeAtomic(path: string, text: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
-}
-
 export interface DistSignOptions {
   /** ISO instant; default the stamp's instant (for the index: its newest stamp's). */
   signedAt?: string;
@@ -96,7 +85,7 @@ export interface DistSignOptions {
 export async function signStampManifest(dist: string, stamp: string, key: SigningKey, opts: DistSignOptions = {}): Promise<string> {
   const bytes = await readFile(join(dist, stamp, PUBLIC_DIR, MANIFEST_FILE));
   const sig = await signBytes(bytes, key, { signs: SIGNS_MANIFEST, stamp, ...opts });
-  await writeAtomic(join(dist, manifestSigPath(stamp)), sig);
+  await writeAtomically(join(dist, stamp, PUBLIC_DIR), MANIFEST_SIG_FILE, sig);
   return sig;
 }
 
@@ -106,7 +95,7 @@ export async function signDistIndex(dist: string, key: SigningKey, opts: DistSig
   const index = openIndex(text);
   if (!index.next) throw new Error(`${join(dist, INDEX_FILE)} lists no stamp: nothing to sign`);
   const sig = await signBytes(text, key, { signs: SIGNS_INDEX, stamp: index.next, ...opts });
-  await writeAtomic(join(dist, INDEX_SIG_FILE), sig);
+  await writeAtomically(dist, INDEX_SIG_FILE, sig);
   return sig;
 }
 
@@ -147,7 +136,7 @@ export async function verifyDistSignatures(dist: string, stamps: readonly string
   const verdict: SignatureVerdict = { index: [], stamps: new Map(), signedBy: new Map() };
   for (const stamp of stamps) {
     const r = await verifyStampSignature(dist, stamp, trusted, now);
-    verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}: ${r.reason}: ${r.detail}`]);
+    verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_SIG_FILE}: ${r.reason}: ${r.detail}`]);
     if (r.ok) verdict.signedBy.set(stamp, r.keyId);
   }
   let text: string;

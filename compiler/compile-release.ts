@@ -1,6 +1,7 @@
 // Compiles one verified release into dist/<stamp>/: the declared stages run over one context, into a temp dir that
 // is fsynced and renamed into place only when everything succeeded.
-import { mkdir, rm, rename, writeFile, open, readFile, readdir, stat } from 'node:fs/promises';
+import { mkdir, rm, rename, writeFile, readFile, readdir, stat } from 'node:fs/promises';
+import { fsyncPath } from '../common/durable-file.ts';
 import { join } from 'node:path';
 import type { BucketFamily } from '../common/bucket-format.ts';
 import { DIST_FORMAT, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type ChangesDoc, type ReleaseDoc } from '../common/dist-layout.ts';
@@ -209,15 +210,3 @@ async function fsyncTree(dir: string): Promise<void> {
   await fsyncPath(dir);
 }
 
-/**
- * fsync of one file or directory (a directory's, so a rename or new entry in it is durable), its handle closed even
- * when the sync fails.
- */
-export async function fsyncPath(path: string): Promise<void> {
-  const h = await open(path, 'r');
-  try {
-    await h.sync();
-  } finally {
-    await h.close();
-  }
-}

@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, RELEASE_DOC, type DistIndex, type ReleaseDoc } from '../common/dist-layout.ts';
 import { sealIndex } from '../common/index-file.ts';
 import { openRelease, type ReleaseInput } from './read/release-input.ts';
-import { ASIDE_PREFIX, compileRelease, fsyncPath, type CompileReport } from './compile-release.ts';
+import { ASIDE_PREFIX, compileRelease, type CompileReport } from './compile-release.ts';
+import { fsyncPath } from '../common/durable-file.ts';
 import type { CompileOptions } from './context.ts';
 
 /** Options of `register compile`. */

@@ -6,9 +6,7 @@ import { createHash } from 'node:crypto';
 import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, type IndexedRelease } from '../common/dist-layout.ts';
 import { openIndex } from '../common/index-file.ts';
 import { sha256File } from './read/release-input.ts';
-import { SIG_SUFFIX } from '../common/signing.ts';
-
-const MANIFEST_SIG = `${MANIFEST_FILE}${SIG_SUFFIX}`;
+import { MANIFEST_SIG_FILE as MANIFEST_SIG } from '../common/signing.ts';
 
 export interface PartManifest {
   files: Record<string, { bytes: number; sha256: string }>;

@@ -94,13 +94,6 @@ async function hashInto(hash: Hash, file: string, bytes: number): Promise<void> 
   for await (const chunk of createReadStream(file, { start: 0, end: bytes - 1, highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
 }
 
-/** sha256 of a local file, streamed. */
-export async function sha256OfFile(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
 
 /**

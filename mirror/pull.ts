@@ -4,17 +4,18 @@
 // it is used. A stamp is fetched into DIR/.pull/<stamp>/ and renamed into place only when every file of it is
 // there and checked; index.json is written last and atomically, naming only stamps that are in place.
 import { createHash } from 'node:crypto';
-import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { INDEX_FILE, MANIFEST_FILE, ORIGIN_INDEX_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease } from '../common/dist-layout.ts';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { openIndex, sealIndex } from '../common/index-file.ts';
 import { Progress } from '../common/progress.ts';
-import { parseSignature, SIG_SUFFIX, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
-import { INDEX_SIG_FILE, manifestSigPath } from '../common/signing-files.ts';
+import { INDEX_SIG_FILE, manifestSigPath, MANIFEST_SIG_FILE, ORIGIN_INDEX_SIG_FILE, parseSignature, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
 import { checkSourcePath } from '../runtime/source/source-path.ts';
-import { fetchFile, FetchRefusal, getWhole, originOf, sha256OfFile, type Origin } from './fetch-file.ts';
+import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
+import { sha256File } from '../compiler/read/release-input.ts';
+import { fsyncPath, writeAtomically } from '../common/durable-file.ts';
 
 /** Options of pull(). */
 export interface PullOptions {
@@ -71,7 +72,6 @@ const MAX_INDEX_BYTES = 16 * 1024 * 1024;
 const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
 const MAX_SIG_BYTES = 64 * 1024;
 const STAGING = '.pull';
-const ORIGIN_INDEX_SIG_FILE = `${ORIGIN_INDEX_FILE}${SIG_SUFFIX}`;
 
 const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const refuse = (message: string, file?: string): RegisterError => new RegisterError('pull', message, file);
@@ -204,20 +204,6 @@ function localIndex(index: DistIndex, held: IndexedRelease[]): DistIndex {
   };
 }
 
-/** Writes `name` in `dir` so that a reader sees the old bytes or the new, never a part: temp, fsync, rename, fsync. */
-async function writeAtomically(dir: string, name: string, bytes: Uint8Array): Promise<void> {
-  const temp = join(dir, `.${name}.${process.pid}.tmp`);
-  const fh = await open(temp, 'w');
-  try {
-    await fh.writeFile(bytes);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(temp, join(dir, name));
-  await syncDir(dir);
-}
-
 /** fsyncs every file and folder under `dir`, `parallel` at a time, folders last. */
 async function syncTree(dir: string, parallel: number): Promise<void> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
@@ -226,18 +212,8 @@ async function syncTree(dir: string, parallel: number): Promise<void> {
   for (const list of [files, dirs]) {
     let next = 0;
     await Promise.all(Array.from({ length: Math.min(parallel, list.length) }, async () => {
-      while (next < list.length) await syncDir(list[next++]);
+      while (next < list.length) await fsyncPath(list[next++]);
     }));
-  }
-}
-
-/** fsync of a file or folder. */
-async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }
 
@@ -262,12 +238,12 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   if (inPlace && sha256Hex(inPlace) === release.sha256.public) {
     // Pulled earlier, perhaps without --trust: its signature must be here and good for `serve --trust` to take it.
     if (ctx.trusted) {
-      const sigPath = join(final, PUBLIC_DIR, `${MANIFEST_FILE}.sig`);
+      const sigPath = join(final, PUBLIC_DIR, MANIFEST_SIG_FILE);
       const mine = await readFile(sigPath, 'utf8').catch(() => null);
       const v = await verifyBytes(mine, inPlace, { signs: SIGNS_MANIFEST, stamp, trusted: ctx.trusted, now: ctx.now() });
       if (!v.ok) {
         const sig = await fetchManifestSignature(origin, stamp, inPlace, ctx);
-        await writeAtomically(join(final, PUBLIC_DIR), `${MANIFEST_FILE}.sig`, sig);
+        await writeAtomically(join(final, PUBLIC_DIR), MANIFEST_SIG_FILE, sig);
       }
     }
     ctx.log(`[pull] ${stamp}: already here`);
@@ -326,7 +302,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   let flushed: Promise<void> = Promise.resolve();
   let flushError: Error | null = null;
   const flushSoon = (file: string): void => {
-    flushed = flushed.then(() => syncDir(file)).catch((e: Error) => void (flushError ??= e));
+    flushed = flushed.then(() => fsyncPath(file)).catch((e: Error) => void (flushError ??= e));
   };
   const worker = async (): Promise<void> => {
     while (next < files.length && refusals.length === 0 && broken === null) {
@@ -372,11 +348,11 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   // On disk before the stamp is renamed into place: files and folders, several at once (most files are already
   // flushed above, and fsync of a clean file returns at once; this also covers linked files and the folders).
   await syncTree(stagedPublic, ctx.parallel);
-  if (manifestSig) await writeAtomically(stagedPublic, `${MANIFEST_FILE}.sig`, manifestSig);
+  if (manifestSig) await writeAtomically(stagedPublic, MANIFEST_SIG_FILE, manifestSig);
   await writeAtomically(stagedPublic, MANIFEST_FILE, manifestBytes);
   // Every file is in place and checked: the stamp appears in one rename.
   await rename(staging, final);
-  await syncDir(out);
+  await fsyncPath(out);
   await rmdir(join(out, STAGING)).catch(() => {}); // only when no other stamp's partial copy waits in it
   ctx.log(
     `[pull] ${stamp}: ${done.files} files: ${done.fetched} fetched (${(done.fetchedBytes / 1e6).toFixed(1)} MB${done.resumed ? `, ${done.resumed} resumed` : ''}), ` +
@@ -405,7 +381,7 @@ async function placeFile(
 ): Promise<Placed> {
   const st = await stat(dest).catch(() => null);
   if (st) {
-    if (st.size === want.bytes && (await sha256OfFile(dest)) === want.sha256) return { kind: 'present' };
+    if (st.size === want.bytes && (await sha256File(dest)) === want.sha256) return { kind: 'present' };
     await rm(dest, { force: true });
   }
   const source = local.get(`${want.sha256} ${want.bytes}`);
@@ -413,7 +389,7 @@ async function placeFile(
     await mkdir(join(dest, '..'), { recursive: true });
     // A hard link costs no space; across file systems (or where links are refused) a copy does the same.
     await link(source, dest).catch(() => copyFile(source, dest));
-    if ((await sha256OfFile(dest)) === want.sha256) return { kind: 'linked' };
+    if ((await sha256File(dest)) === want.sha256) return { kind: 'linked' };
     await rm(dest, { force: true });
   }
   let refetchedWhole = false;

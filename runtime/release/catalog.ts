@@ -11,8 +11,7 @@ import { ArtefactError, fileOf, readFailure, UntrustedError, UpstreamError } fro
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
-import { SIGNS_INDEX, SIGNS_MANIFEST, SIG_SUFFIX, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys, type VerifyResult } from '../../common/signing.ts';
-import { MANIFEST_FILE, PUBLIC_DIR } from '../../common/dist-layout.ts';
+import { INDEX_SIG_FILE, manifestSigPath, ORIGIN_INDEX_SIG_FILE, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys, type VerifyResult } from '../../common/signing.ts';
 import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from './body-cache.ts';
 
 /** Options of a ReleaseCatalog. */
@@ -37,11 +36,6 @@ export interface CatalogOptions {
    */
   trust?: TrustedKeys;
 }
-
-const INDEX_SIG = `${INDEX_FILE}${SIG_SUFFIX}`;
-const ORIGIN_INDEX = ORIGIN_INDEX_FILE;
-const ORIGIN_INDEX_SIG = `${ORIGIN_INDEX_FILE}${SIG_SUFFIX}`;
-const manifestSig = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}${SIG_SUFFIX}`;
 
 /** Why a file the catalog needs cannot be used. */
 type ReadFailure = ArtefactError | UpstreamError;
@@ -126,15 +120,15 @@ export class ReleaseCatalog {
     let origin: { bytes: Uint8Array; text: string; sigText: string | null } | null = null;
     if (trust) {
       // Re-read each time: a re-signed index (a later valid_until) changes index.json.sig and not index.json.
-      let reading = INDEX_SIG;
+      let reading = INDEX_SIG_FILE;
       try {
-        const sig = await this.opts.source.readFile(INDEX_SIG);
+        const sig = await this.opts.source.readFile(INDEX_SIG_FILE);
         sigText = sig && new TextDecoder().decode(sig);
         if (sigText === null) {
-          reading = ORIGIN_INDEX;
-          const bytes = await this.opts.source.readFile(ORIGIN_INDEX);
-          reading = ORIGIN_INDEX_SIG;
-          const originSig = bytes && (await this.opts.source.readFile(ORIGIN_INDEX_SIG));
+          reading = ORIGIN_INDEX_FILE;
+          const bytes = await this.opts.source.readFile(ORIGIN_INDEX_FILE);
+          reading = ORIGIN_INDEX_SIG_FILE;
+          const originSig = bytes && (await this.opts.source.readFile(ORIGIN_INDEX_SIG_FILE));
           if (bytes) origin = { bytes, text: new TextDecoder().decode(bytes), sigText: originSig && new TextDecoder().decode(originSig) };
         }
       } catch (err) {
@@ -143,7 +137,7 @@ export class ReleaseCatalog {
       this.expireSigned(now);
     }
     // What vouches for the index, compared to skip checking again what was already accepted.
-    const voucher = origin ? `${ORIGIN_INDEX}\n${origin.text}\n${origin.sigText}` : sigText;
+    const voucher = origin ? `${ORIGIN_INDEX_FILE}\n${origin.text}\n${origin.sigText}` : sigText;
     if (text === this.indexText && (!trust || (voucher === this.indexSigText && this.index))) return;
     let parsed: DistIndex;
     try {
@@ -161,7 +155,7 @@ export class ReleaseCatalog {
         signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(this.opts.clock.now()), notBefore: this.indexSignedAt,
       }));
       // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.
-      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG), verdict.detail));
+      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG_FILE), verdict.detail));
       sigDoc = verdict.doc;
       for (const ns of ['v1', 'next'] as const) {
         const was = this.highest[ns];
@@ -209,7 +203,7 @@ export class ReleaseCatalog {
    */
   private expireSigned(now: number): void {
     if (this.indexSig && now > Date.parse(this.indexSig.valid_until)) {
-      const file = fileOf(this.opts.source, INDEX_SIG);
+      const file = fileOf(this.opts.source, INDEX_SIG_FILE);
       const check = `expired at ${this.indexSig.valid_until} (re-sign with \`register sign\`)`;
       this.logOnce(`index ${check}`, `[serve] ${file}: ${check}; nothing served until it is re-signed`, file, check);
       this.index = null;
@@ -234,7 +228,7 @@ export class ReleaseCatalog {
    * sha256, same flags. Its pointers then name only stamps the origin signed. The verdict, or why it is refused.
    */
   private async checkOriginBacked(local: DistIndex, origin: { bytes: Uint8Array; text: string; sigText: string | null }): Promise<VerifyResult | UntrustedError> {
-    const originFile = fileOf(this.opts.source, ORIGIN_INDEX);
+    const originFile = fileOf(this.opts.source, ORIGIN_INDEX_FILE);
     let signed: DistIndex;
     try {
       signed = openIndex(origin.text);
@@ -244,15 +238,15 @@ export class ReleaseCatalog {
     const verdict = await verifyBytes(origin.sigText, origin.bytes, {
       signs: SIGNS_INDEX, stamp: signed.next ?? undefined, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()), notBefore: this.indexSignedAt,
     });
-    if (!verdict.ok) return new UntrustedError(fileOf(this.opts.source, ORIGIN_INDEX_SIG), verdict.detail);
+    if (!verdict.ok) return new UntrustedError(fileOf(this.opts.source, ORIGIN_INDEX_SIG_FILE), verdict.detail);
     const file = fileOf(this.opts.source, INDEX_FILE);
     for (const r of local.releases) {
       const theirs = signed.releases.find((o) => o.stamp === r.stamp);
-      if (!theirs) return new UntrustedError(file, `is not signed and lists ${r.stamp}, which the signed ${ORIGIN_INDEX} does not list`);
+      if (!theirs) return new UntrustedError(file, `is not signed and lists ${r.stamp}, which the signed ${ORIGIN_INDEX_FILE} does not list`);
       if (theirs.sha256.public !== r.sha256.public) {
-        return new UntrustedError(file, `is not signed and lists ${r.stamp} with public manifest sha256 ${r.sha256.public}, the signed ${ORIGIN_INDEX} ${theirs.sha256.public}`);
+        return new UntrustedError(file, `is not signed and lists ${r.stamp} with public manifest sha256 ${r.sha256.public}, the signed ${ORIGIN_INDEX_FILE} ${theirs.sha256.public}`);
       }
-      if (!sameEntry(theirs, r)) return new UntrustedError(file, `is not signed and lists ${r.stamp} otherwise than the signed ${ORIGIN_INDEX}`);
+      if (!sameEntry(theirs, r)) return new UntrustedError(file, `is not signed and lists ${r.stamp} otherwise than the signed ${ORIGIN_INDEX_FILE}`);
     }
     // Each pointer names a stamp listed (so signed, as checked above); v1 only one the origin marks publishable.
     for (const ns of ['v1', 'next'] as const) {
@@ -266,7 +260,7 @@ export class ReleaseCatalog {
 
   /** With trust: that `stamp`'s public manifest (whose sha256 index.json records) is signed by a trusted key, now. */
   private async checkStampSignature(stamp: string, manifestSha256: string): Promise<SignatureDoc> {
-    const path = manifestSig(stamp);
+    const path = manifestSigPath(stamp);
     let sig: Uint8Array | null;
     try {
       sig = await this.opts.source.readFile(path);

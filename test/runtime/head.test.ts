@@ -2,14 +2,12 @@
 // charged and rate-limited like the GET on a costing path (so it is no free existence oracle), and a HEAD of
 // /notices marks nothing seen. With Accept-Encoding, the coded GET's headers: the pages, their assets and
 // /healthz too.
-import { request } from 'node:http';
 import { join } from 'node:path';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
-import { validatePageResponse, validateResponse } from '../helpers/openapi-validator.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
 import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 
 let world: World;
@@ -48,34 +46,11 @@ const headersOf = (h: Headers) => {
 const credits = (h: Headers) => Number(h.get('x-register-credits-remaining'));
 const sortedHeaders = (h: Record<string, string>) => Object.entries(h).filter(([k]) => !SKIP_HEADERS.has(k)).sort();
 
-/** One request over node:http, the body kept as it came off the wire (fetch would decode it), validated by family. */
-function wire(url: string, method: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string>; bytes: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        const h: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
-        const { pathname, search } = new URL(url);
-        try {
-          const coding = method === 'HEAD' ? undefined : h['content-encoding'];
-          const body = coding === 'br' ? brotliDecompressSync(bytes) : coding === 'gzip' ? gunzipSync(bytes) : bytes;
-          const sample = { method, path: pathname + search, status: res.statusCode ?? 0, headers: h, body };
-          if (pathname.startsWith('/api/')) validateResponse(sample);
-          else if (pathname !== '/healthz') validatePageResponse(sample);
-        } catch (e) {
-          return reject(e);
-        }
-        resolve({ status: res.statusCode ?? 0, headers: h, bytes });
-      });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+/** One request over node:http, the body kept as it came off the wire; raw-http validates it by family. */
+const wire = async (url: string, method: string, headers: Record<string, string>) => {
+  const r = await rawRequest(url, { method, headers });
+  return { status: r.status, headers: r.headers, bytes: r.wire };
+};
 
 describe('HEAD', () => {
   it('answers every GET path with the GET status and headers, Content-Length the GET body length, and no body', async () => {

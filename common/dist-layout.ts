@@ -1,5 +1,6 @@
 // The shape of a compiled dist/ tree: the contract between compiler (writer) and runtime (reader).
 // docs/dist-format.md explains each file; this module holds the names and types both sides use.
+import { SIG_SUFFIX } from './signing.ts';
 import type { BucketFamily } from './bucket-format.ts';
 import type { ProviderRole } from './ids.ts';
 import type { MatchesDoc } from './match-index.ts';
@@ -47,6 +48,12 @@ export const PUBLIC_DIR = 'public';
 export const PRIVATE_DIR = 'private';
 export const RELEASE_DOC = 'release.json';
 export const MANIFEST_FILE = 'manifest.json';
+/** The signature files of a dist, each beside what it signs (one definition for signer, verifier, puller and server). */
+export const INDEX_SIG_FILE = `${INDEX_FILE}${SIG_SUFFIX}`;
+export const ORIGIN_INDEX_SIG_FILE = `${ORIGIN_INDEX_FILE}${SIG_SUFFIX}`;
+export const MANIFEST_SIG_FILE = `${MANIFEST_FILE}${SIG_SUFFIX}`;
+/** Path of a stamp's public manifest signature, relative to the dist. */
+export const manifestSigPath = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_SIG_FILE}`;
 
 export interface ReleaseSummary {
   schema_version: string;

@@ -3,12 +3,9 @@
 import { chmod, open, readFile, writeFile } from 'node:fs/promises';
 import { writeAtomically } from './durable-file.ts';
 import { join } from 'node:path';
-import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex } from './dist-layout.ts';
+import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex, INDEX_SIG_FILE, manifestSigPath, MANIFEST_SIG_FILE } from './dist-layout.ts';
 import { openIndex } from './index-file.ts';
-import {
-  generateSigningKey, INDEX_SIG_FILE, isPublicKeyText, manifestSigPath, MANIFEST_SIG_FILE, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, signBytes,
-  SIGNS_INDEX, SIGNS_MANIFEST, trustedKeys, verifyBytes, type SigningKey, type TrustedKey, type TrustedKeys, type VerifyResult,
-} from './signing.ts';
+import { generateSigningKey, isPublicKeyText, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, signBytes, SIGNS_INDEX, SIGNS_MANIFEST, trustedKeys, verifyBytes, type SigningKey, type TrustedKey, type TrustedKeys, type VerifyResult } from './signing.ts';
 
 /**
  * Writes a new key pair: the private key to `out` (created with mode 0600, refusing to overwrite a file), the public

@@ -18,20 +18,12 @@
 //   bytes (Ed25519 is deterministic); valid_until = signed_at + validity. For index.json the stamp is the index's
 //   newest stamp (`next`).
 
-import { INDEX_FILE, MANIFEST_FILE, ORIGIN_INDEX_FILE, PUBLIC_DIR } from './dist-layout.ts';
-
 /** Format tag of a signature document. */
 const SIGNATURE_FORMAT = 'identity-register-signature/1';
 /** Format tag of a private key file. */
 const SIGNING_KEY_FORMAT = 'identity-register-signing-key/1';
-/** Suffix of a signature file: it sits beside the file it signs. */
+/** Suffix of a signature file: it sits beside the file it signs (the dist's signature files: common/dist-layout.ts). */
 export const SIG_SUFFIX = '.sig';
-/** The signature files of a dist, each beside what it signs (one definition for signer, verifier, puller and server). */
-export const INDEX_SIG_FILE = `${INDEX_FILE}${SIG_SUFFIX}`;
-export const ORIGIN_INDEX_SIG_FILE = `${ORIGIN_INDEX_FILE}${SIG_SUFFIX}`;
-export const MANIFEST_SIG_FILE = `${MANIFEST_FILE}${SIG_SUFFIX}`;
-/** Path of a stamp's public manifest signature, relative to the dist. */
-export const manifestSigPath = (stamp: string): string => `${stamp}/${PUBLIC_DIR}/${MANIFEST_SIG_FILE}`;
 /** Suffix of the public key file written beside a private key file. */
 export const PUB_SUFFIX = '.pub';
 /** What a signature may sign: a stamp's public manifest (path relative to the stamp folder) or the dist's index. */

@@ -12,8 +12,8 @@ import { compileAll, listStamps } from './compile.ts';
 import { writeCompileReport } from './compile-report.ts';
 import { verifyDist } from './dist-manifest.ts';
 import { readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
-import { DEFAULT_VALID_DAYS, INDEX_SIG_FILE, normaliseInstant, parseSignature, sha256Hex } from '../common/signing.ts';
-import { INDEX_FILE } from '../common/dist-layout.ts';
+import { DEFAULT_VALID_DAYS, normaliseInstant, parseSignature, sha256Hex } from '../common/signing.ts';
+import { INDEX_FILE, INDEX_SIG_FILE } from '../common/dist-layout.ts';
 import { signDist, signingKeyOf, validDays } from './sign-cli.ts';
 
 export const compileCommand = defineCommand({

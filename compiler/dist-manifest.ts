@@ -3,10 +3,9 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { createHash } from 'node:crypto';
-import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, type IndexedRelease } from '../common/dist-layout.ts';
+import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, MANIFEST_SIG_FILE as MANIFEST_SIG, type IndexedRelease } from '../common/dist-layout.ts';
 import { openIndex } from '../common/index-file.ts';
 import { sha256File } from './read/release-input.ts';
-import { MANIFEST_SIG_FILE as MANIFEST_SIG } from '../common/signing.ts';
 
 export interface PartManifest {
   files: Record<string, { bytes: number; sha256: string }>;

@@ -6,7 +6,8 @@ import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { badValue, ioOf } from '../cli/command-line.ts';
 import { readSigningKey, signDistIndex, signStampManifest, writeNewSigningKey, type DistSignOptions } from '../common/signing-files.ts';
-import { DEFAULT_VALID_DAYS, INDEX_SIG_FILE, manifestSigPath, normaliseInstant, type SigningKey } from '../common/signing.ts';
+import { INDEX_SIG_FILE, manifestSigPath } from '../common/dist-layout.ts';
+import { DEFAULT_VALID_DAYS, normaliseInstant, type SigningKey } from '../common/signing.ts';
 import { listStamps } from './compile.ts';
 
 /** `--valid-days`: a whole number of days from 1 to 3650. */

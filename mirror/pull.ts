@@ -6,12 +6,12 @@
 import { createHash } from 'node:crypto';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { INDEX_FILE, MANIFEST_FILE, ORIGIN_INDEX_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease } from '../common/dist-layout.ts';
+import { INDEX_FILE, MANIFEST_FILE, ORIGIN_INDEX_FILE, PUBLIC_DIR, type DistIndex, type IndexedRelease, INDEX_SIG_FILE, manifestSigPath, MANIFEST_SIG_FILE, ORIGIN_INDEX_SIG_FILE } from '../common/dist-layout.ts';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { openIndex, sealIndex } from '../common/index-file.ts';
 import { Progress } from '../common/progress.ts';
-import { INDEX_SIG_FILE, manifestSigPath, MANIFEST_SIG_FILE, ORIGIN_INDEX_SIG_FILE, parseSignature, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
+import { parseSignature, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
 import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
 import { sha256File } from '../compiler/read/release-input.ts';

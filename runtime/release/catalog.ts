@@ -2,7 +2,7 @@
 // compiled stamp is picked up without a restart. Opened releases are kept, since older stamps stay addressable.
 // index.json is the root of the chain of trust (docs/integrity.md): its seal is checked whenever its text changes,
 // and each stamp is opened only if its public manifest hashes to what the index records.
-import { INDEX_FILE, ORIGIN_INDEX_FILE, type DistIndex, type IndexedRelease } from '../../common/dist-layout.ts';
+import { INDEX_FILE, ORIGIN_INDEX_FILE, type DistIndex, type IndexedRelease, INDEX_SIG_FILE, manifestSigPath, ORIGIN_INDEX_SIG_FILE } from '../../common/dist-layout.ts';
 import { openIndex } from '../../common/index-file.ts';
 import type { Namespace } from '../../common/ids.ts';
 import type { Clock, MaybePromise, ShardSource } from '../interfaces.ts';
@@ -11,7 +11,7 @@ import { ArtefactError, fileOf, readFailure, UntrustedError, UpstreamError } fro
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
-import { INDEX_SIG_FILE, manifestSigPath, ORIGIN_INDEX_SIG_FILE, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys, type VerifyResult } from '../../common/signing.ts';
+import { SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys, type VerifyResult } from '../../common/signing.ts';
 import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from './body-cache.ts';
 
 /** Options of a ReleaseCatalog. */

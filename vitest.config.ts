@@ -38,5 +38,13 @@ export default defineConfig({
     isolate: false,
     reporters: ['default'],
     sequence: { sequencer: LongPolesFirst },
+    // `npx vitest run --coverage`: line coverage of the sources (V8's own counters, no instrumented build), to show
+    // that a change to the tests loses none. Child processes run build/ and are not counted.
+    coverage: {
+      provider: 'v8',
+      include: ['{runtime,compiler,common,client,cli,mirror,generator,explorer}/**/*.ts'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: 'test-output/coverage',
+    },
   },
 });

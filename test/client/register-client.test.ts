@@ -13,13 +13,13 @@ import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE, createRegisterClient, RegisterApiEr
 import { compileAll } from '../../compiler/compile.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
 
 let world: World;
-let rt: Runtime;
+let rt: InProcessRuntime;
 let keysFile: string;
 const keys: Record<string, string> = {};
 let client: RegisterClient;
@@ -32,7 +32,7 @@ beforeAll(async () => {
   keysFile = join(world.root, 'keys.json');
   keys.partner = (await addKey({ file: keysFile, name: 'partner', quota: 100_000, rate: 1000 })).key;
   keys.opta = (await addKey({ file: keysFile, name: 'opta', quota: 1000, rate: 1000, provider: 'opta' })).key;
-  rt = await startRuntime({ dist: world.dist, keys: keysFile, state: 'memory:', port: 0, pages: null, cursorSecret: CURSOR_SECRET });
+  rt = await openInProcess({ dist: world.dist, keys: keysFile, state: 'memory:', pages: null, cursorSecret: CURSOR_SECRET });
   client = createRegisterClient({ baseUrl: `${rt.url}/api/v1`, key: keys.partner, fetch: fetched });
 });
 afterAll(async () => {
@@ -128,7 +128,7 @@ describe('every endpoint, typed', () => {
     // The repo's sample releases have thousands of matches: a busy team pages for real.
     const root = mkdtempSync(join(tmpdir(), 'ir-client-matches-'));
     await compileAll({ releases: resolve(process.cwd(), 'releases'), dist: join(root, 'dist'), progress: false });
-    const sample = await startRuntime({ dist: join(root, 'dist'), keys: keysFile, state: 'memory:', port: 0, pages: null, cursorSecret: CURSOR_SECRET });
+    const sample = await openInProcess({ dist: join(root, 'dist'), keys: keysFile, state: 'memory:', pages: null, cursorSecret: CURSOR_SECRET });
     try {
       const c = createRegisterClient({ baseUrl: `${sample.url}/api/v1`, key: keys.partner, fetch: fetched });
       const team = await busiestTeam();
@@ -257,13 +257,13 @@ describe('contract rules', () => {
 });
 
 describe('429 and Retry-After', () => {
-  let limited: Runtime;
+  let limited: InProcessRuntime;
   let slowKey: string;
   /** The server's clock, moved on only by the client's waits: the test never depends on real time. */
   const clock = { t: Date.parse('2026-11-10T12:00:00Z'), now() { return this.t; } };
   beforeAll(async () => {
     slowKey = (await addKey({ file: keysFile, name: 'slow', quota: 1000, rate: 1 })).key;
-    limited = await startRuntime({ dist: world.dist, keys: keysFile, state: 'memory:', port: 0, clock, pages: null });
+    limited = await openInProcess({ dist: world.dist, keys: keysFile, state: 'memory:', clock, pages: null });
   });
   afterAll(async () => {
     await limited?.close();
@@ -298,7 +298,7 @@ describe('external IDs that are dot segments', () => {
   // A URL parser resolves `.` and `..` path segments, percent-encoded ones too, so GET /resolve/p/.. would ask for
   // another path with the key: the client asks them as a one-item batch. A release of its own holds such IDs.
   const [ONE, TWO] = ['rt0000000000d001', 'rt0000000000d002'];
-  let dots: Runtime;
+  let dots: InProcessRuntime;
   let dotClient: RegisterClient;
   let dir: string;
   const seen = validatingFetch();
@@ -310,7 +310,7 @@ describe('external IDs that are dot segments', () => {
     await compileAll({ releases: join(dir, 'releases'), dist: join(dir, 'dist'), progress: false });
     const file = join(dir, 'keys.json');
     const key = (await addKey({ file, name: 'dots', quota: 1000, rate: 1000, provider: 'opta' })).key;
-    dots = await startRuntime({ dist: join(dir, 'dist'), keys: file, state: 'memory:', port: 0, pages: null });
+    dots = await openInProcess({ dist: join(dir, 'dist'), keys: file, state: 'memory:', pages: null });
     dotClient = createRegisterClient({ baseUrl: `${dots.url}/api/v1`, key, fetch: seen });
   });
   afterAll(async () => {

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
 
 const TEAM = 'rt000000000000a1';
@@ -23,7 +23,7 @@ const finding = (provider: string, id: string, kind: string, severity: string) =
   payload: {}, payload_hash: 'h', first_seen_at: null, last_seen_at: null,
 });
 
-let rt: Runtime;
+let rt: InProcessRuntime;
 let call: ReturnType<typeof client>;
 beforeAll(async () => {
   const root = mkdtempSync(join(tmpdir(), 'ir-words-'));
@@ -48,7 +48,7 @@ beforeAll(async () => {
   await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
   const keys = join(root, 'keys.json');
   const { key } = await addKey({ file: keys, name: 'words', quota: 1000, rate: 1000 });
-  rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
+  rt = await openInProcess({ dist: join(root, 'dist'), keys, state: join(root, 'state') });
   call = client(rt.url + '/api/v1', key);
 });
 afterAll(async () => {

@@ -11,14 +11,14 @@ import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { generateRelease } from '../../generator/synthetic.ts';
 import { Entity } from '../../runtime/contract/schemas.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { validateComponent } from '../helpers/openapi-validator.ts';
 
 const BASE = '20261101T000000Z';
 const NEXT = '20261108T000000Z';
 let root: string;
-let rt: Runtime;
+let rt: InProcessRuntime;
 let call: ReturnType<typeof client>;
 
 async function column(table: string, name: string): Promise<string[]> {
@@ -41,7 +41,7 @@ beforeAll(async () => {
   await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
   const keys = join(root, 'keys.json');
   const { key } = await addKey({ file: keys, name: 'shape', quota: 1_000_000, rate: 1_000_000 });
-  rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
+  rt = await openInProcess({ dist: join(root, 'dist'), keys, state: join(root, 'state') });
   call = client(`${rt.url}/api/next`, key);
 });
 

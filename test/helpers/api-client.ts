@@ -1,4 +1,6 @@
-// Speaks HTTP to a running server and validates every response against the OpenAPI document before a test sees it.
+// Speaks HTTP to a running server, or calls an app opened in process (in-process.ts), and validates every response
+// against the OpenAPI document before a test sees it.
+import { fetchAny } from './in-process.ts';
 import { validateResponse } from './openapi-validator.ts';
 
 export interface ApiResponse {
@@ -27,7 +29,7 @@ export function client(baseUrl: string, defaultKey: string | null = null) {
       headers['content-type'] ??= 'application/json';
       body = opts.rawBody ?? JSON.stringify(opts.body);
     }
-    const res = await fetch(baseUrl + path, { method, headers, body });
+    const res = await fetchAny(baseUrl + path, { method, headers, body });
     const text = await res.text();
     validateResponse({ method, path, status: res.status, headers: res.headers, body: text });
     const isJson = res.headers.get('content-type')?.startsWith('application/json') ?? false;

@@ -2,6 +2,7 @@
 // poll runs every 250 ms, and a revocation must apply by the second check finished after it was written. A busy
 // machine delays the checks, and this assertion with them, so it holds at any speed.
 import { expect } from 'vitest';
+import { fetchAny } from './in-process.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -28,9 +29,9 @@ export async function afterChecks(checks: Count, n = 2): Promise<void> {
   while ((await checks()) < until) await sleep(10);
 }
 
-/** The `register_key_checks_total` count of a running server's /metrics (`origin`: http://host:port). */
+/** The `register_key_checks_total` count of a runtime's /metrics (`origin`: http://host:port, or an in-process one). */
 export async function keyChecksOf(origin: string): Promise<number> {
-  const text = await (await fetch(`${origin}/metrics`)).text();
+  const text = await (await fetchAny(`${origin}/metrics`)).text();
   const m = /^register_key_checks_total (\d+)$/m.exec(text);
   if (!m) throw new Error(`no register_key_checks_total in ${origin}/metrics`);
   return Number(m[1]);

@@ -3,12 +3,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey, revokeKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 
 let world: World;
-let rt: Runtime;
+let rt: InProcessRuntime;
 let call: ReturnType<typeof client>;
 const keys: Record<string, string> = {};
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
   const revoked = await addKey({ file, name: 'revoked' });
   keys.revoked = revoked.key;
   await revokeKey(revoked.record.id, { file });
-  rt = await startRuntime({ dist: world.dist, keys: file, state: join(world.root, 'state'), port: 0 });
+  rt = await openInProcess({ dist: world.dist, keys: file, state: join(world.root, 'state') });
   call = client(rt.url + '/api/v1', keys.partner);
 });
 afterAll(async () => {

@@ -9,12 +9,12 @@ import { compileAll } from '../../compiler/compile.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 
 const STAMP = '20261008T120000Z';
 let root: string;
-let rt: Runtime;
+let rt: InProcessRuntime;
 let call: ReturnType<typeof client>;
 
 async function rows(table: string): Promise<Record<string, string>[]> {
@@ -35,7 +35,7 @@ beforeAll(async () => {
   await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
   const keys = join(root, 'keys.json');
   const { key } = await addKey({ file: keys, name: 'sweep', quota: 1_000_000, rate: 1_000_000 });
-  rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0 });
+  rt = await openInProcess({ dist: join(root, 'dist'), keys, state: join(root, 'state') });
   call = client(rt.url + '/api/v1', key);
 });
 afterAll(async () => {

@@ -5,22 +5,23 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { listen } from '../../runtime/node-adapter.ts';
 import { client } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 import { INCLUDES } from '../../common/ids.ts';
 
 let world: World;
-let keeping: Runtime;
-let plain: Runtime;
+let keeping: InProcessRuntime;
+let plain: InProcessRuntime;
 let key: string;
 
 beforeAll(async () => {
   world = await makeHandWorld();
   const file = join(world.root, 'keys.json');
   key = (await addKey({ file, name: 'partner', quota: 1_000_000, rate: 1_000_000 })).key;
-  keeping = await startRuntime({ dist: world.dist, keys: file, state: join(world.root, 'state-a'), port: 0 });
-  plain = await startRuntime({ dist: world.dist, keys: file, state: join(world.root, 'state-b'), port: 0, bodyCacheBytes: 0 });
+  keeping = await openInProcess({ dist: world.dist, keys: file, state: join(world.root, 'state-a') });
+  plain = await openInProcess({ dist: world.dist, keys: file, state: join(world.root, 'state-b'), bodyCacheBytes: 0 });
 });
 afterAll(async () => {
   await keeping?.close();
@@ -68,14 +69,20 @@ describe('kept entity answers', () => {
   }, 240_000); // a few thousand requests in turn: generous, so a machine busy with other work still finishes
 
   it('stay intact when answered through the Web-standard fetch, which hands the bytes to a Response', async () => {
-    const path = `/api/v1/entities/${ID.arsenal}?include=aliases,bridges,overlay`;
-    const viaHttp = (await client(plain.url, key)(path)).text;
-    for (let i = 0; i < 3; i++) {
-      const res = await keeping.app.fetch(new Request(`http://127.0.0.1${path}`, { headers: { authorization: `Bearer ${key}` } }));
-      expect(res.status).toBe(200);
-      expect(await res.text()).toBe(viaHttp);
+    // The Node adapter writes the kept pieces themselves: its answers before and after fetch's are compared.
+    const [plainWire, keepingWire] = [await listen(plain.app, { port: 0 }), await listen(keeping.app, { port: 0 })];
+    try {
+      const path = `/api/v1/entities/${ID.arsenal}?include=aliases,bridges,overlay`;
+      const viaHttp = (await client(plainWire.url, key)(path)).text;
+      for (let i = 0; i < 3; i++) {
+        const res = await keeping.app.fetch(new Request(`http://127.0.0.1${path}`, { headers: { authorization: `Bearer ${key}` } }));
+        expect(res.status).toBe(200);
+        expect(await res.text()).toBe(viaHttp);
+      }
+      expect((await client(keepingWire.url, key)(path)).text).toBe(viaHttp);
+    } finally {
+      await Promise.all([plainWire.close(), keepingWire.close()]);
     }
-    expect((await client(keeping.url, key)(path)).text).toBe(viaHttp);
   });
 
   it('answer the same bytes inside a batch, mixed with single lookups of the same entities', async () => {

@@ -3,20 +3,20 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { addKey, revokeKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { client } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { expectBySecondCheck, keyChecksOf } from '../helpers/key-checks.ts';
 import { makeHandWorld, STAMPS, type World } from '../fixtures/hand-world.ts';
 
 let world: World;
-let rt: Runtime;
+let rt: InProcessRuntime;
 const keysFile = () => join(world.root, 'keys.json');
 
 beforeAll(async () => {
   world = await makeHandWorld();
-  rt = await startRuntime({ dist: world.dist, keys: (await addKey({ file: join(world.root, 'keys.json'), name: 'first' }), keysFile()), state: join(world.root, 'state'), port: 0 });
+  rt = await openInProcess({ dist: world.dist, keys: (await addKey({ file: join(world.root, 'keys.json'), name: 'first' }), keysFile()), state: join(world.root, 'state') });
 });
 afterAll(async () => {
   await rt?.close();

@@ -10,8 +10,8 @@ import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { generateRelease } from '../../generator/synthetic.ts';
 import { TABLE_COLUMNS, type TableName } from '../../generator/tables.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client, type ApiResponse } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { writeHandRelease, type Rows } from '../fixtures/hand-release.ts';
 
 const STAMP = '20260301T000000Z';
@@ -24,7 +24,7 @@ let root: string;
 let key: string;
 let now = Date.parse('2026-03-02T10:20:00Z');
 const clock = { now: () => now };
-const runtimes: Runtime[] = [];
+const runtimes: InProcessRuntime[] = [];
 let call: (path: string) => Promise<ApiResponse>;
 
 /** What the release says about one match, read here from its tables (not from anything the compiler wrote). */
@@ -132,7 +132,7 @@ afterAll(async () => {
 
 /** Starts a runtime on `dist` (stopped in afterAll) and returns a validating client for it. */
 async function serve(dist: string, matchPageBytes?: number): Promise<(path: string) => Promise<ApiResponse>> {
-  const rt = await startRuntime({ dist, keys: join(root, 'keys.json'), state: 'memory:', port: 0, clock, cursorSecret: SECRET, matchPageBytes });
+  const rt = await openInProcess({ dist, keys: join(root, 'keys.json'), state: 'memory:', clock, cursorSecret: SECRET, matchPageBytes });
   runtimes.push(rt);
   const c = client(rt.url + '/api/v1', key);
   return (path: string) => c(path);

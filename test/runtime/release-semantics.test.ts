@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import type { CompileReport } from '../../compiler/compile-release.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { runToExit } from '../helpers/run-command.ts';
 import { writeHandRelease, type Rows } from '../fixtures/hand-release.ts';
 
@@ -76,7 +76,7 @@ let root: string;
 let releases: string;
 let dist: string;
 let reports: CompileReport[];
-let rt: Runtime;
+let rt: InProcessRuntime;
 let call: ReturnType<typeof client>;
 let keysFile: string;
 let key: string;
@@ -90,7 +90,7 @@ beforeAll(async () => {
   reports = await compileAll({ releases, dist, progress: false });
   keysFile = join(root, 'keys.json');
   key = (await addKey({ file: keysFile, name: 'semantics', quota: 100000, rate: 100000 })).key;
-  rt = await startRuntime({ dist, keys: keysFile, state: 'memory:', port: 0 });
+  rt = await openInProcess({ dist, keys: keysFile, state: 'memory:' });
   call = client(rt.url + '/api/v1', key);
 });
 afterAll(async () => {
@@ -216,7 +216,7 @@ describe('stamps', () => {
   });
 
   it('serve --stamp pins both namespaces to that stamp; an unknown stamp is refused at start naming the stamps there are', async () => {
-    const pinned = await startRuntime({ dist, keys: keysFile, state: 'memory:', port: 0, stamp: FIRST });
+    const pinned = await openInProcess({ dist, keys: keysFile, state: 'memory:', stamp: FIRST });
     try {
       for (const ns of ['v1', 'next']) {
         const r = await client(`${pinned.url}/api/${ns}`, key)(`/entities/${ID.gone}`);

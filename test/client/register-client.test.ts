@@ -1,4 +1,4 @@
-// The typed client against the real server over HTTP: every endpoint, and each contract rule it knows (429 retried
+// The typed client against the whole app in process: every endpoint, and each contract rule it knows (429 retried
 // after Retry-After within bounds, merged IDs' redirects surfaced, HTTP redirects refused, 409 candidates as data,
 // batches split within the caps and charged exactly, paged feeds as async iterators, headers on every result). Every
 // response from the register is checked against the OpenAPI document on the way in.

@@ -1,28 +1,24 @@
-// The request checks derived from the contract, over real HTTP: each refusal carries the code its schema names
+// The request checks derived from the contract, through the whole app: each refusal carries the code its schema names
 // (`x-error`), the caps name their limit, a batch item is judged in place, and nothing refused is charged.
-import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openapiDocument } from '../../runtime/contract/openapi-json.ts';
 import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../runtime/contract/schemas.ts';
-import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
-import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { ID, type World } from '../fixtures/hand-world.ts';
+import { serveHandWorld } from '../fixtures/served-world.ts';
+import type { InProcessRuntime } from '../helpers/in-process.ts';
 
 let world: World;
-let rt: Runtime;
+let rt: InProcessRuntime;
 let call: ReturnType<typeof client>;
 let opta: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  world = await makeHandWorld();
-  const file = join(world.root, 'keys.json');
-  const partner = (await addKey({ file, name: 'partner', quota: 1000, rate: 1000 })).key;
-  const provider = (await addKey({ file, name: 'opta', quota: 1000, rate: 1000, provider: 'opta' })).key;
-  rt = await startRuntime({ dist: world.dist, keys: file, state: join(world.root, 'state'), port: 0 });
-  call = client(`${rt.url}/api/v1`, partner);
-  opta = client(`${rt.url}/api/v1`, provider);
+  const served = await serveHandWorld({ partner: { quota: 1000, rate: 1000 }, opta: { quota: 1000, rate: 1000, provider: 'opta' } });
+  ({ world, rt } = served);
+  call = served.api('v1', served.keys.partner);
+  opta = served.api('v1', served.keys.opta);
 });
 
 afterAll(async () => {

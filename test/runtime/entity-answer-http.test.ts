@@ -1,24 +1,20 @@
-// Entity answers from their one home (runtime/entity-answer.ts) over real HTTP: a retired ID's 410 is the
+// Entity answers from their one home (runtime/entity-answer.ts) through the whole app: a retired ID's 410 is the
 // compiler's tombstone stub byte for byte, cached like the release's other answers, alone, in a batch and on HEAD;
 // a 404 is this request's error and is not kept; a kept 200 is the composed one, whichever route asked first.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tombstoneBody } from '../../compiler/stages/entities/entity-shard.ts';
-import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
-import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { ID } from '../fixtures/hand-world.ts';
+import { serveHandWorld } from '../fixtures/served-world.ts';
+import type { InProcessRuntime } from '../helpers/in-process.ts';
 
-let world: World;
-let rt: Runtime;
+let rt: InProcessRuntime;
 let call: ReturnType<typeof client>;
 
 beforeAll(async () => {
-  world = await makeHandWorld();
-  const file = join(world.root, 'keys.json');
-  const { key } = await addKey({ file, name: 'answers', quota: 1000, rate: 1000 });
-  rt = await startRuntime({ dist: world.dist, keys: file, state: 'memory:', port: 0, pages: null, log: () => {} });
-  call = client(rt.url + '/api/v1', key);
+  const served = await serveHandWorld({ answers: { quota: 1000, rate: 1000 } }, { state: 'memory:', pages: null, log: () => {} });
+  rt = served.rt;
+  call = served.api('v1', served.keys.answers);
 });
 afterAll(async () => {
   await rt?.close();

@@ -1,4 +1,4 @@
-// GET /matches over HTTP on a generated release (a few rows added by hand: a merged team ID, undated matches, an
+// GET /matches, in process, on a generated release (a few rows added by hand: a merged team ID, undated matches, an
 // overlay-only provider's bridge): every answer is compared with lists computed here from the release's CSV tables,
 // cursors are followed to the end, and the cap, charging, cursor checks and a damaged index file are exercised.
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// What a release says, as the published register says it, over HTTP against compiled hand-made releases: the
+// What a release says, as the published register says it, in process against compiled hand-made releases: the
 // scoreline (`match`) on every match and nothing else, its values outside the published enums dropped and counted
 // (refused under --strict, file and row named), each changelog event a successor emits with its fields, an ID the
 // successor lacks answering 410 with `entity_removed`, the stamp-order warning and `serve --stamp`.

@@ -1,4 +1,4 @@
-// Every endpoint, through the whole app in process, against a compiled hand-made world: success shapes, documented errors, costs,
+// Every endpoint, in process, against a compiled hand-made world: success shapes, documented errors, costs,
 // redirects and tombstones wherever an ID is accepted, 409 with all candidates, both namespaces.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -14,6 +14,7 @@ import { compileAll } from '../../compiler/compile.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { compiledSamples } from '../fixtures/compiled-fixtures.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
@@ -126,9 +127,8 @@ describe('every endpoint, typed', () => {
 
   it('matches: on the sample releases the iterator follows next_cursor through every page, each a lookup', async () => {
     // The repo's sample releases have thousands of matches: a busy team pages for real.
-    const root = mkdtempSync(join(tmpdir(), 'ir-client-matches-'));
-    await compileAll({ releases: resolve(process.cwd(), 'releases'), dist: join(root, 'dist'), progress: false });
-    const sample = await openInProcess({ dist: join(root, 'dist'), keys: keysFile, state: 'memory:', pages: null, cursorSecret: CURSOR_SECRET });
+    const { dist } = await compiledSamples();
+    const sample = await openInProcess({ dist, keys: keysFile, state: 'memory:', pages: null, cursorSecret: CURSOR_SECRET });
     try {
       const c = createRegisterClient({ baseUrl: `${sample.url}/api/v1`, key: keys.partner, fetch: fetched });
       const team = await busiestTeam();
@@ -154,7 +154,6 @@ describe('every endpoint, typed', () => {
       expect((await c.key()).data.key.credits_remaining).toBe(before - pages);
     } finally {
       await sample.close();
-      rmSync(root, { recursive: true, force: true });
     }
   });
 

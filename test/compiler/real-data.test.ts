@@ -12,6 +12,7 @@ import { compileAll } from '../../compiler/compile.ts';
 import type { CompileReport } from '../../compiler/compile-release.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { compiledRealData, copyCompiled } from '../fixtures/compiled-fixtures.ts';
 import { client } from '../helpers/api-client.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 
@@ -41,8 +42,9 @@ async function sharedTransfermarktIds(): Promise<string[]> {
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'ir-real-'));
-  await importV0({ from: V0, out: join(root, 'releases', STAMP) });
-  [report] = await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
+  const compiled = await compiledRealData(V0, STAMP);
+  copyCompiled(compiled, root);
+  [report] = compiled.reports;
   keys = join(root, 'keys.json');
   key = (await addKey({ file: keys, name: 'real', quota: 100000, rate: 100000 })).key;
   rt = await startRuntime({ dist: join(root, 'dist'), keys, state: join(root, 'state'), port: 0, cursorSecret: 'real-data test secret, not a deployment one' });

@@ -8,13 +8,12 @@ import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegisterClient } from 'identity-register/client';
-import { compileAll } from '../../compiler/compile.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
-import { importV0 } from '../../generator/from-v0.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { CHANGES_PAGE_SIZE } from '../../explorer/context.ts';
 import { ALL_DATES_FROM, MATCHES_PAGE_SIZE } from '../../explorer/matches-view.ts';
+import { compiledRealData, compiledSamples } from '../fixtures/compiled-fixtures.ts';
 import { launchBrowser, recordFigure, screenshot, seriousViolations, watchedPage, type WatchedPage } from '../helpers/browser.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
 import { build } from 'esbuild';
@@ -41,14 +40,11 @@ beforeAll(async () => {
   browser = await launchBrowser();
   const root = mkdtempSync(join(tmpdir(), 'ir-explorer-'));
   key = (await addKey({ file: join(root, 'keys.json'), name: 'explorer test', quota: 100_000, rate: 1000 })).key;
-  // The two worlds compile side by side: each is mostly one thread, and the machine has two cores.
-  await Promise.all([
-    importV0({ from: V0, out: join(root, 'real', 'releases', '20260401T000000Z') }).then(() => compileAll({ releases: join(root, 'real', 'releases'), dist: join(root, 'real', 'dist'), progress: false })),
-    compileAll({ releases: SAMPLES, dist: join(root, 'sample', 'dist'), progress: false }),
-  ]);
+  // The two worlds compile side by side (or come from the run's cache): each is mostly one thread, on two cores.
+  const [realData, samples] = await Promise.all([compiledRealData(V0, '20260401T000000Z'), compiledSamples()]);
   process.stdout.write(`[explorer test] browser and both compiles in ${Math.round(performance.now() - t0)} ms\n`);
-  real = await serve(join(root, 'real', 'dist'), root);
-  sample = await serve(join(root, 'sample', 'dist'), root);
+  real = await serve(realData.dist, root);
+  sample = await serve(samples.dist, root);
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,14 +1,14 @@
 // Sweeps the committed generated releases (releases/): every sampled entity's bridges resolve back to it, every
 // retired ID answers 200-with-survivor or 410, search finds labels, and the successor's changelog has every type.
-import { cpSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileAll } from '../../compiler/compile.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
+import { compiledSamples, copyCompiled } from '../fixtures/compiled-fixtures.ts';
 import { client } from '../helpers/api-client.ts';
 import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 
@@ -31,8 +31,7 @@ async function rows(table: string): Promise<Record<string, string>[]> {
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'ir-gen-'));
-  cpSync('releases', join(root, 'releases'), { recursive: true });
-  await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
+  copyCompiled(await compiledSamples(), root);
   const keys = join(root, 'keys.json');
   const { key } = await addKey({ file: keys, name: 'sweep', quota: 1_000_000, rate: 1_000_000 });
   rt = await openInProcess({ dist: join(root, 'dist'), keys, state: join(root, 'state') });

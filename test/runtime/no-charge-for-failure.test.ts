@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import type { LogRecord } from '../../runtime/problem-log.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { serveDir, type ServedDir } from '../helpers/serve-dir.ts';
 import { ID, makeHandWorld, STAMPS, type World } from '../fixtures/hand-world.ts';
 
@@ -18,7 +18,7 @@ let world: World;
 let damaged: string;
 let keysFile: string;
 let key: string;
-let rt: Runtime;
+let rt: InProcessRuntime;
 const logs: LogRecord[] = [];
 const temps: string[] = [];
 
@@ -42,7 +42,7 @@ beforeAll(async () => {
   keysFile = join(world.root, 'keys.json');
   key = (await addKey({ file: keysFile, name: 'partner', quota: 100_000, rate: 100_000 })).key;
   // The SQLite state store: credits as durable state, read back over HTTP.
-  rt = await startRuntime({ dist: damaged, keys: keysFile, state: join(world.root, 'state'), port: 0, problems: (r) => logs.push(r) });
+  rt = await openInProcess({ dist: damaged, keys: keysFile, state: join(world.root, 'state'), problems: (r) => logs.push(r) });
 });
 afterAll(async () => {
   await rt?.close();
@@ -99,7 +99,7 @@ describe('no charge for a failure', () => {
 describe('a mirror whose origin fails', () => {
   let upload: string;
   let mirror: ServedDir;
-  let remote: Runtime;
+  let remote: InProcessRuntime;
 
   beforeAll(async () => {
     upload = mkdtempSync(join(tmpdir(), 'ir-nocharge-mirror-'));
@@ -110,7 +110,7 @@ describe('a mirror whose origin fails', () => {
       cpSync(join(world.dist, stamp, 'public'), join(upload, stamp, 'public'), { recursive: true });
     }
     mirror = await serveDir(upload);
-    remote = await startRuntime({ dist: mirror.baseUrl, privateDist: null, keys: keysFile, state: join(world.root, 'state-mirror'), port: 0, problems: (r) => logs.push(r) });
+    remote = await openInProcess({ dist: mirror.baseUrl, privateDist: null, keys: keysFile, state: join(world.root, 'state-mirror'), problems: (r) => logs.push(r) });
   });
   afterAll(async () => {
     await remote?.close();

@@ -73,6 +73,16 @@ export function derivedEtag(manifestSha256: string, route: string, params: Recor
   return tagOf(createHash('sha256').update(text).digest());
 }
 
+/** RFC 9110 If-None-Match: `*`, or a list compared weakly (W/ prefixes ignored). */
+export function matchesEtag(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => {
+    const v = t.trim();
+    return v === '*' || v.replace(/^W\//, '') === bare;
+  });
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Rate-limit fields, as draft-ietf-httpapi-ratelimit-headers (-09 onwards) writes them: Structured Field lists whose
 // items are a quoted policy name with parameters. RateLimit-Policy states each quota policy (`q` quota units in a

@@ -198,7 +198,20 @@ function rawExchange(url: string, text: string): Promise<string> {
     const chunks: Buffer[] = [];
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', fail);
-    socket.on('close', () => done(Buffer.concat(chunks).toString('latin1').replace(/\r\nDate: [^\r]*/i, '')));
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('latin1');
+      // Each refusal is checked against components/responses/ProtocolRefusal before it is recorded.
+      const [head, body = ''] = text.split('\r\n\r\n');
+      const [status, ...fields] = head.split('\r\n');
+      const headers = Object.fromEntries(fields.map((f) => [f.slice(0, f.indexOf(':')).toLowerCase(), f.slice(f.indexOf(':') + 1).trim()]));
+      try {
+        validateProtocolRefusal({ status: Number(status.split(' ')[1]), headers, body });
+      } catch (e) {
+        fail(e);
+        return;
+      }
+      done(text.replace(/\r\nDate: [^\r]*/i, ''));
+    });
     socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
   });
 }

@@ -6,7 +6,7 @@
 // Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError, errorReply } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type AuthResult, type Clock, type KeyRecord, type KeyStore, type MaybePromise, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Release } from './release/open-release.ts';
 import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
@@ -242,15 +242,14 @@ export function createApp(opts: AppOptions): App {
     function auth(x) {
       const def = x.def!;
       x.now = clock.now();
-      if (def.auth) {
-        const auth = opts.keys.authenticate(x.request.headers.get('authorization'), new Date(x.now));
-        if (!auth.ok) throw authError(auth.code);
-        x.key = auth.key;
-        x.costing = def.costing;
-        // On every answer to this key from here on, errors included, so a client can warn before the key expires.
-        keyExpiryHeaders(auth.key, x.now, x.headers);
+      if (!def.auth) {
+        if (x.api) x.headers['cache-control'] = 'no-cache';
+        return;
       }
-      if (x.api) x.headers['cache-control'] = def.auth ? 'private, no-cache' : 'no-cache';
+      // A key store may have to ask elsewhere (the edge's): only then is this step awaited.
+      const checked: MaybePromise<AuthResult> = opts.keys.authenticate(x.request.headers.get('authorization'), new Date(x.now));
+      if (!isPromise(checked)) return void admitKey(x, def, checked);
+      return checked.then((r) => admitKey(x, def, r));
     },
     function parameters(x) {
       // A malformed path parameter is a 400, but only once the key is known (the order of checks).
@@ -309,6 +308,15 @@ export function createApp(opts: AppOptions): App {
     x.credits = charge.remaining;
     if (!charge.ok) throw quotaError(key.quota, charge.remaining, cost, now);
     x.charged = cost;
+  }
+
+  function admitKey(x: Exchange, def: RouteDef, auth: AuthResult): void {
+    if (!auth.ok) throw authError(auth.code);
+    x.key = auth.key;
+    x.costing = def.costing;
+    // On every answer to this key from here on, errors included, so a client can warn before the key expires.
+    keyExpiryHeaders(auth.key, x.now, x.headers);
+    x.headers['cache-control'] = 'private, no-cache';
   }
 
   function stamp(x: Exchange, release: Release | null): void {

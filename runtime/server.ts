@@ -189,7 +189,7 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
   let server: RunningServer;
   try {
     if (opts.stamp !== undefined) await checkPinnedStamp(source, opts.stamp, dist);
-    server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });
+    server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes, log: problems });
   } catch (e) {
     keyStore.close();
     await store.close();

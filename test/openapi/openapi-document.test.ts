@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { type JsonObject, type JsonValue } from '../../runtime/contract/document.ts';
 import { METRICS_TYPE } from '../../runtime/ops/ops-routes.ts';
 import { openapiDocument as documentOfRoutes, openapiJsonText } from '../../runtime/openapi-json.ts';
-import { CORS_EXPOSED } from '../../runtime/response-headers.ts';
+import { CORS_EXPOSED } from '../../runtime/contract/http-parts.ts';
 import {
   assertErrorBody,
   compileSchema,

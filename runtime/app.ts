@@ -400,7 +400,7 @@ function meterOf(x: Exchange): Meter | null {
 
 
 /** The answer as a Web Response (app.fetch): headers and bytes as the Node adapter writes them. */
-export function toResponse(a: Answer): Response {
+function toResponse(a: Answer): Response {
   const body = Array.isArray(a.body) ? new Blob(a.body as BlobPart[]) : a.body;
   return new Response(body as BodyInit | null, { status: a.status, headers: a.headers });
 }
@@ -436,7 +436,7 @@ function finish(reply: Reply, base: Record<string, string>, meter: Meter | null,
  * `a` as the answer to a HEAD: what GET would answer, headers included (the body's type and length), without the
  * body, which is kept aside as `omitted` for an adapter that codes bodies.
  */
-export function headOf(a: Answer): Answer {
+function headOf(a: Answer): Answer {
   if (a.body === null) return a;
   a.headers['content-length'] = String(bodyLength(a.body));
   a.omitted = a.body;

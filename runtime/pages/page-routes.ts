@@ -7,7 +7,7 @@ import { errorResponse } from '../contract/http-parts.ts';
 import { defineRoute, type PageFiles, type Reply, type RequestContext, type RouteDef } from '../route.ts';
 
 /** What a page may load: only this server (the bundles, the API); inline styles for the charts and Swagger UI. */
-export const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 /** An HTML page names its assets by content hash: it is revalidated on every load, they are cached forever. */
 export const PAGE_CACHE = { page: 'no-cache', asset: 'public, max-age=31536000, immutable' } as const;
 /** A built asset's name: entry, content hash, extension (`explorer-L2BLNIKT.js`). */

@@ -90,12 +90,10 @@ function problemLogOf(logger: Logger | null, log: ((line: string) => void) | und
   return (r) => plain(r.line);
 }
 
-export interface Runtime {
-  app: App;
+/** An opened runtime listening on a socket; close() stops the server, then closes what openRuntime opened. */
+export interface Runtime extends OpenedRuntime {
   server: RunningServer;
   url: string;
-  metrics: RuntimeMetrics;
-  close(): Promise<void>;
 }
 
 export function isUrl(s: string): boolean {
@@ -159,7 +157,19 @@ async function checkPinnedStamp(source: ShardSource, stamp: string, dist: string
   }
 }
 
-export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
+/** A runtime without a socket: the whole composed app (API, pages, operations) over its opened parts. */
+export interface OpenedRuntime {
+  app: App;
+  metrics: RuntimeMetrics;
+  /** Releases the stores, the sources and the log; the app answers nothing reliable after it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens everything startRuntime serves (stores, sources, catalog, the composed app) without listening: for a caller
+ * that hands the app requests itself (`app.fetch`), as route specs and other Web-standard hosts do.
+ */
+export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRuntime> {
   const dist = opts.dist ?? 'dist';
   const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const logger = opts.logger ?? null;
@@ -186,30 +196,43 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
   const built = buildApp({ ...opts, problems, source, store, keyStore, metrics });
   catalog = built.catalog;
   const app = built.app;
-  let server: RunningServer;
-  try {
-    if (opts.stamp !== undefined) await checkPinnedStamp(source, opts.stamp, dist);
-    server = await listen(app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes, log: problems });
-  } catch (e) {
-    keyStore.close();
+  const close = async (): Promise<void> => {
     await store.close();
+    keyStore.close();
     await built.close();
     await source.close();
+    // Access lines are buffered (runtime/ops/logger.ts): write out the last of them before the process exits.
+    if (logger) await new Promise<void>((resolve) => logger.flush(() => resolve()));
+  };
+  try {
+    if (opts.stamp !== undefined) await checkPinnedStamp(source, opts.stamp, dist);
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  return { app, metrics, close };
+}
+
+/** openRuntime, served over HTTP by the Node adapter. */
+export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> {
+  const opened = await openRuntime(opts);
+  let server: RunningServer;
+  try {
+    // What the adapter cannot explain goes where the app's failures go.
+    const log = opts.problems ?? problemLogOf(opts.logger ?? null, opts.log);
+    server = await listen(opened.app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes, log });
+  } catch (e) {
+    await opened.close();
     throw e;
   }
   return {
-    app,
+    app: opened.app,
     server,
     url: server.url,
-    metrics,
+    metrics: opened.metrics,
     async close() {
       await server.close();
-      await store.close();
-      keyStore.close();
-      await built.close();
-      await source.close();
-      // Access lines are buffered (runtime/ops/logger.ts): write out the last of them before the process exits.
-      if (logger) await new Promise<void>((resolve) => logger.flush(() => resolve()));
+      await opened.close();
     },
   };
 }

@@ -12,7 +12,7 @@ import { addKey } from '../../runtime/keys/key-file.ts';
 import { openKeyStore } from '../../runtime/keys/key-store.ts';
 import { listen } from '../../runtime/node-adapter.ts';
 import type { LogRecord } from '../../runtime/problem-log.ts';
-import { buildApp } from '../../runtime/server.ts';
+import { buildApp, openRuntime, type OpenedRuntime } from '../../runtime/server.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createMemoryStore } from '../../runtime/state/memory-store.ts';
 import { makeHandWorld, type World } from '../fixtures/hand-world.ts';
@@ -30,10 +30,17 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-function appOver(dist: string, pages?: null): ReturnType<typeof buildApp> {
+/** The whole runtime without a socket (openRuntime), as route specs use it. */
+async function opened(pages?: null): Promise<OpenedRuntime> {
+  const rt = await openRuntime({ dist: world.dist, keys: join(world.root, 'keys.json'), state: 'memory:', pages, log: () => {} });
+  closers.push(() => rt.close());
+  return rt;
+}
+
+function appOver(dist: string): ReturnType<typeof buildApp> {
   const source = createFsSource({ root: dist });
   const keyStore = openKeyStore({ file: join(world.root, 'keys.json') });
-  const built = buildApp({ dist, source, store: createMemoryStore(), keyStore, pages });
+  const built = buildApp({ dist, source, store: createMemoryStore(), keyStore, log: () => {} });
   closers.push(() => source.close(), () => keyStore.close(), () => built.close());
   return built;
 }
@@ -50,7 +57,7 @@ const ROOT_ROUTES = ['operations /healthz', 'operations /readyz', 'operations /m
 
 describe('one app', () => {
   it('holds the operational endpoints and the pages in its own route table, and serves the document of that table', async () => {
-    const { app } = appOver(world.dist);
+    const { app } = await opened();
     expect(app.routes.filter((r) => (r.scope ?? 'api') !== 'api').map((r) => `${r.scope} ${r.path}`)).toEqual(ROOT_ROUTES);
     const served = JSON.parse((await ask(app, '/api/v1/openapi.json')).body);
     expect(served).toEqual(buildDocument(app.routes));
@@ -61,7 +68,7 @@ describe('one app', () => {
   });
 
   it('without pages, has no page routes and documents none', async () => {
-    const { app } = appOver(world.dist, null);
+    const { app } = await opened(null);
     expect(app.routes.some((r) => r.scope === 'pages')).toBe(false);
     expect(JSON.parse((await ask(app, '/api/v1/openapi.json')).body)['x-pages']).toEqual({});
     expect((await ask(app, '/docs')).status).toBe(404);

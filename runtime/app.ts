@@ -191,7 +191,9 @@ export function createApp(opts: AppOptions): App {
       const segs = pathname.split('/');
       // ['', 'api', 'v1', ...rest]
       x.ns = (NAMESPACES as readonly string[]).includes(segs[2]) && segs[1] === 'api' ? (segs[2] as Namespace) : null;
-      x.segments = x.ns ? segs.slice(3) : segs.slice(1);
+      // The root's paths are matched as sent: `/api/..` is no way to the explorer, nor `/x/../healthz` to health.
+      if (x.ns === null) x.pathname = pathAsSent(x.request.url);
+      x.segments = x.ns ? segs.slice(3) : x.pathname.split('/').slice(1);
       if (x.segments.length === 0) x.segments.push('');
     },
     function release(x) {
@@ -393,6 +395,14 @@ export function createApp(opts: AppOptions): App {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
+
+/** The path of an absolute request URL as it was sent (dot segments and escapes kept), without the query. */
+function pathAsSent(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const end = url.search(/[?#]/);
+  return url.slice(start, end < 0 || end < start ? undefined : end);
+}
 
 function meterOf(x: Exchange): Meter | null {
   return x.costing && x.key ? { key: x.key, now: x.now, credits: x.credits } : null;

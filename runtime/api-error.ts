@@ -1,4 +1,5 @@
-// The runtime's one error type: every 4xx/5xx body in the API is written from an ApiError, by one handler.
+// The runtime's one error type, and the one function that makes an answer of it: every 4xx/5xx the server sends (the
+// router's, the operational and page routes', the Node adapter's refusals before routing) is written by errorReply.
 
 export class ApiError extends Error {
   readonly status: number;
@@ -42,4 +43,11 @@ export class ApiError extends Error {
     if (this.extra) s += `,${this.extra}`;
     return s + '}';
   }
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The answer to `err` before the request's own headers frame it: its status, body and headers. */
+export function errorReply(err: ApiError): { status: number; body: string | Uint8Array; headers: Record<string, string> } {
+  return { status: err.status, body: err.body(), headers: err.headers ? { 'content-type': JSON_TYPE, ...err.headers } : { 'content-type': JSON_TYPE } };
 }

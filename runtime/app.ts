@@ -1,19 +1,21 @@
-// The router core: a Web-standard `fetch(Request) → Response`. It matches the route, then applies the contract's
-// order of checks (auth 401 → validation 400 → rate 429 → quota 402 → charged lookup) and writes every error
-// body from an ApiError. It is the one place where a failure becomes an answer (and a log line), and where a
-// charge whose request then failed (5xx) is given back. Nothing here touches node:http; runtime/node-adapter.ts does.
+// The router core: a Web-standard `fetch(Request) → Response` over one route table: the API under each namespace,
+// and the operational endpoints and the pages at the server root (route.ts `scope`). A request goes through one
+// declared list of steps (STEPS below), in the contract's order of checks (auth 401 → validation 400 → rate 429 →
+// quota 402 → charged lookup). Every failure becomes its answer in one place (ApiError's errorReply, framed here
+// with the request's headers), with one log line, and a charge whose request then failed (5xx) is given back.
+// Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
-import { ApiError } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
+import { ApiError, errorReply } from './api-error.ts';
+import { isPromise, systemClock, StateUnavailableError, type AuthResult, type Clock, type KeyRecord, type KeyStore, type MaybePromise, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
-import type { Body, RequestContext, Reply, RouteDef, Services } from './route.ts';
+import type { Release } from './release/open-release.ts';
+import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
 import { admit } from './state/admit.ts';
 import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { requestTarget } from './request-target.ts';
 import { ArtefactError, UpstreamError, UntrustedError } from './read-errors.ts';
 import { keyExpiryHeaders } from './keys/key-expiry.ts';
-import { corsHeaders, derivedEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
-import { matchesEtag } from './routes/changes.ts';
+import { corsHeaders, derivedEtag, matchesEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
 import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 
 /** Options of createApp. */
@@ -21,7 +23,14 @@ export interface AppOptions {
   catalog: ReleaseCatalog;
   keys: KeyStore;
   store: StateStore;
+  /** Every route: the API's, the operational endpoints and the pages (server.ts routeTable). */
   routes: RouteDef[];
+  /** What the operational routes read (ops/operations.ts). */
+  operations: Operations;
+  /** The pages' files; null or absent: the page routes answer 503. */
+  pages?: PageFiles | null;
+  /** Called once per answer, for metrics and the access log (ops/operations.ts observerOf). Default none. */
+  observe?: Observer;
   /** Default: the system clock. */
   clock?: Clock;
   /** Reads a private notice batch (see Services.readNotices); default: none (notices feed is empty). */
@@ -35,6 +44,9 @@ export interface AppOptions {
   log?: ProblemLog;
 }
 
+/** Sees every answer once it is made: the request, the answer, and the seconds it took. */
+export type Observer = (request: AppRequest, answer: Answer, seconds: number) => void;
+
 export interface App {
   /** The Web-standard entry: any runtime that speaks Request and Response can serve the API through it. */
   fetch(request: Request): Promise<Response>;
@@ -42,7 +54,7 @@ export interface App {
    * The same answer before it is wrapped in a Response, for adapters that write bytes themselves (node-adapter.ts):
    * building an undici Response (and its body stream) per request was ~10% of an entity lookup's CPU.
    */
-  answer(request: Request): Promise<Answer>;
+  answer(request: AppRequest): Promise<Answer>;
   readonly routes: RouteDef[];
 }
 
@@ -51,9 +63,10 @@ export interface Answer {
   status: number;
   headers: Record<string, string>;
   body: Body;
-  /** For the access log and metrics, never sent: the authenticated key's ID and the matched route template. */
+  /** For the access log and metrics, never sent: the authenticated key's ID, the matched route template, an error's code. */
   keyId?: string | null;
   route?: string | null;
+  error?: string;
   /**
    * Present when this answer charged lookups: gives them back, at most once. For an adapter that could not deliver
    * the answer (its client closed the connection first): nobody pays for an answer they did not get.
@@ -85,9 +98,44 @@ interface CompiledRoute {
   segments: (string | { param: string })[];
 }
 
+/** One request on its way through the steps: what each step learns, for the steps after it. */
+interface Exchange {
+  request: AppRequest;
+  head: boolean;
+  /** The answer's headers so far; errors are answered with them too. */
+  headers: Record<string, string>;
+  pathname: string;
+  query: URLSearchParams;
+  /** The path's segments after the namespace (under /api), or all of them (at the root). */
+  segments: string[];
+  ns: Namespace | null;
+  release: Release | null;
+  /** Why the release could not be opened, thrown if the route needs it. */
+  unavailable: unknown;
+  def: RouteDef | null;
+  /** The route's frame: the API's (CORS, stamp, URL cap, key) or the root's (nothing but the route's own headers). */
+  api: boolean;
+  params: Record<string, string>;
+  now: number;
+  key: KeyRecord | null;
+  costing: boolean;
+  prepared: Prepared | null;
+  credits: number | null;
+  /** Lookups charged to `key` in `period` and not given back yet: returned if the answer turns out a 5xx. */
+  charged: number;
+  period: string;
+  reply: Reply | null;
+  /** Set by a step that answers on its own (a preflight): the steps after it are skipped. */
+  answered: Answer | null;
+}
+
+/** A step: learns something about the exchange, or refuses it by throwing an ApiError. Sync steps cost no await. */
+type Step = (x: Exchange) => void | Promise<void>;
+
 export function createApp(opts: AppOptions): App {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? stderrProblemLog;
+  const observe = opts.observe ?? null;
 
   /**
    * What a client is told for a failure, and the one log line about it. Domain errors carry the file or URL and the
@@ -127,154 +175,242 @@ export function createApp(opts: AppOptions): App {
     clock,
     readNotices: opts.readNotices ?? (async () => null),
     failure,
+    operations: opts.operations,
+    pages: opts.pages ?? null,
   };
-  const compiled: CompiledRoute[] = opts.routes.map((def) => ({
-    def,
-    segments: def.path.split('/').slice(1).map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : s)),
-  }));
-  async function handle(request: Request): Promise<Answer> {
-    const seen: { keyId: string | null; route: string | null } = { keyId: null, route: null };
-    const answer = await answerOf(request, seen);
-    answer.keyId = seen.keyId;
-    answer.route = seen.route;
+  const compile = (def: RouteDef): CompiledRoute => ({ def, segments: def.path.split('/').slice(1).map((s) => (s.startsWith('{') ? { param: s.slice(1, -1) } : s)) });
+  const apiRoutes = opts.routes.filter((r) => (r.scope ?? 'api') === 'api').map(compile);
+  const rootRoutes = opts.routes.filter((r) => (r.scope ?? 'api') !== 'api').map(compile);
+
+  /** The order of concerns, each a step; a refusal (a throw) skips the rest and is answered by `refused`. */
+  const STEPS: readonly Step[] = [
+    function namespace(x) {
+      const { pathname, query } = requestTarget(x.request.url);
+      x.pathname = pathname;
+      x.query = query;
+      const segs = pathname.split('/');
+      // ['', 'api', 'v1', ...rest]
+      x.ns = (NAMESPACES as readonly string[]).includes(segs[2]) && segs[1] === 'api' ? (segs[2] as Namespace) : null;
+      // The root's paths are matched as sent: `/api/..` is no way to the explorer, nor `/x/../healthz` to health.
+      if (x.ns === null) x.pathname = pathAsSent(x.request.url);
+      x.segments = x.ns ? segs.slice(3) : x.pathname.split('/').slice(1);
+      if (x.segments.length === 0) x.segments.push('');
+    },
+    function release(x) {
+      // Every answer names the stamp it was made from once a release is loaded, errors included.
+      const served = opts.catalog.forNamespace(x.ns ?? 'v1');
+      // Nearly always at once: awaiting only a pending release spares each request a microtask hop.
+      if (!isPromise(served)) return void stamp(x, served);
+      return served.then(
+        (r) => stamp(x, r),
+        (e: unknown) => void (x.unavailable = e),
+      );
+    },
+    function preflight(x) {
+      // A CORS preflight is answered before auth and costs nothing: the browser sends it without the key.
+      if (x.ns === null || x.request.method !== 'OPTIONS' || x.request.headers.get('access-control-request-method') === null) return;
+      const { allowed } = match(apiRoutes, x.segments, '');
+      if (allowed.length === 0) throw new ApiError(404, 'not_found', 'No such path.');
+      delete x.headers['content-type'];
+      x.answered = { status: 204, headers: { ...x.headers, ...preflightHeaders(allowed) }, body: null };
+    },
+    function route(x) {
+      // HEAD is GET without the body: the same route, checks, charge and headers (see finish).
+      const { route, params, allowed, scope } = match(x.ns ? apiRoutes : rootRoutes, x.segments, x.head ? 'GET' : x.request.method);
+      if (route) {
+        x.def = route;
+        x.params = params;
+        if (scope !== 'api') {
+          x.api = false;
+          x.headers = { 'content-type': JSON_TYPE };
+        }
+        return;
+      }
+      // A page path asked with another method is no path at all: the pages are not part of the API's paths.
+      if (allowed.length && scope !== 'pages') {
+        if (scope === 'operations') x.headers = { 'content-type': JSON_TYPE };
+        throw new ApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`, { headers: { allow: allowed.join(', ') } });
+      }
+      throw new ApiError(404, 'not_found', x.ns ? 'No such path.' : 'No such path; the API lives under /api/v1 and /api/next.');
+    },
+    function urlCap(x) {
+      // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
+      if (x.api && x.request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
+    },
+    function releaseNeeded(x) {
+      // A release that exists but cannot be opened (damaged, or its mirror's origin is down) answers why, 503 either way.
+      if (!x.release && !x.def!.noRelease) throw x.unavailable ?? new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
+    },
+    function auth(x) {
+      const def = x.def!;
+      x.now = clock.now();
+      if (!def.auth) {
+        if (x.api) x.headers['cache-control'] = 'no-cache';
+        return;
+      }
+      // A key store may have to ask elsewhere (the edge's): only then is this step awaited.
+      const checked: MaybePromise<AuthResult> = opts.keys.authenticate(x.request.headers.get('authorization'), new Date(x.now));
+      if (!isPromise(checked)) return void admitKey(x, def, checked);
+      return checked.then((r) => admitKey(x, def, r));
+    },
+    function parameters(x) {
+      // A malformed path parameter is a 400, but only once the key is known (the order of checks).
+      if (!x.api) return;
+      for (const [name, v] of Object.entries(x.params)) {
+        if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over 512 characters.`);
+      }
+    },
+    function prepare(x) {
+      const ctx: RequestContext = {
+        request: x.request, method: x.request.method, ns: x.ns ?? 'v1', pathname: x.pathname, params: x.params, query: x.query, release: x.release!, key: x.key, now: x.now, services,
+      };
+      const prepared = x.def!.prepare(ctx);
+      if (!isPromise(prepared)) return void (x.prepared = prepared);
+      return prepared.then((p) => void (x.prepared = p));
+    },
+    function admitting(x) {
+      if (x.costing && x.key) return charge(x, x.key);
+    },
+    function run(x) {
+      const reply = x.prepared!.run();
+      if (!isPromise(reply)) return void (x.reply = reply);
+      return reply.then((r) => void (x.reply = r));
+    },
+    function refund(x) {
+      // A 5xx costs nothing; a batch answered whole gives back its items that could not be answered.
+      const back = x.reply!.status >= 500 ? x.charged : Math.min(x.charged, x.reply!.refund ?? 0);
+      if (back <= 0) return;
+      x.charged = 0;
+      return giveBack(x.key!, x.period, back, x.credits).then((credits) => void (x.credits = credits));
+    },
+    function revalidate(x) {
+      const reply = x.reply!;
+      if (reply.status !== 200) return;
+      // A 304 is decided after the lookup, so it is never given for an answer that would not have been this 200;
+      // on a costing route it is charged like the 200 (the lookup was made).
+      const def = x.def!;
+      const etag = reply.headers?.etag ?? (def.perStamp ? derivedEtag(x.release!.manifestSha256, def.path, x.params, x.query) : undefined);
+      if (etag === undefined) return;
+      x.headers.etag = etag;
+      if (matchesEtag(x.request.headers.get('if-none-match'), etag)) x.reply = { status: 304, body: null, headers: reply.headers };
+    },
+  ];
+
+  /** Rate limit, then quota: a refusal of either charges nothing. */
+  async function charge(x: Exchange, key: KeyRecord): Promise<void> {
+    const now = x.now;
+    const cost = x.prepared!.cost;
+    x.period = quotaPeriod(now);
+    const { wait, charge } = await admit(opts.store, key.id, now, key.rate, x.period, cost, key.quota);
+    if (charge === null) {
+      throw new ApiError(429, 'rate_limited', `More than ${key.rate} costing request(s) in one second.`, {
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
+      });
+    }
+    x.credits = charge.remaining;
+    if (!charge.ok) throw quotaError(key.quota, charge.remaining, cost, now);
+    x.charged = cost;
+  }
+
+  function admitKey(x: Exchange, def: RouteDef, auth: AuthResult): void {
+    if (!auth.ok) throw authError(auth.code);
+    x.key = auth.key;
+    x.costing = def.costing;
+    // On every answer to this key from here on, errors included, so a client can warn before the key expires.
+    keyExpiryHeaders(auth.key, x.now, x.headers);
+    x.headers['cache-control'] = 'private, no-cache';
+  }
+
+  function stamp(x: Exchange, release: Release | null): void {
+    x.release = release;
+    if (release) x.headers['x-register-release-stamp'] = release.stamp;
+  }
+
+  async function answerOf(request: AppRequest): Promise<Answer> {
+    const headers: Record<string, string> = { 'content-type': JSON_TYPE };
+    corsHeaders(headers);
+    const x: Exchange = {
+      request, head: request.method === 'HEAD', headers, pathname: '', query: EMPTY_QUERY, segments: [], ns: null, release: null, unavailable: null,
+      def: null, api: true, params: {}, now: 0, key: null, costing: false, prepared: null, credits: null, charged: 0, period: '', reply: null, answered: null,
+    };
+    let answer: Answer;
+    try {
+      for (const step of STEPS) {
+        const pending = step(x);
+        if (pending) await pending;
+        if (x.answered) break;
+      }
+      answer = x.answered ?? undeliverable(x, finish(x.reply!, x.headers, meterOf(x), x.head));
+    } catch (e) {
+      answer = await refused(x, failure(e));
+    }
+    answer.keyId = x.key?.id ?? null;
+    answer.route = x.def?.path ?? null;
     return answer;
   }
 
-  /** The answer; `seen` learns the key and the route on the way, for handle(). */
-  async function answerOf(request: Request, seen: { keyId: string | null; route: string | null }): Promise<Answer> {
-    const headers: Record<string, string> = { 'content-type': JSON_TYPE };
-    corsHeaders(headers);
-    const head = request.method === 'HEAD';
-    let now = 0;
-    let key: KeyRecord | null = null;
-    let costing = false;
-    let credits: number | null = null;
-    // Lookups charged to `key` in `period` and not given back yet: returned if the answer turns out a 5xx.
-    let charged = 0;
-    let period = '';
-    try {
-      const { pathname, query } = requestTarget(request.url);
-      const rawSegments = pathname.split('/');
-      // ['', 'api', 'v1', ...rest]
-      const ns = (NAMESPACES as readonly string[]).includes(rawSegments[2]) && rawSegments[1] === 'api' ? (rawSegments[2] as Namespace) : null;
-      // Every answer names the stamp it was made from once a release is loaded, errors included.
-      const served = opts.catalog.forNamespace(ns ?? 'v1');
-      let unavailable: unknown = null;
-      // Nearly always at once: awaiting only a pending release spares each request a microtask hop.
-      const release = !isPromise(served)
-        ? served
-        : await served.catch((e: unknown) => {
-            unavailable = e;
-            return null;
-          });
-      if (release) headers['x-register-release-stamp'] = release.stamp;
-      if (ns === null) throw new ApiError(404, 'not_found', 'No such path; the API lives under /api/v1 and /api/next.');
-      const rest = rawSegments.slice(3);
-      if (rest.length === 0) rest.push('');
-      // A CORS preflight is answered before auth and costs nothing: the browser sends it without the key.
-      if (request.method === 'OPTIONS' && request.headers.get('access-control-request-method') !== null) {
-        const { allowed } = match(compiled, rest, '');
-        if (allowed.length === 0) throw new ApiError(404, 'not_found', 'No such path.');
-        delete headers['content-type'];
-        return { status: 204, headers: { ...headers, ...preflightHeaders(allowed) }, body: null };
-      }
-      // HEAD is GET without the body: the same route, checks, charge and headers (see finish).
-      const { route, params, allowed } = match(compiled, rest, head ? 'GET' : request.method);
-      if (!route) {
-        if (allowed.length) {
-          throw new ApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`, { headers: { allow: allowed.join(', ') } });
-        }
-        throw new ApiError(404, 'not_found', 'No such path.');
-      }
-      const def = route;
-      seen.route = def.path;
-      // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
-      if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
-      // A release that exists but cannot be opened (damaged, or its mirror's origin is down) answers why, 503 either way.
-      if (!release && !def.noRelease) throw unavailable ?? new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
-      now = clock.now();
-      if (def.auth) {
-        const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
-        if (!auth.ok) throw authError(auth.code);
-        key = auth.key;
-        seen.keyId = key.id;
-        costing = def.costing;
-        // On every answer to this key from here on, errors included, so a client can warn before the key expires.
-        keyExpiryHeaders(key, now, headers);
-      }
-      headers['cache-control'] = def.auth ? 'private, no-cache' : 'no-cache';
-      // A malformed path parameter is a 400, but only once the key is known (the order of checks).
-      for (const [name, v] of Object.entries(params)) {
-        if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over 512 characters.`);
-      }
-      const ctx: RequestContext = { request, method: request.method, ns, params, query, release: release!, key, now, services };
-      const prepared = await def.prepare(ctx);
-      if (costing && key) {
-        period = quotaPeriod(now);
-        const { wait, charge } = await admit(opts.store, key.id, now, key.rate, period, prepared.cost, key.quota);
-        if (charge === null) {
-          throw new ApiError(429, 'rate_limited', `More than ${key.rate} costing request(s) in one second.`, {
-            headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
-          });
-        }
-        credits = charge.remaining;
-        if (!charge.ok) throw quotaError(key.quota, charge.remaining, prepared.cost, now);
-        charged = prepared.cost;
-      }
-      let reply = await prepared.run();
-      // A 5xx costs nothing; a batch answered whole gives back its items that could not be answered.
-      const back = reply.status >= 500 ? charged : Math.min(charged, reply.refund ?? 0);
-      if (back > 0) {
-        charged = 0;
-        credits = await giveBack(key!, period, back, credits);
-      }
-      if (reply.status === 200) {
-        // A 304 is decided after the lookup, so it is never given for an answer that would not have been this 200;
-        // on a costing route it is charged like the 200 (the lookup was made).
-        const etag = reply.headers?.etag ?? (def.perStamp ? derivedEtag(release!.manifestSha256, def.path, params, query) : undefined);
-        if (etag !== undefined) {
-          headers.etag = etag;
-          if (matchesEtag(request.headers.get('if-none-match'), etag)) reply = { status: 304, body: null, headers: reply.headers };
-        }
-      }
-      return undeliverable(finish(reply, headers, costing && key ? { key, now, credits } : null, head));
-    } catch (e) {
-      const err = failure(e);
-      if (err.status >= 500 && charged > 0) {
-        const back = charged;
-        charged = 0;
-        credits = await giveBack(key!, period, back, credits);
-      }
-      if (costing && key && credits === null) credits = await safeRemaining(opts.store, key, clock);
-      // A tombstone stub is the release's answer, cached like a 200 (ApiError.stub); any other error is not kept.
-      if (err.status >= 400 && err.stub === undefined) headers['cache-control'] = 'no-store';
-      return undeliverable(finish({ status: err.status, body: err.body(), headers: err.headers }, headers, costing && key ? { key, now, credits } : null, head));
+  /** The answer to a refusal or failure, with the headers learnt so far; what it still held charged is given back. */
+  async function refused(x: Exchange, err: ApiError): Promise<Answer> {
+    if (err.status >= 500 && x.charged > 0) {
+      const back = x.charged;
+      x.charged = 0;
+      x.credits = await giveBack(x.key!, x.period, back, x.credits);
     }
-
-    /** `a`, able to give back what this request still holds charged, should it never reach the client. */
-    function undeliverable(a: Answer): Answer {
-      if (charged > 0 && key) {
-        const [k, p, cost] = [key, period, charged];
-        let given = false;
-        a.giveBack = async () => {
-          if (given) return;
-          given = true;
-          await giveBack(k, p, cost, null);
-        };
-      }
-      return a;
-    }
+    if (x.costing && x.key && x.credits === null) x.credits = await safeRemaining(opts.store, x.key, clock);
+    // A tombstone stub is the release's answer, cached like a 200 (ApiError.stub); any other error is not kept.
+    if (err.status >= 400 && err.stub === undefined) x.headers['cache-control'] = 'no-store';
+    const answer = undeliverable(x, finish(errorReply(err), x.headers, meterOf(x), x.head));
+    answer.error = err.code;
+    return answer;
   }
 
+  /** `a`, able to give back what this request still holds charged, should it never reach the client. */
+  function undeliverable(x: Exchange, a: Answer): Answer {
+    if (x.charged > 0 && x.key) {
+      const [k, p, cost] = [x.key, x.period, x.charged];
+      let given = false;
+      a.giveBack = async () => {
+        if (given) return;
+        given = true;
+        await giveBack(k, p, cost, null);
+      };
+    }
+    return a;
+  }
+
+  const answer = observe
+    ? async (request: AppRequest): Promise<Answer> => {
+        const t0 = performance.now();
+        const a = await answerOf(request);
+        observe(request, a, (performance.now() - t0) / 1000);
+        return a;
+      }
+    : answerOf;
+
   return {
-    fetch: async (request) => toResponse(await handle(request)),
-    answer: handle,
+    fetch: async (request) => toResponse(await answer(request)),
+    answer,
     routes: opts.routes,
   };
 }
 
+const EMPTY_QUERY = new URLSearchParams();
+
+/** The path of an absolute request URL as it was sent (dot segments and escapes kept), without the query. */
+function pathAsSent(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const end = url.search(/[?#]/);
+  return url.slice(start, end < 0 || end < start ? undefined : end);
+}
+
+function meterOf(x: Exchange): Meter | null {
+  return x.costing && x.key ? { key: x.key, now: x.now, credits: x.credits } : null;
+}
+
+
 /** The answer as a Web Response (app.fetch): headers and bytes as the Node adapter writes them. */
-export function toResponse(a: Answer): Response {
+function toResponse(a: Answer): Response {
   const body = Array.isArray(a.body) ? new Blob(a.body as BlobPart[]) : a.body;
   return new Response(body as BodyInit | null, { status: a.status, headers: a.headers });
 }
@@ -310,7 +446,7 @@ function finish(reply: Reply, base: Record<string, string>, meter: Meter | null,
  * `a` as the answer to a HEAD: what GET would answer, headers included (the body's type and length), without the
  * body, which is kept aside as `omitted` for an adapter that codes bodies.
  */
-export function headOf(a: Answer): Answer {
+function headOf(a: Answer): Answer {
   if (a.body === null) return a;
   a.headers['content-length'] = String(bodyLength(a.body));
   a.omitted = a.body;
@@ -351,8 +487,10 @@ function authError(code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'key_ex
   return new ApiError(401, code, messages[code], { headers: { 'www-authenticate': challenge } });
 }
 
-function match(routes: CompiledRoute[], segs: string[], method: string): { route: RouteDef | null; params: Record<string, string>; allowed: string[] } {
+/** The route for `method` at `segs`, its parameters, the methods the path answers and its scope (of its first route). */
+function match(routes: CompiledRoute[], segs: string[], method: string): { route: RouteDef | null; params: Record<string, string>; allowed: string[]; scope: Scope | null } {
   const allowed: string[] = [];
+  let scope: Scope | null = null;
   let found: RouteDef | null = null;
   let foundParams: Record<string, string> = {};
   for (const r of routes) {
@@ -375,11 +513,12 @@ function match(routes: CompiledRoute[], segs: string[], method: string): { route
       }
     }
     if (!ok) continue;
+    scope ??= r.def.scope ?? 'api';
     if (!allowed.includes(r.def.method)) allowed.push(r.def.method);
     if (!found && r.def.method === method) {
       found = r.def;
       foundParams = params;
     }
   }
-  return { route: found, params: foundParams, allowed };
+  return { route: found, params: foundParams, allowed, scope };
 }

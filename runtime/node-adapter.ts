@@ -2,9 +2,11 @@
 // capped before it is buffered), hands it to the app, and writes the Response back.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { ApiError } from './api-error.ts';
+import { ApiError, errorReply } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
 import { chooseCoding, codedBody, codedEtag, compressStream, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
+import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
+import type { AppRequest } from './route.ts';
 
 /** A header Node may hand over as a list, as one value. */
 function single(v: string | string[] | undefined): string | null {
@@ -12,11 +14,10 @@ function single(v: string | string[] | undefined): string | null {
 }
 
 /**
- * The part of a Web `Request` the app reads (url, method, headers.get, arrayBuffer), backed by the Node request.
- * Building a full undici Request per call cost a measurable share of each lookup; the app's contract is still the
- * standard Request, and tests and other runtimes pass real ones.
+ * The request as the app reads it (route.ts AppRequest), backed by the Node request: building a full undici Request
+ * per call cost a measurable share of each lookup. Tests and other runtimes hand the app real Requests.
  */
-class NodeRequest {
+class NodeRequest implements AppRequest {
   readonly headers: { get(name: string): string | null };
   constructor(
     readonly url: string,
@@ -38,9 +39,6 @@ class NodeRequest {
     const b = this.body ?? Buffer.alloc(0);
     return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
   }
-  async text(): Promise<string> {
-    return (this.body ?? Buffer.alloc(0)).toString('utf8');
-  }
 }
 
 /** Options of listen(). */
@@ -56,6 +54,8 @@ export interface ListenOptions {
   requestTimeoutMs?: number;
   /** close() waits this long for unfinished requests before it cuts every connection (default: requestTimeoutMs). */
   shutdownGraceMs?: number;
+  /** Where a failure the adapter cannot explain is reported (not a client that went away). Default: stderr. */
+  log?: ProblemLog;
 }
 
 export interface RunningServer {
@@ -74,11 +74,15 @@ const DRAIN_BYTES = 16 * 1024 * 1024;
 /** …and for at most this long; past either, the connection is cut. */
 const DRAIN_MS = 5_000;
 
+/** A refusal before the app is asked (errorReply's answer), and the connection closed after it. */
 function errorResponse(res: ServerResponse, err: ApiError): void {
-  const body = err.bodyText();
-  res.writeHead(err.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  const { status, headers, body } = errorReply(err);
+  res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body), connection: 'close' });
   res.end(body);
 }
+
+/** The body could not be read whole because its client went away: nothing to report. */
+class ClientGone extends Error {}
 
 /**
  * Buffers the body up to `limit` bytes, then stops reading (the rest stays on the socket). Rejects if the client
@@ -109,8 +113,9 @@ function readAtMost(req: IncomingMessage, limit: number): Promise<Buffer> {
       size += chunk.length;
     };
     const onEnd = (): void => finish();
-    const onError = (e: Error): void => finish(e);
-    const onClose = (): void => finish(req.complete ? undefined : new Error('the client closed the connection mid-body'));
+    // The request stream fails only with its connection (reset, aborted): its client is gone.
+    const onError = (e: Error): void => finish(new ClientGone(e.message));
+    const onClose = (): void => finish(req.complete ? undefined : new ClientGone('the client closed the connection mid-body'));
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
@@ -148,16 +153,17 @@ function clientErrorResponse(e: NodeJS.ErrnoException): string {
   return rawRefusal(new ApiError(status, code, message), reason);
 }
 
-/** A whole response for a socket no ServerResponse writes to (a request Node could not parse, a CONNECT). */
-function rawRefusal(err: ApiError, reason: string, extra = ''): string {
-  const body = err.bodyText();
-  return `HTTP/1.1 ${err.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`;
+/** A whole response (errorReply's answer) for a socket no ServerResponse writes to: a request Node could not parse, a CONNECT. */
+function rawRefusal(err: ApiError, reason: string): string {
+  const { status, headers, body } = errorReply(err);
+  const { 'content-type': type, ...rest } = headers;
+  const fields = Object.entries(rest).map(([name, value]) => `${name.replace(/(^|-)[a-z]/g, (c) => c.toUpperCase())}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${fields}Connection: close\r\n\r\n${body}`;
 }
 
 const CONNECT_REFUSED = rawRefusal(
-  new ApiError(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy.'),
+  new ApiError(405, 'method_not_allowed', 'CONNECT is not supported: this server is not a proxy.', { headers: { allow: 'GET, HEAD, POST' } }),
   'Method Not Allowed',
-  'Allow: GET, HEAD, POST\r\n',
 );
 
 /** One request being answered on a socket. */
@@ -237,6 +243,7 @@ function sendCoded(res: ServerResponse, coder: ReturnType<typeof compressStream>
 export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServer> {
   const maxBody = opts.maxBodyBytes ?? 256 * 1024;
   const host = opts.host ?? '127.0.0.1';
+  const log = opts.log ?? stderrProblemLog;
   const inFlight = new Set<Promise<void>>();
   let closing = false;
 
@@ -313,8 +320,7 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
         body = await readAtMost(req, maxBody + 1);
       }
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
-      const request = new NodeRequest(url, req.method ?? 'GET', req, body) as unknown as Request;
-      const answer = await app.answer(request);
+      const answer = await app.answer(new NodeRequest(url, req.method ?? 'GET', req, body));
       // An answer that charged and never reaches its client (it closed the connection first, or answers queued
       // behind others were cut) is given back.
       if (answer.giveBack) {
@@ -363,9 +369,11 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       } else res.end(bytes ?? undefined);
       if (body && !req.complete) discardRest(req);
     } catch (e) {
+      // The app answers every failure itself: what lands here is the body's client gone (nothing to say) or a fault
+      // of this adapter, reported so it is not mistaken for a bad request.
+      if (!(e instanceof ClientGone)) log({ level: 'error', event: 'internal_error', line: `[serve] adapter error: ${(e as Error)?.stack ?? String(e)}` });
       if (!res.headersSent) errorResponse(res, new ApiError(400, 'bad_request', 'The request could not be read.'));
       else res.destroy();
-      void e;
     }
   }
 

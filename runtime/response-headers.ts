@@ -2,27 +2,9 @@
 // matching, the IETF httpapi RateLimit fields, and the cache policy. Content coding is the Node adapter's (compress.ts).
 import { createHash } from 'node:crypto';
 import { API_VERSION } from '../common/ids.ts';
+import { CORS_ALLOWED_HEADERS, CORS_EXPOSED, CORS_MAX_AGE } from './contract/http-parts.ts';
 import type { KeyRecord } from './interfaces.ts';
 import { quotaPeriodEnd } from './state/quota-period.ts';
-
-/**
- * Headers a browser script may read from an answer. Keys are bearer tokens sent in Authorization, never cookies,
- * so every origin may call the API (`*`, no credentials mode), and nothing depends on Origin: no `Vary: Origin`.
- */
-export const CORS_EXPOSED = [
-  'X-Register-Release-Stamp',
-  'X-Register-Credits-Remaining',
-  'X-Register-Key-Expires',
-  'X-Register-Key-Days-Remaining',
-  'RateLimit',
-  'RateLimit-Policy',
-  'Retry-After',
-  'ETag',
-].join(', ');
-/** Request headers a cross-origin script may send: the key, a JSON body's type, and a revalidation's ETag. */
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match';
-/** How long a browser may reuse a preflight's answer, seconds (Chromium caps it at 7,200). */
-export const CORS_MAX_AGE = 7200;
 
 /** Adds the CORS headers every API answer carries. */
 export function corsHeaders(into: Record<string, string>): void {
@@ -71,6 +53,16 @@ export function derivedEtag(manifestSha256: string, route: string, params: Recor
   const names = Object.keys(params).sort();
   const text = JSON.stringify([manifestSha256, API_VERSION, route, names.map((n) => [n, params[n]]), pairs]);
   return tagOf(createHash('sha256').update(text).digest());
+}
+
+/** RFC 9110 If-None-Match: `*`, or a list compared weakly (W/ prefixes ignored). */
+export function matchesEtag(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  const bare = etag.replace(/^W\//, '');
+  return header.split(',').some((t) => {
+    const v = t.trim();
+    return v === '*' || v.replace(/^W\//, '') === bare;
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

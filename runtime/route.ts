@@ -1,5 +1,6 @@
 // What a route is: a path template, whether it needs a key, its operation in the contract, and a handler in two:
-// `prepare` validates (400s cost nothing) and says the cost; `run` does the lookup once the cost is charged.
+// `prepare` validates (400s cost nothing) and says the cost; `run` does the lookup once the cost is charged. The
+// API's lookups, the operational endpoints and the pages for people are all routes of this one shape.
 import type { Namespace } from '../common/ids.ts';
 import type { NoticeBatch } from '../common/dist-layout.ts';
 import type { ApiError } from './api-error.ts';
@@ -23,10 +24,23 @@ export interface Reply {
   refund?: number;
 }
 
+/**
+ * The part of a Web `Request` the app reads. A Web Request is one; an adapter may hand over a lighter object of this
+ * shape (node-adapter.ts: building an undici Request per call was a measurable share of each lookup).
+ */
+export interface AppRequest {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: { get(name: string): string | null };
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
 export interface RequestContext {
-  request: Request;
+  request: AppRequest;
   method: string;
   ns: Namespace;
+  /** The path as sent (percent-escapes kept), without the query. */
+  pathname: string;
   /** Decoded path parameters. */
   params: Record<string, string>;
   query: URLSearchParams;
@@ -48,9 +62,35 @@ export interface Services {
    * errors to ApiError, which also writes the failure's log line (runtime/app.ts).
    */
   failure(e: unknown): ApiError;
+  /** Readiness and metrics, for the operational routes (ops/). */
+  operations: Operations;
+  /** The built pages' files, for the page routes (pages/); null when the server shows no pages. */
+  pages: PageFiles | null;
 }
 
-interface Prepared {
+/** Why the server is not ready to serve the API, or null when it is; and the stamp it serves, once loaded. */
+export interface Readiness {
+  notReady: string | null;
+  stamp: string | null;
+}
+
+export interface Operations {
+  readiness(): Promise<Readiness>;
+  /** The metrics in the Prometheus text format, and its content type. */
+  metrics(): Promise<{ type: string; text: string }>;
+}
+
+/**
+ * Where the page routes read their files (index.html, docs.html, assets/<name>): a folder on Node
+ * (pages/page-folder.ts), bundled assets at the edge. Null: no such file.
+ */
+export interface PageFiles {
+  read(name: string): Promise<Uint8Array | null>;
+  /** Where `name` was looked for, for the message that says the pages are not built. */
+  location(name: string): string;
+}
+
+export interface Prepared {
   /** Lookups this request costs once validated (0 for free routes). */
   cost: number;
   /**
@@ -61,10 +101,20 @@ interface Prepared {
 }
 
 /** A route as its module declares it: where it answers, what the document says of it, and its handler. */
+/**
+ * Where a route answers and which rules frame it. `api`: under each namespace (/api/v1, /api/next), with the CORS
+ * headers, the release stamp, the URL cap, the key and the quota as the route declares. `operations` and `pages`:
+ * at the server root, for operators and for people, framed by nothing but their own headers; a page path asked
+ * with another method is an unknown path (pages are documented apart from the API's paths, under `x-pages`).
+ */
+export type Scope = 'api' | 'operations' | 'pages';
+
 export interface RouteSpec {
   method: 'GET' | 'POST';
-  /** Template relative to the namespace, e.g. `/entities/{reep_id}/bridges`. */
+  /** Template relative to the namespace, e.g. `/entities/{reep_id}/bridges`; from the server root outside `api`. */
   path: string;
+  /** Default `api`. */
+  scope?: Scope;
   auth: boolean;
   /** The operation as the OpenAPI document states it (runtime/contract/document.ts assembles them). */
   operation: RouteOperation;

@@ -11,15 +11,15 @@ import { openKeyStore, openRepositoryKeyStore } from './keys/key-store.ts';
 import { keyRepositoryFor } from './keys/state-key-repository.ts';
 import type { Logger } from './ops/logger.ts';
 import { createMetrics, instrumentStore, type RuntimeMetrics } from './ops/metrics.ts';
-import { withOperations } from './ops/ops-app.ts';
-import { withPages } from './pages/pages-app.ts';
+import { observerOf, operationsOf } from './ops/operations.ts';
+import { pageFolder } from './pages/page-folder.ts';
 import { listen, type RunningServer } from './node-adapter.ts';
 import type { LogRecord, ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
 import type { TrustedKeys } from '../common/signing.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import { allRoutes } from './routes/index.ts';
-import { openapiJsonBytes } from './contract/openapi-json.ts';
+import { openapiBytesOf } from './openapi-json.ts';
 import { batchOptionsFor } from './routes/batch.ts';
 import type { KeyExtension } from './routes/key.ts';
 import { createFsSource } from './source/fs-source.ts';
@@ -101,8 +101,17 @@ export function isUrl(s: string): boolean {
   return /^https?:\/\//i.test(s);
 }
 
-/** An app over its parts; `close` releases what it opened itself (the private part's file handles). */
-export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: StateStore; keyStore: KeyStore }): { app: App; catalog: ReleaseCatalog; close(): Promise<void> } {
+/**
+ * The one app over its parts, with no socket: the API, the operational endpoints and (unless `pages` is null) the
+ * pages. `metrics`: the registry the state store was instrumented with (startRuntime); default a new one. `close`
+ * releases what it opened itself (the private part's file handles).
+ */
+export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: StateStore; keyStore: KeyStore; metrics?: RuntimeMetrics }): {
+  app: App;
+  catalog: ReleaseCatalog;
+  metrics: RuntimeMetrics;
+  close(): Promise<void>;
+} {
   const clock = opts.clock ?? systemClock;
   const dist = opts.dist ?? 'dist';
   const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
@@ -111,20 +120,33 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log, pin: opts.stamp,
     trust: opts.trust,
   });
+  const metrics = opts.metrics ?? createMetrics(() => catalog, () => opts.keyStore);
   const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
   const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
-  const app = createApp({
+  const logger = opts.logger ?? null;
+  const app: App = createApp({
     catalog,
     keys: opts.keyStore,
     store: opts.store,
     clock,
-    routes: allRoutes(openapiJsonBytes, maxBodyBytes, batchOptionsFor(opts.source), { extension: opts.keyExtension }, { cursorSecret: opts.cursorSecret ?? null, maxPageBytes: opts.matchPageBytes }),
+    routes: allRoutes({
+      // The document this app serves is the one of its own table.
+      openapiJson: openapiBytesOf(() => app.routes),
+      maxBodyBytes,
+      batch: batchOptionsFor(opts.source),
+      key: { extension: opts.keyExtension },
+      matches: { cursorSecret: opts.cursorSecret ?? null, maxPageBytes: opts.matchPageBytes },
+      pages: opts.pages !== null,
+    }),
+    operations: operationsOf({ catalog, store: opts.store, source: opts.source, metrics }),
+    pages: opts.pages === null ? null : pageFolder(opts.pages),
+    observe: observerOf(metrics, logger && (opts.accessLog ?? true) ? logger : null),
     maxBodyBytes,
     // Notices are read from the local private part only; a mirror never hosts them.
     readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,
     log,
   });
-  return { app, catalog, close: async () => privateSource?.close() };
+  return { app, catalog, metrics, close: async () => privateSource?.close() };
 }
 
 /** Refuses to start pinned to a stamp the dist does not hold, naming the stamps it does. */
@@ -172,10 +194,9 @@ export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRunt
   const metrics = createMetrics(() => catalog, () => keyStore);
   // The store writes one line when it stops answering and one when it answers again (to `log`), not one per request.
   const store = instrumentStore(rawStore, metrics);
-  const built = buildApp({ ...opts, problems, source, store, keyStore });
+  const built = buildApp({ ...opts, problems, source, store, keyStore, metrics });
   catalog = built.catalog;
-  const withPeople = opts.pages === null ? built.app : withPages(built.app, { dir: opts.pages });
-  const app = withOperations(withPeople, { catalog, store, source, metrics, accessLog: logger && (opts.accessLog ?? true) ? logger : null });
+  const app = built.app;
   const close = async (): Promise<void> => {
     await store.close();
     keyStore.close();
@@ -198,7 +219,9 @@ export async function startRuntime(opts: RuntimeOptions = {}): Promise<Runtime> 
   const opened = await openRuntime(opts);
   let server: RunningServer;
   try {
-    server = await listen(opened.app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes });
+    // What the adapter cannot explain goes where the app's failures go.
+    const log = opts.problems ?? problemLogOf(opts.logger ?? null, opts.log);
+    server = await listen(opened.app, { port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1', maxBodyBytes: opts.maxBodyBytes, log });
   } catch (e) {
     await opened.close();
     throw e;

@@ -129,7 +129,7 @@ async function generateClientTypes(esbuild) {
   // The document is assembled from the route table, so the bundle reaches the routes and their dependencies: those
   // stay imports from node_modules, and the bundle is written beside them (a data: URL could not resolve them).
   const doc = await esbuild({
-    entryPoints: [join(ROOT, 'runtime/contract/openapi-json.ts')],
+    entryPoints: [join(ROOT, 'runtime/openapi-json.ts')],
     absWorkingDir: ROOT,
     bundle: true,
     format: 'esm',

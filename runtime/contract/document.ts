@@ -1,15 +1,10 @@
-// The OpenAPI 3.1 document, assembled from the one source: each route's own operation (runtime/routes/), the
-// component schemas and parameters (schemas.ts, parameters.ts), the shared headers and responses (http-parts.ts),
-// and the paths outside /api (the operational endpoints and the pages for people), which are not routes.
-import { Type } from '@sinclair/typebox';
+// The OpenAPI 3.1 document, assembled from the one source: each route's own operation (the API's in runtime/routes/,
+// the operational endpoints' in runtime/ops/, the pages' in runtime/pages/), the component schemas and parameters
+// (schemas.ts, parameters.ts), and the shared headers and responses (http-parts.ts).
 import { API_NAME, API_SCHEMA, API_VERSION } from '../../common/ids.ts';
-import type { RouteDef } from '../route.ts';
-import {
-  errorResponse, headers, jsonContent, ok, OPS_STAMP_HEADERS, OPS_STAMP_IF_LOADED, responseRef, responses, type DocNode,
-} from './http-parts.ts';
+import { headers, jsonContent, responseRef, responses, type DocNode, type RouteOperation } from './http-parts.ts';
 import { componentParameters, parameterName, type Parameter } from './parameters.ts';
-import { closed, componentSchemas, ref, type JsonObject, type JsonValue } from './schema-kit.ts';
-import { Stamp } from './schemas.ts';
+import { componentSchemas, ref, type JsonObject, type JsonValue } from './schema-kit.ts';
 
 export type { JsonObject, JsonValue };
 export type HttpMethod = 'get' | 'post' | 'options';
@@ -37,107 +32,21 @@ export interface OpenApiDocument {
   };
 }
 
-/** A part of the document while it is assembled: JSON, with TypeBox schemas in it. */
-type Loose = Record<string, DocNode>;
-type RootItem = { servers: JsonObject[]; get: Loose };
-
-// ---------------------------------------------------------------------------------------------------------------
-// Paths outside /api: the operational endpoints (runtime/ops/ops-app.ts) and the pages (runtime/pages/).
-
-/** The operational endpoints are served from the root, not the API namespaces. */
-const OPS_SERVERS: JsonObject[] = [{ url: '/', description: 'The server root: operational endpoints, outside /api.' }];
-/** The Prometheus text format's content type, as prom-client writes it. */
-export const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
-function opsOperation(operationId: string, summary: string, description: string, responses: Loose): Loose {
-  return { operationId, tags: ['operations'], summary, description: `Public (no key), no cost. ${description}`, 'x-lookup-cost': 0, security: [], responses };
+/** A route as the document states it (runtime/route.ts RouteDef is one). */
+export interface DocumentedRoute {
+  method: string;
+  path: string;
+  auth: boolean;
+  /** `api` (default): under the namespaces; `operations` and `pages`: at the server root. */
+  scope?: 'api' | 'operations' | 'pages';
+  operation: RouteOperation;
 }
 
-const ROOT_PATHS: Record<string, RootItem> = {
-  // Operational endpoints (runtime/ops/ops-app.ts): at the root, no key, no cost, never under a namespace.
-  '/healthz': {
-    servers: OPS_SERVERS,
-    get: opsOperation('getHealth', 'The process is up', 'Answers 200 while the process serves; nothing else is checked.', {
-      '200': { description: 'The process is up.', content: jsonContent(closed('Liveness.', { status: Type.Literal('ok') })) },
-    }),
-  },
-  '/readyz': {
-    servers: OPS_SERVERS,
-    get: opsOperation('getReady', 'Ready to serve the API', 'A release is loaded and the state store answers; 503 `not_ready` names which is missing.', {
-      '200': ok('Ready.', closed('Readiness.', { status: Type.Literal('ready'), release: ref(Stamp) }), OPS_STAMP_HEADERS),
-      '503': errorResponse('No release is loaded, or the state store does not answer.', ['not_ready'], OPS_STAMP_IF_LOADED),
-    }),
-  },
-  '/metrics': {
-    servers: OPS_SERVERS,
-    get: opsOperation('getMetrics', 'Prometheus metrics', 'Requests by route and status, latency, cache hits, server errors by code, credits charged and given back, state-store errors; this process only.', {
-      '200': { description: 'Prometheus text exposition format 0.0.4.', content: { [METRICS_TYPE]: { schema: { type: 'string' } } } },
-    }),
-  },
+/** The paths at the server root state their server: the root, not the API namespaces. */
+const ROOT_SERVERS: Record<'operations' | 'pages', JsonObject[]> = {
+  operations: [{ url: '/', description: 'The server root: operational endpoints, outside /api.' }],
+  pages: [{ url: '/', description: 'The server root: pages for people, outside /api.' }],
 };
-
-// ---------------------------------------------------------------------------------------------------------------
-// Pages for people (runtime/pages/): the explorer, the API reference and their assets, built by scripts/build.mjs.
-
-/** What a page may load: only this server (the bundles, the API); inline styles for the charts and Swagger UI. */
-export const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
-/** An HTML page names its assets by content hash: it is revalidated on every load, they are cached forever. */
-export const PAGE_CACHE = { page: 'no-cache', asset: 'public, max-age=31536000, immutable' } as const;
-/** A built asset's name: entry, content hash, extension (`explorer-L2BLNIKT.js`). */
-export const ASSET_NAME = /^[a-z][a-z0-9-]*-[A-Z0-9]{8}\.(js|css)$/;
-export const PAGE_TYPES = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' } as const;
-
-const PAGE_SERVERS: JsonObject[] = [{ url: '/', description: 'The server root: pages for people, outside /api.' }];
-
-function pageHeaders(cache: string): Loose {
-  const fixed = (description: string, value: string): Loose => ({ description, required: true, schema: { const: value } });
-  return {
-    'Cache-Control': fixed('Pages revalidate; hashed assets never change.', cache),
-    'Content-Security-Policy': fixed('Nothing is loaded from outside this server.', PAGE_CSP),
-    'X-Content-Type-Options': fixed('Types are never sniffed.', 'nosniff'),
-  };
-}
-
-const PAGES_UNAVAILABLE = errorResponse('The pages were not built (`npm run build` builds them into build/pages/).', ['pages_unavailable'], {});
-
-function pageOperation(operationId: string, summary: string, description: string, types: string[], cache: string, extra: Loose = {}): Loose {
-  const content: Loose = {};
-  for (const t of types) content[t] = { schema: { type: 'string' } };
-  return {
-    operationId,
-    tags: ['pages'],
-    summary,
-    description: `Public (no key), no cost. ${description}`,
-    'x-lookup-cost': 0,
-    security: [],
-    ...extra,
-    responses: { '200': { description: summary, headers: pageHeaders(cache), content }, '503': PAGES_UNAVAILABLE },
-  };
-}
-
-const PAGES: Record<string, RootItem> = {
-  '/': {
-    servers: PAGE_SERVERS,
-    get: pageOperation(
-      'getExplorer',
-      'The release explorer',
-      'Search, entities with their bridges, resolve, what changed between releases, the release at a glance. The page asks for a key once and keeps it in sessionStorage; the key never goes into a URL.',
-      [PAGE_TYPES.html],
-      PAGE_CACHE.page,
-    ),
-  },
-  '/docs': {
-    servers: PAGE_SERVERS,
-    get: pageOperation('getApiReference', 'This document, rendered', 'Swagger UI, served by this server, reading /api/v1/openapi.json.', [PAGE_TYPES.html], PAGE_CACHE.page),
-  },
-  '/assets/{file}': {
-    servers: PAGE_SERVERS,
-    get: pageOperation('getPageAsset', 'A script or style sheet of the pages', 'Named by its content hash, so cached forever. Any other name is 404 `not_found`.', [PAGE_TYPES.js, PAGE_TYPES.css], PAGE_CACHE.asset, {
-      parameters: [{ name: 'file', in: 'path', required: true, description: 'The asset: entry, content hash, extension.', schema: { type: 'string', pattern: ASSET_NAME.source } }],
-    }),
-  },
-};
-(PAGES['/assets/{file}'].get!.responses as Loose)['404'] = errorResponse('No built asset has this name.', ['not_found'], {});
 
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -212,7 +121,7 @@ const parameterEntry = (p: Parameter): DocNode => {
 };
 
 /** The operation a route states, as the document writes it. */
-function operationOf(route: RouteDef): JsonObject {
+function operationOf(route: DocumentedRoute): JsonObject {
   const spec = route.operation;
   const op: Record<string, DocNode> = {
     operationId: spec.operationId,
@@ -224,13 +133,13 @@ function operationOf(route: RouteDef): JsonObject {
   if (!route.auth) op.security = [];
   if (spec.parameters?.length) op.parameters = spec.parameters.map(parameterEntry);
   if (spec.requestBody) op.requestBody = { required: true, content: jsonContent(ref(spec.requestBody)) };
-  // Any operation answers 414 to an overlong URL, before anything else is read.
-  op.responses = { ...spec.responses, '414': responseRef('UriTooLong') };
+  // Any API operation answers 414 to an overlong URL, before anything else is read.
+  op.responses = (route.scope ?? 'api') === 'api' ? { ...spec.responses, '414': responseRef('UriTooLong') } : spec.responses;
   return op as JsonObject;
 }
 
 /** Every API path answers a CORS preflight; an OPTIONS that is not one (no Access-Control-Request-Method) is 405. */
-function preflightOf(main: RouteDef): JsonObject {
+function preflightOf(main: DocumentedRoute): JsonObject {
   const pathParams = (main.operation.parameters ?? []).filter((p) => p.in === 'path').map(parameterEntry);
   return {
     operationId: `preflight${main.operation.operationId.replace(/^./, (c) => c.toUpperCase())}`,
@@ -245,14 +154,19 @@ function preflightOf(main: RouteDef): JsonObject {
 }
 
 /**
- * The document for a route table: paths in route order, then the root paths; components as declared. Plain JSON
- * (the TypeBox objects' symbol keys dropped), frozen: the server serves it and tests validate against it.
+ * The document for a route table: the API's paths in route order, then the operational ones; the pages under
+ * `x-pages`; components as declared. Plain JSON (the TypeBox objects' symbol keys dropped), frozen: the server
+ * serves it and tests validate against it.
  */
-export function buildDocument(routes: readonly RouteDef[]): OpenApiDocument {
+export function buildDocument(routes: readonly DocumentedRoute[]): OpenApiDocument {
   const paths: Record<string, PathItem> = {};
+  const rootPaths: Record<string, PathItem> = {};
+  const pages: Record<string, PathItem> = {};
   for (const route of routes) {
-    const item = (paths[route.path] ??= {});
-    item[route.method.toLowerCase() as 'get' | 'post'] = operationOf(route);
+    const scope = route.scope ?? 'api';
+    const method = route.method.toLowerCase() as 'get' | 'post';
+    if (scope === 'api') (paths[route.path] ??= {})[method] = operationOf(route);
+    else ((scope === 'pages' ? pages : rootPaths)[route.path] ??= { servers: ROOT_SERVERS[scope] })[method] = operationOf(route);
   }
   for (const item of Object.values(paths)) {
     const main = routes.find((r) => r.operation.operationId === (item.get ?? item.post)!.operationId)!;
@@ -284,8 +198,8 @@ export function buildDocument(routes: readonly RouteDef[]): OpenApiDocument {
       { name: 'cors', description: 'CORS preflights of the API paths (no key, no cost).' },
       { name: 'pages', description: 'The explorer and this reference, for people (at the server root, no key; under `x-pages`).' },
     ],
-    paths: { ...paths, ...ROOT_PATHS },
-    'x-pages': PAGES,
+    paths: { ...paths, ...rootPaths },
+    'x-pages': pages,
     components: {
       securitySchemes: {
         bearerAuth: {

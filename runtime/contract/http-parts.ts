@@ -1,7 +1,6 @@
 // The HTTP parts operations share: response headers, shared responses, and the builders routes write theirs with.
 import type { TSchema } from '@sinclair/typebox';
 import type { Parameter } from './parameters.ts';
-import { CORS_ALLOWED_HEADERS, CORS_EXPOSED, CORS_MAX_AGE } from '../response-headers.ts';
 import { ERROR_CODES_401, PROTOCOL_REFUSAL_CODES } from './error-codes.ts';
 import { errorOf, GoneError, QuotaExceededError, Stamp } from './schemas.ts';
 import { ref, type JsonObject } from './schema-kit.ts';
@@ -9,6 +8,26 @@ import { ref, type JsonObject } from './schema-kit.ts';
 /** Schemas sit in the document as TypeBox objects; JSON.stringify drops their symbol keys. */
 export type DocNode = JsonObject | TSchema | { [key: string]: DocNode } | DocNode[] | string | number | boolean | null;
 type Node = Record<string, DocNode>;
+
+// CORS, as every API answer states it (runtime/response-headers.ts writes these values).
+/**
+ * Headers a browser script may read from an answer. Keys are bearer tokens sent in Authorization, never cookies,
+ * so every origin may call the API (`*`, no credentials mode), and nothing depends on Origin: no `Vary: Origin`.
+ */
+export const CORS_EXPOSED = [
+  'X-Register-Release-Stamp',
+  'X-Register-Credits-Remaining',
+  'X-Register-Key-Expires',
+  'X-Register-Key-Days-Remaining',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'ETag',
+].join(', ');
+/** Request headers a cross-origin script may send: the key, a JSON body's type, and a revalidation's ETag. */
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, If-None-Match';
+/** How long a browser may reuse a preflight's answer, seconds (Chromium caps it at 7,200). */
+export const CORS_MAX_AGE = 7200;
 
 export const headerRef = (name: string): Node => ({ $ref: `#/components/headers/${name}` });
 export const responseRef = (name: string): Node => ({ $ref: `#/components/responses/${name}` });

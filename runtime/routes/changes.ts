@@ -9,6 +9,7 @@ import { ChangesLimit, Cursor, EventTypeFilter, From, IfNoneMatch, ProviderFilte
 import { parameterReader } from '../contract/request-check.ts';
 import { ChangeReleasesResponse, ChangesPage, ChangesSummaryResponse } from '../contract/schemas.ts';
 import type { Release } from '../release/open-release.ts';
+import { matchesEtag } from '../response-headers.ts';
 import { defineRoute, type Reply, type RequestContext, type RouteDef } from '../route.ts';
 
 /** Releases this namespace can show: every compiled release up to the one it serves. */
@@ -79,16 +80,6 @@ function typeCounts(r: Release): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const t of CHANGE_EVENT_TYPES) counts[t] = r.doc.changes.counts[t] ?? 0;
   return counts;
-}
-
-/** RFC 9110 If-None-Match: `*`, or a list compared weakly (W/ prefixes ignored). */
-export function matchesEtag(header: string | null, etag: string): boolean {
-  if (header === null) return false;
-  const bare = etag.replace(/^W\//, '');
-  return header.split(',').some((t) => {
-    const v = t.trim();
-    return v === '*' || v.replace(/^W\//, '') === bare;
-  });
 }
 
 function withEtag(c: RequestContext, body: string): Reply {

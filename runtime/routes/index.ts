@@ -1,4 +1,7 @@
-// The route table: every path the API answers, in one list (compared against the OpenAPI paths by a test).
+// The route table: every path the server answers, in one list: the API's, then the operational endpoints and the
+// pages at the server root (compared against the OpenAPI paths by a test, and the document is built from it).
+import { operationRoutes } from '../ops/ops-routes.ts';
+import { pageRoutes } from '../pages/page-routes.ts';
 import type { RouteDef } from '../route.ts';
 import { batchRoutes, type BatchOptions } from './batch.ts';
 import { changesRoutes } from './changes.ts';
@@ -10,10 +13,23 @@ import { noticeRoutes } from './notices.ts';
 import { resolveRoutes } from './resolve.ts';
 import { searchRoutes } from './search.ts';
 
-/** Every route. `openapiJson`: the bytes GET /openapi.json serves (contract/openapi-json.ts's openapiJsonBytes). */
-export function allRoutes(openapiJson: () => Uint8Array, maxBodyBytes: number, batch: BatchOptions = {}, key: KeyRouteOptions = {}, matches: MatchesOptions = {}): RouteDef[] {
+/** Options of allRoutes. */
+export interface RouteTableOptions {
+  /** The bytes GET /openapi.json serves (openapi-json.ts): the document of this very table. */
+  openapiJson: () => Uint8Array;
+  maxBodyBytes: number;
+  batch?: BatchOptions;
+  key?: KeyRouteOptions;
+  matches?: MatchesOptions;
+  /** Whether the table holds the pages for people (`/`, `/docs`, `/assets/…`). Default true. */
+  pages?: boolean;
+}
+
+export function allRoutes(opts: RouteTableOptions): RouteDef[] {
+  const { maxBodyBytes } = opts;
   return [
-    ...metadataRoutes(openapiJson), ...keyRoutes(key), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, batch), ...entityRoutes, ...noticeRoutes(maxBodyBytes), ...changesRoutes,
-    ...matchesRoutes(matches),
+    ...metadataRoutes(opts.openapiJson), ...keyRoutes(opts.key ?? {}), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, opts.batch ?? {}), ...entityRoutes,
+    ...noticeRoutes(maxBodyBytes), ...changesRoutes, ...matchesRoutes(opts.matches ?? {}),
+    ...operationRoutes, ...(opts.pages === false ? [] : pageRoutes),
   ];
 }

@@ -70,7 +70,7 @@ const doc = (
 
 /**
  * The metadata routes. `openapiJson` gives the bytes of GET /openapi.json: the document is built from the route table
- * these routes are part of, so the table's builder hands it in (contract/openapi-json.ts) rather than this module
+ * these routes are part of, so the table's builder hands it in (runtime/openapi-json.ts) rather than this module
  * importing it back.
  */
 export const metadataRoutes = (openapiJson: () => Uint8Array): RouteDef[] => [

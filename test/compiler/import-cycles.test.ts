@@ -87,6 +87,23 @@ describe('runtime, cli, client and explorer imports', () => {
     }
     expect(cycles).toEqual([]);
   });
+
+  // The contract is what the document, the request checks and the client follow from: it states the API without
+  // knowing the server that answers it. Its one import from the runtime is the Error body it refuses requests with
+  // (runtime/api-error.ts, which imports nothing of the runtime itself).
+  it('has runtime/contract/ import only common/, TypeBox and the Error body', () => {
+    const rel = (f: string) => relative(ROOT, f);
+    const contract = tsFiles(join(ROOT, 'runtime/contract'));
+    const graph = importGraph(contract);
+    const wrong = [...graph].flatMap(([f, deps]) =>
+      deps.filter((d) => !rel(d).startsWith('runtime/contract/') && !rel(d).startsWith('common/') && rel(d) !== 'runtime/api-error.ts').map((d) => `${rel(f)} → ${rel(d)}`),
+    );
+    expect(wrong).toEqual([]);
+    const packages = contract.flatMap((f) => ts.preProcessFile(readFileSync(f, 'utf8'), true, true).importedFiles.map((i) => i.fileName).filter((n) => !n.startsWith('.')));
+    expect([...new Set(packages.map((n) => n.split('/')[0] + (n.startsWith('@') ? `/${n.split('/')[1]}` : '')))]).toEqual(['@sinclair/typebox']);
+    const errorBody = importGraph([join(ROOT, 'runtime/api-error.ts')]).get(join(ROOT, 'runtime/api-error.ts'))!;
+    expect(errorBody.filter((d) => !rel(d).startsWith('runtime/contract/') && !rel(d).startsWith('common/'))).toEqual([]);
+  });
 });
 
 describe('compiler, common and generator imports', () => {

@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { HttpMethod, JsonObject, JsonValue, PathItem } from '../../runtime/contract/document.ts';
-import { openapiDocument as documentOfRoutes } from '../../runtime/contract/openapi-json.ts';
+import { openapiDocument as documentOfRoutes } from '../../runtime/openapi-json.ts';
 
 /** The document the server serves, derived from the route table and the contract's schemas. */
 const openapiDocument = documentOfRoutes();

@@ -2,9 +2,10 @@
 // validator accepts contract-conforming responses and rejects the bugs it exists to catch.
 
 import { describe, expect, it } from 'vitest';
-import { METRICS_TYPE, type JsonObject, type JsonValue } from '../../runtime/contract/document.ts';
-import { openapiDocument as documentOfRoutes, openapiJsonText } from '../../runtime/contract/openapi-json.ts';
-import { CORS_EXPOSED } from '../../runtime/response-headers.ts';
+import { type JsonObject, type JsonValue } from '../../runtime/contract/document.ts';
+import { METRICS_TYPE } from '../../runtime/ops/ops-routes.ts';
+import { openapiDocument as documentOfRoutes, openapiJsonText } from '../../runtime/openapi-json.ts';
+import { CORS_EXPOSED } from '../../runtime/contract/http-parts.ts';
 import {
   assertErrorBody,
   compileSchema,

@@ -2,7 +2,7 @@
 // (`x-error`), the caps name their limit, a batch item is judged in place, and nothing refused is charged.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openapiDocument } from '../../runtime/contract/openapi-json.ts';
+import { openapiDocument } from '../../runtime/openapi-json.ts';
 import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../runtime/contract/schemas.ts';
 import { client } from '../helpers/api-client.ts';
 import { ID, type World } from '../fixtures/hand-world.ts';

@@ -39,6 +39,19 @@ describe('runtime module boundaries', () => {
     expect(signing.match(/\b(Buffer|process|require)\b|node:/g)).toBeNull();
   });
 
+  it('the router core imports no route, and hands routes a typed request: the adapter casts nothing to Request', () => {
+    const core = ['app.ts', 'route.ts', 'response-headers.ts', 'api-error.ts'];
+    expect(core.flatMap((file) => imports(file).filter((spec) => /routes\//.test(spec)).map((spec) => `${file} → ${spec}`))).toEqual([]);
+    expect(text('node-adapter.ts')).not.toMatch(/as unknown as Request/);
+  });
+
+  it('the one app stays Web-standard: its core, the operational and page routes import nothing from node:', () => {
+    // Files that already used node: before the edge work are left to it (response-headers.ts, routes/changes.ts).
+    const neutral = ['app.ts', 'route.ts', 'api-error.ts', 'openapi-json.ts', 'ops/ops-routes.ts', 'ops/operations.ts', 'pages/page-routes.ts', 'routes/index.ts'];
+    expect(neutral.flatMap((file) => imports(file).filter((spec) => spec.startsWith('node:')).map((spec) => `${file} → ${spec}`))).toEqual([]);
+    expect(neutral.filter((file) => /\b(Buffer|process)\./.test(text(file)))).toEqual([]);
+  });
+
   it('has one call per read: no NOT_AT_HAND and no …Now twin of a read', () => {
     const offending = sources('.').filter((file) => /NOT_AT_HAND|\b(entity|readRange|getNow|forNamespace|liveEntity)Now\b/.test(text(file)));
     expect(offending).toEqual([]);

@@ -9,7 +9,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIN_COMPRESS_BYTES, wholeBodiesCoded } from '../../runtime/compress.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { PAGE_CACHE, PAGE_TYPES } from '../../runtime/contract/document.ts';
+import { PAGE_CACHE, PAGE_TYPES } from '../../runtime/pages/page-routes.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { makeHandWorld, type World } from '../fixtures/hand-world.ts';
 import { assertErrorBody, validatePageResponse } from '../helpers/openapi-validator.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { keysCommand } from '../../runtime/keys/keys-cli.ts';
-import { CORS_EXPOSED } from '../../runtime/response-headers.ts';
+import { CORS_EXPOSED } from '../../runtime/contract/http-parts.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';
 import { validateResponse } from '../helpers/openapi-validator.ts';

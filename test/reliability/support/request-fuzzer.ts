@@ -3,7 +3,7 @@
 // test/reliability/fuzz.test.ts and scripts/soak.ts, which runs the same generator for much longer.
 import fc from 'fast-check';
 import type { JsonObject, JsonValue } from '../../../runtime/contract/document.ts';
-import { openapiDocument as documentOfRoutes } from '../../../runtime/contract/openapi-json.ts';
+import { openapiDocument as documentOfRoutes } from '../../../runtime/openapi-json.ts';
 import { findOperation, resolveDocumentRef, validateResponse } from '../../helpers/openapi-validator.ts';
 
 const openapiDocument = documentOfRoutes();

@@ -193,7 +193,7 @@ export function expandBridges(stored: Uint8Array, entityType: string): Uint8Arra
 }
 
 // The shard dictionary (dist format 5). A shard repeats the same keys and punctuation in every entity, and its own
-// register ID twice: at full size ~1.5 GB of the shard packs' ~2.1 GB. The stored shard writes each such text as
+// register ID as its canonical ID: at full size ~1.4 GB of the shard packs' ~2.1 GB. The stored shard writes each such text as
 // a control byte (or ESCAPE and an index byte), which the runtime's shard reader expands once per read
 // (expandShard), before anything slices it: every section, and so every answer, is the same bytes as before. As
 // with the role markers, JSON text never holds a raw control byte, so a marker cannot be confused with data; the
@@ -243,8 +243,9 @@ const ATTRIBUTE_NAMES = [
 ] as const;
 const EXTENDED_TEXTS: readonly string[] = [
   '},"source_providers":[],"expansion":"summary_only_high_cardinality"}',
-  // A live shard's first text, per entity type: extended index 1 + the type's index in ENTITY_TYPES.
-  ...ENTITY_TYPES.map((t) => `{"reep_id":"${ID_SLOT}","entity_type":"${t}","name_en":`),
+  // What follows a live shard's `{"reep_id":"<id>"`, per entity type: extended index 1 + the type's index in
+  // ENTITY_TYPES. The ID itself stays text, so each stored shard still names its entity.
+  ...ENTITY_TYPES.map((t) => `,"entity_type":"${t}","name_en":`),
   ...ATTRIBUTE_NAMES.map((n) => `"${n}":`),
 ];
 if (SINGLE_TEXTS.length !== DICTIONARY_BYTES.length || EXTENDED_BASE + EXTENDED_TEXTS.length > 0x7b) throw new Error('[shard-format] the dictionary does not fit its markers');
@@ -272,8 +273,8 @@ export const SHARD_MARKERS = {
   highCardinality: extended(0),
 } as const;
 
-/** The marker of a live shard's head (`{"reep_id":…,"entity_type":…,"name_en":`) for an ENTITY_TYPES index. */
-export const headMarker = (typeIndex: number): string => extended(1 + typeIndex);
+/** The marker of the text after a live shard's ID (`,"entity_type":…,"name_en":`) for an ENTITY_TYPES index. */
+export const typeMarker = (typeIndex: number): string => extended(1 + typeIndex);
 
 const ATTRIBUTE_MARKERS = new Map<string, string>(ATTRIBUTE_NAMES.map((n, i) => [n, extended(1 + ENTITY_TYPES.length + i)]));
 /** The marker of an attribute's key (`"name":`), or undefined for a name without one. */

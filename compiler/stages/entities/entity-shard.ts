@@ -12,7 +12,7 @@ import type { IndexEntryLog } from '../../records/index-entry-log.ts';
 import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
 import { cmp, sortShort } from './short-lists.ts';
 import type { MatchFacts } from '../../../common/scoreline.ts';
-import { attributeKeyMarker, expandShardText, headMarker, LARGEST_EXPANSION, SHARD_MARKERS as M, storedScorelineSection } from '../../../common/shard-format.ts';
+import { attributeKeyMarker, expandShardText, typeMarker, LARGEST_EXPANSION, SHARD_MARKERS as M, storedScorelineSection } from '../../../common/shard-format.ts';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
 export const HIGH_CARDINALITY = 1000;
@@ -77,8 +77,9 @@ export class EntityShardWriter {
     counts[typeKey] = (counts[typeKey] ?? 0) + 1;
 
     // The texts every shard repeats are written as dictionary markers (common/shard-format.ts), which the runtime
-    // expands when it reads the shard: the head (ID and type), the canonical ID and the commonest state.
-    const core = `${headMarker(a.type)}${q(a.label)}${a.status === 'active' ? M.active : `,"lifecycle_state":${q(a.status)}`}${M.canonical}`;
+    // expands when it reads the shard: the type, the canonical ID and the commonest state. A live ID passed
+    // REGISTER_ID in stage 1: it needs no escaping.
+    const core = `{"reep_id":"${a.id}"${typeMarker(a.type)}${q(a.label)}${a.status === 'active' ? M.active : `,"lifecycle_state":${q(a.status)}`}${M.canonical}`;
 
     const aliases = a.aliases.length ? aliasesOf(a.aliases) : [];
     let aliasSection = M.noAliases;

@@ -125,9 +125,12 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
       days.clear();
       const recs: { day: number; rec: MatchRecord }[] = [];
       for (const s of spills) {
-        for (const line of s.readLines(g)) {
-          const rec = JSON.parse(line) as MatchRecord;
-          recs.push({ day: dayOfCell(TEXT_OR_NULL(rec[1][8])), rec });
+        // A group's lines parsed as one JSON array: one call and no string per line (the lines hold no newline).
+        const text = s.readText(g);
+        if (text.length > 0) {
+          for (const rec of JSON.parse(`[${text.slice(0, -1).replaceAll('\n', ',')}]`) as MatchRecord[]) {
+            recs.push({ day: dayOfCell(TEXT_OR_NULL(rec[1][8])), rec });
+          }
         }
         s.release(g);
       }

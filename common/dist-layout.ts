@@ -7,9 +7,11 @@ import type { MatchesDoc } from './match-index.ts';
 
 /**
  * Format tag written into every release document; bump when the reader must change. 2: bridges stored compactly
- * (common/shard-format.ts). 3: shard and bucket checksums are CRC-32 (common/checksum.ts), not FNV-1a.
+ * (common/shard-format.ts). 3: shard and bucket checksums are CRC-32 (common/checksum.ts), not FNV-1a. 4: the match
+ * index. 5: shards stored with the shard dictionary (common/shard-format.ts expandShard; the cuts index the stored
+ * bytes).
  */
-export const DIST_FORMAT = 'identity-register-dist/4';
+export const DIST_FORMAT = 'identity-register-dist/5';
 
 /** dist/index.json: the one small pointer, rewritten last and atomically after a compile. */
 export interface DistIndex {

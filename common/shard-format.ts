@@ -63,14 +63,33 @@ export function storedBridges<B extends readonly [string, string, string, ...str
   return out + ']';
 }
 
+/**
+ * storedBridges as a shard of dist format 5 holds it: its keys written as dictionary markers (see SHARD_MARKERS),
+ * which expandShard turns back into storedBridges' text.
+ */
+export function shardBridges<B extends readonly [string, string, string, ...string[]]>(bridges: readonly B[], roleOf: (bridge: B) => string): string {
+  if (bridges.length === 0) return NO_STORED_BRIDGES;
+  const m = SHARD_MARKERS;
+  let out = ',"bridges":[';
+  for (let i = 0; i < bridges.length; i++) {
+    const b = bridges[i];
+    const role = roleOf(b);
+    const marker = MARKER_OF.get(role);
+    if (marker === undefined) throw new Error(`[shard-format] unknown provider role ${JSON.stringify(role)}`);
+    if (i > 0) out += ',';
+    out += `${m.bridge}${quoted(b[0])}${b[1] === '' ? m.noNamespace : m.namespace + quoted(b[1]) + m.externalId}${jsonString(b[2])}${marker}}`;
+  }
+  return out + ']';
+}
+
 /** The section storedBridges makes for no bridges. */
 export const NO_STORED_BRIDGES = ',"bridges":[]';
 
-/** `[provider, namespace, external_id]` of each bridge in a stored section (as storedBridges wrote it), in order. */
+/** `[provider, namespace, external_id]` of each bridge in a stored section (as storedBridges or shardBridges wrote it), in order. */
 export function parseStoredBridges(section: string): [string, string, string][] {
   if (!section.startsWith(',"bridges":')) throw new Error(`[shard-format] not a bridges section: ${JSON.stringify(section.slice(0, 40))}`);
   // Markers are the only raw control characters in the text (see the top of this file).
-  const list = JSON.parse(section.slice(',"bridges":'.length).replace(MARKERS_RE, '')) as { provider: string; namespace: string; external_id: string }[];
+  const list = JSON.parse(expandShardText(section.slice(',"bridges":'.length), '').replace(MARKERS_RE, '')) as { provider: string; namespace: string; external_id: string }[];
   return list.map((b) => [b.provider, b.namespace, b.external_id]);
 }
 const MARKERS_RE = new RegExp(`[${String.fromCharCode(FIRST_MARKER)}-${String.fromCharCode(LAST_MARKER)}]`, 'g');
@@ -172,3 +191,200 @@ export function expandBridges(stored: Uint8Array, entityType: string): Uint8Arra
   expandBridgesInto(parts, stored, entityType);
   return parts.length === 1 ? parts[0] : concat(parts);
 }
+
+// The shard dictionary (dist format 5). A shard repeats the same keys and punctuation in every entity, and its own
+// register ID as its canonical ID: at full size ~1.4 GB of the shard packs' ~2.1 GB. The stored shard writes each such text as
+// a control byte (or ESCAPE and an index byte), which the runtime's shard reader expands once per read
+// (expandShard), before anything slices it: every section, and so every answer, is the same bytes as before. As
+// with the role markers, JSON text never holds a raw control byte, so a marker cannot be confused with data; the
+// role markers (0x01-0x03) are left for expandBridgesInto. Tab, newline and carriage return are never markers.
+
+/** `{id}` in a text stands for the shard's own register ID. */
+const ID_SLOT = '{id}';
+/** Texts of the one-byte markers, in the order of DICTIONARY_BYTES. */
+const SINGLE_TEXTS = [
+  `,"canonical_reep_id":"${ID_SLOT}"`,
+  ',"lifecycle_state":"active"',
+  ',"aliases":[],"names":[]',
+  ',"attributes":{',
+  '{"provider":',
+  ',"namespace":"","external_id":',
+  ',"namespace":',
+  ',"external_id":',
+  ',"relationships":[',
+  '{"family":',
+  ',"count":',
+  ',"roles":{',
+  '"outgoing":',
+  '"incoming":',
+  '},"source_providers":[],"expansion":"summary_only"}',
+  ',"match":{"home_score":',
+  ',"away_score":',
+  ',"result_form":',
+  ',"shootout_home":',
+  ',"shootout_away":',
+  ',"score_basis":',
+  ',"home_id":',
+  ',"away_id":',
+  ',"played_on":',
+] as const;
+/** The control bytes that are one-byte markers: 0x04-0x1e but tab, newline and carriage return. */
+const DICTIONARY_BYTES = [0x04, 0x05, 0x06, 0x07, 0x08, 0x0b, 0x0c, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e];
+/**
+ * Two-byte markers: ESCAPE, then EXTENDED_BASE plus an index into EXTENDED_TEXTS: a printable byte, so no tab or
+ * newline appears in a stored shard (nor in a diff base's lines, which hold stored bridges sections).
+ */
+const ESCAPE = 0x1f;
+const EXTENDED_BASE = 0x30;
+/** Attribute names whose key (`"name":`) has a marker: those every match, player and official carries. */
+const ATTRIBUTE_NAMES = [
+  'played_on', 'match_state', 'home_id', 'away_id', 'score_basis', 'result_form', 'home_score', 'away_score', 'gender', 'country',
+  'observed_clubs', 'last_observed_season', 'first_observed_season', 'basis',
+] as const;
+const EXTENDED_TEXTS: readonly string[] = [
+  '},"source_providers":[],"expansion":"summary_only_high_cardinality"}',
+  // What follows a live shard's `{"reep_id":"<id>"`, per entity type: extended index 1 + the type's index in
+  // ENTITY_TYPES. The ID itself stays text, so each stored shard still names its entity.
+  ...ENTITY_TYPES.map((t) => `,"entity_type":"${t}","name_en":`),
+  ...ATTRIBUTE_NAMES.map((n) => `"${n}":`),
+];
+if (SINGLE_TEXTS.length !== DICTIONARY_BYTES.length || EXTENDED_BASE + EXTENDED_TEXTS.length > 0x7b) throw new Error('[shard-format] the dictionary does not fit its markers');
+
+const markerOf = (i: number): string => String.fromCharCode(DICTIONARY_BYTES[i]);
+const extended = (i: number): string => String.fromCharCode(ESCAPE, EXTENDED_BASE + i);
+
+/** The markers a compiler writes in place of the dictionary's texts (see SINGLE_TEXTS for what each stands for). */
+export const SHARD_MARKERS = {
+  canonical: markerOf(0),
+  active: markerOf(1),
+  noAliases: markerOf(2),
+  attributes: markerOf(3),
+  bridge: markerOf(4),
+  noNamespace: markerOf(5),
+  namespace: markerOf(6),
+  externalId: markerOf(7),
+  relationships: markerOf(8),
+  relationship: markerOf(9),
+  count: markerOf(10),
+  roles: markerOf(11),
+  outgoing: markerOf(12),
+  incoming: markerOf(13),
+  summaryOnly: markerOf(14),
+  highCardinality: extended(0),
+} as const;
+
+/** The marker of the text after a live shard's ID (`,"entity_type":…,"name_en":`) for an ENTITY_TYPES index. */
+export const typeMarker = (typeIndex: number): string => extended(1 + typeIndex);
+
+const ATTRIBUTE_MARKERS = new Map<string, string>(ATTRIBUTE_NAMES.map((n, i) => [n, extended(1 + ENTITY_TYPES.length + i)]));
+/** The marker of an attribute's key (`"name":`), or undefined for a name without one. */
+export const attributeKeyMarker = (name: string): string | undefined => ATTRIBUTE_MARKERS.get(name);
+
+/** The scoreline's keys as markers, in SCORELINE_FIELDS order; the first opens the object (`,"match":{"home_score":`). */
+const SCORELINE_MARKERS = [15, 16, 17, 18, 19, 20, 21, 22, 23].map(markerOf);
+const SCORELINE_KEYS = ['home_score', 'away_score', 'result_form', 'shootout_home', 'shootout_away', 'score_basis', 'home_id', 'away_id', 'played_on'] as const;
+
+/** A match's tail as a shard stores it: scorelineSection's text with its keys as markers. */
+export function storedScorelineSection(s: Readonly<Record<(typeof SCORELINE_KEYS)[number], string | number | null>>): string {
+  let out = '';
+  for (let i = 0; i < SCORELINE_KEYS.length; i++) {
+    const v = s[SCORELINE_KEYS[i]];
+    out += SCORELINE_MARKERS[i] + (v === null ? 'null' : typeof v === 'number' ? String(v) : jsonString(v));
+  }
+  return out + '}';
+}
+
+/** One dictionary entry as bytes: the text before the ID, and (for a text with the ID) the text after it. */
+interface Entry {
+  before: Uint8Array;
+  after: Uint8Array | null;
+}
+const entryOf = (text: string): Entry => {
+  const at = text.indexOf(ID_SLOT);
+  return at < 0 ? { before: enc.encode(text), after: null } : { before: enc.encode(text.slice(0, at)), after: enc.encode(text.slice(at + ID_SLOT.length)) };
+};
+/** SINGLE_ENTRY[byte]: the entry of a one-byte marker, undefined for any other byte. */
+const SINGLE_ENTRY: (Entry | undefined)[] = new Array(0x20);
+DICTIONARY_BYTES.forEach((b, i) => (SINGLE_ENTRY[b] = entryOf(SINGLE_TEXTS[i])));
+const EXTENDED_ENTRY: Entry[] = EXTENDED_TEXTS.map(entryOf);
+const FIRST_DICTIONARY_BYTE = 0x04;
+/** The most bytes one marker stands for, besides the ID it may hold. */
+const LONGEST_TEXT = Math.max(...[...SINGLE_ENTRY, ...EXTENDED_ENTRY].map((e) => (e ? e.before.length + (e.after ? e.after.length : 0) : 0)));
+
+/** A shard as the runtime reads it: its full text and its section cuts in that text. */
+export interface ExpandedShard {
+  bytes: Uint8Array;
+  cuts: number[];
+}
+
+/**
+ * The full text of a stored shard of register ID `id`, and `cuts` (offsets into the stored bytes, ascending) moved to
+ * where they fall in it. Returns `stored` and `cuts` themselves when it holds no dictionary marker (a tombstone stub,
+ * or a shard of an older format). Throws on a control byte that is no marker: bytes that passed their checksum yet
+ * do not expand are a broken compile.
+ */
+export function expandShard(stored: Uint8Array, id: string, cuts: readonly number[], alloc: (n: number) => Uint8Array = (n) => new Uint8Array(n)): ExpandedShard {
+  // One pass, byte by byte, into a scratch buffer, then one copy out: a shard is ~1 KB with a few dozen markers,
+  // where a loop beats the native copy calls two passes would make per marker (measured ~5x).
+  const n = stored.length;
+  const room = LONGEST_TEXT + id.length;
+  // Room for every byte left as it is, and one marker's text: checked again only at each marker.
+  let out: Uint8Array = n + room > scratch.length ? (scratch = growScratch(scratch, 0, n + room)) : scratch;
+  const moved = new Array<number>(cuts.length);
+  let k = 0;
+  let nextCut = cuts.length > 0 ? cuts[0] : Infinity;
+  let at = 0;
+  let markers = 0;
+  for (let i = 0; i < n; i++) {
+    if (i >= nextCut) {
+      while (k < cuts.length && cuts[k] <= i) moved[k++] = at;
+      nextCut = k < cuts.length ? cuts[k] : Infinity;
+    }
+    const b = stored[i];
+    if (b >= 0x20 || b < FIRST_DICTIONARY_BYTE) {
+      out[at++] = b;
+      continue;
+    }
+    const e = b === ESCAPE ? EXTENDED_ENTRY[stored[++i] - EXTENDED_BASE] : SINGLE_ENTRY[b];
+    if (e === undefined) throw new Error(`[shard-format] byte 0x${b.toString(16)} at ${b === ESCAPE ? i - 1 : i} is no dictionary marker`);
+    markers++;
+    if (at + (n - i) + room > out.length) out = scratch = growScratch(out, at, at + (n - i) + room);
+    const before = e.before;
+    for (let j = 0; j < before.length; j++) out[at++] = before[j];
+    if (e.after !== null) {
+      // A register ID is ASCII (REGISTER_ID): one byte a character.
+      for (let j = 0; j < id.length; j++) out[at++] = id.charCodeAt(j);
+      const after = e.after;
+      for (let j = 0; j < after.length; j++) out[at++] = after[j];
+    }
+  }
+  if (markers === 0) return { bytes: stored, cuts: cuts as number[] };
+  while (k < cuts.length) moved[k] = at + cuts[k++] - n;
+  const bytes = alloc(at);
+  bytes.set(out.subarray(0, at));
+  return { bytes, cuts: moved };
+}
+
+/** What expandShard writes into before its one copy out; grown (never shrunk) for a larger shard. */
+let scratch: Uint8Array = new Uint8Array(64 * 1024);
+function growScratch(old: Uint8Array, used: number, need: number): Uint8Array {
+  const bigger = new Uint8Array(Math.max(need, old.length * 2));
+  bigger.set(old.subarray(0, used));
+  return bigger;
+}
+
+const DICTIONARY_MARKER_RE = /\x1f[\s\S]|[\x04-\x08\x0b\x0c\x0e-\x1e]/g;
+const textOf = (e: Entry, id: string): string => dec.decode(e.before) + (e.after === null ? '' : id + dec.decode(e.after));
+const dec = new TextDecoder();
+
+/** expandShard for text: `stored` (a shard or any whole sections of it) with every dictionary marker expanded. */
+export function expandShardText(stored: string, id: string): string {
+  return stored.replace(DICTIONARY_MARKER_RE, (m) => {
+    const e = m.length === 2 ? EXTENDED_ENTRY[m.charCodeAt(1) - EXTENDED_BASE] : SINGLE_ENTRY[m.charCodeAt(0)];
+    if (e === undefined) throw new Error(`[shard-format] ${JSON.stringify(m)} is no dictionary marker`);
+    return textOf(e, id);
+  });
+}
+
+/** The most bytes one stored byte can stand for with a register ID: a bound for size checks. */
+export const LARGEST_EXPANSION = LONGEST_TEXT + 16;

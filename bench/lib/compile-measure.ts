@@ -49,7 +49,7 @@ export async function measureCompile(opts: { root: string; releases: string; dis
   };
   const stampDir = join(opts.dist, opts.stamp);
   const breakdown: Record<string, number> = {};
-  const du = await $({ quiet: true, nothrow: true })`du -sk ${['shards', 'entities', 'resolve', 'search', 'changes', 'documents'].map((d) => join(stampDir, 'public', d))} ${join(stampDir, 'private')}`;
+  const du = await $({ quiet: true, nothrow: true })`du -sk ${['shards', 'entities', 'resolve', 'search', 'matches', 'changes', 'documents'].map((d) => join(stampDir, 'public', d))} ${join(stampDir, 'private')}`;
   for (const line of du.stdout.trim().split('\n')) {
     const [kb, path] = line.split('\t');
     if (path) breakdown[path.slice(stampDir.length + 1)] = Number(kb);

@@ -16,12 +16,13 @@ import { checksum32 } from '../../common/checksum.ts';
 import { RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
 import type { ShardPlace } from '../write/diff-base.ts';
 import { fixtureOf, type MatchFacts, type Scoreline } from '../../common/scoreline.ts';
+import { expandShard } from '../../common/shard-format.ts';
 
 /** What the changelog compares of one entity of the predecessor. */
 export interface PriorEntity {
   status: string;
   label: string;
-  /** Its bridges section as the shard stores it (common/shard-format.ts storedBridges), which its fingerprint hashed. */
+  /** Its bridges section as the shard stores it (common/shard-format.ts shardBridges), which its fingerprint hashed. */
   bridgesSection: string;
   /** A match's scoreline and fixture facts as it published them; null for another type. */
   match: MatchFacts | null;
@@ -104,12 +105,12 @@ export class PriorShards {
     let next = 0;
     for (; next < places.length && this.blocking; next++) {
       const [id, place] = places[next];
-      found.set(id, this.parse(place, this.readBlocking(place)));
+      found.set(id, this.parse(id, place, this.readBlocking(place)));
     }
     const lane = async (): Promise<void> => {
       while (next < places.length) {
         const [id, place] = places[next++];
-        found.set(id, this.parse(place, await this.readInPool(place)));
+        found.set(id, this.parse(id, place, await this.readInPool(place)));
       }
     };
     await Promise.all(Array.from({ length: Math.min(PRIOR_READS_IN_FLIGHT, places.length - next) }, lane));
@@ -124,13 +125,18 @@ export class PriorShards {
     return pack;
   }
 
-  /** The entity in `shard`, read from `place`; throws when its bytes fail their checksum. */
-  private parse(place: ShardPlace, shard: Buffer): PriorEntity {
-    if (checksum32(shard) !== place.checksum) throw this.corrupt(this.packOf(place));
-    const core = JSON.parse(shard.subarray(0, place.coreEnd).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
+  /** The entity `id` in `stored`, read from `place`; throws when its bytes fail their checksum. */
+  private parse(id: string, place: ShardPlace, stored: Buffer): PriorEntity {
+    if (checksum32(stored) !== place.checksum) throw this.corrupt(this.packOf(place));
+    // The place's cuts are in the stored bytes; core, attributes and tail are read from the full text, the bridges
+    // section as stored (what the fingerprint hashed, and what the successor's own section is compared with).
+    const { bytes, cuts } = expandShard(stored, id, [place.coreEnd, place.bridgesStart, place.tailStart]);
+    const shard = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const [coreEnd, bridgesStart, tailStart] = cuts;
+    const core = JSON.parse(shard.subarray(0, coreEnd).toString('utf8') + '}') as { lifecycle_state: string; name_en: string };
     return {
-      status: core.lifecycle_state, label: core.name_en, bridgesSection: shard.subarray(place.bridgesStart, place.bridgesEnd).toString('utf8'),
-      match: place.tailStart < shard.length - 1 ? priorMatch(shard, place) : null,
+      status: core.lifecycle_state, label: core.name_en, bridgesSection: stored.subarray(place.bridgesStart, place.bridgesEnd).toString('utf8'),
+      match: tailStart < shard.length - 1 ? priorMatch(shard, coreEnd, bridgesStart, tailStart) : null,
     };
   }
 
@@ -146,8 +152,8 @@ export class PriorShards {
  * A match's facts from its shard: the scoreline its tail holds, the fixture from its attributes (read back into the
  * cells they came from, so the facts are what matchFactsOf made of them).
  */
-function priorMatch(shard: Buffer, place: ShardPlace): MatchFacts {
-  const tail = JSON.parse(`{${shard.toString('utf8', place.tailStart + 1, shard.length)}`) as { match: Scoreline };
-  const head = JSON.parse(`{${shard.toString('utf8', place.coreEnd + 1, place.bridgesStart)}}`) as { attributes: Record<string, string[]> };
+function priorMatch(shard: Buffer, coreEnd: number, bridgesStart: number, tailStart: number): MatchFacts {
+  const tail = JSON.parse(`{${shard.toString('utf8', tailStart + 1, shard.length)}`) as { match: Scoreline };
+  const head = JSON.parse(`{${shard.toString('utf8', coreEnd + 1, bridgesStart)}}`) as { attributes: Record<string, string[]> };
   return { scoreline: tail.match, fixture: fixtureOf((name) => head.attributes[name]?.[0]) };
 }

@@ -7,8 +7,7 @@ import { join } from 'node:path';
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import {
-  dayOf, entryMeta, LIST_ENTRIES_PER_BUCKET, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode, type MatchesDoc, type MatchListEntry,
-  type MatchRowValue,
+  dayOf, entryMeta, LIST_ENTRIES_PER_BUCKET, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode, type MatchesDoc, type MatchRowValue,
 } from '../../common/match-index.ts';
 import { HashedFamilyWriter } from '../write/hashed-family-writer.ts';
 import { OrdinalFamilyWriter } from '../write/ordinal-family-writer.ts';
@@ -113,12 +112,25 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
   const providerIndex = new Map<string, number>();
   try {
     let ordinal = 0;
+    // A few hundred dates a year recur over ~1.5M matches: each is worked out once.
+    const days = new Map<string, number>();
+    const dayOfCell = (cell: string | null): number => {
+      if (cell === null) return 0;
+      let d = days.get(cell);
+      if (d === undefined) days.set(cell, (d = dayOf(cell)));
+      return d;
+    };
     for (let g = 0; g < REFS_GROUP; g++) {
+      // A group holds one year's dates (or the undated and malformed ones): the map stays that small.
+      days.clear();
       const recs: { day: number; rec: MatchRecord }[] = [];
       for (const s of spills) {
-        for (const line of s.readLines(g)) {
-          const rec = JSON.parse(line) as MatchRecord;
-          recs.push({ day: dayOf(TEXT_OR_NULL(rec[1][8])), rec });
+        // A group's lines parsed as one JSON array: one call and no string per line (the lines hold no newline).
+        const text = s.readText(g);
+        if (text.length > 0) {
+          for (const rec of JSON.parse(`[${text.slice(0, -1).replaceAll('\n', ',')}]`) as MatchRecord[]) {
+            recs.push({ day: dayOfCell(TEXT_OR_NULL(rec[1][8])), rec });
+          }
         }
         s.release(g);
       }
@@ -154,7 +166,7 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
         const n = flat.length / 2;
         placed.set(anchor, [lists.entries, n]);
         // Lines were written in ordinal order: the ascending run as it is.
-        for (let i = 0; i < flat.length; i += 2) lists.push([flat[i], flat[i + 1]] satisfies MatchListEntry);
+        for (let i = 0; i < flat.length; i += 2) lists.pushPair(flat[i], flat[i + 1]);
         // The descending run from the ascending one without a sort: its days from the last, each day's entries in
         // their own (reep_id) order, then the undated ones, which close both runs.
         let dated = n;
@@ -162,10 +174,10 @@ export async function buildMatches(job: MatchesJob): Promise<MatchesResult> {
         for (let end = dated; end > 0; ) {
           let start = end - 1;
           while (start > 0 && metaDay(flat[2 * start - 1]) === metaDay(flat[2 * end - 1])) start--;
-          for (let k = start; k < end; k++) lists.push([flat[2 * k], flat[2 * k + 1]] satisfies MatchListEntry);
+          for (let k = start; k < end; k++) lists.pushPair(flat[2 * k], flat[2 * k + 1]);
           end = start;
         }
-        for (let k = dated; k < n; k++) lists.push([flat[2 * k], flat[2 * k + 1]] satisfies MatchListEntry);
+        for (let k = dated; k < n; k++) lists.pushPair(flat[2 * k], flat[2 * k + 1]);
       }
     }
     for (const [id, r] of refs) {

@@ -78,7 +78,7 @@ const LOCATION_BYTES = 32;
 
 /**
  * What a live ID's line holds: 64 bits of sha256 over its state, label and bridges. The bridges are the section its
- * shard stores (common/shard-format.ts storedBridges: the ID's own rows, sorted and deduplicated, each with its
+ * shard stores (common/shard-format.ts shardBridges: the ID's own rows, sorted and deduplicated, each with its
  * provider's role marker), the very text the shard is written from, so no second text of ~10M bridges is made for
  * it. A successor that finds the fingerprint changed reads that section back from the predecessor's shard. A
  * provider whose role changed changes the fingerprint of every ID it bridges: those are read back, compared as
@@ -109,7 +109,7 @@ export class DiffBaseWriter {
   }
 
   /**
-   * A merged ID, with the bridges that named it (it has no shard to read them back from), as storedBridges writes
+   * A merged ID, with the bridges that named it (it has no shard to read them back from), as shardBridges writes
    * them: `<id>\t0\t<section>`. The section's JSON holds no raw tab or newline, and its markers are neither.
    */
   addMerged(id: string, bridgesSection: string): void {

@@ -66,6 +66,17 @@ export class OrdinalFamilyWriter {
     if (++this.inBucket === this.perBucket) this.flushBucket();
   }
 
+  /**
+   * push([a, b]) for two unsigned 32-bit integers, the same bytes without the array: the match index pushes ~12M
+   * such pairs at full size.
+   */
+  pushPair(a: number, b: number): void {
+    if (this.done) throw new RegisterError('compile', 'push after finish', this.name);
+    this.stage.uintPair(a, b);
+    this.count++;
+    if (++this.inBucket === this.perBucket) this.flushBucket();
+  }
+
   async finish(): Promise<BucketFamily> {
     if (this.done) throw new RegisterError('compile', 'finish called twice', this.name);
     this.done = true;

@@ -16,6 +16,8 @@ import { RecentMap } from './recent-map.ts';
 import type { BodyCache } from './body-cache.ts';
 import { MatchIndex } from './match-index.ts';
 import { ownCopy } from '../../common/own-copy.ts';
+import { expandShard, type ExpandedShard } from '../../common/shard-format.ts';
+import { transientBytes } from '../../common/bytes.ts';
 
 /**
  * Index entries of the register IDs looked up most recently, per release. Measured on the full-size dist under the
@@ -247,9 +249,17 @@ function redirected(target: EntityLookup, id: string): EntityLookup {
 const goneOf = (body: Uint8Array): GoneEntity => ({ kind: 'gone', body });
 
 /** A live index entry (ENTRY_LIVE) and its verified shard. */
-function liveOf(id: string, v: LiveIndexValue, shard: Uint8Array, p: ShardPack): LiveEntity {
+function liveOf(id: string, v: LiveIndexValue, stored: Uint8Array, p: ShardPack): LiveEntity {
   const c = LIVE_ENTRY.cutsFrom;
-  return { kind: 'live', id, shard, cuts: [v[c], v[c + 1], v[c + 2], v[c + 3], v[c + 4], v[c + 5]], bridgeCount: v[LIVE_ENTRY.bridgeCount], entityType: ENTITY_TYPES[v[LIVE_ENTRY.typeIndex]], file: p.file };
+  // The shard is stored with its dictionary (common/shard-format.ts); the cuts index the stored bytes and move with
+  // the expansion, after which every section is the text the API answers.
+  let full: ExpandedShard;
+  try {
+    full = expandShard(stored, id, [v[c], v[c + 1], v[c + 2], v[c + 3], v[c + 4], v[c + 5]], transientBytes);
+  } catch (err) {
+    throw new ArtefactError(p.file, `the shard of ${id} does not expand (${(err as Error).message})`, id);
+  }
+  return { kind: 'live', id, shard: full.bytes, cuts: full.cuts, bridgeCount: v[LIVE_ENTRY.bridgeCount], entityType: ENTITY_TYPES[v[LIVE_ENTRY.typeIndex]], file: p.file };
 }
 
 function verifiedShard(p: ShardPack, bytes: Uint8Array, offset: number, checksum: number, id: string): Uint8Array {

@@ -9,7 +9,7 @@ import { openRelease } from '../../compiler/read/release-input.ts';
 import { PriorShards, SLOW_READS_TO_SWITCH, type PriorEntity } from '../../compiler/read/prior-shards.ts';
 import { findDiffBase, matchDiffBase, priorPlace, readDiffBasePartition, type ShardPlace } from '../../compiler/write/diff-base.ts';
 import type { ReleaseDoc } from '../../common/dist-layout.ts';
-import { expandBridges, NO_STORED_BRIDGES, parseStoredBridges } from '../../common/shard-format.ts';
+import { expandBridges, expandShard, NO_STORED_BRIDGES, parseStoredBridges } from '../../common/shard-format.ts';
 
 const dec = new TextDecoder();
 
@@ -70,11 +70,12 @@ describe('PriorShards', () => {
     // One with bridges, past the middle.
     const [id, place] = places.slice(places.length >> 1).find(([i]) => blocking.get(i)!.bridgesSection !== NO_STORED_BRIDGES)!;
     const pack = readFileSync(join(publicDir, doc.shard_packs[place.pack]));
-    const core = JSON.parse(pack.subarray(place.offset, place.offset + place.coreEnd).toString('utf8') + '}') as { reep_id: string; name_en: string; lifecycle_state: string; entity_type: string };
+    // The shard as the runtime reads it: its dictionary expanded, then its bridges.
+    const { bytes: shard, cuts } = expandShard(pack.subarray(place.offset, place.offset + place.length), id, [place.coreEnd]);
+    const core = JSON.parse(dec.decode(shard.subarray(0, cuts[0])) + '}') as { reep_id: string; name_en: string; lifecycle_state: string; entity_type: string };
     expect(core.reep_id).toBe(id);
     expect(blocking.get(id)).toMatchObject({ label: core.name_en, status: core.lifecycle_state });
     // Its bridges, as the stored section's rows, are the shard's bridges once expanded as the runtime expands them.
-    const shard = pack.subarray(place.offset, place.offset + place.length);
     const entity = JSON.parse(dec.decode(expandBridges(shard, core.entity_type))) as { bridges: { provider: string; namespace: string; external_id: string }[] };
     expect(parseStoredBridges(blocking.get(id)!.bridgesSection)).toEqual(entity.bridges.map((b) => [b.provider, b.namespace, b.external_id]));
   });

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENTITY_TYPES } from '../../../common/ids.ts';
-import { storedBridges } from '../../../common/shard-format.ts';
+import { shardBridges } from '../../../common/shard-format.ts';
 import { mergeSlack } from '../../context.ts';
 import { addShared, sharedCount, type SharedCount } from '../../../common/progress.ts';
 import { ShardPackWriter } from '../../write/shard-pack-writer.ts';
@@ -179,7 +179,7 @@ interface Chunk {
   entities: EntityRows[];
   /** Each ID's bridges, sorted and deduplicated. */
   bridges: Bridge[][];
-  /** Each ID's bridges section as its shard stores it (storedBridges). */
+  /** Each ID's bridges section as its shard stores it (shardBridges). */
   sections: string[];
   /** A live match's scoreline and fixture (null for any other ID). */
   facts: (MatchFacts | null)[];
@@ -237,7 +237,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
         for (let i = 0; i < n; i++) {
           const a = (entities[i] = rows.read(first + i));
           bridges[i] = dedupeBridges(a.bridges);
-          sections[i] = storedBridges(bridges[i], roleOf);
+          sections[i] = shardBridges(bridges[i], roleOf);
           facts[i] = a.live && a.type === MATCH_TYPE ? matchFactsOf(a.attrs, a.dropped) : null;
         }
         return { first, entities, bridges, sections, facts, prior: changes.prepare(first, entities, bridges, sections, facts, redirected) };

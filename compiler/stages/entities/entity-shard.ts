@@ -11,7 +11,8 @@ import type { ShardLocation, ShardPackWriter } from '../../write/shard-pack-writ
 import type { IndexEntryLog } from '../../records/index-entry-log.ts';
 import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
 import { cmp, sortShort } from './short-lists.ts';
-import { scorelineSection, type MatchFacts } from '../../../common/scoreline.ts';
+import type { MatchFacts } from '../../../common/scoreline.ts';
+import { attributeKeyMarker, expandShardText, typeMarker, LARGEST_EXPANSION, SHARD_MARKERS as M, storedScorelineSection } from '../../../common/shard-format.ts';
 
 /** Relationship families with more relationships than this are summarised as high-cardinality. */
 export const HIGH_CARDINALITY = 1000;
@@ -66,7 +67,7 @@ export class EntityShardWriter {
   ) {}
 
   /**
-   * Writes a live ID's shard and index entry; `bridgeSection` is storedBridges of `bridges`, `match` a match's facts
+   * Writes a live ID's shard and index entry; `bridgeSection` is shardBridges of `bridges`, `match` a match's facts
    * (matchFactsOf), null for any other type.
    */
   live(a: EntityRows, type: EntityType, bridges: Bridge[], bridgeSection: string, match: MatchFacts | null): LiveShard {
@@ -75,11 +76,13 @@ export class EntityShardWriter {
     const typeKey = TYPE_COUNT_KEYS[a.type];
     counts[typeKey] = (counts[typeKey] ?? 0) + 1;
 
-    // A live ID passed REGISTER_ID in stage 1 and a type is one of ENTITY_TYPES: neither needs escaping.
-    const core = `{"reep_id":"${a.id}","entity_type":"${type}","name_en":${q(a.label)},"lifecycle_state":${q(a.status)},"canonical_reep_id":"${a.id}"`;
+    // The texts every shard repeats are written as dictionary markers (common/shard-format.ts), which the runtime
+    // expands when it reads the shard: the type, the canonical ID and the commonest state. A live ID passed
+    // REGISTER_ID in stage 1: it needs no escaping.
+    const core = `{"reep_id":"${a.id}"${typeMarker(a.type)}${q(a.label)}${a.status === 'active' ? M.active : `,"lifecycle_state":${q(a.status)}`}${M.canonical}`;
 
     const aliases = a.aliases.length ? aliasesOf(a.aliases) : [];
-    let aliasSection = ',"aliases":[],"names":[]';
+    let aliasSection = M.noAliases;
     if (aliases.length) {
       const names: string[] = [];
       for (const x of aliases) if (!names.includes(x.name)) names.push(x.name);
@@ -87,7 +90,7 @@ export class EntityShardWriter {
       aliasSection = `,"aliases":${JSON.stringify(aliases)},"names":${JSON.stringify(names)}`;
     }
 
-    const attrSection = a.attrs ? attributesSection(a.attrs) : ',"attributes":{}';
+    const attrSection = a.attrs ? attributesSection(a.attrs) : `${M.attributes}}`;
 
     // The bridges section is stored without the entity_type and role every bridge repeats; the runtime splices
     // them back at each marker byte (common/shard-format.ts).
@@ -95,7 +98,7 @@ export class EntityShardWriter {
 
     const relMap = a.rels ?? NO_RELS;
     for (const f of relMap.values()) counts.relationships += f.out;
-    const relSection = NO_RELATIONSHIPS.has(type) ? ',"relationships":[]' : relationshipsSection(relMap);
+    const relSection = NO_RELATIONSHIPS.has(type) ? `${M.relationships}]` : relationshipsSection(relMap);
 
     const overlay = this.overlayOf(a);
     if (overlay) counts.overlay_links++;
@@ -103,11 +106,12 @@ export class EntityShardWriter {
 
     const cuts = this.cuts;
     // A match's scoreline closes its shard, after the overlay: every answer carries it, whatever `include` says.
-    const tail = match ? `${scorelineSection(match.scoreline)}}` : '}';
-    const loc = this.shards.addParts([core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, tail], cuts);
-    // The runtime answers a shard with its bridges expanded, so that is the size the cap holds; worked out exactly
-    // only when the longest expansion could pass it.
-    if (loc.length + bridges.length * LONGEST_SPLICE > MAX_SHARD_BYTES) this.checkShardSize(a, type, loc.length, bridges);
+    const tail = match ? `${storedScorelineSection(match.scoreline)}}` : '}';
+    const parts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, tail];
+    const loc = this.shards.addParts(parts, cuts);
+    // The runtime answers a shard with its dictionary and bridges expanded, so that is the size the cap holds;
+    // worked out exactly only when the longest expansions could pass it.
+    if (loc.length * LARGEST_EXPANSION + bridges.length * LONGEST_SPLICE > MAX_SHARD_BYTES) this.checkShardSize(a, type, parts, bridges);
     this.index.add(a.id, liveEntry(loc, cuts, bridges.length, a.type));
     return { loc, aliases, overlay };
   }
@@ -126,13 +130,11 @@ export class EntityShardWriter {
   }
 
   /** Refuses the entity whose shard, expanded, is past MAX_SHARD_BYTES, naming its largest section. */
-  private checkShardSize(a: EntityRows, type: EntityType, stored: number, bridges: Bridge[]): void {
-    let expanded = stored;
-    for (const b of bridges) expanded += spliceBytes(type, this.roleOf(b)) - 1;
+  private checkShardSize(a: EntityRows, type: EntityType, parts: string[], bridges: Bridge[]): void {
+    const sizes = parts.slice(0, SECTION_NAMES.length).map((p) => Buffer.byteLength(expandShardText(p, a.id)));
+    for (const b of bridges) sizes[SECTION_NAMES.indexOf('bridges')] += spliceBytes(type, this.roleOf(b)) - 1;
+    const expanded = sizes.reduce((n, s) => n + s, 0) + Buffer.byteLength(expandShardText(parts[SECTION_NAMES.length], a.id));
     if (expanded <= MAX_SHARD_BYTES) return;
-    const ends = [...this.cuts.slice(0, SECTION_NAMES.length)];
-    const sizes = ends.map((end, i) => end - (i === 0 ? 0 : ends[i - 1]));
-    sizes[SECTION_NAMES.indexOf('bridges')] += expanded - stored;
     const largest = sizes.indexOf(Math.max(...sizes));
     const rows = [a.aliases.length, a.attrs?.size ?? 0, bridges.length, a.rels?.size ?? 0, a.xids.length + a.oaliases.length];
     const what = largest === 0 ? '' : ` (${rows[largest - 1]} ${SECTION_ROWS[largest]})`;
@@ -207,11 +209,11 @@ const TYPE_COUNT_KEYS = ENTITY_TYPES.map((t) => `entities_${t}`);
  */
 function attributesSection(attrs: Map<string, string[]>): string {
   const names = sortShort([...attrs.keys()], cmp);
-  let out = ',"attributes":{';
+  let out = M.attributes;
   for (let i = 0; i < names.length; i++) {
     const name = names[i];
     let key = QUOTED_NAMES.get(name);
-    if (key === undefined) QUOTED_NAMES.set(ownCopy(name), (key = `${q(name)}:`));
+    if (key === undefined) QUOTED_NAMES.set(ownCopy(name), (key = attributeKeyMarker(name) ?? `${q(name)}:`));
     const values = attrs.get(name)!;
     out += (i === 0 ? key : `,${key}`) + (values.length === 1 ? `[${q(values[0])}]` : JSON.stringify(values));
   }
@@ -225,16 +227,17 @@ const QUOTED_NAMES = new Map<string, string>();
  * outgoing, each only when non-zero), source_providers, expansion.
  */
 function relationshipsSection(rels: ReadonlyMap<string, { out: number; in: number }>): string {
-  if (rels.size === 0) return ',"relationships":[]';
+  if (rels.size === 0) return `${M.relationships}]`;
   const families = sortShort([...rels.keys()], cmp);
-  let out = ',"relationships":[';
+  let out = M.relationships;
   for (let i = 0; i < families.length; i++) {
     const family = families[i];
     const f = rels.get(family)!;
     const count = f.out + f.in;
-    const roles = f.in && f.out ? `"incoming":${f.in},"outgoing":${f.out}` : f.in ? `"incoming":${f.in}` : f.out ? `"outgoing":${f.out}` : '';
-    const expansion = count > HIGH_CARDINALITY ? 'summary_only_high_cardinality' : 'summary_only';
-    out += `${i === 0 ? '' : ','}{"family":${q(family)},"count":${count},"roles":{${roles}},"source_providers":[],"expansion":"${expansion}"}`;
+    const roles = f.in && f.out ? `${M.incoming}${f.in},${M.outgoing}${f.out}` : f.in ? `${M.incoming}${f.in}` : f.out ? `${M.outgoing}${f.out}` : '';
+    // The summary's closing text (source_providers and expansion) is one marker.
+    const end = count > HIGH_CARDINALITY ? M.highCardinality : M.summaryOnly;
+    out += `${i === 0 ? '' : ','}${M.relationship}${q(family)}${M.count}${count}${M.roles}${roles}${end}`;
   }
   return out + ']';
 }

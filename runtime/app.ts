@@ -4,7 +4,7 @@
 // charge whose request then failed (5xx) is given back. Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type Clock, type KeyRecord, type KeyStore, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type Authenticator, type Clock, type KeyRecord, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Body, RequestContext, Reply, RouteDef, Services } from './route.ts';
 import { admit } from './state/admit.ts';
@@ -19,7 +19,7 @@ import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 /** Options of createApp. */
 export interface AppOptions {
   catalog: ReleaseCatalog;
-  keys: KeyStore;
+  keys: Authenticator;
   store: StateStore;
   routes: RouteDef[];
   /** Default: the system clock. */
@@ -194,7 +194,8 @@ export function createApp(opts: AppOptions): App {
       if (!release && !def.noRelease) throw unavailable ?? new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
       now = clock.now();
       if (def.auth) {
-        const auth = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
+        const checked = opts.keys.authenticate(request.headers.get('authorization'), new Date(now));
+        const auth = isPromise(checked) ? await checked : checked;
         if (!auth.ok) throw authError(auth.code);
         key = auth.key;
         seen.keyId = key.id;

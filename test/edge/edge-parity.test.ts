@@ -165,3 +165,61 @@ describe('exact state at the edge', () => {
     }
   });
 });
+
+describe('integrity at the edge', () => {
+  it('answers 503 artefact_corrupt for a damaged, truncated or missing object in R2, charging nothing; other answers unchanged', async () => {
+    const damaged = await makeHandWorld();
+    const bad = await edgeOver(damaged.dist);
+    try {
+      const key = (await issueKeys(bad.url!, keysFileIn(damaged.root), { k: { name: 'k', quota: 1000, rate: 1_000_000 } })).k;
+      const auth = { authorization: `Bearer ${key}` };
+      const stamp = STAMPS[1];
+      const bucket = (await bad.mf.getR2Bucket('DIST')) as unknown as {
+        get(k: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
+        put(k: string, v: Uint8Array): Promise<unknown>;
+        delete(k: string): Promise<void>;
+        list(o: { prefix: string }): Promise<{ objects: { key: string }[] }>;
+      };
+      const under = async (dir: string) => (await bucket.list({ prefix: `${stamp}/public/${dir}/` })).objects.map((o) => o.key);
+      const packs = await under('shards');
+      const search = await under('search');
+      expect(packs.length).toBeGreaterThanOrEqual(2);
+      expect(search.length).toBeGreaterThan(0);
+      const bytesOf = async (k: string) => new Uint8Array(await (await bucket.get(k))!.arrayBuffer());
+      // One byte flipped in the middle of one pack, another cut short, the search files gone.
+      const flipped = await bytesOf(packs[0]);
+      flipped[flipped.length >> 1] ^= 0xff;
+      await bucket.put(packs[0], flipped);
+      const whole = await bytesOf(packs[1]);
+      await bucket.put(packs[1], whole.subarray(0, whole.length >> 1));
+      for (const k of search) await bucket.delete(k);
+
+      const credits = async () => JSON.parse((await rawRequest(`${bad.url}/api/v1/key`, { headers: auth })).body.toString()).key.credits_remaining as number;
+      const corrupt: string[] = [];
+      for (const path of [...[ID.arsenal, ID.chelsea, ID.lodz, ID.palmer, ID.match, ID.league, ID.season].map((id) => `/api/v1/entities/${id}`), '/api/v1/search?q=arsenal']) {
+        const before = await credits();
+        const r = await rawRequest(bad.url + path, { headers: auth });
+        if (r.status === 503) {
+          expect(JSON.parse(r.body.toString()).error, path).toBe('artefact_corrupt');
+          expect(await credits(), path).toBe(before);
+          corrupt.push(path);
+        } else {
+          const n = await rawRequest(node.url + path, { headers: { authorization: `Bearer ${keys.partner}` } });
+          expect(r.status, path).toBe(n.status);
+          expect(r.body.equals(n.body), path).toBe(true);
+        }
+      }
+      // Both packs hold some of these entities, and search needs its files.
+      expect(corrupt.length).toBeGreaterThanOrEqual(3);
+      expect(corrupt).toContain('/api/v1/search?q=arsenal');
+      // What needs none of the damaged objects answers as before.
+      for (const path of ['/api/v1/', '/api/v1/meta', '/api/v1/providers', '/api/v1/changes/releases']) {
+        const [a, b] = [await rawRequest(node.url + path, { headers: { authorization: `Bearer ${keys.partner}` } }), await rawRequest(bad.url + path, { headers: auth })];
+        expect(b.status, path).toBe(a.status);
+        expect(b.body.equals(a.body), path).toBe(true);
+      }
+    } finally {
+      await bad.close();
+    }
+  });
+});

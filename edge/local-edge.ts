@@ -1,6 +1,8 @@
 // The edge on this machine: the Worker bundle run by workerd through miniflare (`register edge dev`), with its R2
 // buckets and Durable Objects kept under --persist (or in memory), and the local R2 that `edge publish --local`
 // writes into. miniflare is Cloudflare's own local runtime; it ships workerd as a binary in its npm package.
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Miniflare, MiniflareOptions } from 'miniflare';
@@ -36,6 +38,41 @@ export interface LocalEdge {
   close(): Promise<void>;
 }
 
+/** The workerd processes this process started (Linux: read from /proc), by pid. */
+function workerdChildren(): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      // pid (comm) state ppid …: comm may hold spaces, so the fields are read after its closing parenthesis.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid && stat.includes('(workerd)')) out.push(Number(e));
+    } catch {}
+  }
+  return out;
+}
+
+/**
+ * workerd outlives a parent that is killed outright (SIGKILL gives miniflare no chance to stop it), and would keep
+ * the port and the persisted files. A small watchdog, started here, waits for this process to go and then kills the
+ * workerd it started, by pid, if that pid is still workerd. Stopped by close(). Linux only (it reads /proc).
+ */
+function reapWithParent(pids: number[]): { stop(): void } {
+  if (pids.length === 0) return { stop() {} };
+  const kills = pids.map((p) => `grep -q workerd /proc/${p}/cmdline 2>/dev/null && kill -9 ${p}`).join('; ');
+  const watchdog = spawn('sh', ['-c', `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; ${kills}`], { detached: true, stdio: 'ignore' });
+  watchdog.on('error', () => {});
+  watchdog.unref();
+  return { stop: () => void (watchdog.pid !== undefined && watchdog.exitCode === null && watchdog.kill('SIGKILL')) };
+}
+
 export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   const { Miniflare } = await import('miniflare');
   const persist = o.persist ? resolve(o.persist) : null;
@@ -55,9 +92,12 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     host: '127.0.0.1',
     ...(o.port === null || o.port === undefined ? {} : { port: o.port }),
   };
+  // Another edge this process runs (tests start several) has its own workerd and its own watchdog.
+  const before = new Set(workerdChildren());
   const mf = new Miniflare(options);
   const url = o.port === null || o.port === undefined ? null : (await mf.ready).toString().replace(/\/$/, '');
   if (url === null) await mf.ready;
+  const reaper = reapWithParent(workerdChildren().filter((p) => !before.has(p)));
   return {
     mf,
     url,
@@ -80,6 +120,9 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
           void (await bucket.put(key, bytes, { httpMetadata: { cacheControl: meta.cacheControl, contentType: meta.contentType }, customMetadata: { sha256: meta.sha256 } })),
       };
     },
-    close: () => mf.dispose(),
+    async close() {
+      await mf.dispose();
+      reaper.stop();
+    },
   };
 }

@@ -9,7 +9,7 @@ import { LruCache } from '../release/lru-cache.ts';
 import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
 
 /** The part of an R2 object the driver reads (workerd's R2ObjectBody). */
-export interface R2ObjectLike {
+interface R2ObjectLike {
   readonly size: number;
   arrayBuffer(): Promise<ArrayBuffer>;
 }

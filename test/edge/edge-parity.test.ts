@@ -9,7 +9,7 @@ import type { LocalEdge } from '../../edge/local-edge.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.ts';
-import { CURSOR_SECRET, edgeOver, issueKeys, keysFileIn } from './edge-support.ts';
+import { comparable, CURSOR_SECRET, edgeOver, issueKeys, keysFileIn } from './edge-support.ts';
 
 let world: World;
 let edge: LocalEdge;
@@ -36,17 +36,6 @@ afterAll(async () => {
   await node?.close();
   await edge?.close();
 });
-
-/** Headers both runtimes send that are the connection's or the clock's, not the answer's. */
-const NOT_COMPARED = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
-/** RateLimit's `t=` counts seconds to the month's end from the moment of the request: two requests, two moments. */
-const comparable = (h: Record<string, string>) =>
-  Object.fromEntries(
-    Object.entries(h)
-      .filter(([k]) => !NOT_COMPARED.has(k))
-      .map(([k, v]) => [k, k === 'ratelimit' ? v.replace(/;t=\d+/g, ';t=…') : v])
-      .sort(([a], [b]) => (a < b ? -1 : 1)),
-  );
 
 interface Probe {
   method?: string;

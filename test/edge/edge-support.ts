@@ -32,3 +32,15 @@ export async function issueKeys(edgeUrl: string, keysFile: string, specs: Record
 }
 
 export const keysFileIn = (dir: string): string => join(dir, 'keys.json');
+
+/** Headers both runtimes send that are the connection's or the clock's, not the answer's. */
+const NOT_COMPARED = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/** Headers as compared: RateLimit's `t=` counts seconds to the month's end from the moment of the request (two requests, two moments). */
+export const comparable = (h: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(h)
+      .filter(([k]) => !NOT_COMPARED.has(k))
+      .map(([k, v]) => [k, k === 'ratelimit' ? v.replace(/;t=\d+/g, ';t=…') : v])
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );

@@ -19,5 +19,6 @@ export const registerCommand = defineCommand({
     serve: lazy(() => import('../runtime/cli.ts'), (m) => m.serveCommand),
     start: lazy(() => import('../runtime/cli.ts'), (m) => m.startCommand),
     keys: lazy(() => import('../runtime/keys/keys-cli.ts'), (m) => m.keysCommandDef),
+    edge: lazy(() => import('../edge/edge-cli.ts'), (m) => m.edgeCommand),
   },
 });

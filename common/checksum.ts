@@ -3,9 +3,7 @@
 // It replaced FNV-1a over bytes (dist format 2) because it is checked on every read: zlib's native crc32 runs at
 // ~3 GB/s against ~0.8 GB/s for FNV-1a in JavaScript, which was the largest single cost of a 100-item batch.
 // Where node:zlib has no crc32 (Node < 20.15, or another runtime) the same value comes from a table in JS.
-import * as zlib from 'node:zlib';
-
-const native = (zlib as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+import { nativeCrc32 as native } from '#platform/crypto';
 
 let table: Uint32Array | null = null;
 function crcTable(): Uint32Array {

@@ -1,14 +1,12 @@
 // dist/index.json sealed with a checksum of its own text, so a damaged pointer is told from a good one: the writer
 // (compiler/compile.ts) seals it, the runtime and `register verify` open it. The seal is the last field,
 // `"sha256":"<hex>"`, the sha256 of the text the file would be without that field.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '#platform/crypto';
 import { DIST_FORMAT, type DistIndex } from './dist-layout.ts';
 
 const SEAL_OPEN = ',"sha256":"';
 const SEAL_LENGTH = SEAL_OPEN.length + 64 + 2; // ,"sha256":"<64 hex>"}
 const SEAL = /,"sha256":"([0-9a-f]{64})"\}$/;
-
-const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /** The text of index.json for `index`: its JSON with the seal appended as a last field. */
 export function sealIndex(index: DistIndex): string {

@@ -62,9 +62,10 @@ export function scorelineProblem(kind: FieldKind, v: string): string | null {
   }
 }
 
+const ascii = new TextEncoder();
 const ENUM_BYTES: Record<'form' | 'basis', Uint8Array[]> = {
-  form: RESULT_FORMS.map((v) => Buffer.from(v)),
-  basis: SCORE_BASES.map((v) => Buffer.from(v)),
+  form: RESULT_FORMS.map((v) => ascii.encode(v)),
+  basis: SCORE_BASES.map((v) => ascii.encode(v)),
 };
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 

@@ -6,7 +6,7 @@
 // Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError, errorReply } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type AuthResult, type Clock, type KeyRecord, type KeyStore, type MaybePromise, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type AuthResult, type Authenticator, type Clock, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Release } from './release/open-release.ts';
 import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
@@ -21,7 +21,7 @@ import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 /** Options of createApp. */
 export interface AppOptions {
   catalog: ReleaseCatalog;
-  keys: KeyStore;
+  keys: Authenticator;
   store: StateStore;
   /** Every route: the API's, the operational endpoints and the pages (server.ts routeTable). */
   routes: RouteDef[];

@@ -118,7 +118,15 @@ export type AuthResult =
   | { ok: true; key: KeyRecord }
   | { ok: false; code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'key_expired' };
 
-export interface KeyStore {
+/**
+ * What the app authenticates with: a KeyStore (keys held in this process, answered at once), or where each key's
+ * record lives elsewhere, a call away (the edge: the key's Durable Object, edge/edge-state.ts).
+ */
+export interface Authenticator {
+  authenticate(authorization: string | null, now: Date): MaybePromise<AuthResult>;
+}
+
+export interface KeyStore extends Authenticator {
   /** Checks `Authorization` header value against the keys file (constant-time secret comparison). */
   authenticate(authorization: string | null, now: Date): AuthResult;
   /**

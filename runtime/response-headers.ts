@@ -1,6 +1,6 @@
 // The headers partners expect from any HTTP API, made in one place for runtime/app.ts: CORS, strong ETags and their
 // matching, the IETF httpapi RateLimit fields, and the cache policy. Content coding is the Node adapter's (compress.ts).
-import { createHash } from 'node:crypto';
+import { fromHex, sha256, toBase64url } from '#platform/crypto';
 import { API_VERSION } from '../common/ids.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED, CORS_MAX_AGE } from './contract/http-parts.ts';
 import type { KeyRecord } from './interfaces.ts';
@@ -26,16 +26,16 @@ export function preflightHeaders(methods: string[]): Record<string, string> {
 // ---------------------------------------------------------------------------------------------------------------
 // Entity tags.
 
-const tagOf = (digest: Buffer): string => `"${digest.subarray(0, 16).toString('base64url')}"`;
+const tagOf = (digest: Uint8Array): string => `"${toBase64url(digest.subarray(0, 16))}"`;
 
 /** The strong ETag of a precomputed document: from the sha256 the compiler recorded for it in the manifest. */
 export function documentEtag(sha256Hex: string): string {
-  return tagOf(Buffer.from(sha256Hex, 'hex'));
+  return tagOf(fromHex(sha256Hex));
 }
 
 /** The strong ETag of a precomputed document served with its signing key ID added (GET / and /meta under `--trust`). */
 export function signedDocumentEtag(sha256Hex: string, keyId: string): string {
-  return tagOf(createHash('sha256').update(`${sha256Hex} signing_key_id ${keyId}`).digest());
+  return tagOf(sha256(`${sha256Hex} signing_key_id ${keyId}`));
 }
 
 /**
@@ -52,7 +52,7 @@ export function derivedEtag(manifestSha256: string, route: string, params: Recor
   const pairs = [...query].map(([k, v]): [string, string] => (k === 'include' ? [k, [...new Set(v.split(','))].sort().join(',')] : [k, v])).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   const names = Object.keys(params).sort();
   const text = JSON.stringify([manifestSha256, API_VERSION, route, names.map((n) => [n, params[n]]), pairs]);
-  return tagOf(createHash('sha256').update(text).digest());
+  return tagOf(sha256(text));
 }
 
 /** RFC 9110 If-None-Match: `*`, or a list compared weakly (W/ prefixes ignored). */

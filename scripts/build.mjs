@@ -294,7 +294,8 @@ export function dependenciesExternal() {
   return {
     name: 'dependencies-external',
     setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (args) => (BUNDLED_PACKAGES.test(args.path) ? undefined : { path: args.path, external: true }));
+      // `#…` names the project's own modules (package.json "imports": the platform seam), bundled like any source file.
+      b.onResolve({ filter: /^[^./#]/ }, (args) => (BUNDLED_PACKAGES.test(args.path) ? undefined : { path: args.path, external: true }));
     },
   };
 }

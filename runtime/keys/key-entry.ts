@@ -4,7 +4,7 @@
 // A key is `rk_<id>_<secret>`: id 8 hex digits (public, used to find the record), secret base64url of 24 random
 // bytes (192 bits). Only sha256(secret) in hex is stored, so no store lets anyone call the API.
 
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '#platform/crypto';
 import { RegisterError } from '../../common/errors.ts';
 import type { KeyEntry, KeyRecord } from '../interfaces.ts';
 
@@ -33,7 +33,7 @@ export function labelProblem(value: string): string | null {
 
 /** sha256 of a key's secret part, hex: what the keys file stores. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return sha256Hex(secret);
 }
 
 /** Parses and checks keys-file text; throws RegisterError naming the file and the entry. Never echoes hashes. */

@@ -17,6 +17,7 @@ export type KeysCommandIo = CommandIo;
 const WHERE = {
   keys: { type: 'string', description: `Keys file (default ${DEFAULT_KEYS_FILE})`, valueHint: 'FILE' },
   state: { type: 'string', description: 'Keep the keys in this state store instead (sqlite:PATH or redis://host:port/db), shared by every instance using it', valueHint: 'URL' },
+  edge: { type: 'string', description: 'Manage the keys of this edge deployment instead, through its admin route (token from REGISTER_EDGE_ADMIN_TOKEN)', valueHint: 'URL' },
 } as const;
 
 const add = defineCommand({
@@ -93,9 +94,17 @@ export async function keysCommand(argv: string[], io: KeysCommandIo = processIo)
   await runCommandLine(keysCommandDef, argv, ['register', 'keys'], io);
 }
 
-/** Runs `fn` on the keys file, or on the key table of the state store `--state` names (opened and closed around it). */
+/** Runs `fn` on the keys file, the key table of the state store `--state` names (opened and closed around it), or an edge deployment's keys (`--edge`). */
 async function withRepository(values: Record<string, unknown>, fn: (repository: KeyRepository) => Promise<void>): Promise<void> {
   const state = values.state as string | undefined;
+  const edge = values.edge as string | undefined;
+  if (edge !== undefined) {
+    if (values.keys !== undefined || state !== undefined) throw badValue('keys', 'give one of --keys FILE, --state URL or --edge URL');
+    const token = process.env.REGISTER_EDGE_ADMIN_TOKEN;
+    if (!token) throw badValue('keys', '--edge needs the admin token in REGISTER_EDGE_ADMIN_TOKEN');
+    const { edgeKeyRepository } = await import('./edge-key-repository.ts');
+    return fn(edgeKeyRepository(edge, token));
+  }
   if (state === undefined) return fn(fileKeyRepository((values.keys as string | undefined) ?? DEFAULT_KEYS_FILE));
   if (values.keys !== undefined) throw badValue('keys', 'give --keys FILE or --state URL, not both');
   // Loaded only here: a keys-file command never loads the engines' clients.

@@ -9,13 +9,20 @@ import type { Operations, Readiness } from '../route.ts';
 import type { Logger } from './logger.ts';
 import type { RuntimeMetrics } from './metrics.ts';
 
+/** The Prometheus text exposition format's content type (what prom-client's registry names too). */
+const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+
 /** Options of operationsOf. */
 export interface OperationsOptions {
   catalog: ReleaseCatalog;
   store: StateStore;
   /** Where the dist is read from; a mirror's origin (its `ping`) must answer for /readyz to say ready. */
   source?: ShardSource;
-  metrics: RuntimeMetrics;
+  /**
+   * The counters /metrics exposes; null where a process keeps none (the edge: isolates share nothing, and the
+   * platform's analytics count requests), and /metrics then answers an empty exposition.
+   */
+  metrics: RuntimeMetrics | null;
   /** /readyz gives up on a state store that has not answered after this long, ms. Default 1000. */
   readyTimeoutMs?: number;
 }
@@ -46,6 +53,7 @@ export function operationsOf(opts: OperationsOptions): Operations {
       return { notReady: null, stamp };
     },
     async metrics() {
+      if (opts.metrics === null) return { type: PROMETHEUS_TEXT, text: '' };
       return { type: opts.metrics.registry.contentType, text: await opts.metrics.registry.metrics() };
     },
   };

@@ -3,7 +3,7 @@
 // the directory's CRC-32). Buckets are kept as their checksum-verified bytes in a shared LRU and a lookup
 // walks those bytes, decoding only the value it returns; a bucket looked into again gets an entry index, so hot
 // buckets (search tokens, search docs) are binary-searched or indexed instead of walked.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '#platform/crypto';
 import { checksum32 } from '../../common/checksum.ts';
 import { ArtefactError, fileOf, readFailure } from '../read-errors.ts';
 import {
@@ -90,7 +90,7 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
         throw new ArtefactError(dirFile, `${bytes.byteLength} bytes, expected ${family.buckets} entries of ${DIRECTORY_ENTRY_BYTES}`);
       }
       if (opts.directorySha256 !== undefined) {
-        const actual = createHash('sha256').update(bytes).digest('hex');
+        const actual = sha256Hex(bytes);
         if (actual !== opts.directorySha256) throw new ArtefactError(dirFile, `sha256 ${actual} does not match the manifest (${opts.directorySha256})`);
       }
       return bytes;

@@ -4,7 +4,7 @@
 // directories against the manifest, buckets and shards against their CRC-32s.
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { checksum32 } from '../../common/checksum.ts';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '#platform/crypto';
 import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, INDEX_FILE, LIVE_ENTRY, REDIRECT_ENTRY, TOMBSTONE_ENTRY, type LiveIndexValue, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { MAX_SHARD_BYTES } from '../../common/limits.ts';
 import { isPromise, type BucketFamilyReader, type MaybePromise, type ShardSource } from '../interfaces.ts';
@@ -274,7 +274,6 @@ function shardUnreadable(err: unknown, p: ShardPack, id: string): Error {
   return e instanceof ArtefactError ? e.about(id) : e;
 }
 
-const sha256Hex = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
 /**
  * A whole file that must hash to `sha256` (hex), as `vouchedBy` (the file that listed it) says. Missing, unreadable

@@ -1,6 +1,6 @@
 // The changelog routes: /changes/releases, /changes/summary and /changes. Windows walk the prior links between
 // two compiled releases; pages come from the compiler's pre-paged streams. Free, with strong ETags and 304s.
-import { createHash } from 'node:crypto';
+import { sha256, toBase64url } from '#platform/crypto';
 import { CHANGE_EVENT_TYPES, type DistIndex } from '../../common/dist-layout.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import { ApiError } from '../api-error.ts';
@@ -83,7 +83,7 @@ function typeCounts(r: Release): Record<string, number> {
 }
 
 function withEtag(c: RequestContext, body: string): Reply {
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const etag = `"${toBase64url(sha256(body)).slice(0, 27)}"`;
   const headers = { etag, 'cache-control': 'private, no-cache' };
   if (matchesEtag(c.request.headers.get('if-none-match'), etag)) return { status: 304, body: null, headers };
   return { status: 200, body, headers };

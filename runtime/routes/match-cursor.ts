@@ -1,6 +1,6 @@
 // The signed cursor of GET /matches: where the last page stopped, bound to the normalised filters and the index
 // generation, signed with HMAC-SHA256 under the deployment's secret and valid for a day.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { fromBase64url, hmacSha256, sameBytes, toBase64url } from '#platform/crypto';
 import { ApiError } from '../api-error.ts';
 
 /**
@@ -24,6 +24,7 @@ export interface CursorPosition {
 }
 
 const VERSION = 1;
+const utf8 = new TextEncoder();
 
 export class CursorSigner {
   constructor(private readonly secret: string) {
@@ -32,7 +33,7 @@ export class CursorSigner {
 
   /** The cursor after `at` for these filters (their digest) and generation, issued at `now`. */
   issue(generation: string, filters: string, at: CursorPosition, now: number): string {
-    const payload = Buffer.from(JSON.stringify([VERSION, generation, filters, Math.floor(now / HOUR_MS), at.day, at.ordinal])).toString('base64url');
+    const payload = toBase64url(utf8.encode(JSON.stringify([VERSION, generation, filters, Math.floor(now / HOUR_MS), at.day, at.ordinal])));
     return `${payload}.${this.sign(payload)}`;
   }
 
@@ -47,12 +48,12 @@ export class CursorSigner {
     const payload = cursor.slice(0, dot);
     // The signature's text as issued, compared whole: decoding it first would accept other spellings of the same
     // bytes (standard base64, `=` padding, stray characters the decoder skips).
-    const given = Buffer.from(cursor.slice(dot + 1), 'utf8');
-    const expected = Buffer.from(this.sign(payload), 'utf8');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw stale('it is not a cursor this API issued, or it was altered');
+    const given = utf8.encode(cursor.slice(dot + 1));
+    const expected = utf8.encode(this.sign(payload));
+    if (!sameBytes(given, expected)) throw stale('it is not a cursor this API issued, or it was altered');
     let v: unknown;
     try {
-      v = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      v = JSON.parse(new TextDecoder().decode(fromBase64url(payload)));
     } catch {
       throw stale('it is not a cursor this API issued');
     }
@@ -69,6 +70,6 @@ export class CursorSigner {
   }
 
   private sign(payload: string): string {
-    return createHmac('sha256', this.secret).update(payload).digest('base64url');
+    return toBase64url(hmacSha256(this.secret, payload));
   }
 }

@@ -2,7 +2,7 @@
 // compiled match index. One lookup per page. prepare() checks every parameter and the cursor (400s cost nothing);
 // run() resolves the anchors in the same release, walks the smallest anchor's lists (up to five merged) from the
 // cursor's position and checks the other anchors and filters on each row.
-import { createHash } from 'node:crypto';
+import { sha256, toBase64url } from '#platform/crypto';
 import { ENTITY_TYPES, REGISTER_ID } from '../../common/ids.ts';
 import { jsonString } from '../../common/json-string.ts';
 import { dayOf, MATCH_REF, MATCH_ROW, metaHome, metaState, MATCH_STATES, STATE_FILTER_NAMES, type MatchRowValue } from '../../common/match-index.ts';
@@ -210,7 +210,7 @@ function parseQuery(c: RequestContext): MatchQuery {
     ANCHORS.map((k) => anchors[k].map((r) => r.text)), opponent?.text ?? null, venue, fromDay, toDay,
     states ? [...states].sort() : null, providers, require, missing, sort, limit,
   ]);
-  const filters = createHash('sha256').update(normal).digest('base64url').slice(0, 22);
+  const filters = toBase64url(sha256(normal)).slice(0, 22);
   return { anchors, opponent, venue, fromDay, toDay, states, providers, require, missing, sort, limit, filters, after: null };
 }
 

@@ -33,9 +33,12 @@ const OPTIONS: Record<string, string[]> = {
   'signing-key new': ['--out'],
   serve: ['--dist', '--private-dist', '--keys', '--state', '--read-only', '--port', '--host', '--workers', '--access-log', '--cursor-secret-file', '--trust'],
   start: ['--dist', '--private-dist', '--keys', '--state', '--read-only', '--port', '--host', '--workers', '--access-log', '--cursor-secret-file'],
-  'keys add': ['--name', '--quota', '--rate', '--provider', '--expires', '--keys', '--state'],
-  'keys list': ['--keys', '--state'],
-  'keys revoke': ['--keys', '--state'],
+  'keys add': ['--name', '--quota', '--rate', '--provider', '--expires', '--keys', '--state', '--edge'],
+  'keys list': ['--keys', '--state', '--edge'],
+  'keys revoke': ['--keys', '--state', '--edge'],
+  'edge build': ['--out', '--name', '--bucket', '--private-bucket'],
+  'edge dev': ['--dist', '--port', '--persist'],
+  'edge publish': ['--dist', '--bucket', '--private-bucket', '--local', '--persist'],
 };
 
 describe('register usage', () => {
@@ -48,8 +51,8 @@ describe('register usage', () => {
       expect(r.stderr).toBe('');
       expect(r.stdout).not.toMatch(/\x1b\[/); // not a terminal: no colour codes
     }
-    expect(top.stdout).toMatch(/^USAGE register generate\|import-v0\|compile\|verify\|pull\|sign\|signing-key\|serve\|start\|keys$/m);
-    for (const c of ['generate', 'import-v0', 'compile', 'verify', 'pull', 'sign', 'signing-key', 'serve', 'start', 'keys']) expect(top.stdout).toMatch(new RegExp(`^\\s+${c}\\s+\\S`, 'm'));
+    expect(top.stdout).toMatch(/^USAGE register generate\|import-v0\|compile\|verify\|pull\|sign\|signing-key\|serve\|start\|keys\|edge$/m);
+    for (const c of ['generate', 'import-v0', 'compile', 'verify', 'pull', 'sign', 'signing-key', 'serve', 'start', 'keys', 'edge']) expect(top.stdout).toMatch(new RegExp(`^\\s+${c}\\s+\\S`, 'm'));
     expect(bare.stdout).toBe(top.stdout);
     expect(version.stdout).toBe(`${VERSION}\n`);
     expect(keys.stdout).toMatch(/USAGE register keys add\|list\|revoke/);

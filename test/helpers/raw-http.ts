@@ -1,6 +1,6 @@
 // Speaks HTTP with node:http and keeps the bytes as sent (fetch would decode a coded body): the body is decoded here
 // by its Content-Encoding, and the decoded answer is validated against the OpenAPI document before a test sees it.
-import { request } from 'node:http';
+import { request, type Agent } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { validatePageResponse, validateResponse } from './openapi-validator.ts';
 
@@ -14,10 +14,10 @@ export interface RawResponse {
 }
 
 /** One request to `url` (absolute); `headers` as given, nothing added. */
-export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
+export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {}): Promise<RawResponse> {
   const method = opts.method ?? 'GET';
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: opts.headers ?? {} }, (res) => {
+    const req = request(url, { method, headers: opts.headers ?? {}, ...(opts.agent ? { agent: opts.agent } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', reject);

@@ -12,6 +12,8 @@ interface SourceUnderTest {
   fetches(): number;
   /** What the source currently retains and its bound: cached bytes for http, open handles for fs. */
   retained(): { used: number; limit: number };
+  /** For a backend that holds a copy of the folder (an R2 bucket): the file at `path` was just rewritten there. */
+  changed?(path: string): Promise<void>;
 }
 
 interface MakeSourceOptions {
@@ -200,6 +202,7 @@ export function shardSourceContract(name: string, makeSource: MakeSource): void 
       expect(Buffer.from(await s.source.readRange('index.json', 5, 1)).toString()).toBe('1');
       writeFileSync(join(root, 'index.json.tmp'), '{"v":2}');
       renameSync(join(root, 'index.json.tmp'), join(root, 'index.json'));
+      await s.changed?.('index.json');
       expect(Buffer.from((await s.source.readFile('index.json'))!).toString()).toBe('{"v":2}');
       expect(Buffer.from(await s.source.readRange('index.json', 5, 1)).toString()).toBe('2');
     });

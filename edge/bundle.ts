@@ -1,0 +1,113 @@
+// `register edge build`: the Worker as one ES-module bundle (edge/worker.ts and everything it imports) and the
+// wrangler.toml that deploys it with its bindings. Bundled by esbuild with the `workerd` condition, so the platform
+// seam (package.json "imports", #platform/*) picks its Web side, and checked to import no Node built-in: the bundle
+// runs on workerd as it is, without `nodejs_compat`.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { Plugin } from 'esbuild';
+import { RegisterError } from '../common/errors.ts';
+import { BINDINGS, DURABLE_CLASSES } from './bindings.ts';
+
+/** The Workers runtime's compatibility date the bundle is written for (the pinned workerd's is 2026-04-26). */
+export const COMPATIBILITY_DATE = '2026-04-01';
+export const WORKER_FILE = 'worker.mjs';
+
+const ROOT = resolve(import.meta.dirname, '..');
+
+/**
+ * flexsearch's module build mentions `worker_threads` for its Node worker pool, which the register never starts (it
+ * uses the Encoder only): that import is answered with an empty module rather than left as a Node built-in.
+ */
+const noWorkerThreads: Plugin = {
+  name: 'no-worker-threads',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?worker_threads$/ }, () => ({ path: 'worker_threads', namespace: 'absent' }));
+    b.onLoad({ filter: /.*/, namespace: 'absent' }, () => ({ contents: 'export const Worker = undefined; export default { Worker: undefined };', loader: 'js' }));
+  },
+};
+
+export interface WorkerBundle {
+  code: string;
+  /** Its size, and gzipped (what the platform's limit counts). */
+  bytes: number;
+  gzipBytes: number;
+}
+
+/** The Worker bundle, in memory. Throws naming any Node built-in it would import. */
+export async function bundleWorker(): Promise<WorkerBundle> {
+  const { build } = await import('esbuild');
+  const result = await build({
+    entryPoints: [join(ROOT, 'edge/worker.ts')],
+    absWorkingDir: ROOT,
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    external: ['cloudflare:*'],
+    target: 'es2022',
+    minify: true,
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    plugins: [noWorkerThreads],
+  });
+  const builtins = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external && !i.path.startsWith('cloudflare:')).map((i) => i.path));
+  if (builtins.length) throw new RegisterError('edge', `the Worker bundle would import ${[...new Set(builtins)].join(', ')}: nothing in it may need a Node built-in`);
+  const code = result.outputFiles[0].text;
+  const bytes = Buffer.byteLength(code);
+  return { code, bytes, gzipBytes: gzipSync(code, { level: 9 }).length };
+}
+
+export interface WranglerOptions {
+  name: string;
+  bucket: string;
+  privateBucket: string;
+}
+
+/** wrangler.toml for the bundle: its R2 buckets, Durable Object classes (SQLite-backed) and the secrets it reads. */
+export function wranglerToml(o: WranglerOptions): string {
+  const objects = Object.entries(DURABLE_CLASSES)
+    .map(([binding, cls]) => `[[durable_objects.bindings]]\nname = "${binding}"\nclass_name = "${cls}"\n`)
+    .join('\n');
+  return `# Written by \`register edge build\`; deploy with \`wrangler deploy\` from this folder (docs/edge.md).
+name = "${o.name}"
+main = "${WORKER_FILE}"
+compatibility_date = "${COMPATIBILITY_DATE}"
+# Already bundled by \`register edge build\`, and it needs no Node built-in (no nodejs_compat).
+no_bundle = true
+
+[[rules]]
+type = "ESModule"
+globs = ["**/*.mjs"]
+
+# The public dist (\`register edge publish --bucket\`); readable by the Worker only, served through it.
+[[r2_buckets]]
+binding = "${BINDINGS.dist}"
+bucket_name = "${o.bucket}"
+
+# The private part (provider notices); never public.
+[[r2_buckets]]
+binding = "${BINDINGS.private}"
+bucket_name = "${o.privateBucket}"
+
+${objects}
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = [${Object.values(DURABLE_CLASSES).map((c) => `"${c}"`).join(', ')}]
+
+# Secrets, set with \`wrangler secret put\` (never in this file):
+#   ${BINDINGS.cursorSecret}  signs /matches cursors (at least 32 characters)
+#   ${BINDINGS.adminToken}    the admin route's token, for \`register keys … --edge URL\` (at least 32 characters)
+`;
+}
+
+/** `register edge build --out DIR`: writes worker.mjs and wrangler.toml; returns the bundle's sizes. */
+export async function buildEdge(out: string, o: WranglerOptions): Promise<WorkerBundle> {
+  const bundle = await bundleWorker();
+  await mkdir(out, { recursive: true });
+  await writeFile(join(out, WORKER_FILE), bundle.code);
+  await writeFile(join(out, 'wrangler.toml'), wranglerToml(o));
+  return bundle;
+}

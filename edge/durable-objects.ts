@@ -1,0 +1,179 @@
+// The edge's exact state, one Durable Object per subject so that no single object is on every request's path:
+// - KeyObject, one per API key (named by its id): the key's entry, its rate window and its monthly quota. Each
+//   method changes memory in one synchronous step (a Durable Object runs one event at a time, and nothing here
+//   awaits between the check and the change), so admissions and charges are exact under any concurrency; the
+//   storage write it makes is durable before the caller sees the answer (the runtime's output gate).
+// - ProviderObject, one per provider: the seen and acknowledged state of its notices.
+// - KeyDirectory, one for the deployment: the list the admin route shows. Only the admin route reaches it.
+import { DurableObject } from 'cloudflare:workers';
+import { fromHex, sameBytes } from '#platform/crypto';
+import type { Admission, AuthResult, ChargeResult, KeyEntry, NoticeState } from '../runtime/interfaces.ts';
+import { toKeyRecord } from '../runtime/keys/key-entry.ts';
+import { RateWindows } from '../runtime/state/rate-window.ts';
+import { StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
+import type { EdgeEnv } from './bindings.ts';
+
+/** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
+const NO_HASH = new Uint8Array(32);
+
+export class KeyObject extends DurableObject<EdgeEnv> {
+  private entry: KeyEntry | null = null;
+  /** Lookups charged by quota period ("2026-11"). */
+  private readonly used = new Map<string, number>();
+  private readonly rates = new RateWindows();
+
+  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.entry = (await ctx.storage.get<KeyEntry>('entry')) ?? null;
+      for (const [k, n] of await ctx.storage.list<number>({ prefix: 'used:' })) this.used.set(k.slice(5), n);
+    });
+  }
+
+  /** Checks a secret's sha256 (hex) against the stored one at `nowMs`: the key's record, or why it is refused. */
+  authenticate(hashHex: string, nowMs: number): AuthResult {
+    const stored = this.entry ? fromHex(this.entry.hash) : NO_HASH;
+    const given = fromHex(hashHex);
+    if (!sameBytes(given.length === 32 ? given : NO_HASH, stored) || !this.entry) return { ok: false, code: 'invalid_key' };
+    if (this.entry.revoked) return { ok: false, code: 'revoked_key' };
+    if (this.entry.expires_at !== null && nowMs > Date.parse(this.entry.expires_at)) return { ok: false, code: 'key_expired' };
+    return { ok: true, key: toKeyRecord(this.entry) };
+  }
+
+  /** The rate check and, if it admits, the charge: one step, so nothing slips between them. */
+  admit(nowMs: number, rate: number, period: string, cost: number, quota: number): Admission {
+    const wait = this.rates.hit('key', nowMs, rate);
+    if (wait > 0) return { wait, charge: null };
+    return { wait: 0, charge: this.charge(period, cost, quota) };
+  }
+
+  charge(period: string, cost: number, quota: number): ChargeResult {
+    const used = this.used.get(period) ?? 0;
+    if (used + cost > quota) return { ok: false, remaining: Math.max(0, quota - used) };
+    if (cost > 0) this.setUsed(period, used + cost);
+    return { ok: true, remaining: Math.max(0, quota - used - cost) };
+  }
+
+  refund(period: string, cost: number): void {
+    const used = this.used.get(period) ?? 0;
+    this.setUsed(period, used - Math.min(cost, used));
+  }
+
+  remaining(period: string, quota: number): number {
+    return Math.max(0, quota - (this.used.get(period) ?? 0));
+  }
+
+  hit(nowMs: number, rate: number): number {
+    return this.rates.hit('key', nowMs, rate);
+  }
+
+  /** Stores a new key's entry; false when this id already has one. */
+  create(entry: KeyEntry): boolean {
+    if (this.entry) return false;
+    this.entry = entry;
+    void this.ctx.storage.put('entry', entry);
+    return true;
+  }
+
+  /** Marks the key revoked (applies to its next request); its entry, or null when there is no such key. */
+  revoke(): KeyEntry | null {
+    if (!this.entry) return null;
+    if (!this.entry.revoked) {
+      this.entry = { ...this.entry, revoked: true };
+      void this.ctx.storage.put('entry', this.entry);
+    }
+    return this.entry;
+  }
+
+  private setUsed(period: string, n: number): void {
+    this.used.set(period, n);
+    // Not awaited: the write is made now, and the output gate holds the answer until it is durable.
+    void this.ctx.storage.put(`used:${period}`, n);
+  }
+}
+
+/** Stored per finding: [seen_at, acknowledged_at, actor, note]. */
+type StoredNotice = [string | null, string | null, string | null, string | null];
+
+export class ProviderObject extends DurableObject<EdgeEnv> {
+  /** This provider's notices (StateCore keys them by provider too; here it is always the same one). */
+  private readonly core = new StateCore();
+
+  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      const notices: [string, number, string, ...StoredNotice][] = [];
+      for (const [k, v] of await ctx.storage.list<StoredNotice>({ prefix: 'n:' })) {
+        const [, batch, id] = /^n:(-?\d+):(.*)$/s.exec(k) ?? [];
+        if (id !== undefined) notices.push(['p', Number(batch), id, ...v]);
+      }
+      this.core.load({ counters: [], notices });
+    });
+  }
+
+  notices(batchId: number, findingIds: string[]): Map<string, NoticeState> {
+    return this.core.noticeStates('p', batchId, findingIds);
+  }
+
+  details(batchId: number, findingIds: string[]): Map<string, NoticeDetail> {
+    return this.core.noticeDetails('p', batchId, findingIds);
+  }
+
+  markSeen(batchId: number, findingIds: string[], at: string): void {
+    const changed = this.core.unseen('p', batchId, findingIds);
+    this.core.applySeen('p', batchId, changed, at);
+    this.persist(batchId, changed);
+  }
+
+  acknowledge(batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): void {
+    const changed = this.core.unacknowledged('p', batchId, findingIds);
+    this.core.applyAck('p', batchId, changed, at, actor, note);
+    this.persist(batchId, changed);
+  }
+
+  private persist(batchId: number, ids: string[]): void {
+    if (ids.length === 0) return;
+    const out: Record<string, StoredNotice> = {};
+    for (const [id, d] of this.core.noticeDetails('p', batchId, ids)) out[`n:${batchId}:${id}`] = [d.seen_at, d.acknowledged_at, d.actor, d.note];
+    // One put of up to 128 entries at a time (the storage API's bound); the output gate waits for all of them.
+    const keys = Object.keys(out);
+    for (let i = 0; i < keys.length; i += 128) void this.ctx.storage.put(Object.fromEntries(keys.slice(i, i + 128).map((k) => [k, out[k]])));
+  }
+}
+
+/** The deployment's list of keys, for `register keys list --edge`; a request's authentication never reads it. */
+export class KeyDirectory extends DurableObject<EdgeEnv> {
+  /** By id, in the order they were added; each stored under `k:<id>` (a stored value is bounded at 128 KiB). */
+  private readonly entries = new Map<string, KeyEntry>();
+  private version = 0;
+
+  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      const stored = [...(await ctx.storage.list<KeyEntry>({ prefix: 'k:' })).values()];
+      for (const e of stored.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))) this.entries.set(e.id, e);
+      this.version = (await ctx.storage.get<number>('version')) ?? 0;
+    });
+  }
+
+  list(): { entries: KeyEntry[]; version: string } {
+    return { entries: [...this.entries.values()], version: String(this.version) };
+  }
+
+  insert(entry: KeyEntry): boolean {
+    if (this.entries.has(entry.id)) return false;
+    this.save(entry);
+    return true;
+  }
+
+  /** Records what the key's own object now holds for it (a revocation). */
+  update(entry: KeyEntry): void {
+    this.save(entry);
+  }
+
+  private save(entry: KeyEntry): void {
+    this.entries.set(entry.id, entry);
+    this.version++;
+    void this.ctx.storage.put({ [`k:${entry.id}`]: entry, version: this.version });
+  }
+}

@@ -1,0 +1,60 @@
+// The app's key check and state store at the edge: each call goes to the Durable Object of the key or provider it
+// is about (durable-objects.ts), so requests of different keys never meet in one object. Authentication is one call
+// to the key's object (the secret is hashed here, so no object ever sees it); the rate check and the charge are a
+// second, atomic call (StateStore.admit).
+import { sha256Hex } from '#platform/crypto';
+import type { Admission, Authenticator, AuthResult, ChargeResult, NoticeState, StateStore } from '../runtime/interfaces.ts';
+import { API_KEY } from '../runtime/keys/key-entry.ts';
+import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund } from '../runtime/state/state-core.ts';
+import type { EdgeEnv } from './bindings.ts';
+
+/** As runtime/keys/key-store.ts reads the header: the scheme in any case, one token of visible ASCII. */
+const BEARER = /^bearer ([\x21-\x7e]+)$/i;
+
+const keyObject = (env: EdgeEnv, keyId: string) => env.KEYS.get(env.KEYS.idFromName(keyId));
+const providerObject = (env: EdgeEnv, provider: string) => env.PROVIDERS.get(env.PROVIDERS.idFromName(provider));
+
+export function edgeAuthenticator(env: EdgeEnv): Authenticator {
+  return {
+    async authenticate(authorization: string | null, now: Date): Promise<AuthResult> {
+      if (authorization === null || authorization === '') return { ok: false, code: 'missing_key' };
+      const bearer = BEARER.exec(authorization);
+      const parts = bearer ? API_KEY.exec(bearer[1]) : null;
+      if (!parts) return { ok: false, code: 'invalid_key' };
+      return keyObject(env, parts[1]).authenticate(sha256Hex(parts[2]), now.getTime());
+    },
+  };
+}
+
+export function edgeStateStore(env: EdgeEnv): StateStore {
+  return {
+    writable: true,
+    async charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult> {
+      checkCharge(cost, quota);
+      return keyObject(env, keyId).charge(period, cost, quota);
+    },
+    async refund(keyId: string, period: string, cost: number): Promise<void> {
+      checkRefund(cost);
+      await keyObject(env, keyId).refund(period, cost);
+    },
+    remaining: (keyId: string, period: string, quota: number): Promise<number> => keyObject(env, keyId).remaining(period, quota),
+    hit: (keyId: string, nowMs: number, rate: number): Promise<number> => keyObject(env, keyId).hit(nowMs, rate),
+    async admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
+      checkCharge(cost, quota);
+      return keyObject(env, keyId).admit(nowMs, rate, period, cost, quota);
+    },
+    async notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> {
+      checkNoticeArgs('notices', provider, batchId, findingIds);
+      return providerObject(env, provider).notices(batchId, findingIds);
+    },
+    async markSeen(provider: string, batchId: number, findingIds: string[], at: string): Promise<void> {
+      checkMarkArgs('markSeen', provider, batchId, findingIds, at);
+      await providerObject(env, provider).markSeen(batchId, findingIds, at);
+    },
+    async acknowledge(provider: string, batchId: number, findingIds: string[], at: string, actor: string | null, note: string | null): Promise<void> {
+      checkMarkArgs('acknowledge', provider, batchId, findingIds, at);
+      await providerObject(env, provider).acknowledge(batchId, findingIds, at, actor ?? null, note ?? null);
+    },
+    close: async () => {},
+  };
+}

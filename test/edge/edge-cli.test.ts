@@ -1,0 +1,174 @@
+// The edge's commands as an operator runs them: `register edge build`, `edge publish --local` (twice: the second
+// uploads nothing; nothing private in the public bucket), `edge dev` over what was published, keys managed with
+// `register keys … --edge` through the admin route, and a SIGKILL of `edge dev` under load: started again on the same
+// --persist, every answered charge and every acknowledgement is still there.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalEdge } from '../../edge/local-edge.ts';
+import { makeHandWorld, ID, type World } from '../fixtures/hand-world.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
+import { runToExit } from '../helpers/run-command.ts';
+import { ADMIN_TOKEN, CURSOR_SECRET } from './edge-support.ts';
+
+const env = { ...process.env, REGISTER_EDGE_ADMIN_TOKEN: ADMIN_TOKEN, REGISTER_CURSOR_SECRET: CURSOR_SECRET };
+const register = (args: string[]) => runToExit(process.execPath, ['bin/register.mjs', ...args], { env });
+
+let world: World;
+let persist: string;
+const running = new Set<ChildProcess>();
+
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+beforeAll(async () => {
+  world = await makeHandWorld();
+  persist = join(mkdtempSync(join(tmpdir(), 'edge-cli-')), 'persist');
+});
+
+/** `register edge dev` on the test's dist and --persist; resolves with its URL once it listens. */
+async function startDev(): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, ['bin/register.mjs', 'edge', 'dev', '--dist', world.dist, '--port', '0', '--persist', persist], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (err += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`edge dev did not start: ${err}`)), 120_000);
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)\/api\/v1/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`edge dev exited ${code}: ${err}`)));
+  });
+  return { child, url, stderr: () => err };
+}
+
+const json = (r: { body: Buffer }) => JSON.parse(r.body.toString());
+
+describe('register edge', () => {
+  it('build writes one ES-module bundle without Node built-ins and a wrangler.toml with its bindings', async () => {
+    const out = join(world.root, 'edge-build');
+    const r = await register(['edge', 'build', '--out', out, '--bucket', 'reg-dist', '--private-bucket', 'reg-private']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/worker\.mjs \([\d.]+ KiB, [\d.]+ KiB gzipped\)/);
+    const code = readFileSync(join(out, 'worker.mjs'), 'utf8');
+    expect(code).not.toMatch(/["']node:|require\(/);
+    const toml = readFileSync(join(out, 'wrangler.toml'), 'utf8');
+    for (const want of ['binding = "DIST"', 'bucket_name = "reg-dist"', 'binding = "PRIVATE"', 'bucket_name = "reg-private"', 'class_name = "KeyObject"', 'class_name = "ProviderObject"', 'new_sqlite_classes', 'no_bundle = true']) expect(toml).toContain(want);
+    expect(toml).not.toMatch(/^compatibility_flags/m);
+  });
+
+  it('publish --local uploads the dist once, a second time nothing, and never a private file into the public bucket', async () => {
+    const args = ['edge', 'publish', '--dist', world.dist, '--bucket', 'dist', '--private-bucket', 'private', '--local', '--persist', persist];
+    const first = await register(args);
+    expect(first.status, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/ [1-9]\d* object\(s\) uploaded/);
+    const again = await register(args);
+    expect(again.stdout).toMatch(/ 0 object\(s\) uploaded \(0\.0 KiB\), [1-9]\d* already there/);
+    const local = await startLocalEdge({ port: null, persist });
+    try {
+      type Bucket = {
+        list(o: object): Promise<{ objects: { key: string }[]; truncated: boolean; cursor?: string }>;
+        head(k: string): Promise<{ httpMetadata?: { cacheControl?: string } } | null>;
+      };
+      const bucket = async (b: string) => (await local.mf.getR2Bucket(b)) as unknown as Bucket;
+      const keysIn = async (b: Bucket) => {
+        const out: string[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < 100; page++) {
+          const listed = await b.list({ limit: 1000, cursor });
+          out.push(...listed.objects.map((o) => o.key));
+          if (!listed.truncated) break;
+          cursor = listed.cursor;
+        }
+        return out;
+      };
+      const [pub, priv] = [await bucket('DIST'), await bucket('PRIVATE')];
+      const pubKeys = await keysIn(pub);
+      const privKeys = await keysIn(priv);
+      expect(pubKeys.filter((k) => k.includes('/private/'))).toEqual([]);
+      expect(privKeys.length).toBeGreaterThan(0);
+      expect(privKeys.every((k) => /^\d{8}T\d{6}Z\/private\//.test(k))).toBe(true);
+      expect((await pub.head('index.json'))?.httpMetadata?.cacheControl).toBe('public, max-age=5');
+      const stamped = pubKeys.find((k) => k.endsWith('/public/manifest.json'))!;
+      expect((await pub.head(stamped))?.httpMetadata?.cacheControl).toBe('public, max-age=31536000, immutable');
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('dev serves the published stamp; keys come and go through the CLI; a SIGKILL under load loses no answered charge or acknowledgement', async () => {
+    const dev = await startDev();
+    expect(dev.stderr()).toMatch(/ 0 object\(s\) uploaded/);
+    const add = async (name: string, extra: string[] = []) => {
+      const r = await register(['keys', 'add', '--name', name, '--quota', '500', '--rate', '1000', ...extra, '--edge', dev.url]);
+      expect(r.status, r.stderr).toBe(0);
+      return r.stdout.trim().split('\n').pop()!;
+    };
+    const key = await add('load');
+    const opta = await add('opta', ['--provider', 'opta']);
+    const listed = await register(['keys', 'list', '--edge', dev.url]);
+    expect(listed.stdout).toMatch(/load .* active/);
+    expect(listed.stdout).not.toMatch(/[0-9a-f]{64}/);
+    const as = (k: string) => ({ authorization: `Bearer ${k}` });
+
+    // The admin token opens the admin route and nothing else; an API key does not open the admin route.
+    expect(json(await rawRequest(`${dev.url}/api/v1/key`, { headers: as(ADMIN_TOKEN) })).error).toBe('invalid_key');
+    // Not rawRequest: the admin route is no part of the public API document.
+    expect((await fetch(`${dev.url}/_admin/keys`, { headers: as(key) })).status).toBe(401);
+    expect((await fetch(`${dev.url}/_admin/keys`)).status).toBe(401);
+
+    const ack = await rawRequest(`${dev.url}/api/v1/notices/ack`, { method: 'POST', headers: { ...as(opta), 'content-type': 'application/json' }, body: JSON.stringify({ finding_ids: ['opta-2'], actor: 'ops', note: 'kept' }) });
+    expect(ack.status).toBe(200);
+
+    // Lookups 8 at a time; edge dev is killed once 40 are answered, with more in flight.
+    const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+    let answered = 0;
+    let killed = false;
+    const ids = Object.values(ID).slice(0, 5);
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = w; i < 400 && !killed; i += 8) {
+          const r = await rawRequest(`${dev.url}/api/v1/entities/${ids[i % ids.length]}`, { headers: as(key), agent }).catch(() => null);
+          if (r?.status === 200) answered++;
+          if (answered >= 40 && !killed) {
+            killed = true;
+            dev.child.kill('SIGKILL');
+          }
+        }
+      }),
+    );
+    agent.destroy();
+    await new Promise((r) => (dev.child.exitCode !== null || dev.child.signalCode !== null ? r(null) : dev.child.once('exit', r)));
+    expect(dev.stderr()).not.toContain(ADMIN_TOKEN);
+
+    const again = await startDev();
+    try {
+      const credits = json(await rawRequest(`${again.url}/api/v1/key`, { headers: as(key) })).key.credits_remaining;
+      expect(500 - credits).toBeGreaterThanOrEqual(answered);
+      const notices = json(await rawRequest(`${again.url}/api/v1/notices`, { headers: as(opta) }));
+      expect(notices.findings.find((f: { finding_id: string }) => f.finding_id === 'opta-2')).toMatchObject({ acknowledged: true });
+
+      const revoked = await register(['keys', 'revoke', key.slice(3, 11), '--edge', again.url]);
+      expect(revoked.status, revoked.stderr).toBe(0);
+      expect(json(await rawRequest(`${again.url}/api/v1/entities/${ID.arsenal}`, { headers: as(key) })).error).toBe('revoked_key');
+      expect((await register(['keys', 'list', '--edge', again.url])).stdout).toMatch(/load .* revoked/);
+      const wrong = await runToExit(process.execPath, ['bin/register.mjs', 'keys', 'list', '--edge', again.url], { env: { ...env, REGISTER_EDGE_ADMIN_TOKEN: 'x'.repeat(40) } });
+      expect(wrong.status).toBe(1);
+      expect(wrong.stderr).toContain('refused the admin token');
+    } finally {
+      again.child.kill('SIGTERM');
+      await new Promise((r) => (again.child.exitCode !== null ? r(null) : again.child.once('exit', r)));
+    }
+    expect(again.stderr()).not.toContain(ADMIN_TOKEN);
+  });
+});

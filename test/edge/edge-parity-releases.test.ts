@@ -1,0 +1,85 @@
+// Node and the edge on the sample releases (releases/) and, where it is beside the clone, the real v0 data: requests
+// found by walking each release (search, then each found entity with and without every include, then a resolve of
+// each of its bridges, its matches and the changelog) give the same status, body bytes and headers but Date on both
+// runtimes, each answer validated against the OpenAPI document.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { compileAll } from '../../compiler/compile.ts';
+import { importV0 } from '../../generator/from-v0.ts';
+import type { LocalEdge } from '../../edge/local-edge.ts';
+import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { rawRequest } from '../helpers/raw-http.ts';
+import { comparable, CURSOR_SECRET, edgeOver, issueKeys, keysFileIn } from './edge-support.ts';
+
+const V0 = resolve(process.cwd(), '../shared/real-data/v0-register');
+const open: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  for (const o of open.reverse()) await o.close();
+});
+
+async function bothOver(dist: string, root: string): Promise<{ node: Runtime; edge: LocalEdge; key: string }> {
+  const edge = await edgeOver(dist);
+  open.push(edge);
+  const { key } = await issueKeys(edge.url!, keysFileIn(root), { key: { name: 'walk', quota: 1_000_000, rate: 1_000_000 } });
+  const node = await startRuntime({ dist, keys: keysFileIn(root), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET, pages: null, log: () => {} });
+  open.push(node);
+  return { node, edge, key };
+}
+
+/** Sends `path` to both, compares, and returns Node's parsed body (for the walk). */
+async function same(node: Runtime, edge: LocalEdge, key: string, path: string): Promise<unknown> {
+  const headers = { authorization: `Bearer ${key}` };
+  const [a, b] = [await rawRequest(node.url + path, { headers }), await rawRequest(edge.url! + path, { headers })];
+  expect(b.status, path).toBe(a.status);
+  expect(comparable(b.headers), path).toEqual(comparable(a.headers));
+  expect(b.body.toString('latin1'), path).toBe(a.body.toString('latin1'));
+  try {
+    return JSON.parse(a.body.toString());
+  } catch {
+    return null;
+  }
+}
+
+/** Walks a release from a few searches; returns how many requests were compared. */
+async function walk(node: Runtime, edge: LocalEdge, key: string, queries: string[], max: number): Promise<number> {
+  let n = 0;
+  const ask = async (path: string) => {
+    n++;
+    return same(node, edge, key, path);
+  };
+  for (const p of ['/api/v1/', '/api/v1/meta', '/api/v1/providers', '/api/v1/coverage', '/api/v1/changes/releases', '/api/v1/changes/summary', '/api/v1/changes?limit=20']) await ask(p);
+  const ids = new Set<string>();
+  for (const q of queries) {
+    const found = (await ask(`/api/v1/search?q=${encodeURIComponent(q)}&limit=20`)) as { results?: { reep_id: string }[] } | null;
+    for (const r of found?.results ?? []) if (ids.size < max) ids.add(r.reep_id);
+  }
+  for (const id of ids) {
+    await ask(`/api/v1/entities/${id}`);
+    const full = (await ask(`/api/v1/entities/${id}?include=aliases,attributes,bridges,relationships,overlay`)) as { bridges?: { provider: string; namespace?: string; external_id: string }[]; entity_type?: string } | null;
+    for (const b of (full?.bridges ?? []).slice(0, 2)) {
+      await ask(`/api/v1/resolve/${encodeURIComponent(b.provider)}/${encodeURIComponent(b.external_id)}${b.namespace ? `?namespace=${encodeURIComponent(b.namespace)}` : ''}`);
+    }
+    if (full?.entity_type === 'team') await ask(`/api/v1/matches?team=${id}&from=1900-01-01&limit=5`);
+  }
+  return n;
+}
+
+describe('the edge answers as Node does on the sample releases and the real data', () => {
+  it('the sample releases', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'edge-samples-'));
+    const dist = join(root, 'dist');
+    await compileAll({ releases: resolve('releases'), dist, progress: false });
+    const { node, edge, key } = await bothOver(dist, root);
+    expect(await walk(node, edge, key, ['united', 'real', 'city', 'fc', 'sport'], 40)).toBeGreaterThanOrEqual(100);
+  });
+
+  it.skipIf(!existsSync(V0))('the real v0 data', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'edge-real-'));
+    await importV0({ from: V0, out: join(root, 'releases', '20260401T000000Z') });
+    await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
+    const { node, edge, key } = await bothOver(join(root, 'dist'), root);
+    expect(await walk(node, edge, key, ['arsenal', 'real madrid', 'united', 'city', 'bayern', 'premier league'], 40)).toBeGreaterThanOrEqual(100);
+  });
+});

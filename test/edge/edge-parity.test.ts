@@ -1,0 +1,214 @@
+// The same router on two runtimes: Node (runtime/server.ts) and the Worker on workerd (edge/worker.ts, run by
+// miniflare), over the same compiled dist and the same keys. Over 200 requests covering every route (with and without
+// include, redirects, tombstones, 409s, errors, HEAD, CORS, ETag/304) give the same status, the same body bytes and
+// the same headers but Date on both, and every answer is validated against the OpenAPI document. Then the edge's
+// exact credits and rate under concurrency, and its answer to a damaged object in R2.
+import { Agent } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalEdge } from '../../edge/local-edge.ts';
+import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { rawRequest, type RawResponse } from '../helpers/raw-http.ts';
+import { comparable, CURSOR_SECRET, edgeOver, issueKeys, keysFileIn } from './edge-support.ts';
+
+let world: World;
+let edge: LocalEdge;
+let node: Runtime;
+let keys: Record<string, string>;
+
+beforeAll(async () => {
+  world = await makeHandWorld();
+  edge = await edgeOver(world.dist);
+  const big = { quota: 1_000_000, rate: 1_000_000 };
+  keys = await issueKeys(edge.url!, keysFileIn(world.root), {
+    partner: { name: 'partner', ...big },
+    opta: { name: 'opta', ...big, provider: 'opta' },
+    fbref: { name: 'fbref', ...big, provider: 'fbref' },
+    tiny: { name: 'tiny', quota: 3, rate: 1_000_000 },
+    revoked: { name: 'revoked', ...big },
+    credits: { name: 'credits', quota: 1000, rate: 1_000_000 },
+    slow: { name: 'slow', quota: 1_000_000, rate: 5 },
+  });
+  node = await startRuntime({ dist: world.dist, keys: keysFileIn(world.root), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET, pages: null, log: () => {} });
+});
+
+afterAll(async () => {
+  await node?.close();
+  await edge?.close();
+});
+
+interface Probe {
+  method?: string;
+  path: string;
+  key?: keyof typeof keys | null | string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Times in the body are the request's own (a notice's seen_at): compared with them blanked. */
+  timed?: boolean;
+}
+
+function probes(): Probe[] {
+  const out: Probe[] = [];
+  const ids = Object.values(ID);
+  const includes = ['', 'aliases', 'attributes', 'bridges', 'relationships', 'overlay', 'overlay,relationships,bridges,attributes,aliases', 'bridges,aliases', 'nope'];
+  for (const ns of ['v1', 'next']) {
+    for (const p of ['/', '/meta', '/providers', '/coverage', '/provider-notices/summary', '/key', '/openapi.json', '/changes/releases', '/changes/summary', '/changes', `/changes?since=${STAMPS[0]}`, '/changes?limit=2', '/changes?since=zzz']) out.push({ path: `/api/${ns}${p}` });
+    for (const id of ids) for (const inc of includes) out.push({ path: `/api/${ns}/entities/${id}${inc ? `?include=${inc}` : ''}` });
+    for (const p of ['/resolve/transfermarkt/11?namespace=verein&include=bridges', '/resolve/flashscore/palmer-cole%2Fh8agbDt7', '/resolve/transfermarkt/11', '/resolve/transfermarkt/500?namespace=verein', '/resolve/fbref/old1', '/resolve/transfermarkt/500?namespace=verein&type=player', '/resolve/nobody/1', '/resolve/transfermarkt/11?type=dog']) out.push({ path: `/api/${ns}${p}` });
+    for (const q of ['arsenal', 'COLE%20palm', 'gunners', 'lodz&type=team', 'premier%20league&sort=bridges&limit=1', 'arsenal&type=player', 'arsenal&limit=21', 'arsenal&sort=popularity', '', 'a']) out.push({ path: `/api/${ns}/search?q=${q}` });
+  }
+  out.push({ method: 'POST', path: '/api/v1/batch', body: { requests: ids.map((id) => ({ type: 'entity', id })), include: 'bridges' } });
+  out.push({ method: 'POST', path: '/api/v1/batch', body: { requests: [{ type: 'resolve', provider: 'transfermarkt', external_id: '500', namespace: 'verein' }, { type: 'entity', id: ID.tomb }, { type: 'entity', id: ID.mergedOld }] } });
+  out.push({ method: 'POST', path: '/api/v1/batch', body: { requests: [] } });
+  out.push({ method: 'POST', path: '/api/v1/batch', body: '{"requests":[' });
+  out.push({ method: 'POST', path: '/api/v1/batch', key: 'tiny', body: { requests: [{ type: 'entity', id: ID.arsenal }, { type: 'entity', id: ID.chelsea }, { type: 'entity', id: ID.palmer }, { type: 'entity', id: ID.lodz }] } });
+  out.push({ method: 'GET', path: '/api/v1/batch' });
+  out.push({ path: '/api/v1/notices?limit=2', key: 'opta', timed: true });
+  out.push({ path: '/api/v1/notices', key: 'fbref', timed: true });
+  out.push({ method: 'POST', path: '/api/v1/notices/ack', key: 'opta', body: { finding_ids: ['opta-2'], actor: 'ops', note: 'checked' } });
+  out.push({ method: 'POST', path: '/api/v1/notices/ack', key: 'fbref', body: { finding_ids: ['opta-1'] } });
+  out.push({ method: 'POST', path: '/api/v1/notices/ack', key: 'fbref', body: { batch_id: 7 } });
+  out.push({ path: '/api/v1/notices', key: 'opta', timed: true });
+  out.push({ path: '/api/v1/notices' });
+  out.push({ path: `/api/v1/matches?team=${ID.arsenal}&from=1900-01-01&limit=1` });
+  out.push({ path: '/api/v1/matches?team=nope' });
+  out.push({ path: '/api/v1/matches?cursor=forged.sig' });
+  // Errors before and after auth, and the order of checks.
+  for (const key of [null, 'rk_00000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'revoked', 'Basic abc', 'not a key']) out.push({ path: `/api/v1/entities/${ID.arsenal}`, key });
+  for (const p of ['/api/v2/meta', '/api/v1/nope', '/api/v1/entities/', `/api/v1/entities/${'x'.repeat(600)}`, '/api/v1/entities/%E0%A4%A', `/api/v1/search?q=${'a'.repeat(5000)}`]) out.push({ path: p });
+  out.push({ method: 'DELETE', path: `/api/v1/entities/${ID.arsenal}` });
+  // HEAD, CORS preflight, conditional requests.
+  for (const p of ['/api/v1/', `/api/v1/entities/${ID.arsenal}?include=bridges`, '/api/v1/meta', `/api/v1/entities/${ID.tomb}`]) out.push({ method: 'HEAD', path: p });
+  out.push({ method: 'OPTIONS', path: '/api/v1/batch', key: null, headers: { origin: 'https://example.org', 'access-control-request-method': 'POST' } });
+  out.push({ method: 'OPTIONS', path: '/api/v1/nope', key: null, headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' } });
+  return out;
+}
+
+async function send(base: string, p: Probe, extra: Record<string, string> = {}): Promise<RawResponse> {
+  const key = p.key === undefined ? keys.partner : p.key === null ? null : (keys[p.key] ?? p.key);
+  const headers: Record<string, string> = { ...p.headers, ...extra };
+  if (key) headers.authorization = key.startsWith('rk_') || key === 'not a key' ? `Bearer ${key}` : key;
+  const body = p.body === undefined ? undefined : typeof p.body === 'string' ? p.body : JSON.stringify(p.body);
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return rawRequest(base + p.path, { method: p.method ?? 'GET', headers, body });
+}
+
+const ISO_TIME = /"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"/g;
+
+describe('the edge answers as Node does', () => {
+  it('gives the same status, body bytes and headers but Date for 200+ requests over every route', async () => {
+    const list = probes();
+    expect(list.length).toBeGreaterThanOrEqual(200);
+    const etags: { probe: Probe; etag: string }[] = [];
+    for (const p of list) {
+      const [a, b] = [await send(node.url, p), await send(edge.url!, p)];
+      const what = `${p.method ?? 'GET'} ${p.path} (${String(p.key ?? '-')})`;
+      expect(b.status, what).toBe(a.status);
+      expect(comparable(b.headers), what).toEqual(comparable(a.headers));
+      const [x, y] = p.timed ? [a.body.toString().replace(ISO_TIME, '"T"'), b.body.toString().replace(ISO_TIME, '"T"')] : [a.body.toString('latin1'), b.body.toString('latin1')];
+      expect(y, what).toBe(x);
+      if (a.headers.etag && a.status === 200 && (p.method ?? 'GET') === 'GET') etags.push({ probe: p, etag: a.headers.etag });
+    }
+    // An ETag either runtime issued is honoured by both (304, charged like the 200 on a costing route).
+    expect(etags.length).toBeGreaterThan(20);
+    for (const { probe, etag } of etags.slice(0, 30)) {
+      const [a, b] = [await send(node.url, probe, { 'if-none-match': etag }), await send(edge.url!, probe, { 'if-none-match': etag })];
+      expect([a.status, b.status], probe.path).toEqual([304, 304]);
+      expect(comparable(b.headers)).toEqual(comparable(a.headers));
+    }
+  });
+
+  it('lets the platform compress: a client that accepts gzip gets the same body, decoded', async () => {
+    const p = { path: `/api/v1/entities/${ID.arsenal}?include=overlay,relationships,bridges,attributes,aliases` };
+    const a = await send(node.url, p, { 'accept-encoding': 'gzip' });
+    const b = await send(edge.url!, p, { 'accept-encoding': 'gzip' });
+    expect(b.status).toBe(a.status);
+    expect(b.body.equals(a.body)).toBe(true);
+  });
+});
+
+describe('exact state at the edge', () => {
+  it('charges exactly 1,000 of 2,000 concurrent lookups on a 1,000-credit key, the rest 402', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    try {
+      const answers = await Promise.all(Array.from({ length: 2000 }, (_, i) => rawRequest(`${edge.url}/api/v1/entities/${Object.values(ID)[i % 5]}`, { headers: { authorization: `Bearer ${keys.credits}` }, agent })));
+      const by = (s: number) => answers.filter((r) => r.status === s).length;
+      expect([by(200), by(402)]).toEqual([1000, 1000]);
+      const key = JSON.parse((await rawRequest(`${edge.url}/api/v1/key`, { headers: { authorization: `Bearer ${keys.credits}` } })).body.toString());
+      expect(key.key.credits_remaining).toBe(0);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('admits exactly 5 of 200 concurrent costing requests at a rate of 5/s', async () => {
+    // The key's object is warmed first, so the 200 arrive within one second of each other.
+    await rawRequest(`${edge.url}/api/v1/key`, { headers: { authorization: `Bearer ${keys.slow}` } });
+    const agent = new Agent({ keepAlive: true, maxSockets: 200 });
+    try {
+      const answers = await Promise.all(Array.from({ length: 200 }, () => rawRequest(`${edge.url}/api/v1/entities/${ID.arsenal}`, { headers: { authorization: `Bearer ${keys.slow}` }, agent })));
+      expect(answers.filter((r) => r.status === 200).length).toBe(5);
+      expect(answers.filter((r) => r.status === 429).every((r) => Number(r.headers['retry-after']) >= 1)).toBe(true);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+describe('integrity at the edge', () => {
+  it('answers 503 artefact_corrupt for a damaged, truncated or missing object in R2, charging nothing; other answers unchanged', async () => {
+    const damaged = await makeHandWorld();
+    const bad = await edgeOver(damaged.dist);
+    try {
+      const key = (await issueKeys(bad.url!, keysFileIn(damaged.root), { k: { name: 'k', quota: 1000, rate: 1_000_000 } })).k;
+      const auth = { authorization: `Bearer ${key}` };
+      const stamp = STAMPS[1];
+      const bucket = (await bad.mf.getR2Bucket('DIST')) as unknown as {
+        get(k: string): Promise<{ arrayBuffer(): Promise<ArrayBuffer> } | null>;
+        put(k: string, v: Uint8Array): Promise<unknown>;
+        delete(k: string): Promise<void>;
+        list(o: { prefix: string }): Promise<{ objects: { key: string }[] }>;
+      };
+      const under = async (dir: string) => (await bucket.list({ prefix: `${stamp}/public/${dir}/` })).objects.map((o) => o.key);
+      const packs = await under('shards');
+      const search = await under('search');
+      expect(packs.length).toBeGreaterThanOrEqual(2);
+      expect(search.length).toBeGreaterThan(0);
+      const bytesOf = async (k: string) => new Uint8Array(await (await bucket.get(k))!.arrayBuffer());
+      // One byte flipped in the middle of one pack, another cut short, the search files gone.
+      const flipped = await bytesOf(packs[0]);
+      flipped[flipped.length >> 1] ^= 0xff;
+      await bucket.put(packs[0], flipped);
+      const whole = await bytesOf(packs[1]);
+      await bucket.put(packs[1], whole.subarray(0, whole.length >> 1));
+      for (const k of search) await bucket.delete(k);
+
+      const credits = async () => JSON.parse((await rawRequest(`${bad.url}/api/v1/key`, { headers: auth })).body.toString()).key.credits_remaining as number;
+      const corrupt: string[] = [];
+      for (const path of [...[ID.arsenal, ID.chelsea, ID.lodz, ID.palmer, ID.match, ID.league, ID.season].map((id) => `/api/v1/entities/${id}`), '/api/v1/search?q=arsenal']) {
+        const before = await credits();
+        const r = await rawRequest(bad.url + path, { headers: auth });
+        if (r.status === 503) {
+          expect(JSON.parse(r.body.toString()).error, path).toBe('artefact_corrupt');
+          expect(await credits(), path).toBe(before);
+          corrupt.push(path);
+        } else {
+          const n = await rawRequest(node.url + path, { headers: { authorization: `Bearer ${keys.partner}` } });
+          expect(r.status, path).toBe(n.status);
+          expect(r.body.equals(n.body), path).toBe(true);
+        }
+      }
+      // Both packs hold some of these entities, and search needs its files.
+      expect(corrupt.length).toBeGreaterThanOrEqual(3);
+      expect(corrupt).toContain('/api/v1/search?q=arsenal');
+      // What needs none of the damaged objects answers as before.
+      for (const path of ['/api/v1/', '/api/v1/meta', '/api/v1/providers', '/api/v1/changes/releases']) {
+        const [a, b] = [await rawRequest(node.url + path, { headers: { authorization: `Bearer ${keys.partner}` } }), await rawRequest(bad.url + path, { headers: auth })];
+        expect(b.status, path).toBe(a.status);
+        expect(b.body.equals(a.body), path).toBe(true);
+      }
+    } finally {
+      await bad.close();
+    }
+  });
+});

@@ -1,8 +1,9 @@
 // The runtime's one error type: every 4xx/5xx body in the API is written from an ApiError, by one handler.
+import type { ErrorCode } from './contract/error-codes.ts';
 
 export class ApiError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly detail?: string;
   /** Extra headers the error response must carry (Retry-After, WWW-Authenticate, Allow). */
   readonly headers?: Record<string, string>;
@@ -17,7 +18,7 @@ export class ApiError extends Error {
 
   constructor(
     status: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     opts: { detail?: string; headers?: Record<string, string>; extra?: string; stub?: Uint8Array } = {},
   ) {

@@ -15,6 +15,7 @@ import { keyExpiryHeaders } from './keys/key-expiry.ts';
 import { corsHeaders, derivedEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
 import { matchesEtag } from './routes/changes.ts';
 import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
+import type { AuthErrorCode } from './contract/error-codes.ts';
 
 /** Options of createApp. */
 export interface AppOptions {
@@ -339,7 +340,7 @@ function quotaError(quota: number, remaining: number, cost: number, now: number)
   return new ApiError(402, 'quota_exceeded', message, { detail });
 }
 
-function authError(code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'key_expired'): ApiError {
+function authError(code: AuthErrorCode): ApiError {
   const messages = {
     missing_key: 'Send Authorization: Bearer <API key>.',
     invalid_key: 'The API key is not valid.',

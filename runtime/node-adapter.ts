@@ -141,10 +141,10 @@ function discardRest(req: IncomingMessage): void {
 function clientErrorResponse(e: NodeJS.ErrnoException): string {
   const [status, reason, code, message] =
     e.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time.']
+      ? ([408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time.'] as const)
       : e.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.']
-        : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'];
+        ? ([431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.'] as const)
+        : ([400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'] as const);
   return rawRefusal(new ApiError(status, code, message), reason);
 }
 

@@ -69,13 +69,15 @@ afterAll(async () => {
 
 async function ask(a: Asked): Promise<Answer> {
   now = NOW + a.at * HOUR;
-  const headers: Record<string, string> = a.key === false ? {} : { authorization: `Bearer ${key}` };
-  const res = await runtimes.get(a.server)!.app.fetch(new Request(`http://127.0.0.1${a.path}`, { method: a.method, headers }));
+  const sent: Record<string, string> = a.key === false ? {} : { authorization: `Bearer ${key}` };
+  const res = await runtimes.get(a.server)!.app.fetch(new Request(`http://127.0.0.1${a.path}`, { method: a.method, headers: sent }));
   const text = await res.text();
   validateResponse({ method: a.method, path: a.path, status: res.status, headers: res.headers, body: text });
   const body = text.length <= 2048 ? text : `sha256:${createHash('sha256').update(text).digest('hex')} length:${text.length}`;
   const next = res.status === 200 && a.method === 'GET' ? (JSON.parse(text).next_cursor as string | null) : undefined;
-  return { ...a, status: res.status, headers: [...res.headers].sort((x, y) => (x[0] < y[0] ? -1 : 1)), body, ...(next === undefined ? {} : { next }) };
+  const headers: [string, string][] = [];
+  res.headers.forEach((v, k) => void headers.push([k, v]));
+  return { ...a, status: res.status, headers: headers.sort((x, y) => (x[0] < y[0] ? -1 : 1)), body, ...(next === undefined ? {} : { next }) };
 }
 
 /** Rows of a release's CSV table. */

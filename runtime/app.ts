@@ -212,15 +212,16 @@ export function createApp(opts: AppOptions): App {
       const prepared = await def.prepare(ctx);
       if (costing && key) {
         period = quotaPeriod(now);
-        const { wait, charge } = await admit(opts.store, key.id, now, key.rate, period, prepared.cost, key.quota);
+        const cost = def.costOf(prepared);
+        const { wait, charge } = await admit(opts.store, key.id, now, key.rate, period, cost, key.quota);
         if (charge === null) {
           throw new ApiError(429, 'rate_limited', `More than ${key.rate} costing request(s) in one second.`, {
             headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
           });
         }
         credits = charge.remaining;
-        if (!charge.ok) throw quotaError(key.quota, charge.remaining, prepared.cost, now);
-        charged = prepared.cost;
+        if (!charge.ok) throw quotaError(key.quota, charge.remaining, cost, now);
+        charged = cost;
       }
       let reply = await prepared.run();
       // A 5xx costs nothing; a batch answered whole gives back its items that could not be answered.

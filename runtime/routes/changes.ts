@@ -121,7 +121,6 @@ export const changesRoutes: RouteDef[] = [
     },
     prepare(c) {
       return {
-        cost: 0,
         async run() {
           const list = (await visible(c)).slice().reverse();
           const releases = [];
@@ -151,7 +150,7 @@ export const changesRoutes: RouteDef[] = [
     },
     async prepare(c) {
       const w = await window(c, readSummary(c));
-      return { cost: 0, run: async () => withEtag(c, `{${windowFields(w)}}`) };
+      return { run: async () => withEtag(c, `{${windowFields(w)}}`) };
     },
   }),
   defineRoute({
@@ -182,7 +181,6 @@ export const changesRoutes: RouteDef[] = [
       // provider_updated is the only event that names a provider; any other type with a provider filter is empty.
       const stream = provider !== null ? (type === null || type === 'provider_updated' ? `provider:${provider}` : null) : type !== null ? `type:${type}` : 'all';
       return {
-        cost: 0,
         async run() {
           let matched = 0;
           for (const r of w.chain) matched += stream ? (r.changeStream(stream)?.total ?? 0) : 0;

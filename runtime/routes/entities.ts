@@ -47,7 +47,6 @@ function view<const P extends readonly Parameter[]>(
       const id = (p as { reep_id: string }).reep_id;
       const body = parse(p);
       return {
-        cost: 1,
         run: () => withLive(c.release, id, (e) => ({ status: 200, body: body(e) })),
       };
     },
@@ -78,7 +77,6 @@ export const entityRoutes: RouteDef[] = [
       const { reep_id: id, include, lang } = readEntityParameters(c);
       const q = entityQuestion(c.release, id, include, lang);
       return {
-        cost: 1,
         run: () => entityAnswer(c.release, q),
       };
     },

@@ -67,7 +67,6 @@ export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
         const generation = index.generation;
         if (q.cursor !== null) q.after = signer.open(q.cursor, generation, q.filters, c.now);
         return {
-          cost: 1,
           run: async () => ({ status: 200, body: await matchPage(c.release, index, generation, q, signer, c.now, maxPageBytes) }),
         };
       },

@@ -64,7 +64,6 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         const provider = providerOf(c);
         const { limit, offset } = readParameters(c);
         return {
-          cost: 0,
           async run() {
             const batch = await currentBatch(c, provider);
             const all = batch?.findings ?? [];
@@ -138,7 +137,6 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         } else ids = [...own];
         ids.sort();
         return {
-          cost: 0,
           async run() {
             if (batch && ids.length) {
               try {

@@ -41,7 +41,6 @@ export const resolveRoutes: RouteDef[] = [
       const args: ResolveArgs = { provider: p.provider, externalId: p.external_id, namespace: p.namespace, type: p.type, include: p.include, lang: p.lang };
       checkProvider(c.release, args.provider);
       return {
-        cost: 1,
         run: () => resolveItem(c.release, args),
       };
     },

@@ -59,7 +59,6 @@ export const searchRoutes: RouteDef[] = [
       if (written.length > MAX_QUERY_TOKENS) throw new ApiError(400, 'invalid_query', `q may have at most ${MAX_QUERY_TOKENS} tokens.`);
       const release = c.release;
       return {
-        cost: 1,
         async run() {
           // score per ordinal; an ordinal must match every token to stay.
           let scores: Map<number, number> | null = null;

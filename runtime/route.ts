@@ -63,7 +63,7 @@ interface PreparedPerItem extends Prepared {
 }
 
 /** A route as its module declares it: where it answers, what the document says of it, and its handler. */
-export interface RouteSpec {
+interface RouteSpec {
   method: 'GET' | 'POST';
   /** Template relative to the namespace, e.g. `/entities/{reep_id}/bridges`. */
   path: string;

@@ -16,6 +16,7 @@ import { corsHeaders, derivedEtag, preflightHeaders, rateLimitHeaders } from './
 import { matchesEtag } from './routes/changes.ts';
 import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 import type { AuthErrorCode } from './contract/error-codes.ts';
+import { MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../common/request-limits.ts';
 
 /** Options of createApp. */
 export interface AppOptions {
@@ -79,7 +80,6 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const REALM = 'identity-register';
 /** Marks a path parameter that is not valid percent-encoding, too long or holds NUL; refused after auth. */
 const BAD_PARAM = '\u0000bad';
-const MAX_URL = 4096;
 
 interface CompiledRoute {
   def: RouteDef;
@@ -190,7 +190,7 @@ export function createApp(opts: AppOptions): App {
       const def = route;
       seen.route = def.path;
       // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
-      if (request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
+      if (request.url.length > MAX_URL_CHARS) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_CHARS} characters.`);
       // A release that exists but cannot be opened (damaged, or its mirror's origin is down) answers why, 503 either way.
       if (!release && !def.noRelease) throw unavailable ?? new ApiError(503, 'index_unavailable', 'No compiled release is available for this namespace yet.');
       now = clock.now();
@@ -206,7 +206,7 @@ export function createApp(opts: AppOptions): App {
       headers['cache-control'] = def.auth ? 'private, no-cache' : 'no-cache';
       // A malformed path parameter is a 400, but only once the key is known (the order of checks).
       for (const [name, v] of Object.entries(params)) {
-        if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over 512 characters.`);
+        if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over ${MAX_PATH_PARAMETER_CHARS} characters.`);
       }
       const ctx: RequestContext = { request, method: request.method, ns, params, query, release: release!, key, now, services };
       const prepared = await def.prepare(ctx);
@@ -372,7 +372,7 @@ function match(routes: CompiledRoute[], segs: string[], method: string): { route
         } catch {
           v = BAD_PARAM;
         }
-        if (v.length > 512 || v.includes('\u0000')) v = BAD_PARAM;
+        if (v.length > MAX_PATH_PARAMETER_CHARS || v.includes('\u0000')) v = BAD_PARAM;
         params[s.param] = v;
       }
     }

@@ -2,6 +2,7 @@
 // capped before it is buffered), hands it to the app, and writes the Response back.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { MAX_HEADER_FIELDS } from '../common/request-limits.ts';
 import { ApiError } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
 import { chooseCoding, codedBody, codedEtag, compressStream, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
@@ -67,7 +68,6 @@ export interface RunningServer {
 }
 
 /** Header fields a request may carry (Host and Authorization among them); more is 431, never a field dropped. */
-export const MAX_HEADER_FIELDS = 100;
 
 /** What is left of an over-cap body is read and thrown away up to this much, so the client gets to read the 413. */
 const DRAIN_BYTES = 16 * 1024 * 1024;

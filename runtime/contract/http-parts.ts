@@ -1,5 +1,6 @@
 // The HTTP parts operations share: response headers, shared responses, and the builders routes write theirs with.
 import type { TSchema } from '@sinclair/typebox';
+import { MAX_HEADER_FIELDS, MAX_URL_CHARS } from '../../common/request-limits.ts';
 import type { Parameter } from './parameters.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED, CORS_MAX_AGE } from '../response-headers.ts';
 import { ERROR_CODES_401, PROTOCOL_REFUSAL_CODES } from './error-codes.ts';
@@ -213,13 +214,13 @@ export const responses: Record<string, Node> = {
   ProtocolRefusal: errorResponse(
     'A request refused before it reaches a route, on any path: not valid HTTP, or an HTTP/1.1 request without ' +
       '`Host` (400 `bad_request`); headers or body too slow (408 `request_timeout`); an `Expect` other than ' +
-      '`100-continue` (417 `expectation_failed`); headers over 16 KB or more than 100 header fields (431 ' +
+      `\`100-continue\` (417 \`expectation_failed\`); headers over 16 KB or more than ${MAX_HEADER_FIELDS} header fields (431 ` +
       '`headers_too_large`); `CONNECT` (405 `method_not_allowed`, with `Allow`). Always with an Error body and ' +
       '`Connection: close`.',
     [...PROTOCOL_REFUSAL_CODES, 'method_not_allowed'],
     {},
   ),
-  UriTooLong: errorResponse('The request URL is longer than 4,096 characters. Not charged.', ['uri_too_long'], STAMP_IF_LOADED),
+  UriTooLong: errorResponse(`The request URL is longer than ${MAX_URL_CHARS.toLocaleString('en')} characters. Not charged.`, ['uri_too_long'], STAMP_IF_LOADED),
   NotModified: {
     description: '`If-None-Match` matched the current ETag: no body, no cost.',
     headers: CHANGELOG_HEADERS,

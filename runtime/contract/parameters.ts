@@ -1,6 +1,8 @@
 // The request parameters of the contract: what the document states for each, and what request-check.ts reads.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Include } from '../../common/ids.ts';
+import { MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS } from '../../common/normalise.ts';
+import { MAX_PATH_PARAMETER_CHARS } from '../../common/request-limits.ts';
 import type { ErrorCode } from './error-codes.ts';
 import { ChangeEventType, EntityType, IncludeName, RegisterId, Stamp } from './schemas.ts';
 import { oneOfValues, ref } from './schema-kit.ts';
@@ -54,8 +56,6 @@ function named<P extends Parameter>(name: string, p: P): P {
 }
 export const parameterName = (p: Parameter): string | undefined => names.get(p);
 
-/** The longest provider ID a lookup accepts. */
-const MAX_EXTERNAL_ID = 512;
 
 type Spec<N extends string, T> = Omit<Parameter<N, T>, 'name' | 'in' | 'required' | 'value'> & { required?: boolean };
 const query = <N extends string, T>(name: N, spec: Spec<N, T>): Parameter<N, T> => ({ name, in: 'query', required: false, ...spec });
@@ -84,8 +84,8 @@ export const ExternalId = named(
   'ExternalId',
   path(
     'external_id',
-    "The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`); 1 to 512 characters without NUL.",
-    Type.String({ minLength: 1, maxLength: MAX_EXTERNAL_ID, pattern: '^[^\\u0000]*$', 'x-error': 'invalid_id' }),
+    `The provider's own ID, URL-encoded (a \`/\` inside the ID is sent as \`%2F\`); 1 to ${MAX_PATH_PARAMETER_CHARS} characters without NUL.`,
+    Type.String({ minLength: 1, maxLength: MAX_PATH_PARAMETER_CHARS, pattern: '^[^\\u0000]*$', 'x-error': 'invalid_id' }),
   ),
 );
 export const IncludeParam = named(
@@ -117,7 +117,9 @@ export const SearchQuery = named(
   'SearchQuery',
   query<'q', string>('q', {
     required: true,
-    description: 'At least 3 normalised characters and at most 5 tokens, else 400 `invalid_query`. The last token also matches as a prefix (3+ characters).',
+    description:
+      `At least ${MIN_QUERY_CHARS} normalised characters and at most ${MAX_QUERY_TOKENS} tokens, else 400 \`invalid_query\`. ` +
+      `The last token also matches as a prefix (${MIN_PREFIX}+ characters).`,
     schema: Type.String({ minLength: 3, maxLength: 512, 'x-error': 'invalid_query' }),
   }),
 );

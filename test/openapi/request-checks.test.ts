@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openapiDocument } from '../../runtime/contract/openapi-json.ts';
-import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../runtime/contract/schemas.ts';
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../common/request-limits.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { client } from '../helpers/api-client.ts';

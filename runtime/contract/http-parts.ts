@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { MAX_HEADER_FIELDS, MAX_URL_CHARS } from '../../common/request-limits.ts';
 import type { Parameter } from './parameters.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED, CORS_MAX_AGE } from '../response-headers.ts';
-import { ERROR_CODES_401, PROTOCOL_REFUSAL_CODES } from './error-codes.ts';
+import { ERROR_CODES_401, PROTOCOL_REFUSAL_CODES, type ErrorCode } from './error-codes.ts';
 import { errorOf, GoneError, QuotaExceededError, Stamp } from './schemas.ts';
 import { ref, type JsonObject } from './schema-kit.ts';
 
@@ -50,10 +50,11 @@ export const ok = (description: string, schema: DocNode, headers: Node = STAMP_H
   headers,
   content: jsonContent(schema),
 });
-export const errorResponse = (description: string, codes: readonly string[], headers: Node = STAMP_HEADERS): Node => ({
+/** An error response narrowed to `codes`, each once (a list assembled from a route's parameters repeats some). */
+export const errorResponse = (description: string, codes: readonly ErrorCode[], headers: Node = STAMP_HEADERS): Node => ({
   description,
   headers,
-  content: jsonContent(errorOf(codes)),
+  content: jsonContent(errorOf([...new Set(codes)])),
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -255,7 +256,7 @@ export const responses: Record<string, Node> = {
 };
 
 /** The statuses every costing endpoint shares, in the order of checks: 401, 400, 429, 402, then the lookup. */
-export const costingErrors = (badRequestCodes: readonly string[]): Record<string, Node> => ({
+export const costingErrors = (badRequestCodes: readonly ErrorCode[]): Record<string, Node> => ({
   '400': errorResponse('Malformed request. Not charged.', badRequestCodes, COST_HEADERS),
   '401': responseRef('Unauthorized'),
   '402': responseRef('QuotaExceeded'),
@@ -263,7 +264,7 @@ export const costingErrors = (badRequestCodes: readonly string[]): Record<string
   '503': responseRef('IndexUnavailable'),
 });
 
-export const changelogResponses = (schema: TSchema, badRequestCodes: readonly string[] | null): Record<string, Node> => {
+export const changelogResponses = (schema: TSchema, badRequestCodes: readonly ErrorCode[] | null): Record<string, Node> => {
   const r: Record<string, Node> = {
     '200': ok('The changelog answer.', ref(schema), CHANGELOG_HEADERS),
     '304': responseRef('NotModified'),

@@ -146,7 +146,7 @@ export const changesRoutes: RouteDef[] = [
         `releases). ${STRONG_ETAG}`,
       cost: 0,
       parameters: SUMMARY_PARAMETERS,
-      responses: changelogResponses(ChangesSummaryResponse, ['unknown_stamp', 'invalid_range', 'invalid_parameter']),
+      responses: changelogResponses(ChangesSummaryResponse, [...readSummary.codes, 'invalid_range']),
     },
     async prepare(c) {
       const w = await window(c, readSummary(c));
@@ -164,7 +164,7 @@ export const changesRoutes: RouteDef[] = [
       description: `No cost. Same window as \`/changes/summary\`, filtered by \`type\` and \`provider\`, paged by an opaque cursor. ${STRONG_ETAG}`,
       cost: 0,
       parameters: PAGE_PARAMETERS,
-      responses: changelogResponses(ChangesPage, ['unknown_stamp', 'invalid_range', 'invalid_parameter', 'stale_cursor']),
+      responses: changelogResponses(ChangesPage, [...readPage.codes, 'invalid_range', 'stale_cursor']),
     },
     async prepare(c) {
       const p = readPage(c);

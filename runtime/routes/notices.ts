@@ -54,7 +54,7 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         parameters: PARAMETERS,
         responses: {
           '200': ok('A page of findings.', ref(NoticesPage)),
-          '400': errorResponse('`limit` or `offset` out of range.', ['invalid_parameter']),
+          '400': errorResponse('`limit` or `offset` out of range.', readParameters.codes),
           '401': responseRef('Unauthorized'),
           '403': responseRef('ProviderScopeRequired'),
           '503': responseRef('IndexUnavailable'),

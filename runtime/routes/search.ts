@@ -43,7 +43,7 @@ export const searchRoutes: RouteDef[] = [
       responses: {
         '200': ok('Search results.', ref(SearchResponse), TAGGED_COST_HEADERS),
         '304': responseRef('LookupNotModified'),
-        ...costingErrors(['invalid_query', 'invalid_parameter', 'unknown_entity_type']),
+        ...costingErrors(readParameters.codes),
       },
     },
     prepare(c) {

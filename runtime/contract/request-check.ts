@@ -169,6 +169,8 @@ export function parameterReader<const P extends readonly Parameter[]>(parameters
   const names = read.map((p) => p.name);
   const readers = read.map((p) => readerOf(p, repeated === null));
   const after = read.map((p) => (opts.checks ?? []).filter((c) => c.after === p.name));
+  // Most routes have no such check: their requests skip the loop.
+  const checked = after.some((a) => a.length > 0);
   const declared = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
   const once = new Set(parameters.filter((p) => p.in === 'query' && !p.explode).map((p) => p.name));
   // Every answer has the same keys: copying a template of them keeps one object shape, with no transitions per request.
@@ -185,21 +187,24 @@ export function parameterReader<const P extends readonly Parameter[]>(parameters
     const out = { ...template };
     for (let i = 0; i < readers.length; i++) {
       out[names[i]] = readers[i](c.params, c.query);
-      for (const check of after[i]) {
-        const refused = check.check(out as ParameterValues<P>, c.query);
-        if (refused !== null) throw new ApiError(400, check.code, refused);
+      if (checked) {
+        for (const check of after[i]) {
+          const refused = check.check(out as ParameterValues<P>, c.query);
+          if (refused !== null) throw new ApiError(400, check.code, refused);
+        }
       }
     }
     return out as ParameterValues<P>;
   };
+  // Each parameter's codes in reading order, then the reader's own.
   const codes = new Set<ErrorCode>();
-  if (unknown !== null) codes.add(unknown);
-  if (repeated !== null) codes.add(repeated);
   for (const [i, p] of read.entries()) {
     for (const code of schemaCodes(inlineRefs(p.schema), 'invalid_parameter')) codes.add(code);
     if (p.in === 'query' && !p.explode && repeated === null) codes.add('invalid_parameter');
     for (const check of after[i]) codes.add(check.code);
   }
+  if (unknown !== null) codes.add(unknown);
+  if (repeated !== null) codes.add(repeated);
   return Object.assign(reader, { codes: [...codes] });
 }
 

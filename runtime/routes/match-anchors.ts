@@ -31,14 +31,14 @@ export async function resolveAnchor(release: Release, index: MatchIndex, kind: A
       if (e?.kind === 'live') finals.add(e.id);
     }
     if (finals.size > 1) {
-      throw new ApiError(409, 'ambiguous_provider_id', `The ${kind} reference on /matches names ${finals.size} entities: use a register ID.`, { detail: r.text.slice(0, 600) });
+      throw new ApiError(409, 'ambiguous_provider_id', `The ${kind} reference on /matches names ${finals.size} entities: use a register ID.`, { detail: r.text });
     }
     id = finals.size ? [...finals][0] : null;
   }
   if (id === null) return null;
   const ref = await index.ref(id);
   if (!ref || ENTITY_TYPES[ref[MATCH_REF.typeIndex]] !== kind) {
-    throw new ApiError(422, 'wrong_entity_type', `The ${kind} value on /matches names an entity that is not a ${kind}.`, { detail: r.text.slice(0, 600) });
+    throw new ApiError(422, 'wrong_entity_type', `The ${kind} value on /matches names an entity that is not a ${kind}.`, { detail: r.text });
   }
   return { id, list: { start: ref[MATCH_REF.start], count: ref[MATCH_REF.count] } };
 }

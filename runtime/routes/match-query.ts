@@ -19,7 +19,7 @@ export const MATCH_ANCHOR_VALUES = 5;
 const MATCH_LIMIT = { max: 100, default: 20 } as const;
 /** Days of the default window, ending on the release's own date. */
 export const MATCH_WINDOW_DAYS = 30;
-/** Longest provider reference an anchor or the opponent may be. */
+/** Longest provider reference an anchor or the opponent may be (so it is whole in an error's detail). */
 const MATCH_REFERENCE_CHARS = 600;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;

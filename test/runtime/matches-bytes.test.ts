@@ -80,12 +80,13 @@ async function ask(a: Asked): Promise<Answer> {
   return { ...a, status: res.status, headers: headers.sort((x, y) => (x[0] < y[0] ? -1 : 1)), body, ...(next === undefined ? {} : { next }) };
 }
 
-/** Rows of a release's CSV table. */
-async function table(dir: string, name: string): Promise<string[][]> {
+/** Rows of a release's CSV table, and a column's index by name. */
+async function table(dir: string, name: string): Promise<string[][] & { column(name: string): number }> {
   const out: string[][] = [];
+  let header: string[] = [];
   const file = existsSync(join(dir, 'csv', `${name}.csv.gz`)) ? join(dir, 'csv', `${name}.csv.gz`) : join(dir, 'csv', `${name}.csv`);
-  await readCsv(file, name, { row: (f) => void out.push([...f]) });
-  return out;
+  await readCsv(file, name, { header: (h) => void (header = [...h]), row: (f) => void out.push([...f]) });
+  return Object.assign(out, { column: (c: string) => header.indexOf(c) });
 }
 
 /**
@@ -97,8 +98,7 @@ async function requestsFor(server: string, release: string): Promise<Asked[]> {
   const entities = await table(release, 'entities');
   const kind = new Map(entities.map((r) => [r[0], r[1]]));
   const matches = await table(release, 'matches');
-  const header = (await readFile(release, 'matches')).split('\n')[0].split(',');
-  const [H, A] = [header.indexOf('home_id'), header.indexOf('away_id')];
+  const [H, A] = [matches.column('home_id'), matches.column('away_id')];
   const count = new Map<string, number>();
   for (const m of matches) for (const t of [m[H], m[A]]) if (kind.get(t) === 'team') count.set(t, (count.get(t) ?? 0) + 1);
   const team = [...count].sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))[0][0];
@@ -119,10 +119,9 @@ async function requestsFor(server: string, release: string): Promise<Asked[]> {
   // An entity of another kind: a player, or in the real data (no players) a competition.
   const player = (entities.find((r) => r[1] === 'player') ?? entities.find((r) => r[1] === 'competition'))![0];
   const wide = `team=${team}&from=1900-01-01`;
-  const first = await ask({ server, at: 0, method: 'GET', path: `/api/v1/matches?${wide}&limit=100` });
-  const rows = (JSON.parse(first.body.startsWith('sha256:') ? '{"matches":[]}' : first.body).matches ?? []) as { competition: { reep_id: string } | null; season: { reep_id: string } | null }[];
-  // The first page may be summarised: ask again for the anchors when it is.
-  const full = rows.length ? rows : ((await fullJson(server, `/api/v1/matches?${wide}&limit=100`)).matches as typeof rows);
+  // A competition and a season of the team's matches, as the API names them.
+  type Row = { competition: { reep_id: string } | null; season: { reep_id: string } | null };
+  const full = (await fullJson(server, `/api/v1/matches?${wide}&limit=100`)).matches as Row[];
   const competition = full.find((r) => r.competition)?.competition?.reep_id ?? team;
   const season = full.find((r) => r.season)?.season?.reep_id ?? team;
   const q = (s: string) => `/api/v1/matches?${s}`;
@@ -216,14 +215,7 @@ async function requestsFor(server: string, release: string): Promise<Asked[]> {
   return list;
 }
 
-async function readFile(release: string, name: string): Promise<string> {
-  const rows: string[] = [];
-  const file = existsSync(join(release, 'csv', `${name}.csv.gz`)) ? join(release, 'csv', `${name}.csv.gz`) : join(release, 'csv', `${name}.csv`);
-  await readCsv(file, name, { header: (h) => void rows.push(h.join(',')), row: () => {} });
-  return rows.join('\n');
-}
-
-async function fullJson(server: string, path: string): Promise<any> {
+async function fullJson(server: string, path: string): Promise<{ matches: unknown[] }> {
   now = NOW;
   const res = await runtimes.get(server)!.app.fetch(new Request(`http://127.0.0.1${path}`, { headers: { authorization: `Bearer ${key}` } }));
   return res.json();

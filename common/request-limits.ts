@@ -10,6 +10,9 @@ export const MAX_PATH_PARAMETER_CHARS = 512;
 /** Header fields a request may carry: more is 431 `headers_too_large`, never a field silently dropped. */
 export const MAX_HEADER_FIELDS = 100;
 
+/** Bytes of a request's header section (Node's own default, stated): more is 431 `headers_too_large`. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
 /** Items one POST /batch may hold, and resolve items among them. */
 export const MAX_BATCH_ITEMS = 100;
 export const MAX_BATCH_RESOLVES = 20;

@@ -2,7 +2,7 @@
 // capped before it is buffered), hands it to the app, and writes the Response back.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { MAX_HEADER_FIELDS } from '../common/request-limits.ts';
+import { MAX_HEADER_BYTES, MAX_HEADER_FIELDS } from '../common/request-limits.ts';
 import { ApiError } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
 import { chooseCoding, codedBody, codedEtag, compressStream, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
@@ -248,7 +248,7 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
   // The answers on each socket not delivered yet, so a refusal written straight to the socket waits for them.
   const exchangesOn = new WeakMap<Socket, Set<Exchange>>();
   // requireHostHeader off: Node's own 400 for a missing Host has no body; handle() answers it with one.
-  const server = createServer({ connectionsCheckingInterval, requireHostHeader: false }, async (req: IncomingMessage, res: ServerResponse) => {
+  const server = createServer({ connectionsCheckingInterval, requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES }, async (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     let exchanges = exchangesOn.get(socket);
     if (!exchanges) {

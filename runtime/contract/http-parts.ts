@@ -1,6 +1,6 @@
 // The HTTP parts operations share: response headers, shared responses, and the builders routes write theirs with.
 import type { TSchema } from '@sinclair/typebox';
-import { MAX_HEADER_FIELDS, MAX_URL_CHARS } from '../../common/request-limits.ts';
+import { MAX_HEADER_BYTES, MAX_HEADER_FIELDS, MAX_URL_CHARS } from '../../common/request-limits.ts';
 import type { Parameter } from './parameters.ts';
 import { CORS_ALLOWED_HEADERS, CORS_EXPOSED, CORS_MAX_AGE } from '../response-headers.ts';
 import { ERROR_CODES_401, PROTOCOL_REFUSAL_CODES, type ErrorCode } from './error-codes.ts';
@@ -215,7 +215,7 @@ export const responses: Record<string, Node> = {
   ProtocolRefusal: errorResponse(
     'A request refused before it reaches a route, on any path: not valid HTTP, or an HTTP/1.1 request without ' +
       '`Host` (400 `bad_request`); headers or body too slow (408 `request_timeout`); an `Expect` other than ' +
-      `\`100-continue\` (417 \`expectation_failed\`); headers over 16 KB or more than ${MAX_HEADER_FIELDS} header fields (431 ` +
+      `\`100-continue\` (417 \`expectation_failed\`); headers over ${MAX_HEADER_BYTES / 1024} KB or more than ${MAX_HEADER_FIELDS} header fields (431 ` +
       '`headers_too_large`); `CONNECT` (405 `method_not_allowed`, with `Allow`). Always with an Error body and ' +
       '`Connection: close`.',
     [...PROTOCOL_REFUSAL_CODES, 'method_not_allowed'],

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE } from '../../client/register-client.ts';
 import { MAX_PREFIX } from '../../common/normalise.ts';
-import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, MAX_HEADER_FIELDS, MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../../common/request-limits.ts';
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../../common/request-limits.ts';
 import { ApiError } from '../../runtime/api-error.ts';
 import { ERROR_CODES_401, KNOWN_ERROR_CODES } from '../../runtime/contract/error-codes.ts';
 import { openapiDocument } from '../../runtime/contract/openapi-json.ts';
@@ -69,7 +69,7 @@ describe('the contract, once', () => {
 
   it('publishes and uses the shared limits from common/, and no prose restates their numbers', () => {
     expect(deref(doc.components.responses.UriTooLong).description).toContain(MAX_URL_CHARS.toLocaleString('en'));
-    expect(deref(doc.components.responses.ProtocolRefusal).description).toContain(`${MAX_HEADER_FIELDS} header fields`);
+    expect(deref(doc.components.responses.ProtocolRefusal).description).toContain(`over ${MAX_HEADER_BYTES / 1024} KB or more than ${MAX_HEADER_FIELDS} header fields`);
     expect(deref(doc.components.parameters.ExternalId).schema.maxLength).toBe(MAX_PATH_PARAMETER_CHARS);
     const batch = deref(doc.components.schemas.BatchRequest).properties.requests;
     expect([batch.maxItems, batch.maxContains]).toEqual([MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES]);

@@ -8,7 +8,7 @@ import { dayOf, MATCH_STATES, STATE_FILTER_NAMES } from '../../common/match-inde
 import { parsedQuery, type Refuse } from '../contract/parameters.ts';
 import { parameterReader, type ParameterCheck } from '../contract/request-check.ts';
 import { oneOfValues } from '../contract/schema-kit.ts';
-import type { CursorPosition } from './match-cursor.ts';
+import { CURSOR_LIFETIME_HOURS, type CursorPosition } from './match-cursor.ts';
 
 export const ANCHORS = ['team', 'competition', 'season'] as const;
 export type AnchorKind = (typeof ANCHORS)[number];
@@ -129,7 +129,7 @@ const Limit = parsedQuery(
 /** Opened (and refused as stale) by the route, once it knows the generation and the filters. */
 const Cursor = parsedQuery(
   'cursor',
-  '`next_cursor` of the previous page. Changed filters, another generation, expired (24 hours) or altered: 400 `stale_cursor`.',
+  `\`next_cursor\` of the previous page. Changed filters, another generation, expired (${CURSOR_LIFETIME_HOURS} hours) or altered: 400 \`stale_cursor\`.`,
   Type.String({ minLength: 1, 'x-error': 'stale_cursor' }),
   ([text]): string | null => text ?? null,
 );

@@ -2,6 +2,7 @@
 // merged IDs' redirects surfaced, HTTP redirects refused, 409 candidates as data, batches split within the caps,
 // paged feeds as async iterators, and the stamp, credits and key-expiry headers on every result. Web-standard fetch
 // only, so it runs in Node 20 and browsers.
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../common/request-limits.ts';
 import type { components, operations } from './openapi-types.ts';
 
 type Schemas = components['schemas'];
@@ -20,9 +21,9 @@ export type MatchRow = Schemas['MatchRow'];
 export type MatchQuery = QueryOf<'listMatches'>;
 export type IncludeName = Schemas['IncludeName'];
 
-/** The contract's batch caps (API-SPEC "Limits"): items per request, and resolve items among them. */
-export const BATCH_MAX_ITEMS = 100;
-export const BATCH_MAX_RESOLVE = 20;
+/** The contract's batch caps: items per request, and resolve items among them (the server's own constants). */
+export const BATCH_MAX_ITEMS = MAX_BATCH_ITEMS;
+export const BATCH_MAX_RESOLVE = MAX_BATCH_RESOLVES;
 
 /** Options of createRegisterClient. */
 export interface RegisterClientOptions {
@@ -276,7 +277,7 @@ export function createRegisterClient(opts: RegisterClientOptions) {
       return { kind: 'found', entity, redirect: redirectOf(entity), meta: r.meta };
     },
 
-    /** One `POST /batch` as given (at most 100 items, 20 of them resolve items, or the server refuses it). */
+    /** One `POST /batch` as given (within BATCH_MAX_ITEMS and BATCH_MAX_RESOLVE, or the server refuses it). */
     batch: (requests: BatchItem[], shared: EntityQuery = {}) =>
       ok<BodyOf<'batch', 200>>('POST', '/batch', undefined, { requests, ...(shared.include?.length ? { include: shared.include.join(',') } : {}), ...(shared.lang ? { lang: shared.lang } : {}) }),
 

@@ -110,6 +110,8 @@ function latinTokens(text: string): string[] | null {
 
 /** Shortest prefix that may stand for a whole last query token (typeahead). */
 export const MIN_PREFIX = 3;
+/** Longest prefix stored for typeahead; a longer last token is matched on its first MAX_PREFIX characters. */
+export const MAX_PREFIX = 24;
 /** Candidates kept per normalised token or prefix. */
 export const MAX_CANDIDATES_PER_TOKEN = 500;
 export const MAX_QUERY_TOKENS = 5;

@@ -1,9 +1,10 @@
 // The runtime's one error type, and the one function that makes an answer of it: every 4xx/5xx the server sends (the
 // router's, the operational and page routes', the Node adapter's refusals before routing) is written by errorReply.
+import type { ErrorCode } from './contract/error-codes.ts';
 
 export class ApiError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly detail?: string;
   /** Extra headers the error response must carry (Retry-After, WWW-Authenticate, Allow). */
   readonly headers?: Record<string, string>;
@@ -18,7 +19,7 @@ export class ApiError extends Error {
 
   constructor(
     status: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     opts: { detail?: string; headers?: Record<string, string>; extra?: string; stub?: Uint8Array } = {},
   ) {

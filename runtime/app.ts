@@ -17,6 +17,8 @@ import { ArtefactError, UpstreamError, UntrustedError } from './read-errors.ts';
 import { keyExpiryHeaders } from './keys/key-expiry.ts';
 import { corsHeaders, derivedEtag, matchesEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
 import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
+import type { AuthErrorCode } from './contract/error-codes.ts';
+import { MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../common/request-limits.ts';
 
 /** Options of createApp. */
 export interface AppOptions {
@@ -91,7 +93,6 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const REALM = 'identity-register';
 /** Marks a path parameter that is not valid percent-encoding, too long or holds NUL; refused after auth. */
 const BAD_PARAM = '\u0000bad';
-const MAX_URL = 4096;
 
 interface CompiledRoute {
   def: RouteDef;
@@ -235,7 +236,7 @@ export function createApp(opts: AppOptions): App {
     },
     function urlCap(x) {
       // After routing, so an unknown path is a 404 whatever its length; before anything reads the parameters.
-      if (x.api && x.request.url.length > MAX_URL) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL} characters.`);
+      if (x.api && x.request.url.length > MAX_URL_CHARS) throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_CHARS} characters.`);
     },
     function releaseNeeded(x) {
       // A release that exists but cannot be opened (damaged, or its mirror's origin is down) answers why, 503 either way.
@@ -257,7 +258,7 @@ export function createApp(opts: AppOptions): App {
       // A malformed path parameter is a 400, but only once the key is known (the order of checks).
       if (!x.api) return;
       for (const [name, v] of Object.entries(x.params)) {
-        if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over 512 characters.`);
+        if (v === BAD_PARAM) throw new ApiError(400, 'invalid_parameter', `Path parameter ${name} is not valid: bad percent-encoding, NUL, or over ${MAX_PATH_PARAMETER_CHARS} characters.`);
       }
     },
     function prepare(x) {
@@ -299,7 +300,7 @@ export function createApp(opts: AppOptions): App {
   /** Rate limit, then quota: a refusal of either charges nothing. */
   async function charge(x: Exchange, key: KeyRecord): Promise<void> {
     const now = x.now;
-    const cost = x.prepared!.cost;
+    const cost = x.def!.costOf(x.prepared!);
     x.period = quotaPeriod(now);
     const { wait, charge } = await admit(opts.store, key.id, now, key.rate, x.period, cost, key.quota);
     if (charge === null) {
@@ -475,7 +476,7 @@ function quotaError(quota: number, remaining: number, cost: number, now: number)
   return new ApiError(402, 'quota_exceeded', message, { detail });
 }
 
-function authError(code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'key_expired'): ApiError {
+function authError(code: AuthErrorCode): ApiError {
   const messages = {
     missing_key: 'Send Authorization: Bearer <API key>.',
     invalid_key: 'The API key is not valid.',
@@ -508,7 +509,7 @@ function match(routes: CompiledRoute[], segs: string[], method: string): { route
         } catch {
           v = BAD_PARAM;
         }
-        if (v.length > 512 || v.includes('\u0000')) v = BAD_PARAM;
+        if (v.length > MAX_PATH_PARAMETER_CHARS || v.includes('\u0000')) v = BAD_PARAM;
         params[s.param] = v;
       }
     }

@@ -1,5 +1,6 @@
 // The small interfaces the runtime is built from. Each family of drivers implements one of them and passes
 // that family's shared contract suite (test/runtime/*-contract.ts).
+import type { AuthErrorCode } from './contract/error-codes.ts';
 
 /** Where compiled, public dist files come from: the local dist/ folder, or a mirror over HTTP (Range reads). */
 export interface ShardSource {
@@ -116,7 +117,7 @@ export interface KeyRepository {
 /** Outcome of authenticating a bearer token. */
 export type AuthResult =
   | { ok: true; key: KeyRecord }
-  | { ok: false; code: 'missing_key' | 'invalid_key' | 'revoked_key' | 'key_expired' };
+  | { ok: false; code: AuthErrorCode };
 
 /**
  * What the app authenticates with: a KeyStore (keys held in this process, answered at once), or where each key's

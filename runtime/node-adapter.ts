@@ -2,6 +2,7 @@
 // capped before it is buffered), hands it to the app, and writes the Response back.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { MAX_HEADER_BYTES, MAX_HEADER_FIELDS } from '../common/request-limits.ts';
 import { ApiError, errorReply } from './api-error.ts';
 import { bodyLength, type App } from './app.ts';
 import { chooseCoding, codedBody, codedEtag, compressStream, identityTags, MIN_COMPRESS_BYTES, tagAsHeld } from './compress.ts';
@@ -67,7 +68,6 @@ export interface RunningServer {
 }
 
 /** Header fields a request may carry (Host and Authorization among them); more is 431, never a field dropped. */
-export const MAX_HEADER_FIELDS = 100;
 
 /** What is left of an over-cap body is read and thrown away up to this much, so the client gets to read the 413. */
 const DRAIN_BYTES = 16 * 1024 * 1024;
@@ -146,10 +146,10 @@ function discardRest(req: IncomingMessage): void {
 function clientErrorResponse(e: NodeJS.ErrnoException): string {
   const [status, reason, code, message] =
     e.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? [408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time.']
+      ? ([408, 'Request Timeout', 'request_timeout', 'The request did not arrive in time.'] as const)
       : e.code === 'HPE_HEADER_OVERFLOW'
-        ? [431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.']
-        : [400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'];
+        ? ([431, 'Request Header Fields Too Large', 'headers_too_large', 'The request headers are too large.'] as const)
+        : ([400, 'Bad Request', 'bad_request', 'The request is not valid HTTP.'] as const);
   return rawRefusal(new ApiError(status, code, message), reason);
 }
 
@@ -255,7 +255,7 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
   // The answers on each socket not delivered yet, so a refusal written straight to the socket waits for them.
   const exchangesOn = new WeakMap<Socket, Set<Exchange>>();
   // requireHostHeader off: Node's own 400 for a missing Host has no body; handle() answers it with one.
-  const server = createServer({ connectionsCheckingInterval, requireHostHeader: false }, async (req: IncomingMessage, res: ServerResponse) => {
+  const server = createServer({ connectionsCheckingInterval, requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES }, async (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
     let exchanges = exchangesOn.get(socket);
     if (!exchanges) {

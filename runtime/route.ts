@@ -91,13 +91,15 @@ export interface PageFiles {
 }
 
 export interface Prepared {
-  /** Lookups this request costs once validated (0 for free routes). */
-  cost: number;
   /**
    * A lookup whose data is at hand answers without a promise (MaybePromise, runtime/interfaces.ts); the core awaits
    * it inside one try, so it may throw as well as reject.
    */
   run(): MaybePromise<Reply>;
+}
+/** What a route whose cost is `per_item` (the batch) prepares: the lookups this request costs once validated. */
+interface PreparedPerItem extends Prepared {
+  cost: number;
 }
 
 /** A route as its module declares it: where it answers, what the document says of it, and its handler. */
@@ -109,7 +111,7 @@ export interface Prepared {
  */
 export type Scope = 'api' | 'operations' | 'pages';
 
-export interface RouteSpec {
+interface RouteSpec {
   method: 'GET' | 'POST';
   /** Template relative to the namespace, e.g. `/entities/{reep_id}/bridges`; from the server root outside `api`. */
   path: string;
@@ -125,13 +127,32 @@ export interface RouteSpec {
    * derived from both (response-headers.ts derivedEtag), and a matching If-None-Match answers 304.
    */
   perStamp?: boolean;
-  prepare(c: RequestContext): MaybePromise<Prepared>;
+  /** The cost is the operation's (declared once, in the document); only a `per_item` route says it per request. */
+  prepare(c: RequestContext): MaybePromise<Prepared & { cost?: number }>;
 }
 
 export interface RouteDef extends RouteSpec {
   /** Costing routes go through the rate limit and the quota: those whose operation costs lookups. */
   costing: boolean;
+  /** Lookups a request costs once prepared: the operation's number, or (per_item) what prepare() counted. */
+  costOf(prepared: Prepared & { cost?: number }): number;
 }
 
+type FixedCost = Omit<RouteSpec, 'operation' | 'prepare'> & {
+  operation: RouteOperation & { cost: number };
+  prepare(c: RequestContext): MaybePromise<Prepared & { cost?: never }>;
+};
+type PerItemCost = Omit<RouteSpec, 'operation' | 'prepare'> & {
+  operation: RouteOperation & { cost: 'per_item' };
+  prepare(c: RequestContext): MaybePromise<PreparedPerItem>;
+};
+
 /** A route from its one declaration: its cost in the document decides whether it is rate-limited and charged. */
-export const defineRoute = (spec: RouteSpec): RouteDef => ({ ...spec, costing: spec.operation.cost !== 0 });
+export function defineRoute(spec: FixedCost | PerItemCost): RouteDef {
+  const cost = spec.operation.cost;
+  return {
+    ...spec,
+    costing: cost !== 0,
+    costOf: typeof cost === 'number' ? () => cost : (prepared) => prepared.cost!,
+  };
+}

@@ -3,7 +3,7 @@
 // candidates" of a token are its 500 smallest ordinals; token and prefix lists are then plain ascending integers.
 import { join } from 'node:path';
 import type { BucketFamily } from '../../common/bucket-format.ts';
-import { MAX_CANDIDATES_PER_TOKEN, MIN_PREFIX } from '../../common/normalise.ts';
+import { MAX_CANDIDATES_PER_TOKEN, MAX_PREFIX, MIN_PREFIX } from '../../common/normalise.ts';
 import { REGISTER_ID } from '../../common/ids.ts';
 import { HashedFamilyWriter } from '../write/hashed-family-writer.ts';
 import { OrdinalFamilyWriter } from '../write/ordinal-family-writer.ts';
@@ -15,8 +15,6 @@ import type { SearchDocs, SearchInput } from '../records/search-collector.ts';
 import type { ThreadedStage } from '../run-stages.ts';
 
 
-/** Longest prefix stored for typeahead; a longer last token is matched on its first MAX_PREFIX characters. */
-export const MAX_PREFIX = 24;
 /** Search docs per ordinal bucket. */
 export const DOCS_PER_BUCKET = 256;
 

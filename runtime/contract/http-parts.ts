@@ -1,7 +1,8 @@
 // The HTTP parts operations share: response headers, shared responses, and the builders routes write theirs with.
 import type { TSchema } from '@sinclair/typebox';
+import { MAX_HEADER_BYTES, MAX_HEADER_FIELDS, MAX_URL_CHARS } from '../../common/request-limits.ts';
 import type { Parameter } from './parameters.ts';
-import { ERROR_CODES_401, PROTOCOL_REFUSAL_CODES } from './error-codes.ts';
+import { ERROR_CODES_401, PROTOCOL_REFUSAL_CODES, type ErrorCode } from './error-codes.ts';
 import { errorOf, GoneError, QuotaExceededError, Stamp } from './schemas.ts';
 import { ref, type JsonObject } from './schema-kit.ts';
 
@@ -68,10 +69,11 @@ export const ok = (description: string, schema: DocNode, headers: Node = STAMP_H
   headers,
   content: jsonContent(schema),
 });
-export const errorResponse = (description: string, codes: readonly string[], headers: Node = STAMP_HEADERS): Node => ({
+/** An error response narrowed to `codes`, each once (a list assembled from a route's parameters repeats some). */
+export const errorResponse = (description: string, codes: readonly ErrorCode[], headers: Node = STAMP_HEADERS): Node => ({
   description,
   headers,
-  content: jsonContent(errorOf(codes)),
+  content: jsonContent(errorOf([...new Set(codes)])),
 });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -232,13 +234,13 @@ export const responses: Record<string, Node> = {
   ProtocolRefusal: errorResponse(
     'A request refused before it reaches a route, on any path: not valid HTTP, or an HTTP/1.1 request without ' +
       '`Host` (400 `bad_request`); headers or body too slow (408 `request_timeout`); an `Expect` other than ' +
-      '`100-continue` (417 `expectation_failed`); headers over 16 KB or more than 100 header fields (431 ' +
+      `\`100-continue\` (417 \`expectation_failed\`); headers over ${MAX_HEADER_BYTES / 1024} KB or more than ${MAX_HEADER_FIELDS} header fields (431 ` +
       '`headers_too_large`); `CONNECT` (405 `method_not_allowed`, with `Allow`). Always with an Error body and ' +
       '`Connection: close`.',
     [...PROTOCOL_REFUSAL_CODES, 'method_not_allowed'],
     {},
   ),
-  UriTooLong: errorResponse('The request URL is longer than 4,096 characters. Not charged.', ['uri_too_long'], STAMP_IF_LOADED),
+  UriTooLong: errorResponse(`The request URL is longer than ${MAX_URL_CHARS.toLocaleString('en')} characters. Not charged.`, ['uri_too_long'], STAMP_IF_LOADED),
   NotModified: {
     description: '`If-None-Match` matched the current ETag: no body, no cost.',
     headers: CHANGELOG_HEADERS,
@@ -273,7 +275,7 @@ export const responses: Record<string, Node> = {
 };
 
 /** The statuses every costing endpoint shares, in the order of checks: 401, 400, 429, 402, then the lookup. */
-export const costingErrors = (badRequestCodes: readonly string[]): Record<string, Node> => ({
+export const costingErrors = (badRequestCodes: readonly ErrorCode[]): Record<string, Node> => ({
   '400': errorResponse('Malformed request. Not charged.', badRequestCodes, COST_HEADERS),
   '401': responseRef('Unauthorized'),
   '402': responseRef('QuotaExceeded'),
@@ -281,7 +283,7 @@ export const costingErrors = (badRequestCodes: readonly string[]): Record<string
   '503': responseRef('IndexUnavailable'),
 });
 
-export const changelogResponses = (schema: TSchema, badRequestCodes: readonly string[] | null): Record<string, Node> => {
+export const changelogResponses = (schema: TSchema, badRequestCodes: readonly ErrorCode[] | null): Record<string, Node> => {
   const r: Record<string, Node> = {
     '200': ok('The changelog answer.', ref(schema), CHANGELOG_HEADERS),
     '304': responseRef('NotModified'),

@@ -1,6 +1,9 @@
 // The request parameters of the contract: what the document states for each, and what request-check.ts reads.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Include } from '../../common/ids.ts';
+import { MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS } from '../../common/normalise.ts';
+import { MAX_PATH_PARAMETER_CHARS } from '../../common/request-limits.ts';
+import type { ErrorCode } from './error-codes.ts';
 import { ChangeEventType, EntityType, IncludeName, RegisterId, Stamp } from './schemas.ts';
 import { oneOfValues, ref } from './schema-kit.ts';
 
@@ -15,10 +18,27 @@ export interface Parameter<N extends string = string, T = unknown> {
   explode?: boolean;
   /** `?type=` reads as no `type` at all. */
   allowEmptyValue?: boolean;
-  /** How the text becomes a value: an integer, or a set of include names (cached); else the text itself. */
-  parse?: 'integer' | 'include';
+  /**
+   * How the text becomes a value: an integer, a set of include names (cached), or the parameter's own parse; else
+   * the text itself.
+   */
+  parse?: 'integer' | 'include' | Parse<T>;
   /** Phantom: the value type a reader gives. */
   readonly value?: T;
+}
+
+/**
+ * Refuses a parameter's value: a 400 under the code its schema's `x-error` names (the first, unless `code` picks
+ * another the schema lists), with this message.
+ */
+export type Refuse = (message: string, opts?: { detail?: string; code?: ErrorCode }) => never;
+/** A parameter's own reading: every value given (none when absent; at most one unless it explodes) to its value. */
+export type Parse<T> = (values: readonly string[], refuse: Refuse) => T;
+
+/** The codes a schema's `x-error` names (a code, or a list whose first is the default), or `fallback`. */
+export function schemaCodes(schema: TSchema, fallback: ErrorCode): readonly ErrorCode[] {
+  const x = (schema as { 'x-error'?: unknown })['x-error'];
+  return typeof x === 'string' ? [x as ErrorCode] : Array.isArray(x) ? (x as ErrorCode[]) : [fallback];
 }
 
 /** The values a reader gives for `P`, by parameter name. */
@@ -36,22 +56,23 @@ function named<P extends Parameter>(name: string, p: P): P {
 }
 export const parameterName = (p: Parameter): string | undefined => names.get(p);
 
-/** The longest provider ID a lookup accepts. */
-const MAX_EXTERNAL_ID = 512;
 
-type Spec<N extends string> = Omit<Parameter<N>, 'name' | 'in' | 'required' | 'value'> & { required?: boolean };
-const query = <N extends string, T>(name: N, spec: Spec<N>): Parameter<N, T> => ({ name, in: 'query', required: false, ...spec });
+type Spec<N extends string, T> = Omit<Parameter<N, T>, 'name' | 'in' | 'required' | 'value'> & { required?: boolean };
+const query = <N extends string, T>(name: N, spec: Spec<N, T>): Parameter<N, T> => ({ name, in: 'query', required: false, ...spec });
 const path = <N extends string>(name: N, description: string, schema: TSchema): Parameter<N, string> => ({ name, in: 'path', required: true, description, schema });
 
 /** An integer query parameter in [minimum, maximum] with a default. */
-export const intQuery = <N extends string>(name: N, description: string, minimum: number, maximum: number | undefined, def: number, code?: string) =>
+const intQuery = <N extends string>(name: N, description: string, minimum: number, maximum: number | undefined, def: number, code?: ErrorCode) =>
   query<N, number>(name, {
     description,
     schema: Type.Integer({ minimum, ...(maximum === undefined ? {} : { maximum }), default: def, ...(code ? { 'x-error': code } : {}) }),
     parse: 'integer',
   });
+/** A query parameter read by its own parse, each failure a 400 under a code its schema's `x-error` lists. */
+export const parsedQuery = <N extends string, T>(name: N, description: string, schema: TSchema, parse: Parse<T>, form?: { explode: boolean }) =>
+  query<N, T>(name, { description, schema, parse, ...(form ? { style: 'form' as const, explode: form.explode } : {}) });
 /** A free text query parameter (null when absent). */
-export const textQuery = <N extends string>(name: N, description: string, schema: TSchema = Type.String()) =>
+const textQuery = <N extends string>(name: N, description: string, schema: TSchema = Type.String()) =>
   query<N, string | null>(name, { description, schema });
 
 export const ReepId = named(
@@ -63,8 +84,8 @@ export const ExternalId = named(
   'ExternalId',
   path(
     'external_id',
-    "The provider's own ID, URL-encoded (a `/` inside the ID is sent as `%2F`); 1 to 512 characters without NUL.",
-    Type.String({ minLength: 1, maxLength: MAX_EXTERNAL_ID, pattern: '^[^\\u0000]*$', 'x-error': 'invalid_id' }),
+    `The provider's own ID, URL-encoded (a \`/\` inside the ID is sent as \`%2F\`); 1 to ${MAX_PATH_PARAMETER_CHARS} characters without NUL.`,
+    Type.String({ minLength: 1, maxLength: MAX_PATH_PARAMETER_CHARS, pattern: '^[^\\u0000]*$', 'x-error': 'invalid_id' }),
   ),
 );
 export const IncludeParam = named(
@@ -96,7 +117,9 @@ export const SearchQuery = named(
   'SearchQuery',
   query<'q', string>('q', {
     required: true,
-    description: 'At least 3 normalised characters and at most 5 tokens, else 400 `invalid_query`. The last token also matches as a prefix (3+ characters).',
+    description:
+      `At least ${MIN_QUERY_CHARS} normalised characters and at most ${MAX_QUERY_TOKENS} tokens, else 400 \`invalid_query\`. ` +
+      `The last token also matches as a prefix (${MIN_PREFIX}+ characters).`,
     schema: Type.String({ minLength: 3, maxLength: 512, 'x-error': 'invalid_query' }),
   }),
 );

@@ -5,7 +5,8 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import { INCLUDES, type Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
-import type { Parameter, ParameterValues } from './parameters.ts';
+import type { ErrorCode } from './error-codes.ts';
+import { schemaCodes, type Parameter, type ParameterValues, type Refuse } from './parameters.ts';
 import { inlineRefs } from './schema-kit.ts';
 
 /** A check compiled from a contract schema (references inlined: the compiler knows nothing of components). */
@@ -13,9 +14,9 @@ function compileCheck<T extends TSchema>(schema: T): TypeCheck<T> {
   return TypeCompiler.Compile(inlineRefs(schema));
 }
 
-const errorCode = (schema: TSchema, fallback: string): string => {
+const errorCode = (schema: TSchema, fallback: ErrorCode): ErrorCode => {
   const code = (schema as { 'x-error'?: unknown })['x-error'];
-  return typeof code === 'string' ? code : fallback;
+  return typeof code === 'string' ? (code as ErrorCode) : fallback;
 };
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -31,7 +32,7 @@ const NO_INCLUDES: ReadonlySet<Include> = new Set();
  * Parses `include` (comma-separated string or array); order and repetition do not matter. The set may be shared
  * with other calls: read it, do not change it. 400 `code` for a name the contract does not know.
  */
-export function parseInclude(raw: string | readonly string[] | null | undefined, code = 'unknown_include'): ReadonlySet<Include> {
+export function parseInclude(raw: string | readonly string[] | null | undefined, code: ErrorCode = 'unknown_include'): ReadonlySet<Include> {
   if (raw === null || raw === undefined) return NO_INCLUDES;
   if (typeof raw === 'string') {
     const known = parsedIncludes.get(raw);
@@ -63,9 +64,10 @@ const DIGITS = /^\d{1,9}$/;
  * The reader of one parameter, specialised once to its kind (path, include, integer, text) so that a request pays
  * for no decision the declaration already made: this runs on every entity lookup.
  */
-function readerOf(p: Parameter): Read {
+function readerOf(p: Parameter, refuseRepeats = true): Read {
   const schema = inlineRefs(p.schema) as TSchema & { default?: unknown; minimum?: number; maximum?: number; enum?: unknown[] };
-  const code = errorCode(schema, 'invalid_parameter');
+  const codes = schemaCodes(schema, 'invalid_parameter');
+  const code = codes[0];
   const name = p.name;
   const absent = schema.default ?? null;
   const required = p.required;
@@ -78,10 +80,25 @@ function readerOf(p: Parameter): Read {
   /** The one value of a query parameter, or null (a repeated one is a 400: which one wins would be a guess). */
   const once = (query: URLSearchParams): string | null => {
     const all = query.getAll(name);
-    if (all.length > 1) throw new ApiError(400, 'invalid_parameter', `${name} may be given once.`);
+    if (refuseRepeats && all.length > 1) throw new ApiError(400, 'invalid_parameter', `${name} may be given once.`);
     return all.length ? all[0] : null;
   };
-  if (p.parse === 'include') {
+  const parse = p.parse;
+  if (typeof parse === 'function') {
+    const refuse: Refuse = (message, opts = {}) => {
+      const chosen = opts.code ?? code;
+      // A code the schema does not list would be missing from the document's list for the route.
+      if (!codes.includes(chosen)) throw new Error(`parameter ${name} refused with ${chosen}, which its x-error does not list`);
+      throw new ApiError(400, chosen, message, opts.detail === undefined ? {} : { detail: opts.detail });
+    };
+    const many = p.explode === true;
+    return (_, query) => {
+      const all = query.getAll(name);
+      if (refuseRepeats && !many && all.length > 1) throw new ApiError(400, 'invalid_parameter', `${name} may be given once.`);
+      return parse(all, refuse);
+    };
+  }
+  if (parse === 'include') {
     return (_, query) => {
       const raw = once(query);
       return raw === null ? (required ? missing() : NO_INCLUDES) : parseInclude(raw, code);
@@ -89,7 +106,7 @@ function readerOf(p: Parameter): Read {
   }
   const compiled = compileCheck(schema);
   const check: (value: unknown) => boolean = compiled.Check.bind(compiled);
-  if (p.parse === 'integer') {
+  if (parse === 'integer') {
     const range = `must be an integer from ${schema.minimum ?? 0} to ${schema.maximum ?? 999_999_999}`;
     // A repeated integer takes its first value, as the API always has.
     return (_, query) => {
@@ -111,31 +128,84 @@ function readerOf(p: Parameter): Read {
   };
 }
 
+/** How a route's reader treats what no single parameter can judge. */
+export interface ReaderOptions<P extends readonly Parameter[]> {
+  /** The code for a query parameter the operation does not declare (null: ignored). Default invalid_parameter. */
+  unknown?: ErrorCode | null;
+  /**
+   * The code for a repeated parameter that may be given once, refused in the same pass over the request's names as
+   * unknown ones (so the first offending name answers). Without it each is refused as it is read, as invalid_parameter.
+   */
+  repeated?: ErrorCode;
+  /** The path the unknown and repeated refusals name, when the route's messages say it. */
+  where?: string;
+  /**
+   * Checks over several parameters, each run as soon as the parameter it follows is read: a message refuses the
+   * request with the check's code, null lets it pass. The query is there for what a value cannot tell (was it given?).
+   */
+  checks?: readonly ParameterCheck<P>[];
+}
+export interface ParameterCheck<P extends readonly Parameter[]> {
+  after: P[number]['name'];
+  code: ErrorCode;
+  check(values: ParameterValues<P>, query: URLSearchParams): string | null;
+}
+
+/** A route's parameter reader, and every 400 code it can answer with (the route's 400 response lists them). */
+export type ParameterReader<P extends readonly Parameter[]> = ((c: { params: Record<string, string>; query: URLSearchParams }) => ParameterValues<P>) & {
+  readonly codes: readonly ErrorCode[];
+};
+
 /**
  * The parameters of an operation as one function over a request: every path and query parameter read and checked
- * (in declared order), and, when `unknown` names a code, any query parameter the operation does not declare refused
+ * (in the order given), and, when `unknown` names a code, any query parameter the operation does not declare refused
  * with it, so a typo is a 400 rather than silently ignored. Headers are the core's business.
  */
-export function parameterReader<const P extends readonly Parameter[]>(
-  parameters: P,
-  unknown: string | null = 'invalid_parameter',
-): (c: { params: Record<string, string>; query: URLSearchParams }) => ParameterValues<P> {
+export function parameterReader<const P extends readonly Parameter[]>(parameters: P, opts: ReaderOptions<P> = {}): ParameterReader<P> {
+  const unknown = opts.unknown === undefined ? 'invalid_parameter' : opts.unknown;
+  const repeated = opts.repeated ?? null;
+  const on = opts.where ? ` on ${opts.where}` : '';
   const read = parameters.filter((p) => p.in !== 'header');
   const names = read.map((p) => p.name);
-  const readers = read.map(readerOf);
+  const readers = read.map((p) => readerOf(p, repeated === null));
+  const after = read.map((p) => (opts.checks ?? []).filter((c) => c.after === p.name));
+  // Most routes have no such check: their requests skip the loop.
+  const checked = after.some((a) => a.length > 0);
   const declared = new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name));
+  const once = new Set(parameters.filter((p) => p.in === 'query' && !p.explode).map((p) => p.name));
   // Every answer has the same keys: copying a template of them keeps one object shape, with no transitions per request.
   const template: Record<string, unknown> = Object.fromEntries(names.map((n) => [n, null]));
-  return (c) => {
-    if (unknown !== null) {
+  const reader = (c: { params: Record<string, string>; query: URLSearchParams }) => {
+    if (unknown !== null || repeated !== null) {
       for (const k of c.query.keys()) {
-        if (!declared.has(k)) throw new ApiError(400, unknown, `Unknown query parameter ${JSON.stringify(k.slice(0, 64))}.`);
+        if (unknown !== null && !declared.has(k)) throw new ApiError(400, unknown, `Unknown query parameter ${JSON.stringify(k.slice(0, 64))}${on}.`);
+        if (repeated !== null && once.has(k) && c.query.getAll(k).length > 1) {
+          throw new ApiError(400, repeated, `${opts.where ? `The ${opts.where} parameter ` : ''}${k} may be given once.`);
+        }
       }
     }
     const out = { ...template };
-    for (let i = 0; i < readers.length; i++) out[names[i]] = readers[i](c.params, c.query);
+    for (let i = 0; i < readers.length; i++) {
+      out[names[i]] = readers[i](c.params, c.query);
+      if (checked) {
+        for (const check of after[i]) {
+          const refused = check.check(out as ParameterValues<P>, c.query);
+          if (refused !== null) throw new ApiError(400, check.code, refused);
+        }
+      }
+    }
     return out as ParameterValues<P>;
   };
+  // Each parameter's codes in reading order, then the reader's own.
+  const codes = new Set<ErrorCode>();
+  for (const [i, p] of read.entries()) {
+    for (const code of schemaCodes(inlineRefs(p.schema), 'invalid_parameter')) codes.add(code);
+    if (p.in === 'query' && !p.explode && repeated === null) codes.add('invalid_parameter');
+    for (const check of after[i]) codes.add(check.code);
+  }
+  if (unknown !== null) codes.add(unknown);
+  if (repeated !== null) codes.add(repeated);
+  return Object.assign(reader, { codes: [...codes] });
 }
 
 /** One value checked as parameter `p` would check it (a batch item's ID as the path's `reep_id`). */
@@ -162,7 +232,7 @@ const KEYWORD: Partial<Record<ValueErrorType, string>> = {
 };
 
 /** The code for a failed check: the failing node's own, else that of its nearest annotated ancestor. */
-function codeOf(root: TSchema, e: ValueError): { code: string; detail?: string } {
+function codeOf(root: TSchema, e: ValueError): { code: ErrorCode; detail?: string } {
   let code = errorCode(root, 'invalid_body');
   let node: TSchema | undefined = root;
   for (const seg of e.path.split('/').slice(1)) {
@@ -170,10 +240,10 @@ function codeOf(root: TSchema, e: ValueError): { code: string; detail?: string }
     if (node) code = errorCode(node, code);
   }
   const own = (e.schema as { 'x-error'?: unknown })['x-error'];
-  if (typeof own === 'string') code = own;
+  if (typeof own === 'string') code = own as ErrorCode;
   else if (own && typeof own === 'object') {
     const keyword = KEYWORD[e.type];
-    const mapped = keyword ? (own as Record<string, string>)[keyword] : undefined;
+    const mapped = keyword ? (own as Record<string, ErrorCode>)[keyword] : undefined;
     // A cap's detail names the limit.
     if (mapped) return { code: mapped, detail: keyword === 'minItems' ? undefined : `limit ${(e.schema as Record<string, unknown>)[keyword!]}` };
   }
@@ -196,7 +266,7 @@ export function bodyChecker<T extends TObject>(schema: T, opts: { itemsInPlace?:
     checked = { ...inlined, properties: { ...inlined.properties, [name]: { ...list, items: Type.Unknown() } } } as TSchema;
     if (contains && maxContains !== undefined) {
       const matches = TypeCompiler.Compile(contains as TSchema);
-      const code = (list['x-error'] as Record<string, string> | undefined)?.maxContains ?? 'invalid_body';
+      const code: ErrorCode = (list['x-error'] as Record<string, ErrorCode> | undefined)?.maxContains ?? 'invalid_body';
       capped = (value) => {
         const found = ((value as Record<string, unknown[]>)[name]).filter((x) => matches.Check(x)).length;
         if (found > maxContains) throw new ApiError(400, code, `${name}: at most ${maxContains} may be ${describe(contains)}.`, { detail: `limit ${maxContains}` });

@@ -6,14 +6,14 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
 import { API_SCHEMA, ENTITY_TYPES, INCLUDES, NAMESPACES, PROVIDER_ROLES, REGISTER_ID, STAMP, TIERS } from '../../common/ids.ts';
 import { MATCH_STATES, RESULT_FORMS, SCORE_BASES } from '../../common/scoreline.ts';
-import { KNOWN_ERROR_CODES, UNANSWERED_CODES } from './error-codes.ts';
+import { MAX_CANDIDATES_PER_TOKEN } from '../../common/normalise.ts';
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../common/request-limits.ts';
+import { KNOWN_ERROR_CODES, UNANSWERED_CODES, type ErrorCode as Code } from './error-codes.ts';
 import { arrayOf, closed, component, count, mapOf, oneOfValues, orNull, ref, str, strOrNull } from './schema-kit.ts';
 
 const { Optional, Literal } = Type;
 
 /** Items of one batch, and resolve items among them (each cap its own 400 code). */
-export const MAX_BATCH_ITEMS = 100;
-export const MAX_BATCH_RESOLVES = 20;
 /** Finding IDs one acknowledgement may name, and the length of its `actor` and `note`. */
 const MAX_ACK_IDS = 1000;
 const MAX_ACK_TEXT = 2000;
@@ -64,11 +64,11 @@ const ErrorBody = component(
 );
 
 /** An Error body whose `error` is one of `codes` (a response narrows the code list to what its status carries). */
-export const errorOf = (codes: readonly string[]) =>
+export const errorOf = (codes: readonly Code[]) =>
   ref(ErrorBody, { type: 'object', properties: { error: codes.length === 1 ? { const: codes[0] } : { enum: [...codes] } } });
 
 /** An Error body of one code whose message and detail are always there, `detail` of its own schema. */
-const fixedError = <D extends TSchema>(description: string, code: string, detail: D) =>
+const fixedError = <D extends TSchema>(description: string, code: Code, detail: D) =>
   closed(description, { error: Literal(code), message: str(), detail });
 
 export const QuotaExceededError = component(
@@ -345,7 +345,7 @@ export const SearchResponse = component(
     count: count('Number of results.'),
     limit: Type.Integer({ minimum: 1, maximum: 20 }),
     bounded: Literal(true),
-    max_candidates_per_token: Literal(500),
+    max_candidates_per_token: Literal(MAX_CANDIDATES_PER_TOKEN),
   }),
 );
 

@@ -7,10 +7,8 @@ import type { ShardSource, StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
 import type { Operations, Readiness } from '../route.ts';
 import type { Logger } from './logger.ts';
+import { METRICS_TYPE } from './ops-routes.ts';
 import type { RuntimeMetrics } from './metrics.ts';
-
-/** The Prometheus text exposition format's content type (what prom-client's registry names too). */
-const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Options of operationsOf. */
 export interface OperationsOptions {
@@ -53,7 +51,7 @@ export function operationsOf(opts: OperationsOptions): Operations {
       return { notReady: null, stamp };
     },
     async metrics() {
-      if (opts.metrics === null) return { type: PROMETHEUS_TEXT, text: '' };
+      if (opts.metrics === null) return { type: METRICS_TYPE, text: '' };
       return { type: opts.metrics.registry.contentType, text: await opts.metrics.registry.metrics() };
     },
   };

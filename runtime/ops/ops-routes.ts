@@ -14,7 +14,7 @@ export const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 /** What a load balancer reads may change from one request to the next: never stored. */
 const NO_STORE = { 'cache-control': 'no-store' };
 
-function operation(operationId: string, summary: string, description: string, responses: RouteDef['operation']['responses']): RouteDef['operation'] {
+function operation(operationId: string, summary: string, description: string, responses: RouteDef['operation']['responses']): RouteDef['operation'] & { cost: 0 } {
   return { operationId, tag: 'operations', summary, description: `Public (no key), no cost. ${description}`, cost: 0, responses };
 }
 
@@ -28,7 +28,7 @@ export const operationRoutes: RouteDef[] = [
     operation: operation('getHealth', 'The process is up', 'Answers 200 while the process serves; nothing else is checked.', {
       '200': { description: 'The process is up.', content: jsonContent(closed('Liveness.', { status: Type.Literal('ok') })) },
     }),
-    prepare: () => ({ cost: 0, run: () => ({ status: 200, body: '{"status":"ok"}', headers: NO_STORE }) }),
+    prepare: () => ({ run: () => ({ status: 200, body: '{"status":"ok"}', headers: NO_STORE }) }),
   }),
   defineRoute({
     method: 'GET',
@@ -41,7 +41,6 @@ export const operationRoutes: RouteDef[] = [
       '503': errorResponse('No release is loaded, or the state store does not answer.', ['not_ready'], OPS_STAMP_IF_LOADED),
     }),
     prepare: (c) => ({
-      cost: 0,
       async run() {
         // Every condition is named when it fails, so a load balancer's log says which.
         const { notReady, stamp } = await c.services.operations.readiness();
@@ -64,7 +63,6 @@ export const operationRoutes: RouteDef[] = [
       { '200': { description: 'Prometheus text exposition format 0.0.4.', content: { [METRICS_TYPE]: { schema: { type: 'string' } } } } },
     ),
     prepare: (c) => ({
-      cost: 0,
       async run() {
         const { type, text } = await c.services.operations.metrics();
         return { status: 200, body: text, headers: { 'content-type': type, ...NO_STORE } };

@@ -26,7 +26,7 @@ function pageHeaders(cache: string): Operation['responses'] {
   };
 }
 
-function pageOperation(operationId: string, summary: string, description: string, types: string[], cache: string, more: Pick<Operation, 'parameters'> & { responses?: Operation['responses'] } = {}): Operation {
+function pageOperation(operationId: string, summary: string, description: string, types: string[], cache: string, more: Pick<Operation, 'parameters'> & { responses?: Operation['responses'] } = {}): Operation & { cost: 0 } {
   const content: Record<string, { schema: { type: 'string' } }> = {};
   for (const t of types) content[t] = { schema: { type: 'string' } };
   return {
@@ -58,7 +58,7 @@ function filesOf(c: RequestContext): PageFiles {
 }
 
 /** An HTML page, read on each load: a rebuild while the server runs names new assets, and the page must follow. */
-function page(path: string, file: string, operation: Operation): RouteDef {
+function page(path: string, file: string, operation: Operation & { cost: 0 }): RouteDef {
   return defineRoute({
     method: 'GET',
     path,
@@ -67,7 +67,6 @@ function page(path: string, file: string, operation: Operation): RouteDef {
     noRelease: true,
     operation,
     prepare: (c) => ({
-      cost: 0,
       async run() {
         const files = filesOf(c);
         const bytes = await files.read(file);
@@ -109,7 +108,6 @@ export const pageRoutes: RouteDef[] = [
       },
     ),
     prepare: (c) => ({
-      cost: 0,
       async run() {
         // The name as it was sent: an asset name needs no escaping, so anything escaped is no asset.
         const name = c.pathname.slice(ASSETS.length);

@@ -7,7 +7,8 @@ import { ApiError } from '../api-error.ts';
 import { costingErrors, COST_HEADERS, ok, responseRef } from '../contract/http-parts.ts';
 import { ExternalId, ReepId } from '../contract/parameters.ts';
 import { bodyChecker, parseInclude, valueChecker } from '../contract/request-check.ts';
-import { BatchItem, BatchRequest, BatchResponse, MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, ref } from '../contract/schemas.ts';
+import { BatchItem, BatchRequest, BatchResponse, ref } from '../contract/schemas.ts';
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../common/request-limits.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
 import { composeAnswer, entityQuestion, keptAnswer, liveEntity, type EntityQuestion } from '../entity-answer.ts';
 import { isPromise, type MaybePromise, type ShardSource } from '../interfaces.ts';
@@ -17,7 +18,6 @@ import { defineRoute, type Body, type Reply, type RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
 import { createTurnGate } from '../turn-gate.ts';
 
-export { MAX_BATCH_ITEMS };
 /** The batch as a whole: its items are checked one by one (checkItem), each answering its own 400 in place. */
 const checkBatch = bodyChecker(BatchRequest, { itemsInPlace: 'requests' });
 const checkItem = bodyChecker(BatchItem);

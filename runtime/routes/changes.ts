@@ -112,7 +112,6 @@ export const changesRoutes: RouteDef[] = [
     },
     prepare(c) {
       return {
-        cost: 0,
         async run() {
           const list = (await visible(c)).slice().reverse();
           const releases = [];
@@ -138,11 +137,11 @@ export const changesRoutes: RouteDef[] = [
         `releases). ${STRONG_ETAG}`,
       cost: 0,
       parameters: SUMMARY_PARAMETERS,
-      responses: changelogResponses(ChangesSummaryResponse, ['unknown_stamp', 'invalid_range', 'invalid_parameter']),
+      responses: changelogResponses(ChangesSummaryResponse, [...readSummary.codes, 'invalid_range']),
     },
     async prepare(c) {
       const w = await window(c, readSummary(c));
-      return { cost: 0, run: async () => withEtag(c, `{${windowFields(w)}}`) };
+      return { run: async () => withEtag(c, `{${windowFields(w)}}`) };
     },
   }),
   defineRoute({
@@ -156,7 +155,7 @@ export const changesRoutes: RouteDef[] = [
       description: `No cost. Same window as \`/changes/summary\`, filtered by \`type\` and \`provider\`, paged by an opaque cursor. ${STRONG_ETAG}`,
       cost: 0,
       parameters: PAGE_PARAMETERS,
-      responses: changelogResponses(ChangesPage, ['unknown_stamp', 'invalid_range', 'invalid_parameter', 'stale_cursor']),
+      responses: changelogResponses(ChangesPage, [...readPage.codes, 'invalid_range', 'stale_cursor']),
     },
     async prepare(c) {
       const p = readPage(c);
@@ -173,7 +172,6 @@ export const changesRoutes: RouteDef[] = [
       // provider_updated is the only event that names a provider; any other type with a provider filter is empty.
       const stream = provider !== null ? (type === null || type === 'provider_updated' ? `provider:${provider}` : null) : type !== null ? `type:${type}` : 'all';
       return {
-        cost: 0,
         async run() {
           let matched = 0;
           for (const r of w.chain) matched += stream ? (r.changeStream(stream)?.total ?? 0) : 0;

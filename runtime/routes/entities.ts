@@ -2,6 +2,7 @@
 // runtime/entity-answer.ts, which batch items share.
 import { costingErrors, ok, responseRef, TAGGED_COST_HEADERS, type RouteOperation } from '../contract/http-parts.ts';
 import { IncludeParam, Lang, ReepId, RelationshipFamily, RelationshipLimit, type Parameter, type ParameterValues } from '../contract/parameters.ts';
+import type { ErrorCode } from '../contract/error-codes.ts';
 import { parameterReader } from '../contract/request-check.ts';
 import { EntityBridgesResponse, Entity, EntityOverlayResponse, EntityRelationshipsResponse, ref, type Schema } from '../contract/schemas.ts';
 import { bridgesBody, entityAnswer, entityQuestion, overlayBody, relationshipsBody, withLive } from '../entity-answer.ts';
@@ -9,7 +10,7 @@ import type { LiveEntity } from '../release/open-release.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 
 /** The statuses of every entity lookup: those of a costing endpoint, then 404 and 410. */
-const entityResponses = (what: string, body: Schema, badRequestCodes: string[]): RouteOperation['responses'] => ({
+const entityResponses = (what: string, body: Schema, badRequestCodes: readonly ErrorCode[]): RouteOperation['responses'] => ({
   '200': ok(what, ref(body), TAGGED_COST_HEADERS),
   '304': responseRef('LookupNotModified'),
   ...costingErrors(badRequestCodes),
@@ -40,14 +41,13 @@ function view<const P extends readonly Parameter[]>(
       description: `One lookup. ${operation.about ?? ''}${SAME_AS_ENTITY}`,
       cost: 1,
       parameters,
-      responses: entityResponses(answer[0], answer[1], ['invalid_id', 'invalid_parameter']),
+      responses: entityResponses(answer[0], answer[1], readParameters.codes),
     },
     prepare(c) {
       const p = readParameters(c);
       const id = (p as { reep_id: string }).reep_id;
       const body = parse(p);
       return {
-        cost: 1,
         run: () => withLive(c.release, id, (e) => ({ status: 200, body: body(e) })),
       };
     },
@@ -72,13 +72,12 @@ export const entityRoutes: RouteDef[] = [
         'tombstoned ID answers 410 `gone`; an unpublished ID 404 `not_found` (both charged).',
       cost: 1,
       parameters: ENTITY_PARAMETERS,
-      responses: entityResponses('The entity.', Entity, ['invalid_id', 'unknown_include', 'invalid_parameter']),
+      responses: entityResponses('The entity.', Entity, readEntityParameters.codes),
     },
     prepare(c) {
       const { reep_id: id, include, lang } = readEntityParameters(c);
       const q = entityQuestion(c.release, id, include, lang);
       return {
-        cost: 1,
         run: () => entityAnswer(c.release, q),
       };
     },

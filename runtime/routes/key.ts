@@ -73,7 +73,6 @@ export function keyRoutes(opts: KeyRouteOptions = {}): RouteDef[] {
       prepare(c) {
         const k = c.key!;
         return {
-          cost: 0,
           async run() {
             const credits = await c.services.store.remaining(k.id, quotaPeriod(c.now), k.quota);
             return { status: 200, body: keyBody(k, c.now, credits, extension), headers: { 'cache-control': 'private, no-store' } };

@@ -9,7 +9,8 @@ import { ApiError } from '../api-error.ts';
  * that hour ends, so every cursor lives at least 24 hours and less than 25.
  */
 const HOUR_MS = 3_600_000;
-const CURSOR_LIFETIME_MS = 24 * HOUR_MS;
+export const CURSOR_LIFETIME_HOURS = 24;
+const CURSOR_LIFETIME_MS = CURSOR_LIFETIME_HOURS * HOUR_MS;
 /** How far ahead of this instance's clock another instance's may run and still have its cursors taken. */
 const CLOCK_SKEW_MS = 5_000;
 /** The longest cursor issued (ordinals and day numbers have few digits; generous), for the page's byte budget. */

@@ -14,7 +14,7 @@ const docOperation = (
   body: [string, S.Schema],
   auth = true,
   unavailable: RouteOperation['responses'][string] = responseRef('IndexUnavailable'),
-): RouteOperation => ({
+): RouteOperation & { cost: 0 } => ({
   operationId,
   tag: 'metadata',
   summary,
@@ -44,7 +44,7 @@ function withSigningKeyId(body: Uint8Array, keyId: string): Uint8Array {
 }
 
 const doc = (
-  path: string, auth: boolean, operation: RouteOperation, pick: (c: RequestContext) => string | null, missing?: ApiError, namesSigner = false,
+  path: string, auth: boolean, operation: RouteOperation & { cost: 0 }, pick: (c: RequestContext) => string | null, missing?: ApiError, namesSigner = false,
 ): RouteDef => defineRoute({
   method: 'GET',
   path,
@@ -53,7 +53,6 @@ const doc = (
   // Free documents ignore query parameters (cache busters and the like): there is nothing to validate.
   prepare(c) {
     return {
-      cost: 0,
       async run() {
         const file = pick(c);
         if (file === null) throw missing!;
@@ -138,7 +137,7 @@ export const metadataRoutes = (openapiJson: () => Uint8Array): RouteDef[] => [
       responses: { '200': ok('The OpenAPI document.', S.ref(S.OpenApiDocumentBody), STAMP_IF_LOADED) },
     },
     prepare() {
-      return { cost: 0, run: async () => ({ status: 200, body: openapiJson() }) };
+      return { run: async () => ({ status: 200, body: openapiJson() }) };
     },
   }),
 ];

@@ -54,7 +54,7 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         parameters: PARAMETERS,
         responses: {
           '200': ok('A page of findings.', ref(NoticesPage)),
-          '400': errorResponse('`limit` or `offset` out of range.', ['invalid_parameter']),
+          '400': errorResponse('`limit` or `offset` out of range.', readParameters.codes),
           '401': responseRef('Unauthorized'),
           '403': responseRef('ProviderScopeRequired'),
           '503': responseRef('IndexUnavailable'),
@@ -64,7 +64,6 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         const provider = providerOf(c);
         const { limit, offset } = readParameters(c);
         return {
-          cost: 0,
           async run() {
             const batch = await currentBatch(c, provider);
             const all = batch?.findings ?? [];
@@ -138,7 +137,6 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         } else ids = [...own];
         ids.sort();
         return {
-          cost: 0,
           async run() {
             if (batch && ids.length) {
               try {

@@ -28,7 +28,7 @@ export const resolveRoutes: RouteDef[] = [
       responses: {
         '200': ok('The entities the provider ID maps to.', ref(ResolveResult), TAGGED_COST_HEADERS),
         '304': responseRef('LookupNotModified'),
-        ...costingErrors(['invalid_id', 'unknown_provider', 'unknown_include', 'unknown_entity_type', 'invalid_parameter']),
+        ...costingErrors([...readParameters.codes, 'unknown_provider']),
         '409': {
           description: 'The provider ID maps to more than one entity. Charged as one lookup.',
           headers: COST_HEADERS,
@@ -41,7 +41,6 @@ export const resolveRoutes: RouteDef[] = [
       const args: ResolveArgs = { provider: p.provider, externalId: p.external_id, namespace: p.namespace, type: p.type, include: p.include, lang: p.lang };
       checkProvider(c.release, args.provider);
       return {
-        cost: 1,
         run: () => resolveItem(c.release, args),
       };
     },

@@ -1,7 +1,7 @@
 // GET /search: bounded discovery over the compiled token buckets. Each query token loads one bucket; candidates are
 // intersected as integers (ordinals), scored, and only the shown results' docs are read.
 import { ENTITY_TYPES } from '../../common/ids.ts';
-import { foldText, MAX_CANDIDATES_PER_TOKEN, MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS, tokenize } from '../../common/normalise.ts';
+import { foldText, MAX_CANDIDATES_PER_TOKEN, MAX_PREFIX, MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS, tokenize } from '../../common/normalise.ts';
 import { ApiError } from '../api-error.ts';
 import { costingErrors, ok, responseRef, TAGGED_COST_HEADERS } from '../contract/http-parts.ts';
 import { EntityTypeFilter, SearchLimit, SearchQuery, SearchSort } from '../contract/parameters.ts';
@@ -9,8 +9,6 @@ import { parameterReader } from '../contract/request-check.ts';
 import { ref, SearchResponse } from '../contract/schemas.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
 
-/** Longest stored typeahead prefix (compiler/stages/build-search.ts MAX_PREFIX). */
-const MAX_PREFIX = 24;
 /** Score per matched token by source: canonical label, canonical alias, overlay alias; a prefix-only match scores least. */
 const SOURCE_SCORE = [0, 10, 20, 30];
 const PREFIX_SCORE = 5;
@@ -38,14 +36,14 @@ export const searchRoutes: RouteDef[] = [
       description:
         'One lookup. Normalisation: Unicode NFKD, combining marks removed, case folded, Latin letters that NFKD ' +
         'leaves whole folded to their base (ł→l, ø→o, đ→d, ß→ss, æ→ae, œ→oe); every run of non-letters/digits ' +
-        'separates tokens; nothing else is lost. At most 500 candidates per normalised token (best by bridge ' +
+        `separates tokens; nothing else is lost. At most ${MAX_CANDIDATES_PER_TOKEN} candidates per normalised token (best by bridge ` +
         'count, then register ID). Ties of `relevance` break by bridge count, then register ID.',
       cost: 1,
       parameters: PARAMETERS,
       responses: {
         '200': ok('Search results.', ref(SearchResponse), TAGGED_COST_HEADERS),
         '304': responseRef('LookupNotModified'),
-        ...costingErrors(['invalid_query', 'invalid_parameter', 'unknown_entity_type']),
+        ...costingErrors(readParameters.codes),
       },
     },
     prepare(c) {
@@ -59,7 +57,6 @@ export const searchRoutes: RouteDef[] = [
       if (written.length > MAX_QUERY_TOKENS) throw new ApiError(400, 'invalid_query', `q may have at most ${MAX_QUERY_TOKENS} tokens.`);
       const release = c.release;
       return {
-        cost: 1,
         async run() {
           // score per ordinal; an ordinal must match every token to stay.
           let scores: Map<number, number> | null = null;

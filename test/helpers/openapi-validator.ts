@@ -65,7 +65,8 @@ function ajv(): Ajv2020 {
   const instance = new Ajv2020({ strict: true, strictRequired: false, allErrors: true, allowUnionTypes: true, discriminator: true });
   addFormats(instance);
   // The 400 code a failed request check answers (runtime/contract/request-check.ts): an annotation, nothing to check.
-  instance.addKeyword({ keyword: 'x-error', schemaType: ['string', 'object'] });
+  // A list names every code a parameter's own parse may answer, the first being its default.
+  instance.addKeyword({ keyword: 'x-error', schemaType: ['string', 'array', 'object'] });
   instance.addKeyword({
     keyword: KEY_ORDER,
     type: 'object',

@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openapiDocument } from '../../runtime/openapi-json.ts';
-import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../runtime/contract/schemas.ts';
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../common/request-limits.ts';
 import { client } from '../helpers/api-client.ts';
 import { ID, type World } from '../fixtures/hand-world.ts';
 import { serveHandWorld } from '../fixtures/served-world.ts';

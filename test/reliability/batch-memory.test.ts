@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SHARD_BYTES } from '../../common/limits.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { MAX_BATCH_ITEMS } from '../../runtime/routes/batch.ts';
+import { MAX_BATCH_ITEMS } from '../../common/request-limits.ts';
 import { validateResponse } from '../helpers/openapi-validator.ts';
 import { LARGE_ID, makeLargeEntityWorld } from '../fixtures/large-entity.ts';
 import { spawnServe, type ServerProcess } from './support/child-server.ts';

@@ -4,7 +4,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openKeyStore } from '../../runtime/keys/key-store.ts';
-import { listen, MAX_HEADER_FIELDS, type RunningServer } from '../../runtime/node-adapter.ts';
+import { listen, type RunningServer } from '../../runtime/node-adapter.ts';
+import { MAX_HEADER_FIELDS } from '../../common/request-limits.ts';
 import { buildApp } from '../../runtime/server.ts';
 import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { createMemoryStore } from '../../runtime/state/memory-store.ts';

@@ -1,0 +1,119 @@
+// One page of /matches: the anchors resolved, the smallest anchor's lists walked from the cursor's position, the
+// other anchors and the filters checked on each row, and the page cut at its row limit, its byte cap or its budget
+// of examined entries.
+import { MATCH_ROW, metaHome, metaState, type MatchRowValue } from '../../common/match-index.ts';
+import { jsonString } from '../../common/json-string.ts';
+import { ApiError } from '../api-error.ts';
+import type { MatchIndex } from '../release/match-index.ts';
+import type { Release } from '../release/open-release.ts';
+import { resolveAnchor, type Resolved } from './match-anchors.ts';
+import { MAX_CURSOR_CHARS, type CursorSigner } from './match-cursor.ts';
+import { ANCHORS, type AnchorKind, type MatchQuery } from './match-query.ts';
+import { rowText } from './match-row.ts';
+import { MatchWalk, type WalkEntry } from './match-walk.ts';
+
+/**
+ * List entries one page may examine. Rows are read only for entries that pass the state filter, so a page's reads
+ * stay bounded whatever the filters; a selective filter may give a short (even empty) page with a next_cursor.
+ */
+export const MAX_EXAMINED = 1000;
+
+const enc = new TextEncoder();
+
+/** One page's body. */
+export async function matchPage(release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number): Promise<string> {
+  const unresolved: string[] = [];
+  const resolved = {} as Record<AnchorKind, Resolved[]>;
+  for (const kind of ANCHORS) {
+    resolved[kind] = [];
+    for (const r of q.anchors[kind]) {
+      const a = await resolveAnchor(release, index, kind, r);
+      if (a) resolved[kind].push(a);
+      else unresolved.push(r.text);
+    }
+  }
+  let opponent: string | null = null;
+  if (q.opponent) {
+    const o = await resolveAnchor(release, index, 'team', q.opponent);
+    if (o) opponent = o.id;
+    else unresolved.push(q.opponent.text);
+  }
+  const tail = (rows: string[], cursor: string | null) =>
+    `{"matches":[${rows.join(',')}],"count":${rows.length},"generation":"${generation}","unresolved":${JSON.stringify(unresolved)},"next_cursor":${cursor === null ? 'null' : jsonString(cursor)}}`;
+  // A value that resolves to nothing makes the page empty: the intersection with nothing is nothing.
+  if (unresolved.length) return tail([], null);
+
+  // The smallest anchor drives the walk; the others are checked on each row.
+  const given = ANCHORS.filter((k) => resolved[k].length > 0);
+  const size = (k: AnchorKind) => resolved[k].reduce((n, a) => n + a.list.count, 0);
+  const driver = given.reduce((best, k) => (size(k) < size(best) ? k : best));
+  const sets = Object.fromEntries(given.filter((k) => k !== driver).map((k) => [k, new Set(resolved[k].map((a) => a.id))])) as Partial<Record<AnchorKind, Set<string>>>;
+  const team = resolved.team.length === 1 ? resolved.team[0].id : null;
+  const walk = new MatchWalk(index, resolved[driver].map((a) => a.list), { sort: q.sort, fromDay: q.fromDay, toDay: q.toDay, after: q.after });
+  await walk.open();
+
+  const labels = new Map<string, string | null>();
+  const providerWanted = (name: string) => q.providers === null || q.providers.includes(name);
+  const rows: string[] = [];
+  // Bytes of everything but the rows, with the longest cursor and count: a page never passes the cap.
+  let bytes = enc.encode(tail([], '')).length + MAX_CURSOR_CHARS + 3;
+  let last: WalkEntry | null = null;
+  let examined = 0;
+  let exhausted = false;
+  let capped = false;
+  while (rows.length < q.limit && examined < MAX_EXAMINED) {
+    const e = await walk.next();
+    if (e === null) {
+      exhausted = true;
+      break;
+    }
+    examined++;
+    const previous = last;
+    last = e;
+    if (q.states && !q.states.has(metaState(e.meta))) continue;
+    // On the team's own list the side is in the entry; otherwise the row says.
+    if (driver === 'team' && team !== null && q.venue !== 'any' && metaHome(e.meta) !== (q.venue === 'home')) continue;
+    const row = await index.row(e.ordinal);
+    if (!rowPasses(row, sets, team, opponent, q, index)) continue;
+    const text = await rowText(row, generation, index, labels, providerWanted);
+    const size = enc.encode(text).length + (rows.length ? 1 : 0);
+    if (bytes + size > maxBytes) {
+      if (rows.length === 0) {
+        const id = row[MATCH_ROW.id];
+        throw new ApiError(503, 'match_response_too_large', `Match ${id} alone is larger than the ${maxBytes}-byte page cap; nothing was charged.`, { detail: id });
+      }
+      // This row starts the next page.
+      last = previous;
+      capped = true;
+      break;
+    }
+    bytes += size;
+    rows.push(text);
+  }
+  // A page that stopped early (limit, cap or examined budget) continues only if an entry is left.
+  const more = !exhausted && last !== null && (capped || (await walk.more()));
+  const cursor = more && last ? signer.issue(generation, q.filters, { day: last.day, ordinal: last.ordinal }, now) : null;
+  return tail(rows, cursor);
+}
+
+/** The anchors other than the driver, the opponent, the venue and the provider filters, on one row. */
+function rowPasses(row: MatchRowValue, sets: Partial<Record<AnchorKind, Set<string>>>, team: string | null, opponent: string | null, q: MatchQuery, index: MatchIndex): boolean {
+  const home = row[MATCH_ROW.home];
+  const away = row[MATCH_ROW.away];
+  const competition = row[MATCH_ROW.competition];
+  const season = row[MATCH_ROW.season];
+  if (sets.team && !((home !== null && sets.team.has(home)) || (away !== null && sets.team.has(away)))) return false;
+  if (sets.competition && (competition === null || !sets.competition.has(competition))) return false;
+  if (sets.season && (season === null || !sets.season.has(season))) return false;
+  if (team !== null && q.venue !== 'any' && (q.venue === 'home' ? home : away) !== team) return false;
+  if (opponent !== null && (home === team ? away : away === team ? home : null) !== opponent) return false;
+  if (q.require.length || q.missing.length) {
+    const bridged = new Set<string>();
+    const b = row[MATCH_ROW.bridges];
+    for (let i = 0; i < b.length; i += 3) bridged.add(index.provider(b[i] as number));
+    if (!q.require.every((p) => bridged.has(p))) return false;
+    if (q.missing.some((p) => bridged.has(p))) return false;
+  }
+  return true;
+}
+

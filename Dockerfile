@@ -18,6 +18,7 @@ COPY cli cli
 COPY client client
 COPY common common
 COPY compiler compiler
+COPY edge edge
 COPY explorer explorer
 COPY generator generator
 COPY mirror mirror

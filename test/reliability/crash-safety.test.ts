@@ -16,7 +16,8 @@ import { CrashLedger, runCrashLoop, type CrashLoopReport } from './support/crash
 import { rawConnect, parseFirstResponse } from './support/raw-http.ts';
 import { CRASH_BATCH, keyId, makeCrashWorld, type CrashWorld } from './support/reliability-world.ts';
 
-const KILLS = 200;
+// A sample of the crash loop, seeded (CRASH_SEED) so a failure replays; `npm run soak` runs it with 1,000 kills.
+const KILLS = 80;
 const REDIS_KILLS = 20;
 const SEED = Number(process.env.CRASH_SEED ?? 8081);
 

@@ -51,16 +51,7 @@ const roleInRow = (b: BridgeRow): string => b[3];
  * does not depend on the entity type, so it also stands for a merged ID's bridges in the diff base.
  */
 export function storedBridges<B extends readonly [string, string, string, ...string[]]>(bridges: readonly B[], roleOf: (bridge: B) => string): string {
-  let out = ',"bridges":[';
-  for (let i = 0; i < bridges.length; i++) {
-    const b = bridges[i];
-    const role = roleOf(b);
-    const marker = MARKER_OF.get(role);
-    if (marker === undefined) throw new Error(`[shard-format] unknown provider role ${JSON.stringify(role)}`);
-    if (i > 0) out += ',';
-    out += `{"provider":${quoted(b[0])},"namespace":${quoted(b[1])},"external_id":${jsonString(b[2])}${marker}}`;
-  }
-  return out + ']';
+  return bridgesSection(bridges, roleOf, (b, marker) => `{"provider":${quoted(b[0])},"namespace":${quoted(b[1])},"external_id":${jsonString(b[2])}${marker}}`);
 }
 
 /**
@@ -70,6 +61,11 @@ export function storedBridges<B extends readonly [string, string, string, ...str
 export function shardBridges<B extends readonly [string, string, string, ...string[]]>(bridges: readonly B[], roleOf: (bridge: B) => string): string {
   if (bridges.length === 0) return NO_STORED_BRIDGES;
   const m = SHARD_MARKERS;
+  return bridgesSection(bridges, roleOf, (b, marker) => `${m.bridge}${quoted(b[0])}${b[1] === '' ? m.noNamespace : m.namespace + quoted(b[1]) + m.externalId}${jsonString(b[2])}${marker}}`);
+}
+
+/** The bridges section, each bridge written by `write` with its provider role's marker (an unknown role is refused). */
+function bridgesSection<B extends readonly [string, string, string, ...string[]]>(bridges: readonly B[], roleOf: (bridge: B) => string, write: (bridge: B, marker: string) => string): string {
   let out = ',"bridges":[';
   for (let i = 0; i < bridges.length; i++) {
     const b = bridges[i];
@@ -77,7 +73,7 @@ export function shardBridges<B extends readonly [string, string, string, ...stri
     const marker = MARKER_OF.get(role);
     if (marker === undefined) throw new Error(`[shard-format] unknown provider role ${JSON.stringify(role)}`);
     if (i > 0) out += ',';
-    out += `${m.bridge}${quoted(b[0])}${b[1] === '' ? m.noNamespace : m.namespace + quoted(b[1]) + m.externalId}${jsonString(b[2])}${marker}}`;
+    out += write(b, marker);
   }
   return out + ']';
 }

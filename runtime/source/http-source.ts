@@ -7,7 +7,8 @@ import type { ShardSource } from '../interfaces.ts';
 import { stderrProblemLog, type ProblemLog } from '../problem-log.ts';
 import { ArtefactError, UpstreamError } from '../read-errors.ts';
 import { LruCache } from '../release/lru-cache.ts';
-import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
+import { cachedReads, wholeFileKey } from './cached-reads.ts';
+import { isMutablePath } from './source-path.ts';
 
 /** Options of createHttpSource. */
 export interface HttpSourceOptions {
@@ -109,10 +110,6 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   const assertOpen = () => {
     if (closed) throw new Error(`[${tag}] ${label} is closed`);
   };
-  // Pointer files and 404s are shared while in flight but never kept: both may change at any moment.
-  const weightOf = (path: string) => (bytes: Uint8Array) =>
-    bytes === MISSING || isMutablePath(path) ? Infinity : bytes.byteLength;
-  const NOT_RETAINED = () => Infinity;
 
   async function request(url: URL, init: { method?: string; range?: string }): Promise<Response> {
     if (active >= maxConcurrent) await new Promise<void>((resolve) => waiting.push(resolve));
@@ -221,7 +218,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     if (res.status === 200) {
       // The server ignored Range and sent the whole file: still correct, and worth keeping whole.
       const whole = await body(res, url, range);
-      if (!isMutablePath(path)) cache.set(`f ${path}`, whole, whole.byteLength);
+      if (!isMutablePath(path)) cache.set(wholeFileKey(path), whole, whole.byteLength);
       if (offset + length > whole.byteLength) throw shorter(url, range, whole.byteLength);
       return whole.slice(offset, offset + length);
     }
@@ -254,30 +251,10 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     label,
     where: (path) => href(urlOf(path)),
 
-    async readFile(path) {
-      assertOpen();
-      checkSourcePath(tag, path);
-      const key = `f ${path}`;
-      const bytes = await cache.getOrLoad(key, weightOf(path), async () => (await loadFile(path)) ?? MISSING);
-      return bytes === MISSING ? null : bytes;
-    },
-
-    async readRange(path, offset, length, transient = false) {
-      assertOpen();
-      checkSourcePath(tag, path);
-      checkRange(tag, path, offset, length);
-      if (length === 0) return loadEmptyRange(path, offset);
-      if (!isMutablePath(path)) {
-        const whole = cache.get(`f ${path}`);
-        if (whole && whole !== MISSING) {
-          if (offset + length > whole.byteLength) throw shorter(urlOf(path), `${offset}-${offset + length - 1}`, whole.byteLength);
-          return whole.subarray(offset, offset + length);
-        }
-      }
-      // A transient range (a shard) is kept, verified, by its caller (runtime/release/shard-cache.ts): shared while
-      // in flight, but not retained here a second time.
-      return cache.getOrLoad(`r ${path} ${offset} ${length}`, transient ? NOT_RETAINED : weightOf(path), () => loadRange(path, offset, length));
-    },
+    ...cachedReads(cache, {
+      tag, loadFile, loadRange, loadEmptyRange, assertOpen,
+      pastEnd: (path: string, offset: number, length: number, size: number) => shorter(urlOf(path), `${offset}-${offset + length - 1}`, size),
+    }),
 
     /** A HEAD of the release index: any answer below 500 means the origin is there (what it holds is the catalog's business). */
     async ping() {
@@ -297,9 +274,6 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     stats: () => ({ requests, cachedBytes: cache.weight, cacheBytes }),
   };
 }
-
-// Stands for a 404 inside the cache, so concurrent readers of a missing file share one request.
-const MISSING = new Uint8Array(0);
 
 /** A connection the peer reset or closed under a request (not a timeout, refusal or HTTP status). */
 function connectionReset(err: unknown): boolean {

@@ -6,7 +6,7 @@
 import type { ShardSource } from '../interfaces.ts';
 import { ArtefactError, UpstreamError } from '../read-errors.ts';
 import { LruCache } from '../release/lru-cache.ts';
-import { checkRange, checkSourcePath, isMutablePath } from './source-path.ts';
+import { cachedReads } from './cached-reads.ts';
 
 /** The part of an R2 object the driver reads (workerd's R2ObjectBody). */
 interface R2ObjectLike {
@@ -36,8 +36,6 @@ export interface R2ShardSource extends ShardSource {
   stats(): { reads: number; cachedBytes: number; cacheBytes: number };
 }
 
-const MISSING = new Uint8Array(0);
-
 export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   const tag = 'r2-source';
   const prefix = opts.prefix ?? '';
@@ -47,9 +45,6 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   let reads = 0;
   let closed = false;
   const where = (path: string): string => `${label}${path}`;
-  // Pointer files and missing objects are shared while in flight but never kept: both may change at any moment.
-  const weightOf = (path: string) => (bytes: Uint8Array) => (bytes === MISSING || isMutablePath(path) ? Infinity : bytes.byteLength);
-  const NOT_RETAINED = () => Infinity;
   const assertOpen = () => {
     if (closed) throw new Error(`[${tag}] ${label} is closed`);
   };
@@ -67,9 +62,9 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   const pastEnd = (path: string, offset: number, length: number, size: number): ArtefactError =>
     new ArtefactError(where(path), `range ${offset}-${offset + length - 1} is past the end of the file (${size} bytes)`);
 
-  async function loadFile(path: string): Promise<Uint8Array> {
+  async function loadFile(path: string): Promise<Uint8Array | null> {
     const obj = await call(path, 'get', () => opts.bucket.get(prefix + path));
-    if (!obj) return MISSING;
+    if (!obj) return null;
     const bytes = new Uint8Array(await call(path, 'get', () => obj.arrayBuffer()));
     reads--; // the body of the same get
     if (bytes.byteLength !== obj.size) throw new UpstreamError(`get ${where(path)}`, `body has ${bytes.byteLength} bytes, the object ${obj.size}`);
@@ -106,27 +101,7 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   return {
     label,
     where,
-    async readFile(path) {
-      assertOpen();
-      checkSourcePath(tag, path);
-      const bytes = await cache.getOrLoad(`f ${path}`, weightOf(path), () => loadFile(path));
-      return bytes === MISSING ? null : bytes;
-    },
-    async readRange(path, offset, length, transient = false) {
-      assertOpen();
-      checkSourcePath(tag, path);
-      checkRange(tag, path, offset, length);
-      if (length === 0) return loadEmptyRange(path, offset);
-      if (!isMutablePath(path)) {
-        const whole = cache.get(`f ${path}`);
-        if (whole && whole !== MISSING) {
-          if (offset + length > whole.byteLength) throw pastEnd(path, offset, length, whole.byteLength);
-          return whole.subarray(offset, offset + length);
-        }
-      }
-      // A transient range (a shard) is kept, verified, by its caller (release/shard-cache.ts): not a second time here.
-      return cache.getOrLoad(`r ${path} ${offset} ${length}`, transient ? NOT_RETAINED : weightOf(path), () => loadRange(path, offset, length));
-    },
+    ...cachedReads(cache, { tag, loadFile, loadRange, loadEmptyRange, pastEnd, assertOpen }),
     async ping() {
       assertOpen();
       await call('index.json', 'head', () => opts.bucket.head(`${prefix}index.json`));

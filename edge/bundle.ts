@@ -1,13 +1,16 @@
 // `register edge build`: the Worker as one ES-module bundle (edge/worker.ts and everything it imports) and the
 // wrangler.toml that deploys it with its bindings. Bundled by esbuild with the `workerd` condition, so the platform
 // seam (package.json "imports", #platform/*) picks its Web side, and checked to import no Node built-in: the bundle
-// runs on workerd as it is, without `nodejs_compat`.
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+// runs on workerd as it is, without `nodejs_compat`. The built pages (build/pages/) go inside it, so the edge's route
+// table and document are Node's, pages included.
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve, sep } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { Plugin } from 'esbuild';
 import { RegisterError } from '../common/errors.ts';
 import { BINDINGS, DURABLE_CLASSES } from './bindings.ts';
+import type { BundledFile } from './pages.ts';
 
 /** The Workers runtime's compatibility date the bundle is written for (the pinned workerd's is 2026-04-26). */
 export const COMPATIBILITY_DATE = '2026-04-01';
@@ -27,6 +30,45 @@ const noWorkerThreads: Plugin = {
   },
 };
 
+/** The pages scripts/build.mjs writes, which Node serves by default (runtime/pages/page-folder.ts). */
+const PAGES_DIR = join(ROOT, 'build', 'pages');
+const PAGES_MODULE = 'register:pages';
+
+/**
+ * Every file of the pages folder, by its path under it, in name order (the same folder, the same bundle). A file that
+ * is UTF-8 (all of them, as built) goes in as its text rather than base64, so it gzips as the file itself does.
+ */
+async function pagesModule(dir: string): Promise<string> {
+  if (!existsSync(join(dir, 'index.html'))) throw new RegisterError('edge', `the pages are not built (${join(dir, 'index.html')} is missing): run npm run build, the Worker bundle carries them`);
+  const names = (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1).split(sep).join('/'))
+    .sort();
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const files: Record<string, BundledFile> = {};
+  for (const name of names) {
+    const bytes = await readFile(join(dir, name));
+    let text: string | null = null;
+    try {
+      text = utf8.decode(bytes);
+    } catch {
+      // Not UTF-8: carried as base64.
+    }
+    files[name] = text === null ? { base64: bytes.toString('base64') } : { text };
+  }
+  return `export default ${JSON.stringify(files)};`;
+}
+
+function bundledPagesPlugin(dir: string): Plugin {
+  return {
+    name: 'bundled-pages',
+    setup(b) {
+      b.onResolve({ filter: new RegExp(`^${PAGES_MODULE}$`) }, () => ({ path: PAGES_MODULE, namespace: 'pages' }));
+      b.onLoad({ filter: /.*/, namespace: 'pages' }, async () => ({ contents: await pagesModule(dir), loader: 'js' }));
+    },
+  };
+}
+
 export interface WorkerBundle {
   code: string;
   /** Its size, and gzipped (what the platform's limit counts). */
@@ -34,8 +76,8 @@ export interface WorkerBundle {
   gzipBytes: number;
 }
 
-/** The Worker bundle, in memory. Throws naming any Node built-in it would import. */
-export async function bundleWorker(): Promise<WorkerBundle> {
+/** The Worker bundle, in memory, with the pages of `pagesDir`. Throws naming any Node built-in it would import. */
+export async function bundleWorker(pagesDir: string = PAGES_DIR): Promise<WorkerBundle> {
   const { build } = await import('esbuild');
   const result = await build({
     entryPoints: [join(ROOT, 'edge/worker.ts')],
@@ -51,7 +93,7 @@ export async function bundleWorker(): Promise<WorkerBundle> {
     write: false,
     metafile: true,
     logLevel: 'silent',
-    plugins: [noWorkerThreads],
+    plugins: [noWorkerThreads, bundledPagesPlugin(pagesDir)],
   });
   const builtins = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external && !i.path.startsWith('cloudflare:')).map((i) => i.path));
   if (builtins.length) throw new RegisterError('edge', `the Worker bundle would import ${[...new Set(builtins)].join(', ')}: nothing in it may need a Node built-in`);

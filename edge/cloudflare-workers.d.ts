@@ -17,3 +17,10 @@ declare module 'cloudflare:workers' {
     constructor(ctx: DurableObjectState, env: Env);
   }
 }
+
+// The built pages (build/pages/), written into the bundle by `register edge build` (bundle.ts): each file by its
+// path under the folder, as its text when it is UTF-8 (it gzips as the file does) or else as base64.
+declare module 'register:pages' {
+  const files: Record<string, { text: string } | { base64: string }>;
+  export default files;
+}

@@ -2,7 +2,9 @@
 // the R2 bucket DIST, the private part (notices) from PRIVATE, keys and state in Durable Objects. Everything read
 // from R2 passes the same integrity checks as on Node (runtime/release/). Built per isolate on its first request and
 // kept: index.json is re-read at most once a second (the catalog's refresh), verified pieces stay in the isolate's
-// caches. `/_admin/` is the admin route (admin.ts); every other path is the app's.
+// caches. The pages (`/`, `/docs`, `/assets/…`) are the built pages folder, carried in the bundle (pages.ts).
+// `/_admin/` is the admin route (admin.ts); every other path is the app's.
+import pageFiles from 'register:pages';
 import { createApp, type App } from '../runtime/app.ts';
 import { openapiBytesOf } from '../runtime/openapi-json.ts';
 import { operationsOf } from '../runtime/ops/operations.ts';
@@ -17,6 +19,7 @@ import { ADMIN_PREFIX, adminAnswer } from './admin.ts';
 import type { EdgeEnv } from './bindings.ts';
 import { edgeAuthenticator, edgeStateStore } from './edge-state.ts';
 import { appRequest, edgeResponse } from './http.ts';
+import { bundledPages } from './pages.ts';
 
 export { KeyDirectory, KeyObject, ProviderObject } from './durable-objects.ts';
 
@@ -44,11 +47,9 @@ function appFor(env: EdgeEnv): App {
       maxBodyBytes: MAX_BODY_BYTES,
       batch: batchOptionsFor(source),
       matches: { cursorSecret: env.CURSOR_SECRET ?? null },
-      // The explorer's files are not bundled into the Worker (docs/edge.md): its table holds no pages.
-      pages: false,
     }),
     operations: operationsOf({ catalog, store, source, metrics: null }),
-    pages: null,
+    pages: bundledPages(pageFiles),
     maxBodyBytes: MAX_BODY_BYTES,
     readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,
     log,

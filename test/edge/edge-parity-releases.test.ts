@@ -23,7 +23,7 @@ async function bothOver(dist: string, root: string): Promise<{ node: Runtime; ed
   const edge = await edgeOver(dist);
   open.push(edge);
   const { key } = await issueKeys(edge.url!, keysFileIn(root), { key: { name: 'walk', quota: 1_000_000, rate: 1_000_000 } });
-  const node = await startRuntime({ dist, keys: keysFileIn(root), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET, pages: null, log: () => {} });
+  const node = await startRuntime({ dist, keys: keysFileIn(root), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET, log: () => {} });
   open.push(node);
   return { node, edge, key };
 }

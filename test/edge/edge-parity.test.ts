@@ -3,7 +3,9 @@
 // include, redirects, tombstones, 409s, errors, HEAD, CORS, ETag/304) give the same status, the same body bytes and
 // the same headers but Date on both, and every answer is validated against the OpenAPI document. Then the edge's
 // exact credits and rate under concurrency, and its answer to a damaged object in R2.
+import { readdirSync } from 'node:fs';
 import { Agent } from 'node:http';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalEdge } from '../../edge/local-edge.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
@@ -29,7 +31,7 @@ beforeAll(async () => {
     credits: { name: 'credits', quota: 1000, rate: 1_000_000 },
     slow: { name: 'slow', quota: 1_000_000, rate: 5 },
   });
-  node = await startRuntime({ dist: world.dist, keys: keysFileIn(world.root), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET, pages: null, log: () => {} });
+  node = await startRuntime({ dist: world.dist, keys: keysFileIn(world.root), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET, log: () => {} });
 });
 
 afterAll(async () => {
@@ -81,6 +83,11 @@ function probes(): Probe[] {
   for (const p of ['/api/v1/', `/api/v1/entities/${ID.arsenal}?include=bridges`, '/api/v1/meta', `/api/v1/entities/${ID.tomb}`]) out.push({ method: 'HEAD', path: p });
   out.push({ method: 'OPTIONS', path: '/api/v1/batch', key: null, headers: { origin: 'https://example.org', 'access-control-request-method': 'POST' } });
   out.push({ method: 'OPTIONS', path: '/api/v1/nope', key: null, headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' } });
+  // The pages, which the Worker carries in its bundle and Node reads from build/pages/: each asset as built, a
+  // hashed name that was never built and a name that is no asset's; GET and HEAD.
+  const assets = readdirSync(join(import.meta.dirname, '../../build/pages/assets')).map((f) => `/assets/${f}`);
+  expect(assets.length).toBeGreaterThanOrEqual(4);
+  for (const path of ['/', '/docs', ...assets, '/assets/explorer-AAAAAAAA.js', '/assets/nope.js']) for (const method of ['GET', 'HEAD']) out.push({ method, path, key: null });
   return out;
 }
 

@@ -6,7 +6,7 @@
 // Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError, errorReply } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type Admission, type AuthResult, type Authenticator, type Clock, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type Admission, type AuthResult, type Authenticator, type Clock, type KeyAdmission, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Release } from './release/open-release.ts';
 import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
@@ -315,11 +315,16 @@ export function createApp(opts: AppOptions): App {
     x.keyLater = false;
     const cost = x.def!.costOf(x.prepared!);
     x.period = quotaPeriod(x.now);
-    const r = await opts.keys.authenticateAndAdmit!(x.request.headers.get('authorization'), new Date(x.now), x.period, cost);
+    const r = await checkKey(x, x.period, cost);
     admitKey(x, x.def!, r);
     // A 429's credits, which `refused` would otherwise ask the store for.
     if (r.admission?.charge === null) x.credits = r.remaining;
     settle(x, r.key, cost, r.admission!);
+  }
+
+  /** The request's key checked and, given a cost, the request admitted, in one call (Authenticator.authenticateAndAdmit). */
+  function checkKey(x: Exchange, period: string, cost: number | null): Promise<KeyAdmission> {
+    return opts.keys.authenticateAndAdmit!(x.request.headers.get('authorization'), new Date(x.now), period, cost);
   }
 
   /**
@@ -329,7 +334,7 @@ export function createApp(opts: AppOptions): App {
   async function keyFirst(x: Exchange, refusal: unknown): Promise<ApiError> {
     x.keyLater = false;
     try {
-      const r = await opts.keys.authenticateAndAdmit!(x.request.headers.get('authorization'), new Date(x.now), quotaPeriod(clock.now()), null);
+      const r = await checkKey(x, quotaPeriod(clock.now()), null);
       admitKey(x, x.def!, r);
       x.credits = r.remaining;
     } catch (e) {

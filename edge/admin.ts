@@ -1,6 +1,7 @@
 // The admin route, `/_admin/keys`, the only way to manage a deployment's keys (`register keys … --edge URL`): list,
-// add (the CLI sends the entry with the secret's hash, made where the key was drawn: the secret never travels) and
-// revoke. It answers only to the admin token (the ADMIN_TOKEN secret), compared in constant time; no other route
+// add (the CLI sends the entry with the secret's hash, made where the key was drawn: the secret never travels),
+// revoke, and a key's stats (`GET /_admin/keys/<id>/stats`: the calls its object answered since it was loaded, what
+// the Durable Object requests per lookup are measured by). It answers only to the admin token (the ADMIN_TOKEN secret), compared in constant time; no other route
 // accepts that token, and nothing here logs a header.
 import { sameBytes, sha256 } from '#platform/crypto';
 import { ApiError } from '../runtime/api-error.ts';
@@ -69,6 +70,12 @@ export async function adminAnswer(request: Request, env: EdgeEnv): Promise<Respo
       if (!entry) throw new ApiError(404, 'not_found', `No key ${revoke[1]}.`);
       await directory.update(entry);
       return json(200, entry);
+    }
+    const stats = /^keys\/([0-9a-f]{8})\/stats$/.exec(path);
+    if (stats && request.method === 'GET') {
+      const found = await env.KEYS.get(env.KEYS.idFromName(stats[1])).stats();
+      if (!found) throw new ApiError(404, 'not_found', `No key ${stats[1]}.`);
+      return json(200, found);
     }
     throw new ApiError(404, 'not_found', 'No such admin path.');
   } catch (e) {

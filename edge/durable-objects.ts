@@ -2,15 +2,16 @@
 // - KeyObject, one per API key (named by its id): the key's entry, its rate window and its monthly quota. Each
 //   method changes memory in one synchronous step (a Durable Object runs one event at a time, and nothing here
 //   awaits between the check and the change), so admissions and charges are exact under any concurrency; the
-//   storage write it makes is durable before the caller sees the answer (the runtime's output gate).
+//   storage write it makes is durable before the caller sees the answer (the runtime's output gate). A costing
+//   request is one call (`enter`: the secret's hash, revocation and expiry checked with the rate and the charge).
 // - ProviderObject, one per provider: the seen and acknowledged state of its notices.
 // - KeyDirectory, one for the deployment: the list the admin route shows. Only the admin route reaches it.
 import { DurableObject } from 'cloudflare:workers';
 import { fromHex, sameBytes } from '#platform/crypto';
-import type { Admission, AuthResult, ChargeResult, KeyEntry, NoticeState } from '../runtime/interfaces.ts';
+import type { Admission, AuthResult, ChargeResult, KeyAdmission, KeyEntry, NoticeState } from '../runtime/interfaces.ts';
 import { toKeyRecord } from '../runtime/keys/key-entry.ts';
 import { RateWindows } from '../runtime/state/rate-window.ts';
-import { StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
+import { checkCharge, StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
 import type { EdgeEnv } from './bindings.ts';
 
 /** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
@@ -21,6 +22,11 @@ export class KeyObject extends DurableObject<EdgeEnv> {
   /** Lookups charged by quota period ("2026-11"). */
   private readonly used = new Map<string, number>();
   private readonly rates = new RateWindows();
+  /**
+   * Calls this object has answered since it was loaded, `stats` aside: the Durable Object requests the platform
+   * bills. Kept in memory only (a write per request would cost more than it tells); the admin route shows it.
+   */
+  private calls = 0;
 
   constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
     super(ctx, env);
@@ -32,6 +38,31 @@ export class KeyObject extends DurableObject<EdgeEnv> {
 
   /** Checks a secret's sha256 (hex) against the stored one at `nowMs`: the key's record, or why it is refused. */
   authenticate(hashHex: string, nowMs: number): AuthResult {
+    this.calls++;
+    return this.check(hashHex, nowMs);
+  }
+
+  /**
+   * A costing request in one call: the key checked as `authenticate` does, then, given a `cost`, the rate and the
+   * charge by the key's own plan (`admit`); given null, only the check (a request refused before its charge). With
+   * the key's credits in `period` after it.
+   */
+  enter(hashHex: string, nowMs: number, period: string, cost: number | null): KeyAdmission {
+    this.calls++;
+    const auth = this.check(hashHex, nowMs);
+    if (!auth.ok) return auth;
+    const { quota, rate } = auth.key;
+    if (cost !== null) checkCharge(cost, quota);
+    const admission = cost === null ? null : this.admitNow(nowMs, rate, period, cost, quota);
+    return { ok: true, key: auth.key, admission, remaining: this.left(period, quota) };
+  }
+
+  /** This key's call count (`calls`), or null when there is no such key. Not counted itself. */
+  stats(): { id: string; calls: number } | null {
+    return this.entry ? { id: this.entry.id, calls: this.calls } : null;
+  }
+
+  private check(hashHex: string, nowMs: number): AuthResult {
     const stored = this.entry ? fromHex(this.entry.hash) : NO_HASH;
     const given = fromHex(hashHex);
     if (!sameBytes(given.length === 32 ? given : NO_HASH, stored) || !this.entry) return { ok: false, code: 'invalid_key' };
@@ -42,33 +73,51 @@ export class KeyObject extends DurableObject<EdgeEnv> {
 
   /** The rate check and, if it admits, the charge: one step, so nothing slips between them. */
   admit(nowMs: number, rate: number, period: string, cost: number, quota: number): Admission {
-    const wait = this.rates.hit('key', nowMs, rate);
-    if (wait > 0) return { wait, charge: null };
-    return { wait: 0, charge: this.charge(period, cost, quota) };
+    this.calls++;
+    return this.admitNow(nowMs, rate, period, cost, quota);
   }
 
   charge(period: string, cost: number, quota: number): ChargeResult {
+    this.calls++;
+    return this.chargeNow(period, cost, quota);
+  }
+
+  refund(period: string, cost: number): void {
+    this.calls++;
+    const used = this.used.get(period) ?? 0;
+    this.setUsed(period, used - Math.min(cost, used));
+  }
+
+  remaining(period: string, quota: number): number {
+    this.calls++;
+    return this.left(period, quota);
+  }
+
+  hit(nowMs: number, rate: number): number {
+    this.calls++;
+    return this.rates.hit('key', nowMs, rate);
+  }
+
+  private admitNow(nowMs: number, rate: number, period: string, cost: number, quota: number): Admission {
+    const wait = this.rates.hit('key', nowMs, rate);
+    if (wait > 0) return { wait, charge: null };
+    return { wait: 0, charge: this.chargeNow(period, cost, quota) };
+  }
+
+  private chargeNow(period: string, cost: number, quota: number): ChargeResult {
     const used = this.used.get(period) ?? 0;
     if (used + cost > quota) return { ok: false, remaining: Math.max(0, quota - used) };
     if (cost > 0) this.setUsed(period, used + cost);
     return { ok: true, remaining: Math.max(0, quota - used - cost) };
   }
 
-  refund(period: string, cost: number): void {
-    const used = this.used.get(period) ?? 0;
-    this.setUsed(period, used - Math.min(cost, used));
-  }
-
-  remaining(period: string, quota: number): number {
+  private left(period: string, quota: number): number {
     return Math.max(0, quota - (this.used.get(period) ?? 0));
-  }
-
-  hit(nowMs: number, rate: number): number {
-    return this.rates.hit('key', nowMs, rate);
   }
 
   /** Stores a new key's entry; false when this id already has one. */
   create(entry: KeyEntry): boolean {
+    this.calls++;
     if (this.entry) return false;
     this.entry = entry;
     void this.ctx.storage.put('entry', entry);
@@ -77,6 +126,7 @@ export class KeyObject extends DurableObject<EdgeEnv> {
 
   /** Marks the key revoked (applies to its next request); its entry, or null when there is no such key. */
   revoke(): KeyEntry | null {
+    this.calls++;
     if (!this.entry) return null;
     if (!this.entry.revoked) {
       this.entry = { ...this.entry, revoked: true };

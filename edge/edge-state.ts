@@ -1,9 +1,10 @@
 // The app's key check and state store at the edge: each call goes to the Durable Object of the key or provider it
-// is about (durable-objects.ts), so requests of different keys never meet in one object. Authentication is one call
-// to the key's object (the secret is hashed here, so no object ever sees it); the rate check and the charge are a
-// second, atomic call (StateStore.admit).
+// is about (durable-objects.ts), so requests of different keys never meet in one object. The secret is hashed here,
+// so no object ever sees it. A costing request is one call to its key's object: the key's check, the rate and the
+// charge in one atomic step (Authenticator.authenticateAndAdmit); any other authenticated request, one call to check
+// the key (authenticate).
 import { sha256Hex } from '#platform/crypto';
-import type { Admission, Authenticator, AuthResult, ChargeResult, NoticeState, StateStore } from '../runtime/interfaces.ts';
+import type { Admission, Authenticator, AuthResult, ChargeResult, KeyAdmission, NoticeState, StateStore } from '../runtime/interfaces.ts';
 import { API_KEY } from '../runtime/keys/key-entry.ts';
 import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund } from '../runtime/state/state-core.ts';
 import type { EdgeEnv } from './bindings.ts';
@@ -14,14 +15,24 @@ const BEARER = /^bearer ([\x21-\x7e]+)$/i;
 const keyObject = (env: EdgeEnv, keyId: string) => env.KEYS.get(env.KEYS.idFromName(keyId));
 const providerObject = (env: EdgeEnv, provider: string) => env.PROVIDERS.get(env.PROVIDERS.idFromName(provider));
 
+/** The key's id and its secret's sha256 (hex) from an Authorization header, or why it is refused without a call. */
+function credential(authorization: string | null): { id: string; hash: string } | { ok: false; code: 'missing_key' | 'invalid_key' } {
+  if (authorization === null || authorization === '') return { ok: false, code: 'missing_key' };
+  const bearer = BEARER.exec(authorization);
+  const parts = bearer ? API_KEY.exec(bearer[1]) : null;
+  if (!parts) return { ok: false, code: 'invalid_key' };
+  return { id: parts[1], hash: sha256Hex(parts[2]) };
+}
+
 export function edgeAuthenticator(env: EdgeEnv): Authenticator {
   return {
     async authenticate(authorization: string | null, now: Date): Promise<AuthResult> {
-      if (authorization === null || authorization === '') return { ok: false, code: 'missing_key' };
-      const bearer = BEARER.exec(authorization);
-      const parts = bearer ? API_KEY.exec(bearer[1]) : null;
-      if (!parts) return { ok: false, code: 'invalid_key' };
-      return keyObject(env, parts[1]).authenticate(sha256Hex(parts[2]), now.getTime());
+      const c = credential(authorization);
+      return 'id' in c ? keyObject(env, c.id).authenticate(c.hash, now.getTime()) : c;
+    },
+    async authenticateAndAdmit(authorization: string | null, now: Date, period: string, cost: number | null): Promise<KeyAdmission> {
+      const c = credential(authorization);
+      return 'id' in c ? keyObject(env, c.id).enter(c.hash, now.getTime(), period, cost) : c;
     },
   };
 }

@@ -6,7 +6,7 @@
 // Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError, errorReply } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type AuthResult, type Authenticator, type Clock, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type Admission, type AuthResult, type Authenticator, type Clock, type KeyAdmission, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Release } from './release/open-release.ts';
 import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
@@ -119,6 +119,8 @@ interface Exchange {
   params: Record<string, string>;
   now: number;
   key: KeyRecord | null;
+  /** The key is to be checked in the call that charges the request (Authenticator.authenticateAndAdmit). */
+  keyLater: boolean;
   costing: boolean;
   prepared: Prepared | null;
   credits: number | null;
@@ -249,6 +251,9 @@ export function createApp(opts: AppOptions): App {
         if (x.api) x.headers['cache-control'] = 'no-cache';
         return;
       }
+      // Where the key is checked in the call that charges (the edge's), a costing request's key is checked after the
+      // validation steps, by `admitting`, or by `keyFirst` if they refuse it: one call either way.
+      if (def.costing && opts.keys.authenticateAndAdmit) return void (x.keyLater = true);
       // A key store may have to ask elsewhere (the edge's): only then is this step awaited.
       const checked: MaybePromise<AuthResult> = opts.keys.authenticate(x.request.headers.get('authorization'), new Date(x.now));
       if (!isPromise(checked)) return void admitKey(x, def, checked);
@@ -270,6 +275,7 @@ export function createApp(opts: AppOptions): App {
       return prepared.then((p) => void (x.prepared = p));
     },
     function admitting(x) {
+      if (x.keyLater) return checkAndCharge(x);
       if (x.costing && x.key) return charge(x, x.key);
     },
     function run(x) {
@@ -299,10 +305,47 @@ export function createApp(opts: AppOptions): App {
 
   /** Rate limit, then quota: a refusal of either charges nothing. */
   async function charge(x: Exchange, key: KeyRecord): Promise<void> {
-    const now = x.now;
     const cost = x.def!.costOf(x.prepared!);
-    x.period = quotaPeriod(now);
-    const { wait, charge } = await admit(opts.store, key.id, now, key.rate, x.period, cost, key.quota);
+    x.period = quotaPeriod(x.now);
+    settle(x, key, cost, await admit(opts.store, key.id, x.now, key.rate, x.period, cost, key.quota));
+  }
+
+  /** The key check, the rate limit and the quota in one call (the edge's key object): refused in that order. */
+  async function checkAndCharge(x: Exchange): Promise<void> {
+    x.keyLater = false;
+    const cost = x.def!.costOf(x.prepared!);
+    x.period = quotaPeriod(x.now);
+    const r = await checkKey(x, x.period, cost);
+    admitKey(x, x.def!, r);
+    // A 429's credits, which `refused` would otherwise ask the store for.
+    if (r.admission?.charge === null) x.credits = r.remaining;
+    settle(x, r.key, cost, r.admission!);
+  }
+
+  /** The request's key checked and, given a cost, the request admitted, in one call (Authenticator.authenticateAndAdmit). */
+  function checkKey(x: Exchange, period: string, cost: number | null): Promise<KeyAdmission> {
+    return opts.keys.authenticateAndAdmit!(x.request.headers.get('authorization'), new Date(x.now), period, cost);
+  }
+
+  /**
+   * The refusal of a request whose key was to be checked with its charge: the key is checked first, charging
+   * nothing, so a bad key is 401 before any 400, as when the key is checked before the validation steps.
+   */
+  async function keyFirst(x: Exchange, refusal: unknown): Promise<ApiError> {
+    x.keyLater = false;
+    try {
+      const r = await checkKey(x, quotaPeriod(clock.now()), null);
+      admitKey(x, x.def!, r);
+      x.credits = r.remaining;
+    } catch (e) {
+      return failure(e);
+    }
+    return failure(refusal);
+  }
+
+  /** What an admission means for the request: 429, 402, or its lookups charged. */
+  function settle(x: Exchange, key: KeyRecord, cost: number, { wait, charge }: Admission): void {
+    const now = x.now;
     if (charge === null) {
       throw new ApiError(429, 'rate_limited', `More than ${key.rate} costing request(s) in one second.`, {
         headers: { 'retry-after': String(Math.max(1, Math.ceil(wait / 1000))) },
@@ -313,7 +356,7 @@ export function createApp(opts: AppOptions): App {
     x.charged = cost;
   }
 
-  function admitKey(x: Exchange, def: RouteDef, auth: AuthResult): void {
+  function admitKey(x: Exchange, def: RouteDef, auth: AuthResult): asserts auth is { ok: true; key: KeyRecord } {
     if (!auth.ok) throw authError(auth.code);
     x.key = auth.key;
     x.costing = def.costing;
@@ -332,7 +375,7 @@ export function createApp(opts: AppOptions): App {
     corsHeaders(headers);
     const x: Exchange = {
       request, head: request.method === 'HEAD', headers, pathname: '', query: EMPTY_QUERY, segments: [], ns: null, release: null, unavailable: null,
-      def: null, api: true, params: {}, now: 0, key: null, costing: false, prepared: null, credits: null, charged: 0, period: '', reply: null, answered: null,
+      def: null, api: true, params: {}, now: 0, key: null, keyLater: false, costing: false, prepared: null, credits: null, charged: 0, period: '', reply: null, answered: null,
     };
     let answer: Answer;
     try {
@@ -343,7 +386,7 @@ export function createApp(opts: AppOptions): App {
       }
       answer = x.answered ?? undeliverable(x, finish(x.reply!, x.headers, meterOf(x), x.head));
     } catch (e) {
-      answer = await refused(x, failure(e));
+      answer = await refused(x, x.keyLater ? await keyFirst(x, e) : failure(e));
     }
     answer.keyId = x.key?.id ?? null;
     answer.route = x.def?.path ?? null;

@@ -125,7 +125,20 @@ export type AuthResult =
  */
 export interface Authenticator {
   authenticate(authorization: string | null, now: Date): MaybePromise<AuthResult>;
+  /**
+   * Optional, where a key's record is held a call away together with its rate window and quota (the edge: one
+   * Durable Object per key): checks the key and, given a `cost`, admits the costing request by the key's own plan
+   * (rate, then quota, as StateStore.admit) in the same atomic call; given null, only checks it. `remaining` is the
+   * key's credits in `period` after that. With it, the app checks a costing request's key after the validation steps,
+   * in the call that charges it, and a request those steps refuse makes the call with null: still 401 before 400.
+   */
+  authenticateAndAdmit?(authorization: string | null, now: Date, period: string, cost: number | null): Promise<KeyAdmission>;
 }
+
+/** What Authenticator.authenticateAndAdmit decided: the key refused, or its record, the admission (null: none asked) and its credits. */
+export type KeyAdmission =
+  | { ok: false; code: AuthErrorCode }
+  | { ok: true; key: KeyRecord; admission: Admission | null; remaining: number };
 
 export interface KeyStore extends Authenticator {
   /** Checks `Authorization` header value against the keys file (constant-time secret comparison). */

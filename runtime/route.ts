@@ -46,6 +46,10 @@ export interface RequestContext {
   query: URLSearchParams;
   /** The release this namespace serves (null only for routes that allow it). */
   release: Release;
+  /**
+   * The authenticated key; null on a route without auth, and on a costing route where the key is checked in the call
+   * that charges it, after prepare() (the edge: Authenticator.authenticateAndAdmit): a costing route does not read it.
+   */
   key: KeyRecord | null;
   now: number;
   services: Services;

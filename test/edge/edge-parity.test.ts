@@ -2,7 +2,8 @@
 // miniflare), over the same compiled dist and the same keys. Over 200 requests covering every route (with and without
 // include, redirects, tombstones, 409s, errors, HEAD, CORS, ETag/304) give the same status, the same body bytes and
 // the same headers but Date on both, and every answer is validated against the OpenAPI document. Then the edge's
-// exact credits and rate under concurrency, and its answer to a damaged object in R2.
+// exact credits and rate under concurrency, one call to the key's Durable Object per request, and its answer to a
+// damaged object in R2.
 import { readdirSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import type { LocalEdge } from '../../edge/local-edge.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.ts';
-import { comparable, CURSOR_SECRET, edgeOver, issueKeys, keysFileIn } from './edge-support.ts';
+import { ADMIN_TOKEN, comparable, CURSOR_SECRET, edgeOver, issueKeys, keysFileIn } from './edge-support.ts';
 
 let world: World;
 let edge: LocalEdge;
@@ -30,6 +31,7 @@ beforeAll(async () => {
     revoked: { name: 'revoked', ...big },
     credits: { name: 'credits', quota: 1000, rate: 1_000_000 },
     slow: { name: 'slow', quota: 1_000_000, rate: 5 },
+    counted: { name: 'counted', quota: 1_000, rate: 1_000_000 },
   });
   node = await startRuntime({ dist: world.dist, keys: keysFileIn(world.root), state: 'memory:', port: 0, cursorSecret: CURSOR_SECRET, log: () => {} });
 });
@@ -77,6 +79,12 @@ function probes(): Probe[] {
   out.push({ path: '/api/v1/matches?cursor=forged.sig' });
   // Errors before and after auth, and the order of checks.
   for (const key of [null, 'rk_00000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'revoked', 'Basic abc', 'not a key']) out.push({ path: `/api/v1/entities/${ID.arsenal}`, key });
+  // A bad key and a bad request: the key's 401 comes first, on both runtimes.
+  for (const key of [null, 'rk_00000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
+    out.push({ path: '/api/v1/entities/%E0%A4%A', key });
+    out.push({ path: `/api/v1/entities/${ID.arsenal}?include=nope`, key });
+    out.push({ method: 'POST', path: '/api/v1/batch', key, body: '{"requests":[' });
+  }
   for (const p of ['/api/v2/meta', '/api/v1/nope', '/api/v1/entities/', `/api/v1/entities/${'x'.repeat(600)}`, '/api/v1/entities/%E0%A4%A', `/api/v1/search?q=${'a'.repeat(5000)}`]) out.push({ path: p });
   out.push({ method: 'DELETE', path: `/api/v1/entities/${ID.arsenal}` });
   // HEAD, CORS preflight, conditional requests.
@@ -98,6 +106,14 @@ async function send(base: string, p: Probe, extra: Record<string, string> = {}):
   const body = p.body === undefined ? undefined : typeof p.body === 'string' ? p.body : JSON.stringify(p.body);
   if (body !== undefined) headers['content-type'] = 'application/json';
   return rawRequest(base + p.path, { method: p.method ?? 'GET', headers, body });
+}
+
+/** The calls the key's Durable Object has answered, through the admin route (no API key reaches it). */
+async function callsOf(key: string): Promise<number> {
+  // Not rawRequest: the admin route is no part of the public API document.
+  const r = await fetch(`${edge.url}/_admin/keys/${key.slice(3, 11)}/stats`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  expect(r.status).toBe(200);
+  return ((await r.json()) as { calls: number }).calls;
 }
 
 const ISO_TIME = /"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"/g;
@@ -138,9 +154,12 @@ describe('exact state at the edge', () => {
   it('charges exactly 1,000 of 2,000 concurrent lookups on a 1,000-credit key, the rest 402', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     try {
+      const before = await callsOf(keys.credits);
       const answers = await Promise.all(Array.from({ length: 2000 }, (_, i) => rawRequest(`${edge.url}/api/v1/entities/${Object.values(ID)[i % 5]}`, { headers: { authorization: `Bearer ${keys.credits}` }, agent })));
       const by = (s: number) => answers.filter((r) => r.status === s).length;
       expect([by(200), by(402)]).toEqual([1000, 1000]);
+      // One call to the key's object each, answered or refused.
+      expect((await callsOf(keys.credits)) - before).toBe(2000);
       const key = JSON.parse((await rawRequest(`${edge.url}/api/v1/key`, { headers: { authorization: `Bearer ${keys.credits}` } })).body.toString());
       expect(key.key.credits_remaining).toBe(0);
     } finally {
@@ -153,12 +172,57 @@ describe('exact state at the edge', () => {
     await rawRequest(`${edge.url}/api/v1/key`, { headers: { authorization: `Bearer ${keys.slow}` } });
     const agent = new Agent({ keepAlive: true, maxSockets: 200 });
     try {
+      const before = await callsOf(keys.slow);
       const answers = await Promise.all(Array.from({ length: 200 }, () => rawRequest(`${edge.url}/api/v1/entities/${ID.arsenal}`, { headers: { authorization: `Bearer ${keys.slow}` }, agent })));
       expect(answers.filter((r) => r.status === 200).length).toBe(5);
       expect(answers.filter((r) => r.status === 429).every((r) => Number(r.headers['retry-after']) >= 1)).toBe(true);
+      // A 429 is one call too: its credits header comes from the call that refused it.
+      expect((await callsOf(keys.slow)) - before).toBe(200);
+      expect(answers.every((r) => Number(r.headers['x-register-credits-remaining']) >= 1_000_000 - 5)).toBe(true);
     } finally {
       agent.destroy();
     }
+  });
+});
+
+describe('one call to the key\'s Durable Object per request at the edge', () => {
+  it('checks the key, the rate and the charge of a costing request in one call; a refused or free request is one call too', async () => {
+    const key = keys.counted;
+    const id = key.slice(3, 11);
+    const forged = `rk_${id}_${'A'.repeat(32)}`;
+    const calls = async (method: string, path: string, k: string, body?: string) => {
+      const before = await callsOf(key);
+      const headers: Record<string, string> = { authorization: `Bearer ${k}` };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const r = await rawRequest(edge.url + path, { method, headers, body });
+      const credits = r.headers['x-register-credits-remaining'];
+      return { status: r.status, error: r.status >= 400 ? (JSON.parse(r.body.toString()) as { error: string }).error : null, credits: credits === undefined ? null : Number(credits), calls: (await callsOf(key)) - before };
+    };
+    const entity = `/api/v1/entities/${ID.arsenal}`;
+    const batch = JSON.stringify({ requests: [ID.arsenal, ID.chelsea, ID.palmer].map((e) => ({ type: 'entity', id: e })) });
+
+    expect(await calls('GET', entity, key)).toEqual({ status: 200, error: null, credits: 999, calls: 1 });
+    expect(await calls('HEAD', entity, key)).toEqual({ status: 200, error: null, credits: 998, calls: 1 });
+    expect(await calls('GET', '/api/v1/search?q=arsenal', key)).toEqual({ status: 200, error: null, credits: 997, calls: 1 });
+    expect(await calls('POST', '/api/v1/batch', key, batch)).toEqual({ status: 200, error: null, credits: 994, calls: 1 });
+    // Refused by validation: one call, which checks the key and charges nothing.
+    expect(await calls('GET', '/api/v1/entities/%E0%A4%A', key)).toEqual({ status: 400, error: 'invalid_parameter', credits: 994, calls: 1 });
+    expect(await calls('POST', '/api/v1/batch', key, '{"requests":[')).toMatchObject({ status: 400, credits: 994, calls: 1 });
+    // A wrong secret under this key's id is refused by its object, before a 400, in one call.
+    expect(await calls('GET', entity, forged)).toEqual({ status: 401, error: 'invalid_key', credits: null, calls: 1 });
+    expect(await calls('GET', '/api/v1/entities/%E0%A4%A', forged)).toEqual({ status: 401, error: 'invalid_key', credits: null, calls: 1 });
+    // A free request checks the key in one call; /key then reads the credits it shows.
+    expect(await calls('GET', '/api/v1/changes/releases', key)).toMatchObject({ status: 200, calls: 1 });
+    expect(await calls('GET', '/api/v1/key', key)).toMatchObject({ status: 200, calls: 2 });
+
+    // A revocation applies to the very next request, costing or not, and still comes before a 400.
+    const revoked = await fetch(`${edge.url}/_admin/keys/${id}/revoke`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(revoked.status).toBe(200);
+    expect(await calls('GET', entity, key)).toEqual({ status: 401, error: 'revoked_key', credits: null, calls: 1 });
+    expect(await calls('GET', '/api/v1/entities/%E0%A4%A', key)).toEqual({ status: 401, error: 'revoked_key', credits: null, calls: 1 });
+    expect(await calls('GET', '/api/v1/changes/releases', key)).toEqual({ status: 401, error: 'revoked_key', credits: null, calls: 1 });
+    // The counter is the admin route's alone: an API key gets no further than elsewhere on it.
+    expect((await fetch(`${edge.url}/_admin/keys/${id}/stats`, { headers: { authorization: `Bearer ${keys.partner}` } })).status).toBe(401);
   });
 });
 

@@ -2,11 +2,10 @@
 // to the text the API has always answered, with each section's cut moved to where it falls; and it must be what
 // makes the shard packs small.
 import fc from 'fast-check';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileAll } from '../../compiler/compile.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { compiledSamples } from '../fixtures/compiled-fixtures.ts';
 import type { ReleaseDoc } from '../../common/dist-layout.ts';
 import { ENTITY_TYPES, PROVIDER_ROLES } from '../../common/ids.ts';
 import { RESULT_FORMS, SCORE_BASES, scorelineSection, type Scoreline } from '../../common/scoreline.ts';
@@ -72,26 +71,22 @@ describe('shard dictionary', () => {
 });
 
 describe('shard packs of a compiled sample', () => {
-  let root: string;
+  let releases: string;
   let dist: string;
   let stamp: string;
 
   beforeAll(async () => {
-    root = mkdtempSync(join(tmpdir(), 'ir-shard-dictionary-'));
-    const releases = join(root, 'releases');
-    cpSync(join(process.cwd(), 'releases'), releases, { recursive: true });
+    // The run's shared compile of the samples (read only): the first stamp's packs are what compiling it alone writes.
+    ({ releases, dist } = await compiledSamples());
     [stamp] = readdirSync(releases).sort();
-    dist = join(root, 'dist');
-    await compileAll({ releases, dist, stamp, progress: false });
   });
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it('hold well under half the bytes of the shards the runtime reads from them', async () => {
     const doc = JSON.parse(readFileSync(join(dist, stamp, 'public', 'release.json'), 'utf8')) as ReleaseDoc;
     const stored = doc.shard_packs.reduce((n, p) => n + statSync(join(dist, stamp, 'public', p)).size, 0);
     const index = JSON.parse(readFileSync(join(dist, 'index.json'), 'utf8')) as { releases: { stamp: string; sha256: { public: string } }[] };
     const release = await loadRelease(createFsSource({ root: dist }), stamp, index.releases.find((r) => r.stamp === stamp)!.sha256.public, createBucketCache(1 << 20));
-    const csv = readFileSync(join(root, 'releases', stamp, 'csv', 'entities.csv.gz'));
+    const csv = readFileSync(join(releases, stamp, 'csv', 'entities.csv.gz'));
     const { gunzipSync } = await import('node:zlib');
     const ids = gunzipSync(csv).toString('utf8').split('\n').slice(1).filter(Boolean).map((l) => l.slice(0, l.indexOf(',')));
     let read = 0;

@@ -2,6 +2,7 @@
 // issued to it through its admin route, and the same keys in a keys file for a Node runtime beside it.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { bundleWorker } from '../../edge/bundle.ts';
 import { startLocalEdge, type LocalEdge } from '../../edge/local-edge.ts';
 import { publishDist } from '../../edge/publish.ts';
 import type { KeyEntry } from '../../runtime/interfaces.ts';
@@ -11,8 +12,12 @@ import { addKey, type AddKeyOptions } from '../../runtime/keys/key-file.ts';
 export const ADMIN_TOKEN = 'edge-admin-token-for-tests-0123456789abcdef';
 export const CURSOR_SECRET = 'edge-cursor-secret-for-tests-0123456789abcdef';
 
+/** The Worker bundled once per test file: every edge a file starts runs the same code over its own dist. */
+let workerCode: Promise<string> | undefined;
+
 export async function edgeOver(dist: string, persist: string | null = null): Promise<LocalEdge> {
-  const edge = await startLocalEdge({ port: 0, persist, adminToken: ADMIN_TOKEN, cursorSecret: CURSOR_SECRET });
+  const code = await (workerCode ??= bundleWorker().then((b) => b.code));
+  const edge = await startLocalEdge({ port: 0, persist, adminToken: ADMIN_TOKEN, cursorSecret: CURSOR_SECRET, code });
   try {
     await publishDist(dist, await edge.target('public'), await edge.target('private'));
   } catch (e) {

@@ -5,12 +5,9 @@
 // the key (authenticate).
 import { sha256Hex } from '#platform/crypto';
 import type { Admission, Authenticator, AuthResult, ChargeResult, KeyAdmission, NoticeState, StateStore } from '../runtime/interfaces.ts';
-import { API_KEY } from '../runtime/keys/key-entry.ts';
+import { API_KEY, BEARER } from '../runtime/keys/key-entry.ts';
 import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund } from '../runtime/state/state-core.ts';
 import type { EdgeEnv } from './bindings.ts';
-
-/** As runtime/keys/key-store.ts reads the header: the scheme in any case, one token of visible ASCII. */
-const BEARER = /^bearer ([\x21-\x7e]+)$/i;
 
 const keyObject = (env: EdgeEnv, keyId: string) => env.KEYS.get(env.KEYS.idFromName(keyId));
 const providerObject = (env: EdgeEnv, provider: string) => env.PROVIDERS.get(env.PROVIDERS.idFromName(provider));

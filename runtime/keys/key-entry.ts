@@ -16,6 +16,11 @@ export interface KeyFile {
 
 export const KEY_ID = /^[0-9a-f]{8}$/;
 export const KEY_SECRET = /^[A-Za-z0-9_-]{32}$/;
+/**
+ * An Authorization header: "Bearer" in any case, one space, one token of visible ASCII; anything else (two spaces,
+ * tabs, padding, no token) is invalid.
+ */
+export const BEARER = /^bearer ([\x21-\x7e]+)$/i;
 /** A whole key; the id has a fixed length, so `_` inside the secret is no problem. */
 export const API_KEY = /^rk_([0-9a-f]{8})_([A-Za-z0-9_-]{32})$/;
 const HASH = /^[0-9a-f]{64}$/;

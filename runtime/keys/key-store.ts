@@ -12,7 +12,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { RegisterError } from '../../common/errors.ts';
 import type { AuthResult, KeyRecord, KeyStore } from '../interfaces.ts';
 import type { KeyRepository } from '../interfaces.ts';
-import { API_KEY, readKeyFileText, toKeyRecord, type KeyFile, type KeyProblem } from './key-entry.ts';
+import { API_KEY, BEARER, readKeyFileText, toKeyRecord, type KeyFile, type KeyProblem } from './key-entry.ts';
 
 /** Options of openKeyStore. */
 export interface KeyStoreOptions {
@@ -40,8 +40,6 @@ interface Loaded {
   expiresMs: number | null;
 }
 
-// "Bearer", one space, one token of visible ASCII; anything else (two spaces, tabs, padding, no token) is invalid.
-const BEARER = /^bearer ([\x21-\x7e]+)$/i;
 // Compared against when the id is unknown, so an unknown id costs the same work as a wrong secret.
 const DUMMY_HASH = createHash('sha256').update('no such key').digest();
 

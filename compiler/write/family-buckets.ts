@@ -1,5 +1,5 @@
 // What the three bucket-family writers share (common/bucket-format.ts is the format): the bucket count, the hash
-// groups, a bucket's directory entry, the counting sort by bucket, and publishing a hashed family's two files.
+// groups, a bucket's directory entry, the counting sort by bucket, and publishing a family's two files.
 import { DIRECTORY_ENTRY_BYTES, type BucketFamily } from '../../common/bucket-format.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { ContentFileWriter, writeContentFile, type ContentFile } from './content-file.ts';
@@ -35,17 +35,30 @@ export function byBucket(local: Int32Array, count: number): { starts: Int32Array
 
 /** Bucket `bucket`'s directory entry: where its bytes `bytes[start, end)` sit in the pack, their length and checksum. */
 export function setDirectoryEntry(dir: Buffer, bucket: number, offset: number, bytes: Uint8Array, start: number, end: number): void {
+  writeDirectoryEntry(dir, bucket, offset, end - start, checksum32(bytes, start, end));
+}
+
+/** Bucket `bucket`'s directory entry from its pack offset, length and checksum (for a bucket written in pieces). */
+export function writeDirectoryEntry(dir: Buffer, bucket: number, offset: number, length: number, checksum: number): void {
   const e = bucket * DIRECTORY_ENTRY_BYTES;
   dir.writeUInt32LE(offset, e);
-  dir.writeUInt32LE(end - start, e + 4);
-  dir.writeUInt32LE(checksum32(bytes, start, end), e + 8);
+  dir.writeUInt32LE(length, e + 4);
+  dir.writeUInt32LE(checksum, e + 8);
+}
+
+type Where = { root: string; tmpDir: string; ledger?: Map<string, ContentFile> };
+
+/** Writes a family's directory, then finishes its pack: the paths of both. */
+export async function publishFiles(where: Where, name: string, dir: Buffer, pack: ContentFileWriter): Promise<{ directory: string; pack: string }> {
+  const directory = await writeContentFile(where, `${name}-dir`, 'bin', dir);
+  const packFile = await pack.finish(name, 'pack');
+  return { directory: directory.path, pack: packFile.path };
 }
 
 /** Writes a hashed family's directory, finishes its pack and names both. */
-export async function publishHashed(where: { root: string; tmpDir: string; ledger?: Map<string, ContentFile> }, name: string, buckets: number, dir: Buffer, pack: ContentFileWriter, entries: number): Promise<BucketFamily> {
-  const directory = await writeContentFile(where, `${name}-dir`, 'bin', dir);
-  const packFile = await pack.finish(name, 'pack');
-  return { buckets, addressing: 'fnv1a32-top-bits', directory: directory.path, pack: packFile.path, entries };
+export async function publishHashed(where: Where, name: string, buckets: number, dir: Buffer, pack: ContentFileWriter, entries: number): Promise<BucketFamily> {
+  const files = await publishFiles(where, name, dir, pack);
+  return { buckets, addressing: 'fnv1a32-top-bits', directory: files.directory, pack: files.pack, entries };
 }
 
 

@@ -3,9 +3,9 @@ import { resolve } from 'node:path';
 import { DIRECTORY_ENTRY_BYTES, type BucketFamily } from '../../common/bucket-format.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { RegisterError } from '../../common/errors.ts';
-import { ContentFileWriter, writeContentFile, type ContentFile } from './content-file.ts';
+import { ContentFileWriter, type ContentFile } from './content-file.ts';
 import { MsgpackOut, writeArrayHeader } from './msgpack-out.ts';
-import { MAX_PACK_BYTES } from './family-buckets.ts';
+import { MAX_PACK_BYTES, publishFiles, writeDirectoryEntry } from './family-buckets.ts';
 
 /** Options of an OrdinalFamilyWriter. */
 export interface OrdinalFamilyOptions {
@@ -83,14 +83,13 @@ export class OrdinalFamilyWriter {
     try {
       if (this.inBucket > 0) this.flushBucket();
       const dir = this.dir.subarray(0, this.buckets * DIRECTORY_ENTRY_BYTES);
-      const directory = await writeContentFile({ root: this.root, tmpDir: this.tmpDir, ledger: this.ledger }, `${this.name}-dir`, 'bin', dir);
-      const pack = await this.pack.finish(this.name, 'pack');
+      const files = await publishFiles({ root: this.root, tmpDir: this.tmpDir, ledger: this.ledger }, this.name, dir, this.pack);
       return {
         buckets: this.buckets,
         addressing: 'ordinal',
         per_bucket: this.perBucket,
-        directory: directory.path,
-        pack: pack.path,
+        directory: files.directory,
+        pack: files.pack,
         entries: this.count,
       };
     } catch (err) {
@@ -119,10 +118,7 @@ export class OrdinalFamilyWriter {
       this.dir.copy(bigger);
       this.dir = bigger;
     }
-    this.dir.writeUInt32LE(offset, this.buckets * DIRECTORY_ENTRY_BYTES);
-    this.dir.writeUInt32LE(length, this.buckets * DIRECTORY_ENTRY_BYTES + 4);
-    const checksum = checksum32(this.stage.buf, 0, staged, checksum32(header, 0, h));
-    this.dir.writeUInt32LE(checksum, this.buckets * DIRECTORY_ENTRY_BYTES + 8);
+    writeDirectoryEntry(this.dir, this.buckets, offset, length, checksum32(this.stage.buf, 0, staged, checksum32(header, 0, h)));
     this.buckets++;
     this.stage.pos = 0;
     this.inBucket = 0;

@@ -11,10 +11,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileAll } from '../../compiler/compile.ts';
-import { importV0 } from '../../generator/from-v0.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { compiledRealData, compiledSamples } from '../fixtures/compiled-fixtures.ts';
 import { ID, makeHandWorld } from '../fixtures/hand-world.ts';
 import { validatePageResponse, validateProtocolRefusal, validateResponse } from '../helpers/openapi-validator.ts';
 import { rawRequest, type RawSample } from '../helpers/raw-http.ts';
@@ -245,17 +244,12 @@ describe('answers, byte for byte', () => {
   });
 
   it('of the sample releases', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'ir-identity-samples-'));
-    const releases = resolve(import.meta.dirname, '../../releases');
-    await compileAll({ releases, dist: join(root, 'dist'), progress: false });
-    await recordWorld(await serve(join(root, 'dist'), root), idsOf(join(releases, '20261008T120000Z')), 'recorded/answers.samples.txt');
+    const { releases, dist } = await compiledSamples();
+    await recordWorld(await serve(dist, mkdtempSync(join(tmpdir(), 'ir-identity-samples-'))), idsOf(join(releases, '20261008T120000Z')), 'recorded/answers.samples.txt');
   });
 
   it('of the real data', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'ir-identity-real-'));
-    const release = join(root, 'releases', '20260401T000000Z');
-    await importV0({ from: resolve(process.cwd(), '../shared/real-data/v0-register'), out: release });
-    await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
-    await recordWorld(await serve(join(root, 'dist'), root), idsOf(release), 'recorded/answers.real-data.txt');
+    const { releases, dist } = await compiledRealData(resolve(process.cwd(), '../shared/real-data/v0-register'), '20260401T000000Z');
+    await recordWorld(await serve(dist, mkdtempSync(join(tmpdir(), 'ir-identity-real-'))), idsOf(join(releases, '20260401T000000Z')), 'recorded/answers.real-data.txt');
   });
 });

@@ -12,7 +12,7 @@ import type { Release } from './release/open-release.ts';
 import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
 import { admit } from './state/admit.ts';
 import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
-import { requestTarget } from './request-target.ts';
+import { pathAsSent, requestTarget } from './request-target.ts';
 import { ArtefactError, UpstreamError, UntrustedError } from './read-errors.ts';
 import { keyExpiryHeaders } from './keys/key-expiry.ts';
 import { corsHeaders, derivedEtag, matchesEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
@@ -439,14 +439,6 @@ export function createApp(opts: AppOptions): App {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
-
-/** The path of an absolute request URL as it was sent (dot segments and escapes kept), without the query. */
-function pathAsSent(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  if (start < 0) return '/';
-  const end = url.search(/[?#]/);
-  return url.slice(start, end < 0 || end < start ? undefined : end);
-}
 
 function meterOf(x: Exchange): Meter | null {
   return x.costing && x.key ? { key: x.key, now: x.now, credits: x.credits } : null;

@@ -64,3 +64,11 @@ function pathOf(clean: string, url: URL): string {
   });
   return `/${out.join('/')}`;
 }
+
+/** The path of an absolute request URL as it was sent (dot segments and escapes kept), without the query. */
+export function pathAsSent(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2);
+  if (start < 0) return '/';
+  const end = url.search(/[?#]/);
+  return url.slice(start, end < 0 || end < start ? undefined : end);
+}

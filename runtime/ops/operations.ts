@@ -5,6 +5,7 @@ import type { Answer, Observer } from '../app.ts';
 import { bodyLength } from '../app.ts';
 import type { ShardSource, StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
+import { pathAsSent } from '../request-target.ts';
 import type { Operations, Readiness } from '../route.ts';
 import type { Logger } from './logger.ts';
 import { METRICS_TYPE } from './ops-routes.ts';
@@ -71,7 +72,8 @@ export function observerOf(metrics: RuntimeMetrics, accessLog: Logger | null): O
     const given = request.headers.get('x-request-id');
     accessLog.info({
       method: request.method,
-      path: pathOf(request.url),
+      // Without the query, which may hold what a log must not.
+      path: pathAsSent(request.url),
       route,
       status: a.status,
       duration_ms: Math.round(seconds * 1e6) / 1000,
@@ -81,14 +83,6 @@ export function observerOf(metrics: RuntimeMetrics, accessLog: Logger | null): O
       ...(code ? { error: code } : {}),
     });
   };
-}
-
-/** The path of an absolute request URL, without the query (which may hold what a log must not). */
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  if (start < 0) return '/';
-  const end = url.search(/[?#]/);
-  return url.slice(start, end < 0 || end < start ? undefined : end);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -13,8 +13,23 @@ export interface RawResponse {
   body: Buffer;
 }
 
-/** One request to `url` (absolute); `headers` as given, nothing added. */
-export function rawRequest(url: string, opts: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {}): Promise<RawResponse> {
+/** What a response is validated as: its method, path with query, status, headers and decoded body. */
+export interface RawSample {
+  method: string;
+  path: string;
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * One request to `url` (absolute); `headers` as given, nothing added. `validate` replaces the check made of the
+ * decoded answer; its throw rejects the request.
+ */
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent; validate?: (sample: RawSample) => void } = {},
+): Promise<RawResponse> {
   const method = opts.method ?? 'GET';
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers: opts.headers ?? {}, ...(opts.agent ? { agent: opts.agent } : {}) }, (res) => {
@@ -31,9 +46,11 @@ export function rawRequest(url: string, opts: { method?: string; headers?: Recor
         try {
           body = coding === 'br' ? brotliDecompressSync(wire) : coding === 'gzip' ? gunzipSync(wire) : wire;
           const { pathname, search } = new URL(url);
-          // Validated by family: the API against the OpenAPI document, pages against the page rules, /healthz by neither.
-          const sample = { method, path: pathname + search, status: res.statusCode ?? 0, headers, body };
-          if (pathname.startsWith('/api/')) validateResponse(sample);
+          const sample: RawSample = { method, path: pathname + search, status: res.statusCode ?? 0, headers, body };
+          // By default validated by family: the API against the OpenAPI document, pages against the page rules,
+          // /healthz by neither.
+          if (opts.validate) opts.validate(sample);
+          else if (pathname.startsWith('/api/')) validateResponse(sample);
           else if (pathname !== '/healthz') validatePageResponse(sample);
         } catch (e) {
           reject(e);

@@ -6,18 +6,17 @@
 // diff shows which answers it altered.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileAll } from '../../compiler/compile.ts';
-import { importV0 } from '../../generator/from-v0.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { compiledRealData, compiledSamples } from '../fixtures/compiled-fixtures.ts';
 import { ID, makeHandWorld } from '../fixtures/hand-world.ts';
 import { validatePageResponse, validateProtocolRefusal, validateResponse } from '../helpers/openapi-validator.ts';
+import { rawRequest, type RawSample } from '../helpers/raw-http.ts';
 
 /** Every clock reading of the runtime and of the keys: the credit, rate and expiry headers then never move. */
 const NOW = Date.parse('2026-11-20T12:00:00Z');
@@ -158,36 +157,14 @@ const PAGES = /^\/(docs)?$|^\/assets\/[^/]+$/;
  * 405), the pages' GET and HEAD against `x-pages`.
  */
 function exchange(url: string, method: string, headers: Record<string, string>, body?: string, check = true): Promise<{ status: number; headers: Record<string, string>; wire: Buffer; decoded: Buffer }> {
-  return new Promise((done, fail) => {
-    const req = request(url, { method, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', fail);
-      res.on('end', () => {
-        const wire = Buffer.concat(chunks);
-        const h: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) h[k] = Array.isArray(v) ? v.join(', ') : v;
-        const coding = method === 'HEAD' ? undefined : h['content-encoding'];
-        const { pathname, search } = new URL(url);
-        const status = res.statusCode ?? 0;
-        let decoded: Buffer;
-        try {
-          decoded = coding === 'br' ? brotliDecompressSync(wire) : coding === 'gzip' ? gunzipSync(wire) : wire;
-          const sample = { method, path: pathname + search, status, headers: h, body: decoded };
-          const isApi = pathname === '/api' || pathname.startsWith('/api/') || !PAGES.test(pathname) || (method !== 'GET' && method !== 'HEAD');
-          if (!check) void 0;
-          else if (isApi) validateResponse(sample);
-          else validatePageResponse(sample);
-        } catch (e) {
-          fail(e);
-          return;
-        }
-        done({ status, headers: h, wire, decoded });
-      });
-    });
-    req.on('error', fail);
-    req.end(body);
-  });
+  const validate = (sample: RawSample): void => {
+    if (!check) return;
+    const { pathname } = new URL(url);
+    const isApi = pathname === '/api' || pathname.startsWith('/api/') || !PAGES.test(pathname) || (method !== 'GET' && method !== 'HEAD');
+    if (isApi) validateResponse(sample);
+    else validatePageResponse(sample);
+  };
+  return rawRequest(url, { method, headers, ...(body !== undefined ? { body } : {}), validate }).then((r) => ({ status: r.status, headers: r.headers, wire: r.wire, decoded: r.body }));
 }
 
 /** Everything a raw socket reads back until the server closes it, Date left out. */
@@ -267,17 +244,12 @@ describe('answers, byte for byte', () => {
   });
 
   it('of the sample releases', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'ir-identity-samples-'));
-    const releases = resolve(import.meta.dirname, '../../releases');
-    await compileAll({ releases, dist: join(root, 'dist'), progress: false });
-    await recordWorld(await serve(join(root, 'dist'), root), idsOf(join(releases, '20261008T120000Z')), 'recorded/answers.samples.txt');
+    const { releases, dist } = await compiledSamples();
+    await recordWorld(await serve(dist, mkdtempSync(join(tmpdir(), 'ir-identity-samples-'))), idsOf(join(releases, '20261008T120000Z')), 'recorded/answers.samples.txt');
   });
 
   it('of the real data', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'ir-identity-real-'));
-    const release = join(root, 'releases', '20260401T000000Z');
-    await importV0({ from: resolve(process.cwd(), '../shared/real-data/v0-register'), out: release });
-    await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
-    await recordWorld(await serve(join(root, 'dist'), root), idsOf(release), 'recorded/answers.real-data.txt');
+    const { releases, dist } = await compiledRealData(resolve(process.cwd(), '../shared/real-data/v0-register'), '20260401T000000Z');
+    await recordWorld(await serve(dist, mkdtempSync(join(tmpdir(), 'ir-identity-real-'))), idsOf(join(releases, '20260401T000000Z')), 'recorded/answers.real-data.txt');
   });
 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
 import { REPORTS_DIR, writeCompileReport } from '../../compiler/compile-report.ts';
+import { compiledSamples, copyCompiled } from '../fixtures/compiled-fixtures.ts';
 import { writeHandRelease } from '../fixtures/hand-release.ts';
 import { ENTITY_RANGES } from '../../compiler/stages/entities/build-entities.ts';
 import { PRIOR_READS_IN_FLIGHT } from '../../compiler/read/prior-shards.ts';
@@ -49,12 +50,25 @@ function treeHashes(dir: string, under = ''): Record<string, string> {
 const digests = (dist: string) =>
   ['20261001T000000Z', '20261008T000000Z'].map((s) => JSON.parse(readFileSync(join(dist, s, 'manifest.json'), 'utf8')).digest as string);
 
+/**
+ * The two releases compiled in-process into `root/dist`, with each release's report beside the stamps as `register
+ * compile` writes it: once per file, read by the tests that only read it.
+ */
+let compiledOnce: Promise<{ root: string; releases: string; dist: string }> | undefined;
+function compiledHand(): Promise<{ root: string; releases: string; dist: string }> {
+  compiledOnce ??= (async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ir-det1-'));
+    const releases = makeReleases(root);
+    const dist = join(root, 'dist');
+    await compileAll({ releases, dist, progress: false, onCompiled: (r) => writeCompileReport(dist, r) });
+    return { root, releases, dist };
+  })();
+  return compiledOnce;
+}
+
 describe('compile is deterministic', () => {
   it('gives the same tree digest in another folder, cwd, manifest order, TZ and locale', async () => {
-    const root1 = mkdtempSync(join(tmpdir(), 'ir-det1-'));
-    const releases = makeReleases(root1);
-    // As `register compile` does, the report of each release beside the stamps.
-    await compileAll({ releases, dist: join(root1, 'dist'), progress: false, onCompiled: (r) => writeCompileReport(join(root1, 'dist'), r) });
+    const { root: root1, releases } = await compiledHand();
     const first = digests(join(root1, 'dist'));
 
     // Copy the releases, reverse the order of release.json's file entries, compile from another cwd in a child
@@ -145,13 +159,11 @@ describe('compile is deterministic', () => {
 
   it("reads many changed IDs' old values from the predecessor to the same bytes as from its tables", async () => {
     // The committed generated releases (3,000 entities): enough changed IDs that the predecessor's shards are
-    // read with several reads in flight (PriorShards.entities), unlike the hand release's two or three.
+    // read with several reads in flight (PriorShards.entities), unlike the hand release's two or three. Their
+    // compile with the diff base is the run's shared one (compiled-fixtures.ts), copied to be changed here.
     const root = mkdtempSync(join(tmpdir(), 'ir-prior-reads-'));
-    const releases = join(root, 'releases');
-    cpSync(join(process.cwd(), 'releases'), releases, { recursive: true });
+    const { releases, dist } = copyCompiled(await compiledSamples(), root);
     const [first, second] = readdirSync(releases).sort();
-    const dist = join(root, 'dist');
-    await compileAll({ releases, dist, progress: false });
     const doc = JSON.parse(readFileSync(join(dist, second, 'public', 'release.json'), 'utf8')) as { changes: { streams: Record<string, { total: number }> } };
     const changed = ['type:label_updated', 'type:entity_status_changed', 'type:provider_updated'].reduce((n, k) => n + (doc.changes.streams[k]?.total ?? 0), 0);
     expect(changed).toBeGreaterThan(3 * PRIOR_READS_IN_FLIGHT);
@@ -163,9 +175,8 @@ describe('compile is deterministic', () => {
   });
 
   it('writes the golden set of files', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'ir-golden-'));
-    await compileAll({ releases: makeReleases(root), dist: join(root, 'dist'), progress: false });
-    const m = JSON.parse(readFileSync(join(root, 'dist', '20261008T000000Z', 'public', 'manifest.json'), 'utf8'));
+    const { dist } = await compiledHand();
+    const m = JSON.parse(readFileSync(join(dist, '20261008T000000Z', 'public', 'manifest.json'), 'utf8'));
     // Content-addressed names: strip the hash to compare the layout.
     const shape = Object.keys(m.files).map((f) => f.replace(/-[0-9a-f]{16}\./, '-<hash>.').replace(/-[0-9a-f]{8}-/, '-<id>-'));
     expect(shape.sort()).toEqual([
@@ -191,7 +202,7 @@ describe('compile is deterministic', () => {
       // One pack per partition range (ENTITY_RANGES), each range's entities hashing into it.
       ...Array.from({ length: ENTITY_RANGES }, () => 'shards/pack-<hash>.jsonl'),
     ].sort());
-    const doc = JSON.parse(readFileSync(join(root, 'dist', '20261008T000000Z', 'public', 'release.json'), 'utf8'));
+    const doc = JSON.parse(readFileSync(join(dist, '20261008T000000Z', 'public', 'release.json'), 'utf8'));
     expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_changed: 1, provider_updated: 2, fixture_updated: 0, score_updated: 0 });
     expect(doc.counts).toMatchObject({ entities: 2, redirects: 2, tombstones: 0, bridges: 2 });
   });

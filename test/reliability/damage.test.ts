@@ -129,6 +129,13 @@ async function answers(dist: string, source: ShardSource, log: LogRecord[], priv
 const UNAVAILABLE = ['artefact_corrupt', 'upstream_unavailable', 'index_unavailable'];
 const describeProbe = (p: Probe) => `${p.method} /api/${p.ns}${p.path} (${p.key})`;
 
+/** The same status, body, headers (every name and value, in order) and charge. */
+function sameAnswer(a: Answer, b: Answer): boolean {
+  if (a.status !== b.status || a.body !== b.body || a.charged !== b.charged) return false;
+  const [x, y] = [[...a.headers], [...b.headers]];
+  return x.length === y.length && x.every(([k, v], i) => k === y[i][0] && v === y[i][1]);
+}
+
 /**
  * Holds a damaged run to the rules; returns how many answers (or batch items) said artefact_corrupt, and whether
  * anything at all was refused.
@@ -140,7 +147,8 @@ function judge(d: Damage, got: Answer[], log: LogRecord[], label: string): { cor
     const p = probes[i];
     const where = `${label}: ${describeProbe(p)}`;
     const want = pristine[i];
-    validateResponse({ method: p.method, path: `/api/${p.ns}${p.path}`, status: a.status, headers: a.headers, body: a.body });
+    // An answer identical to the pristine one, headers and all, was validated as that one (beforeAll).
+    if (!sameAnswer(a, want)) validateResponse({ method: p.method, path: `/api/${p.ns}${p.path}`, status: a.status, headers: a.headers, body: a.body });
     if (a.status === 503 && want.status !== 503) {
       refused++;
       // A HEAD has no body to name its code; its log line is allowed for below.

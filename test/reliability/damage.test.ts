@@ -132,8 +132,12 @@ const describeProbe = (p: Probe) => `${p.method} /api/${p.ns}${p.path} (${p.key}
 /** The same status, body, headers (every name and value, in order) and charge. */
 function sameAnswer(a: Answer, b: Answer): boolean {
   if (a.status !== b.status || a.body !== b.body || a.charged !== b.charged) return false;
-  const [x, y] = [[...a.headers], [...b.headers]];
-  return x.length === y.length && x.every(([k, v], i) => k === y[i][0] && v === y[i][1]);
+  return headerLines(a.headers) === headerLines(b.headers);
+}
+function headerLines(h: Headers): string {
+  const lines: string[] = [];
+  h.forEach((value, name) => lines.push(`${name}: ${value}`));
+  return lines.join('\n');
 }
 
 /**

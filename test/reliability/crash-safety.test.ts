@@ -11,7 +11,7 @@ import { checksum32 } from '../../common/checksum.ts';
 import { openSqliteStore } from '../../runtime/state/sqlite-store.ts';
 import { ID } from '../fixtures/hand-world.ts';
 import { startRedis } from '../helpers/redis-server.ts';
-import { spawnServe, standbyEntry } from './support/child-server.ts';
+import { spawnServe, standbyEntry, type StandbyEntry } from './support/child-server.ts';
 import { CrashLedger, runCrashLoop, type CrashLoopReport } from './support/crash-loop.ts';
 import { rawConnect, parseFirstResponse } from './support/raw-http.ts';
 import { CRASH_BATCH, keyId, makeCrashWorld, type CrashWorld } from './support/reliability-world.ts';
@@ -22,9 +22,11 @@ const REDIS_KILLS = 20;
 const SEED = Number(process.env.CRASH_SEED ?? 8081);
 
 let world: CrashWorld;
+/** The standby script both crash loops restart servers from (built once: it is the same for SQLite and Redis). */
+let entry: StandbyEntry;
 beforeAll(async () => {
   // 200 cycles acknowledge at most 3 requests × 2 findings each: 1,300 findings never run out.
-  world = await makeCrashWorld(1300);
+  [world, entry] = await Promise.all([makeCrashWorld(1300), standbyEntry()]);
 });
 
 const temps: string[] = [];
@@ -34,6 +36,7 @@ const freshState = (): string => {
   return dir;
 };
 afterAll(() => {
+  entry?.dispose();
   for (const d of [...temps, world?.root]) if (d) rmSync(d, { recursive: true, force: true });
 });
 const serveArgs = (state: string): string[] => ['--dist', world.dist, '--keys', world.keysFile, '--state', state, '--port', '0', '--access-log', 'off'];
@@ -59,34 +62,28 @@ describe('SIGKILL at random moments', () => {
     await first.ready;
     await first.kill();
 
-    const entry = await standbyEntry();
-    try {
-      const report = await runCrashLoop({ world, state, entry, kills: KILLS, seed: SEED, log: (l) => console.log(l) });
-      const { ledger } = report;
-      console.log(summary('sqlite', report, entry.kind, SEED));
-      expect(ledger.violations).toEqual([]);
-      expect(report.kills).toBe(KILLS);
-      // The loop must have had something to lose: each cycle that got past start-up confirmed an acknowledgement
-      // and a lookup before its kill (the loop waits for them), and more came moments before the kill.
-      const served = report.kills - report.startupKills;
-      expect(ledger.ackAnswered.size).toBeGreaterThanOrEqual(served);
-      expect(ledger.lookupsAnswered).toBeGreaterThanOrEqual(served);
-      expect(ledger.ackAttempted.size).toBeGreaterThan(ledger.ackAnswered.size);
+    const report = await runCrashLoop({ world, state, entry, kills: KILLS, seed: SEED, log: (l) => console.log(l) });
+    const { ledger } = report;
+    console.log(summary('sqlite', report, entry.kind, SEED));
+    expect(ledger.violations).toEqual([]);
+    expect(report.kills).toBe(KILLS);
+    // The loop must have had something to lose: each cycle that got past start-up confirmed an acknowledgement
+    // and a lookup before its kill (the loop waits for them), and more came moments before the kill.
+    const served = report.kills - report.startupKills;
+    expect(ledger.ackAnswered.size).toBeGreaterThanOrEqual(served);
+    expect(ledger.lookupsAnswered).toBeGreaterThanOrEqual(served);
+    expect(ledger.ackAttempted.size).toBeGreaterThan(ledger.ackAnswered.size);
 
-      // Last, a cold `register serve` on what the loop left: every page, every promise; then a clean SIGTERM.
-      const last = spawnServe(serveArgs(state));
-      await ledger.verify(await last.ready, 'final cold start');
-      expect(ledger.violations).toEqual([]);
-      last.proc.kill('SIGTERM');
-      expect(await last.exited).toEqual({ code: 0, signal: null });
-    } finally {
-      entry.dispose();
-    }
+    // Last, a cold `register serve` on what the loop left: every page, every promise; then a clean SIGTERM.
+    const last = spawnServe(serveArgs(state));
+    await ledger.verify(await last.ready, 'final cold start');
+    expect(ledger.violations).toEqual([]);
+    last.proc.kill('SIGTERM');
+    expect(await last.exited).toEqual({ code: 0, signal: null });
   }, 480_000); // ~70 s on a quiet machine; the bound is for one shared with other test runs
 
   it(`${REDIS_KILLS} kills over Redis, a third of them with redis-server SIGKILLed mid-traffic too: every acknowledgement answered 200 survives both`, async () => {
     const redis = await startRedis();
-    const entry = await standbyEntry();
     let redisKills = 0;
     try {
       const report = await runCrashLoop({
@@ -115,7 +112,6 @@ describe('SIGKILL at random moments', () => {
       expect(ledger.ackAnswered.size).toBeGreaterThanOrEqual(served);
       expect(ledger.lookupsAnswered).toBeGreaterThanOrEqual(served);
     } finally {
-      entry.dispose();
       await redis.dispose();
     }
   });

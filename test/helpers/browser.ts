@@ -83,6 +83,14 @@ export async function watchedPage(browser: Browser, origin: string, secrets: str
   };
 }
 
+/** One blank page per browser that decodes the screenshots, opened on first use and closed with the browser. */
+const probes = new WeakMap<Browser, Promise<Page>>();
+function probePage(browser: Browser): Promise<Page> {
+  let probe = probes.get(browser);
+  if (!probe) probes.set(browser, (probe = browser.newPage()));
+  return probe;
+}
+
 /**
  * Saves a full-page screenshot under test-output/explorer/ and checks it is not blank: decoded by the browser itself,
  * at least 2% of its pixels differ from the corner's colour and it holds at least 16 distinct colours. Returns the path.
@@ -91,32 +99,28 @@ export async function screenshot(browser: Browser, page: Page, name: string, ful
   mkdirSync(SCREENSHOTS, { recursive: true });
   const path = join(SCREENSHOTS, `${name}.png`);
   const png = await page.screenshot({ path, fullPage });
-  const probe = await browser.newPage();
-  try {
-    const { inked, colours } = await probe.evaluate(async (b64) => {
-      const img = new Image();
-      img.src = `data:image/png;base64,${b64}`;
-      await img.decode();
-      const canvas = document.createElement('canvas');
-      canvas.width = img.width;
-      canvas.height = img.height;
-      const g = canvas.getContext('2d')!;
-      g.drawImage(img, 0, 0);
-      const data = g.getImageData(0, 0, img.width, img.height).data;
-      const corner = (data[0] << 16) | (data[1] << 8) | data[2];
-      const seen = new Set<number>();
-      let differ = 0;
-      for (let i = 0; i < data.length; i += 4) {
-        const c = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
-        if (c !== corner) differ++;
-        if (seen.size < 64) seen.add(c);
-      }
-      return { inked: differ / (data.length / 4), colours: seen.size };
-    }, png.toString('base64'));
-    if (inked < 0.02 || colours < 16) throw new Error(`[explorer test] screenshot ${path} looks blank: ${(inked * 100).toFixed(2)}% inked, ${colours} colours`);
-  } finally {
-    await probe.close();
-  }
+  const probe = await probePage(browser);
+  const { inked, colours } = await probe.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = img.width;
+    canvas.height = img.height;
+    const g = canvas.getContext('2d')!;
+    g.drawImage(img, 0, 0);
+    const data = g.getImageData(0, 0, img.width, img.height).data;
+    const corner = (data[0] << 16) | (data[1] << 8) | data[2];
+    const seen = new Set<number>();
+    let differ = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      const c = (data[i] << 16) | (data[i + 1] << 8) | data[i + 2];
+      if (c !== corner) differ++;
+      if (seen.size < 64) seen.add(c);
+    }
+    return { inked: differ / (data.length / 4), colours: seen.size };
+  }, png.toString('base64'));
+  if (inked < 0.02 || colours < 16) throw new Error(`[explorer test] screenshot ${path} looks blank: ${(inked * 100).toFixed(2)}% inked, ${colours} colours`);
   process.stdout.write(`[explorer test] screenshot ${path}\n`);
   return path;
 }
@@ -126,7 +130,8 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/
 /** axe-core's violations of impact serious or critical on the page as it is now (as "rule: target" lines). */
 export async function seriousViolations(page: Page): Promise<string[]> {
   // Evaluated over the DevTools protocol: the page's CSP (scripts from the server only) stays in force for the page.
-  await page.evaluate(axeSource);
+  // Once per document: the explorer changes views in place, and axe stays loaded across them.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
     const r = await axe.run(document, { resultTypes: ['violations'] });

@@ -10,8 +10,12 @@ const LONG_POLES = [
   'test/reliability/crash-safety.test.ts',
   'test/reliability/compile-kill.test.ts',
   'test/explorer/explorer-browser.test.ts',
-  'test/compiler/compile-determinism.test.ts',
   'test/reliability/damage.test.ts',
+  'test/edge/edge-cli.test.ts',
+  'test/docs/readme-blocks.test.ts',
+  'test/compiler/compile-determinism.test.ts',
+  'test/edge/edge-parity-releases.test.ts',
+  'test/docs/container.test.ts',
 ];
 
 class LongPolesFirst extends BaseSequencer {

@@ -70,9 +70,8 @@ export function observerOf(metrics: RuntimeMetrics, accessLog: Logger | null): O
     if (code) metrics.serverError(code);
     if (!accessLog) return;
     const given = request.headers.get('x-request-id');
-    accessLog.info({
+    accessLog.access({
       method: request.method,
-      // Without the query, which may hold what a log must not.
       path: pathAsSent(request.url),
       route,
       status: a.status,
@@ -80,7 +79,7 @@ export function observerOf(metrics: RuntimeMetrics, accessLog: Logger | null): O
       bytes: a.body === null ? 0 : bodyLength(a.body),
       key_id: a.keyId ?? null,
       request_id: given !== null && REQUEST_ID.test(given) ? given : crypto.randomUUID(),
-      ...(code ? { error: code } : {}),
+      error: code,
     });
   };
 }

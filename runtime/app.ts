@@ -361,7 +361,7 @@ export function createApp(opts: AppOptions): App {
     x.key = auth.key;
     x.costing = def.costing;
     // On every answer to this key from here on, errors included, so a client can warn before the key expires.
-    keyExpiryHeaders(auth.key, x.now, x.headers);
+    if (auth.key.expires_at !== null) keyExpiryHeaders(auth.key, x.now, x.headers);
     x.headers['cache-control'] = 'private, no-cache';
   }
 

@@ -10,13 +10,13 @@
 //   [--side-a JSON] [--side-b JSON]   startRuntime options of one side (default state `memory:`), for a feature's
 //     cost on one checkout: {"state":"sqlite:/tmp/x.db"}; {"accessLog":"/dev/null"} writes the access log there
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AB_ROWS as ROWS, abCommandLine, abRequests, median, type AbRow as Row } from './lib/ab-sides.ts';
 import { addBenchKey } from './lib/processes.ts';
-import { createLogger } from '../runtime/ops/logger.ts';
 
 const { roots, dists, sides, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
 const { rounds, n } = own;
@@ -33,7 +33,9 @@ async function bundle(root: string): Promise<string> {
   const here = dirname(fileURLToPath(import.meta.url));
   const outfile = join(here, 'out', 'answer-cpu', `${createHash('sha256').update(root).digest('hex').slice(0, 12)}.mjs`);
   await mkdir(dirname(outfile), { recursive: true });
-  await build({ entryPoints: [join(root, 'runtime/server.ts')], outfile, bundle: true, format: 'esm', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' });
+  // The side's own logger with its runtime: the access log's interface may differ between the two checkouts.
+  const contents = `export * from './runtime/server.ts';${existsSync(join(root, 'runtime/ops/logger.ts')) ? " export { createLogger } from './runtime/ops/logger.ts';" : ''}`;
+  await build({ stdin: { contents, resolveDir: root, loader: 'ts' }, outfile, bundle: true, format: 'esm', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' });
   return outfile;
 }
 
@@ -67,7 +69,7 @@ async function answer(rt: Runtime, row: Row, from: number, count: number): Promi
 const runtimes: Record<'A' | 'B', Runtime> = {} as Record<'A' | 'B', Runtime>;
 try {
   for (const side of ['A', 'B'] as const) {
-    const { startRuntime } = (await import(pathToFileURL(await bundle(roots[side])).href)) as typeof import('../runtime/server.ts');
+    const { startRuntime, createLogger } = (await import(pathToFileURL(await bundle(roots[side])).href)) as typeof import('../runtime/server.ts') & typeof import('../runtime/ops/logger.ts');
     const { accessLog, ...tweaks } = JSON.parse(sides[side] ?? '{}') as { accessLog?: string; [option: string]: unknown };
     // The access log as `register serve` writes it (buffered pino), to a file or /dev/null instead of stdout.
     const logger = accessLog ? createLogger({ destination: accessLog }) : null;

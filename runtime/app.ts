@@ -296,7 +296,7 @@ export function createApp(opts: AppOptions): App {
       // A 304 is decided after the lookup, so it is never given for an answer that would not have been this 200;
       // on a costing route it is charged like the 200 (the lookup was made).
       const def = x.def!;
-      const etag = reply.headers?.etag ?? (def.perStamp ? perStampEtag(x.release!.manifestSha256, def.path, x.request.url, x.params, x.query) : undefined);
+      const etag = reply.headers?.etag ?? (def.perStamp ? perStampEtag(x.release!.answerScope, x.release!.manifestSha256, def.path, x.request.url, x.params, x.query) : undefined);
       if (etag === undefined) return;
       x.headers.etag = etag;
       if (matchesEtag(x.request.headers.get('if-none-match'), etag)) x.reply = { status: 304, body: null, headers: reply.headers };

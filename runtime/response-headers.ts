@@ -55,17 +55,17 @@ function derivedEtag(manifestSha256: string, route: string, params: Record<strin
   return tagOf(sha256(text));
 }
 
-/** Tags already derived, by manifest, route and request target: a popular answer's tag is hashed once per stamp. */
+/** Tags already derived, by release and request target: a popular answer's tag is hashed once per stamp. */
 const derived = new Map<string, string>();
 /** Past this many, the tags are forgotten and derived again as asked: a bound, not a policy. */
 const DERIVED_KEPT = 65_536;
 
 /**
- * derivedEtag of the answer to `target` (the request URL, which the route's parameters and query are read from),
- * kept for the next request for the same target.
+ * derivedEtag of the answer to `target` (the request URL, which decides the route, its parameters and the query) in
+ * the release whose answers are kept under `scope` (Release.answerScope, short and unique per opened release).
  */
-export function perStampEtag(manifestSha256: string, route: string, target: string, params: Record<string, string>, query: URLSearchParams): string {
-  const key = `${manifestSha256}\u0000${route}\u0000${target}`;
+export function perStampEtag(scope: string, manifestSha256: string, route: string, target: string, params: Record<string, string>, query: URLSearchParams): string {
+  const key = scope + target;
   let tag = derived.get(key);
   if (tag === undefined) {
     if (derived.size >= DERIVED_KEPT) derived.clear();

@@ -45,14 +45,28 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const sink = new LineSink(options.destination ?? 1, options.sync ?? false);
   const failures = pino({ base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } }, sink);
   const pid = process.pid;
+  // The time text changes once a millisecond, and routes, methods and key IDs are few: each is made once, not per line.
+  let lastMs = -1;
+  let lastTime = '';
+  const quoted = new Map<string, string>();
+  const quote = (s: string): string => {
+    let q = quoted.get(s);
+    if (q === undefined) {
+      if (quoted.size >= 4096) quoted.clear();
+      quoted.set(s, (q = JSON.stringify(s)));
+    }
+    return q;
+  };
   return {
     error: (fields, msg) => failures.error(fields, msg),
     warn: (fields, msg) => failures.warn(fields, msg),
     access(e) {
-      const error = e.error === undefined ? '' : `,"error":${JSON.stringify(e.error)}`;
+      const now = Date.now();
+      if (now !== lastMs) lastTime = new Date((lastMs = now)).toISOString();
+      const error = e.error === undefined ? '' : `,"error":${quote(e.error)}`;
       sink.write(
-        `{"level":"info","time":"${new Date().toISOString()}","pid":${pid},"method":${JSON.stringify(e.method)},"path":${JSON.stringify(e.path)},"route":${JSON.stringify(e.route)},` +
-          `"status":${e.status},"duration_ms":${e.duration_ms},"bytes":${e.bytes},"key_id":${e.key_id === null ? 'null' : JSON.stringify(e.key_id)},"request_id":${JSON.stringify(e.request_id)}${error}}\n`,
+        `{"level":"info","time":"${lastTime}","pid":${pid},"method":${quote(e.method)},"path":${JSON.stringify(e.path)},"route":${quote(e.route)},` +
+          `"status":${e.status},"duration_ms":${e.duration_ms},"bytes":${e.bytes},"key_id":${e.key_id === null ? 'null' : quote(e.key_id)},"request_id":${JSON.stringify(e.request_id)}${error}}\n`,
       );
     },
     flush: (done) => sink.flush(done),

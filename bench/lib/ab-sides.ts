@@ -54,4 +54,9 @@ export async function abRequests(releases: string, samples: number): Promise<Rec
   };
 }
 
-export const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+/** The middle value, or the mean of the two middle values of an even count. */
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};

@@ -3,8 +3,8 @@
 //
 // Access lines are written in pino's line format but not through pino: its per-call work and sonic-boom's per-write
 // bookkeeping came to ~8 µs a line, a fifth of a kept entity answer's CPU (bench/HISTORY.md, issue 41). A line is
-// one template string; the lines of one event-loop turn go out in one write at the turn's end, off the request
-// path. Failure lines, rare, still go through pino, into the same sink, so lines never interleave.
+// one template string; lines gather and go out in one write per 64 KiB or per 100 ms, off the request path.
+// Failure lines, rare, still go through pino, into the same sink, so lines never interleave.
 import { openSync, writeSync } from 'node:fs';
 import { pino } from 'pino';
 
@@ -12,7 +12,7 @@ import { pino } from 'pino';
 export interface LoggerOptions {
   /** A file descriptor or path to write to. Default 1 (stdout). */
   destination?: number | string;
-  /** Write each line at once (true), or gather a turn's lines and write them in the background (false, default). */
+  /** Write each line at once (true), or gather lines and write them in the background (false, default). */
   sync?: boolean;
 }
 
@@ -74,9 +74,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 /**
- * A stream of whole lines to one file descriptor. In the background, a turn's lines go out in one write at the end of
- * the turn: one system call for the dozens of answers a turn makes under load. The write is synchronous: handing it
- * to libuv's thread pool cost more on the event loop (waking a thread) than the write itself, measured.
+ * A stream of whole lines to one file descriptor. In the background, lines gather until WRITE_AT_CHARS or for at
+ * most WRITE_EVERY_MS, then go out in one write: a write per event-loop turn was still a system call per one to
+ * three answers on a saturated machine, ~11 µs each here. The write is synchronous: handing it to libuv's thread
+ * pool cost more on the event loop (waking a thread) than the write itself, measured.
  */
 class LineSink {
   private readonly fd: number;
@@ -84,6 +85,7 @@ class LineSink {
   /** What a full pipe did not take yet, before `pending`. */
   private rest: Buffer | null = null;
   private scheduled = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
   private failed = false;
 
   constructor(
@@ -96,9 +98,16 @@ class LineSink {
   write(text: string): boolean {
     this.pending += text;
     if (this.sync) this.drain();
-    else if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.drain);
+    else if (this.pending.length >= WRITE_AT_CHARS) {
+      // Written after the turn's answers, not on the request that filled it.
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.drain);
+      }
+    } else if (this.timer === null) {
+      this.timer = setTimeout(this.drain, WRITE_EVERY_MS);
+      // A quiet server exits without waiting for it: close() flushes.
+      this.timer.unref();
     }
     return true;
   }
@@ -111,6 +120,8 @@ class LineSink {
 
   private readonly drain = (): void => {
     this.scheduled = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
     if (this.pending === '' && this.rest === null) return;
     const bytes = this.rest ? Buffer.concat([this.rest, Buffer.from(this.pending)]) : Buffer.from(this.pending);
     this.pending = '';
@@ -122,10 +133,8 @@ class LineSink {
       if ((e as NodeJS.ErrnoException).code === 'EAGAIN') {
         // A full pipe: keep the rest for when its reader has caught up.
         this.rest = bytes.subarray(at);
-        if (!this.scheduled) {
-          this.scheduled = true;
-          setTimeout(this.drain, RETRY_MS);
-        }
+        this.timer = setTimeout(this.drain, RETRY_MS);
+        this.timer.unref();
         return;
       }
       // The destination refuses (a closed pipe): say so once, and drop the lines rather than stop the server.
@@ -137,3 +146,7 @@ class LineSink {
 
 /** How long a write that found its pipe full waits before it tries again, ms. */
 const RETRY_MS = 10;
+/** Gathered lines are written once they reach this many characters… */
+const WRITE_AT_CHARS = 64 * 1024;
+/** …or once the first of them has waited this long, ms: a quiet server's lines show at once to an operator. */
+const WRITE_EVERY_MS = 100;

@@ -1,6 +1,6 @@
-// The access log's writer: a line in pino's format (the one failure lines keep), the lines of one event-loop turn
-// written together at the end of that turn (not left waiting for a 4 KiB buffer), and a pipe's reader that falls
-// behind costing no line.
+// The access log's writer: a line in pino's format (the one failure lines keep), lines written together within a
+// fraction of a second on a quiet server too (not left waiting for a buffer to fill), and a pipe's reader that
+// falls behind costing no line.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +20,7 @@ const lines = (file: string): string[] => readFileSync(file, 'utf8').split('\n')
 const withoutTime = (line: string) => line.replace(/"time":"[^"]+"/, '"time":""');
 
 describe('access log', () => {
-  it("writes pino's line for the same fields, and a turn's lines by the end of that turn", async () => {
+  it("writes pino's line for the same fields, and a quiet server's lines within half a second", async () => {
     const ours = join(dir, 'ours.log');
     const theirs = join(dir, 'pino.log');
     const log = createLogger({ destination: ours });
@@ -30,7 +30,7 @@ describe('access log', () => {
       const { error, ...rest } = entry(i);
       reference.info(error === undefined ? rest : { ...rest, error });
     }
-    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setTimeout(r, 500));
     expect(lines(ours).map(withoutTime)).toEqual(lines(theirs).map(withoutTime));
     log.error({ event: 'artefact_corrupt', file: 'x.pack' }, '[serve] artefact_corrupt: x.pack');
     await new Promise<void>((r) => log.flush(r));

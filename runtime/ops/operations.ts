@@ -64,10 +64,13 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /**
  * A request ID of this process's own: a random UUID's first 24 hex digits, drawn once, then a count. Shaped like a
  * UUID, unique across processes by the random part; a fresh randomUUID() per request spent its entropy refills on
- * the request path.
+ * the request path. Drawn at the first request: the edge allows no random values at a module's top level.
  */
-const ownIds = { prefix: crypto.randomUUID().slice(0, 24), count: 0 };
-const madeRequestId = (): string => ownIds.prefix + (ownIds.count++ % 0x1000000000000).toString(16).padStart(12, '0');
+const ownIds = { prefix: '', count: 0 };
+function madeRequestId(): string {
+  if (ownIds.prefix === '') ownIds.prefix = crypto.randomUUID().slice(0, 24);
+  return ownIds.prefix + (ownIds.count++ % 0x1000000000000).toString(16).padStart(12, '0');
+}
 
 /** The observer that counts every answer in the metrics and, given a logger, writes its access-log line. */
 export function observerOf(metrics: RuntimeMetrics, accessLog: Logger | null): Observer {

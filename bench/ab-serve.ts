@@ -3,6 +3,8 @@
 // the machine's drift over minutes lands on both sides alike. Prints a Markdown table for bench/HISTORY.md.
 // node bin/run-ts.mjs bench/ab-serve.ts --a /work/wt-int --b . --dist bench/out/100000-s1/dist \
 //   --releases bench/out/100000-s1/releases/20261008T000000Z [--pairs 3] [--duration 5] [--concurrency 50]
+//   [--dist-a DIST --dist-b DIST]   each side's own dist, where the two checkouts' dist formats differ
+//   [--side-a ARGS] [--side-b ARGS]   more `serve` arguments for one side (`--access-log off`, `--state memory:`)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +12,7 @@ import { abCommandLine, abRequests, median } from './lib/ab-sides.ts';
 import { runLoad, type LoadResult } from './lib/load-generator.ts';
 import { addBenchKey, freePort, startChild, stopChild, waitFor200, type StartedChild } from './lib/processes.ts';
 
-const { roots, dist, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
+const { roots, dists, sides, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
 const { pairs, concurrency } = own;
 const durationMs = own.duration * 1000;
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
@@ -23,9 +25,10 @@ const auth = await addBenchKey(roots.B, keys, 'ab', logFile);
 /** `register serve` from `root`, with its own state, once /meta answers 200. */
 async function serve(side: 'A' | 'B'): Promise<StartedChild & { port: number }> {
   const port = await freePort();
+  const extra = sides[side]?.split(' ').filter(Boolean) ?? [];
   const child = await startChild({
     command: process.execPath,
-    args: ['bin/register.mjs', 'serve', '--dist', dist, '--keys', keys, '--port', String(port), '--host', '127.0.0.1', '--state', join(work, `state-${side}`)],
+    args: ['bin/register.mjs', 'serve', '--dist', dists[side], '--keys', keys, '--port', String(port), '--host', '127.0.0.1', ...(extra.includes('--state') ? [] : ['--state', join(work, `state-${side}`)]), ...extra],
     cwd: roots[side],
     logFile,
   });
@@ -66,7 +69,8 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-console.log(`A = ${roots.A}, B = ${roots.B}; ${pairs} pairs of ${durationMs / 1000} s at ${concurrency} connections\n`);
+const described = (side: 'A' | 'B') => `${roots[side]}${sides[side] ? ` ${sides[side]}` : ''}${dists.A === dists.B ? '' : ` on ${dists[side]}`}`;
+console.log(`A = ${described('A')}, B = ${described('B')}; ${pairs} pairs of ${durationMs / 1000} s at ${concurrency} connections\n`);
 console.log('| row | pair | A req/s | B req/s | B/A | A µs CPU/answer | B µs CPU/answer | B/A CPU | other CPU % (A, B) | load |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const row of Object.keys(rows)) {

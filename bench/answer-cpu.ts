@@ -5,8 +5,12 @@
 // is bundled by esbuild as production runs it (scripts/build.mjs: no keepNames), not run through tsx, whose
 // keepNames adds a naming call for every arrow property made per request.
 // node --expose-gc bin/run-ts.mjs bench/answer-cpu.ts --a /work/wt-int --b . --dist DIST --releases RELEASE_DIR [--rounds 20] [--n 2000]
+//   [--dist-a DIST --dist-b DIST]   each side's own dist, where the two checkouts' dist formats differ
 //   [--body-cache BYTES]   0: no kept answers, so the entity and batch rows measure lookups and composition
+//   [--side-a JSON] [--side-b JSON]   startRuntime options of one side (default state `memory:`), for a feature's
+//     cost on one checkout: {"state":"sqlite:/tmp/x.db"}; {"accessLog":"/dev/null"} writes the access log there
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -14,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AB_ROWS as ROWS, abCommandLine, abRequests, median, type AbRow as Row } from './lib/ab-sides.ts';
 import { addBenchKey } from './lib/processes.ts';
 
-const { roots, dist, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
+const { roots, dists, sides, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
 const { rounds, n } = own;
 /** Bytes of kept answers (-1: the default): 0 makes every entity answer a lookup and a composition, the read path itself. */
 const bodyCacheBytes = own['body-cache'] < 0 ? undefined : own['body-cache'];
@@ -29,7 +33,9 @@ async function bundle(root: string): Promise<string> {
   const here = dirname(fileURLToPath(import.meta.url));
   const outfile = join(here, 'out', 'answer-cpu', `${createHash('sha256').update(root).digest('hex').slice(0, 12)}.mjs`);
   await mkdir(dirname(outfile), { recursive: true });
-  await build({ entryPoints: [join(root, 'runtime/server.ts')], outfile, bundle: true, format: 'esm', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' });
+  // The side's own logger with its runtime: the access log's interface may differ between the two checkouts.
+  const contents = `export * from './runtime/server.ts';${existsSync(join(root, 'runtime/ops/logger.ts')) ? " export { createLogger } from './runtime/ops/logger.ts';" : ''}`;
+  await build({ stdin: { contents, resolveDir: root, loader: 'ts' }, outfile, bundle: true, format: 'esm', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' });
   return outfile;
 }
 
@@ -63,8 +69,11 @@ async function answer(rt: Runtime, row: Row, from: number, count: number): Promi
 const runtimes: Record<'A' | 'B', Runtime> = {} as Record<'A' | 'B', Runtime>;
 try {
   for (const side of ['A', 'B'] as const) {
-    const { startRuntime } = (await import(pathToFileURL(await bundle(roots[side])).href)) as typeof import('../runtime/server.ts');
-    runtimes[side] = await startRuntime({ dist, keys, state: 'memory:', port: 0, pages: null, log: () => {}, bodyCacheBytes });
+    const { startRuntime, createLogger } = (await import(pathToFileURL(await bundle(roots[side])).href)) as typeof import('../runtime/server.ts') & typeof import('../runtime/ops/logger.ts');
+    const { accessLog, ...tweaks } = JSON.parse(sides[side] ?? '{}') as { accessLog?: string; [option: string]: unknown };
+    // The access log as `register serve` writes it (buffered pino), to a file or /dev/null instead of stdout.
+    const logger = accessLog ? createLogger({ destination: accessLog }) : null;
+    runtimes[side] = await startRuntime({ dist: dists[side], keys, state: 'memory:', port: 0, pages: null, log: () => {}, bodyCacheBytes, logger, ...tweaks });
   }
   // Warm both: every distinct request once (caches, page cache, JIT), then a round's worth more.
   for (const row of ROWS) for (const side of ['A', 'B'] as const) await answer(runtimes[side], row, 0, Math.max(per(row), lists[row].length));
@@ -79,7 +88,8 @@ try {
     process.stderr.write(`[answer-cpu] ${row}: ${rs.map((x) => (x.b / x.a).toFixed(2)).join(' ')}\n`);
   }
   const loads = Object.values(results).flat().map((x) => x.load);
-  console.log(`A = ${roots.A}, B = ${roots.B}; CPU µs per answer through app.answer (esbuild bundles), ${rounds} alternating rounds per row of ${n} answers (${Math.ceil(n / 10)} batches)${bodyCacheBytes === undefined ? '' : `, body cache ${bodyCacheBytes} bytes`}; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores\n`);
+  const described = (side: 'A' | 'B') => `${roots[side]}${sides[side] ? ` ${sides[side]}` : ''}${dists.A === dists.B ? '' : ` on ${dists[side]}`}`;
+  console.log(`A = ${described('A')}, B = ${described('B')}; CPU µs per answer through app.answer (esbuild bundles), ${rounds} alternating rounds per row of ${n} answers (${Math.ceil(n / 10)} batches)${bodyCacheBytes === undefined ? '' : `, body cache ${bodyCacheBytes} bytes`}; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores\n`);
   console.log('| row | A µs/answer (median) | B µs/answer (median) | B/A, median of rounds | B/A, quartiles of rounds | B/A, median of round pairs |');
   console.log('|---|---|---|---|---|---|');
   for (const row of ROWS) {

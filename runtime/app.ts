@@ -15,7 +15,7 @@ import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { pathAsSent, requestTarget } from './request-target.ts';
 import { ArtefactError, UpstreamError, UntrustedError } from './read-errors.ts';
 import { keyExpiryHeaders } from './keys/key-expiry.ts';
-import { corsHeaders, derivedEtag, matchesEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
+import { corsHeaders, matchesEtag, perStampEtag, preflightHeaders, rateLimitHeaders } from './response-headers.ts';
 import { stderrProblemLog, type ProblemLog } from './problem-log.ts';
 import type { AuthErrorCode } from './contract/error-codes.ts';
 import { MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../common/request-limits.ts';
@@ -296,7 +296,7 @@ export function createApp(opts: AppOptions): App {
       // A 304 is decided after the lookup, so it is never given for an answer that would not have been this 200;
       // on a costing route it is charged like the 200 (the lookup was made).
       const def = x.def!;
-      const etag = reply.headers?.etag ?? (def.perStamp ? derivedEtag(x.release!.manifestSha256, def.path, x.params, x.query) : undefined);
+      const etag = reply.headers?.etag ?? (def.perStamp ? perStampEtag(x.release!.answerScope, x.release!.manifestSha256, def.path, x.request.url, x.params, x.query) : undefined);
       if (etag === undefined) return;
       x.headers.etag = etag;
       if (matchesEtag(x.request.headers.get('if-none-match'), etag)) x.reply = { status: 304, body: null, headers: reply.headers };
@@ -361,7 +361,7 @@ export function createApp(opts: AppOptions): App {
     x.key = auth.key;
     x.costing = def.costing;
     // On every answer to this key from here on, errors included, so a client can warn before the key expires.
-    keyExpiryHeaders(auth.key, x.now, x.headers);
+    if (auth.key.expires_at !== null) keyExpiryHeaders(auth.key, x.now, x.headers);
     x.headers['cache-control'] = 'private, no-cache';
   }
 
@@ -371,6 +371,7 @@ export function createApp(opts: AppOptions): App {
   }
 
   async function answerOf(request: AppRequest): Promise<Answer> {
+    const t0 = observe ? performance.now() : 0;
     const headers: Record<string, string> = { 'content-type': JSON_TYPE };
     corsHeaders(headers);
     const x: Exchange = {
@@ -390,6 +391,7 @@ export function createApp(opts: AppOptions): App {
     }
     answer.keyId = x.key?.id ?? null;
     answer.route = x.def?.path ?? null;
+    if (observe) observe(request, answer, (performance.now() - t0) / 1000);
     return answer;
   }
 
@@ -422,18 +424,9 @@ export function createApp(opts: AppOptions): App {
     return a;
   }
 
-  const answer = observe
-    ? async (request: AppRequest): Promise<Answer> => {
-        const t0 = performance.now();
-        const a = await answerOf(request);
-        observe(request, a, (performance.now() - t0) / 1000);
-        return a;
-      }
-    : answerOf;
-
   return {
-    fetch: async (request) => toResponse(await answer(request)),
-    answer,
+    fetch: async (request) => toResponse(await answerOf(request)),
+    answer: answerOf,
     routes: opts.routes,
   };
 }

@@ -19,22 +19,19 @@ function single(v: string | string[] | undefined): string | null {
  * per call cost a measurable share of each lookup. Tests and other runtimes hand the app real Requests.
  */
 class NodeRequest implements AppRequest {
-  readonly headers: { get(name: string): string | null };
+  /** The request is its own header reader: no second object per request. */
+  readonly headers: { get(name: string): string | null } = this;
   constructor(
     readonly url: string,
     readonly method: string,
-    req: IncomingMessage,
+    private readonly h: IncomingMessage['headers'],
     private readonly body: Buffer | undefined,
-  ) {
-    const h = req.headers;
-    this.headers = {
-      get(name: string): string | null {
-        const lower = name.toLowerCase();
-        const text = single(h[lower]);
-        // The app knows only identity tags; the coded ones are this adapter's (compress.ts).
-        return text !== null && lower === 'if-none-match' ? identityTags(text) : text;
-      },
-    };
+  ) {}
+  get(name: string): string | null {
+    const lower = name.toLowerCase();
+    const text = single(this.h[lower]);
+    // The app knows only identity tags; the coded ones are this adapter's (compress.ts).
+    return text !== null && lower === 'if-none-match' ? identityTags(text) : text;
   }
   async arrayBuffer(): Promise<ArrayBuffer> {
     const b = this.body ?? Buffer.alloc(0);
@@ -166,13 +163,37 @@ const CONNECT_REFUSED = rawRefusal(
   'Method Not Allowed',
 );
 
-/** One request being answered on a socket. */
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  /** Settles true once the whole answer is handed to the socket, false if the socket closes before that. */
-  delivered: Promise<boolean>;
-  settle(ok: boolean): void;
+/**
+ * One request being answered on a socket. Its outcome is true once the whole answer is handed to the socket, false
+ * if the socket closes before that; callers are told by callback (a promise only where a refusal waits for it), so
+ * an answer costs no promise and no closure for it.
+ */
+class Exchange {
+  outcome: boolean | null = null;
+  private then: ((ok: boolean) => void) | ((ok: boolean) => void)[] | null = null;
+  constructor(
+    readonly req: IncomingMessage,
+    private readonly live: Set<Exchange>,
+  ) {}
+  settle(ok: boolean): void {
+    if (this.outcome !== null) return;
+    this.outcome = ok;
+    this.live.delete(this);
+    const then = this.then;
+    this.then = null;
+    if (typeof then === 'function') then(ok);
+    else if (then) for (const f of then) f(ok);
+  }
+  /** Calls `f` with the outcome once it is known. */
+  whenSettled(f: (ok: boolean) => void): void {
+    if (this.outcome !== null) f(this.outcome);
+    else if (this.then === null) this.then = f;
+    else if (typeof this.then === 'function') this.then = [this.then, f];
+    else this.then.push(f);
+  }
+  delivered(): Promise<boolean> {
+    return new Promise((resolve) => this.whenSettled(resolve));
+  }
 }
 
 /** Sockets already being refused: the parser reports every later chunk of a broken stream too. */
@@ -196,7 +217,7 @@ function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: st
   if (earlier.length === 0) return write();
   const cut = setTimeout(() => socket.destroy(), waitMs);
   cut.unref();
-  void Promise.all(earlier.map((x) => x.delivered)).then(() => {
+  void Promise.all(earlier.map((x) => x.delivered())).then(() => {
     clearTimeout(cut);
     write();
   });
@@ -255,35 +276,24 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
   // The answers on each socket not delivered yet, so a refusal written straight to the socket waits for them.
   const exchangesOn = new WeakMap<Socket, Set<Exchange>>();
   // requireHostHeader off: Node's own 400 for a missing Host has no body; handle() answers it with one.
-  const server = createServer({ connectionsCheckingInterval, requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES }, async (req: IncomingMessage, res: ServerResponse) => {
+  const server = createServer({ connectionsCheckingInterval, requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES }, (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket;
-    let exchanges = exchangesOn.get(socket);
-    if (!exchanges) {
-      const set = (exchanges = new Set());
+    let live = exchangesOn.get(socket);
+    if (!live) {
+      const set = (live = new Set());
       exchangesOn.set(socket, set);
       // Answers still queued behind others when the connection ends never go out: one listener settles them all.
       socket.once('close', () => {
         for (const x of set) x.settle(false);
       });
     }
-    const live = exchanges;
-    let resolve!: (ok: boolean) => void;
-    const x: Exchange = {
-      req,
-      res,
-      delivered: new Promise<boolean>((r) => (resolve = r)),
-      settle(ok) {
-        live.delete(x);
-        resolve(ok);
-      },
-    };
+    const x = new Exchange(req, live);
     live.add(x);
     // 'finish': the last byte is handed to the socket (a pipelined answer waits its turn in Node's queue first).
     res.once('finish', () => x.settle(true));
-    const done = handle(req, res, x.delivered);
+    const done = handle(req, res, x);
     inFlight.add(done);
-    await done;
-    inFlight.delete(done);
+    void done.then(() => inFlight.delete(done));
   });
   server.headersTimeout = headersTimeout;
   server.requestTimeout = requestTimeout;
@@ -301,8 +311,8 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
     refuseOn(socket, exchangesOn.get(socket), CONNECT_REFUSED, requestTimeout);
   });
 
-  /** Answers `req`; `delivered` settles when the answer has gone out or can no longer go out. */
-  async function handle(req: IncomingMessage, res: ServerResponse, delivered: Promise<boolean>): Promise<void> {
+  /** Answers `req`; `x` settles when the answer has gone out or can no longer go out. */
+  async function handle(req: IncomingMessage, res: ServerResponse, x: Exchange): Promise<void> {
     try {
       if (req.rawHeaders.length / 2 > MAX_HEADER_FIELDS) {
         errorResponse(res, new ApiError(431, 'headers_too_large', `The request has more than ${MAX_HEADER_FIELDS} header fields.`));
@@ -320,12 +330,12 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
         body = await readAtMost(req, maxBody + 1);
       }
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
-      const answer = await app.answer(new NodeRequest(url, req.method ?? 'GET', req, body));
+      const answer = await app.answer(new NodeRequest(url, req.method ?? 'GET', req.headers, body));
       // An answer that charged and never reaches its client (it closed the connection first, or answers queued
       // behind others were cut) is given back.
       if (answer.giveBack) {
         const giveBack = answer.giveBack;
-        void delivered.then((ok) => (ok ? undefined : giveBack()));
+        x.whenSettled((ok) => void (ok || giveBack()));
       }
       await endOfTurn();
       const out = answer.headers;

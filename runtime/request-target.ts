@@ -69,6 +69,9 @@ function pathOf(clean: string, url: URL): string {
 export function pathAsSent(url: string): string {
   const start = url.indexOf('/', url.indexOf('//') + 2);
   if (start < 0) return '/';
-  const end = url.search(/[?#]/);
-  return url.slice(start, end < 0 || end < start ? undefined : end);
+  // Where the query or fragment starts, whichever is first (a regular expression search cost more per request).
+  const q = url.indexOf('?', start);
+  const h = url.indexOf('#', start);
+  const end = q < 0 ? h : h < 0 ? q : Math.min(q, h);
+  return end < 0 ? url.slice(start) : url.slice(start, end);
 }

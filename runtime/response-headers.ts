@@ -47,12 +47,31 @@ export function signedDocumentEtag(sha256Hex: string, keyId: string): string {
  * servers over the same dist give the same tag. Answers that depend on the key (its credits, its notices) are not
  * per-stamp and get no tag; the credit and rate headers are not part of the body.
  */
-export function derivedEtag(manifestSha256: string, route: string, params: Record<string, string>, query: URLSearchParams): string {
+function derivedEtag(manifestSha256: string, route: string, params: Record<string, string>, query: URLSearchParams): string {
   // `include` names a set: order and repetition change no body (CONTRACT-DECISIONS.md), so they change no tag.
   const pairs = [...query].map(([k, v]): [string, string] => (k === 'include' ? [k, [...new Set(v.split(','))].sort().join(',')] : [k, v])).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   const names = Object.keys(params).sort();
   const text = JSON.stringify([manifestSha256, API_VERSION, route, names.map((n) => [n, params[n]]), pairs]);
   return tagOf(sha256(text));
+}
+
+/** Tags already derived, by release and request target: a popular answer's tag is hashed once per stamp. */
+const derived = new Map<string, string>();
+/** Past this many, the tags are forgotten and derived again as asked: a bound, not a policy. */
+const DERIVED_KEPT = 65_536;
+
+/**
+ * derivedEtag of the answer to `target` (the request URL, which decides the route, its parameters and the query) in
+ * the release whose answers are kept under `scope` (Release.answerScope, short and unique per opened release).
+ */
+export function perStampEtag(scope: string, manifestSha256: string, route: string, target: string, params: Record<string, string>, query: URLSearchParams): string {
+  const key = scope + target;
+  let tag = derived.get(key);
+  if (tag === undefined) {
+    if (derived.size >= DERIVED_KEPT) derived.clear();
+    derived.set(key, (tag = derivedEtag(manifestSha256, route, params, query)));
+  }
+  return tag;
 }
 
 /** RFC 9110 If-None-Match: `*`, or a list compared weakly (W/ prefixes ignored). */
@@ -83,12 +102,22 @@ const MONTHLY_POLICY = 'monthly';
  */
 export function rateLimitHeaders(key: KeyRecord, credits: number | null, nowMs: number, retryAfter: number | null, into: Record<string, string>): void {
   const resetMs = quotaPeriodEnd(nowMs);
-  const month = Math.round((resetMs - monthStartBefore(resetMs)) / 1000);
-  into['ratelimit-policy'] = `"${BURST_POLICY}";q=${key.rate};w=1, "${MONTHLY_POLICY}";q=${key.quota};w=${month}`;
+  into['ratelimit-policy'] = policyOf(key, resetMs);
   const items: string[] = [];
   if (retryAfter !== null) items.push(`"${BURST_POLICY}";r=0;t=${retryAfter}`);
   if (credits !== null) items.push(`"${MONTHLY_POLICY}";r=${credits};t=${Math.max(0, Math.ceil((resetMs - nowMs) / 1000))}`);
   if (items.length) into.ratelimit = items.join(', ');
+}
+
+/** The last policy stated: it changes with the key's limits and once a month, not per request. */
+let lastPolicy = { rate: -1, quota: -1, resetMs: -1, text: '' };
+
+function policyOf(key: KeyRecord, resetMs: number): string {
+  const p = lastPolicy;
+  if (p.rate === key.rate && p.quota === key.quota && p.resetMs === resetMs) return p.text;
+  const month = Math.round((resetMs - monthStartBefore(resetMs)) / 1000);
+  lastPolicy = { rate: key.rate, quota: key.quota, resetMs, text: `"${BURST_POLICY}";q=${key.rate};w=1, "${MONTHLY_POLICY}";q=${key.quota};w=${month}` };
+  return lastPolicy.text;
 }
 
 /** 00:00 UTC on the 1st of the month before the one starting at `monthStartMs`: the current period's start. */

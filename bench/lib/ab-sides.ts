@@ -1,6 +1,8 @@
 // What the A/B scripts of two checkouts' runtimes share (bench/ab-serve.ts over HTTP, bench/answer-cpu.ts in
 // process): their command line (the two checkouts, one compiled dist and the release it was compiled from) and the
-// requests of the three rows the read path decides: entity with includes, resolve, and a 100-item batch.
+// requests of the three rows the read path decides: entity with includes, resolve, and a 100-item batch. Two
+// checkouts whose dist formats differ each serve a dist compiled by their own compiler from the same release
+// (`--dist-a`, `--dist-b`); otherwise one `--dist` serves both.
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadRequest } from './load-generator.ts';
@@ -10,23 +12,30 @@ import { ENTITY_INCLUDE } from './serve-measure.ts';
 export const AB_ROWS = ['entity', 'resolve', 'batch'] as const;
 export type AbRow = (typeof AB_ROWS)[number];
 
-/** `--a ROOT --b ROOT --dist DIST --releases RELEASE_DIR` and the script's own numeric options with their defaults. */
-export function abCommandLine<K extends string>(script: string, own: Record<K, string>): { roots: { A: string; B: string }; dist: string; releases: string; own: Record<K, number> } {
+/** `--a ROOT --b ROOT (--dist DIST | --dist-a DIST --dist-b DIST) --releases RELEASE_DIR` and the script's own numeric options with their defaults. */
+export function abCommandLine<K extends string>(script: string, own: Record<K, string>): { roots: { A: string; B: string }; dists: { A: string; B: string }; sides: { A?: string; B?: string }; releases: string; own: Record<K, number> } {
   const { values } = parseArgs({
     options: {
       a: { type: 'string' },
       b: { type: 'string' },
       dist: { type: 'string' },
+      'dist-a': { type: 'string' },
+      'dist-b': { type: 'string' },
+      // What sets one side apart besides its checkout, for a feature's cost on one checkout (each script reads it).
+      'side-a': { type: 'string' },
+      'side-b': { type: 'string' },
       releases: { type: 'string' },
       ...Object.fromEntries(Object.entries(own).map(([k, v]) => [k, { type: 'string' as const, default: v as string }])),
     },
   });
   const v = values as Record<string, string | undefined>;
-  if (!v.a || !v.b || !v.dist || !v.releases) {
-    throw new Error(`usage: ${script} --a ROOT --b ROOT --dist DIST --releases RELEASE_DIR ${Object.entries(own).map(([k, d]) => `[--${k} ${d}]`).join(' ')}`);
+  const distA = v['dist-a'] ?? v.dist;
+  const distB = v['dist-b'] ?? v.dist;
+  if (!v.a || !v.b || !distA || !distB || !v.releases) {
+    throw new Error(`usage: ${script} --a ROOT --b ROOT (--dist DIST | --dist-a DIST --dist-b DIST) --releases RELEASE_DIR ${Object.entries(own).map(([k, d]) => `[--${k} ${d}]`).join(' ')}`);
   }
   const numbers = Object.fromEntries(Object.keys(own).map((k) => [k, Number(v[k])])) as Record<K, number>;
-  return { roots: { A: resolve(v.a), B: resolve(v.b) }, dist: resolve(v.dist), releases: resolve(v.releases), own: numbers };
+  return { roots: { A: resolve(v.a), B: resolve(v.b) }, dists: { A: resolve(distA), B: resolve(distB) }, sides: { A: v['side-a'], B: v['side-b'] }, releases: resolve(v.releases), own: numbers };
 }
 
 /** Each row's requests over `samples` keys of the release: paths under /api/v1, batch bodies of 100 entity items. */
@@ -45,4 +54,9 @@ export async function abRequests(releases: string, samples: number): Promise<Rec
   };
 }
 
-export const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+/** The middle value, or the mean of the two middle values of an even count. */
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};

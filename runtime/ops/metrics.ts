@@ -1,6 +1,6 @@
 // Prometheus metrics for GET /metrics (prom-client): requests by route and status, latency, cache hits, server
 // errors by code (origin failures among them), credits charged and given back, state-store errors.
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { StateUnavailableError, type Admission, type ChargeResult, type KeyStore, type StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
 
@@ -20,14 +20,20 @@ export interface RuntimeMetrics {
 export function createMetrics(catalogOf: () => ReleaseCatalog | null, keysOf: () => KeyStore | null = () => null): RuntimeMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const requests = new Counter({ name: 'register_http_requests_total', help: 'Requests answered, by route template and status.', labelNames: ['route', 'status'], registers: [registry] });
-  const latency = new Histogram({
-    name: 'register_http_request_duration_seconds',
-    help: 'Time from the request (its body read) to its answer, by route template.',
-    labelNames: ['route'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  // Every answer counts its route and status and its time: plain numbers here, read into the exposition only when
+  // /metrics is scraped. prom-client's labelled inc() and observe() hashed their labels on every request.
+  const counts = new Map<string, RouteCounts>();
+  new Counter({
+    name: 'register_http_requests_total',
+    help: 'Requests answered, by route template and status.',
+    labelNames: ['route', 'status'],
     registers: [registry],
+    collect() {
+      this.reset();
+      for (const [route, c] of counts) for (const [status, n] of c.statuses) this.inc({ route, status: String(status) }, n);
+    },
   });
+  registry.registerMetric(latencyMetric(counts) as unknown as Metric);
   const errors = new Counter({ name: 'register_server_errors_total', help: '5xx answers by error code (upstream_unavailable: the shard origin failed).', labelNames: ['code'], registers: [registry] });
   const charged = new Counter({ name: 'register_credits_charged_total', help: 'Lookup credits charged.', registers: [registry] });
   const refunded = new Counter({ name: 'register_credits_refunded_total', help: 'Credits given back (their request failed with a 5xx).', registers: [registry] });
@@ -66,13 +72,56 @@ export function createMetrics(catalogOf: () => ReleaseCatalog | null, keysOf: ()
   return {
     registry,
     request: (route, status, seconds) => {
-      requests.inc({ route, status: String(status) });
-      latency.observe({ route }, seconds);
+      let c = counts.get(route);
+      if (c === undefined) counts.set(route, (c = { statuses: new Map(), buckets: new Float64Array(LATENCY_BUCKETS.length), sum: 0, count: 0 }));
+      c.statuses.set(status, (c.statuses.get(status) ?? 0) + 1);
+      let i = 0;
+      while (i < LATENCY_BUCKETS.length && seconds > LATENCY_BUCKETS[i]) i++;
+      if (i < LATENCY_BUCKETS.length) c.buckets[i]++;
+      c.sum += seconds;
+      c.count++;
     },
     serverError: (code) => errors.inc({ code }),
     charged: (n) => charged.inc(n),
     refunded: (n) => refunded.inc(n),
     stateError: (op) => stateErrors.inc({ op }),
+  };
+}
+
+/** Upper bounds of the latency histogram's buckets, seconds. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** One route's answers: how many per status, and their times (per bucket, not cumulative; their sum and count). */
+interface RouteCounts {
+  statuses: Map<number, number>;
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/** The latency histogram as prom-client's registry reads a metric (`get()`), made from the counts when scraped. */
+function latencyMetric(counts: Map<string, RouteCounts>) {
+  const name = 'register_http_request_duration_seconds';
+  const help = 'Time from the request (its body read) to its answer, by route template.';
+  return {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get() {
+      const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
+      for (const [route, c] of counts) {
+        let below = 0;
+        LATENCY_BUCKETS.forEach((le, i) => {
+          below += c.buckets[i];
+          values.push({ metricName: `${name}_bucket`, labels: { le, route }, value: below });
+        });
+        values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', route }, value: c.count });
+        values.push({ metricName: `${name}_sum`, labels: { route }, value: c.sum });
+        values.push({ metricName: `${name}_count`, labels: { route }, value: c.count });
+      }
+      return { name, help, type: 'histogram', values, aggregator: 'sum' };
+    },
   };
 }
 

@@ -91,6 +91,11 @@ export class Release {
     this.resolveIndex = this.family(doc.families.resolve);
     this.search = this.family(doc.families.search);
     this.docs = this.family(doc.families.search_docs);
+    // Per stamp, not per lookup: each shard pack's path, cache number and log name.
+    this.shardPacks = doc.shard_packs.map((name) => {
+      const path = `${this.stamp}/${PUBLIC_DIR}/${name}`;
+      return { path, number: packNumber(path), file: fileOf(source, path) };
+    });
   }
 
   private family(f: ReleaseDoc['families']['entities']): BucketFamilyReader {
@@ -168,15 +173,12 @@ export class Release {
     return fileOf(this.source, `${this.stamp}/${PUBLIC_DIR}/${this.doc.families.entities.pack}`);
   }
 
-  /** Each shard pack's path from the source root and its cache number, made once per pack rather than per read. */
-  private readonly shardPacks: ShardPack[] = [];
+  /** Each shard pack's path from the source root, its cache number and its log name, by its number in release.json. */
+  private readonly shardPacks: ShardPack[];
   private shardPack(pack: number, id: string): ShardPack {
     const known = this.shardPacks[pack];
-    if (known !== undefined) return known;
-    const name = this.doc.shard_packs[pack];
-    if (name === undefined) throw new ArtefactError(this.entitiesFile, `the index entry of ${id} names shard pack ${pack}; release.json lists ${this.doc.shard_packs.length}`, id);
-    const path = `${this.stamp}/${PUBLIC_DIR}/${name}`;
-    return (this.shardPacks[pack] = { path, number: packNumber(path), file: fileOf(this.source, path) });
+    if (known === undefined) throw new ArtefactError(this.entitiesFile, `the index entry of ${id} names shard pack ${pack}; release.json lists ${this.doc.shard_packs.length}`, id);
+    return known;
   }
 
   resolve(provider: string, namespace: string, externalId: string): MaybePromise<ResolveValue | undefined> {

@@ -253,7 +253,7 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
         requestBody: BatchRequest,
         responses: {
           '200': ok('One result per item, in request order.', ref(BatchResponse), COST_HEADERS),
-          ...costingErrors(['invalid_body', 'empty_batch', 'batch_too_large', 'resolve_batch_too_large', 'unknown_include', 'invalid_parameter']),
+          ...costingErrors(checkBatch.codes),
           '413': responseRef('PayloadTooLarge'),
         },
       },

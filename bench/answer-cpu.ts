@@ -5,7 +5,7 @@
 // is bundled by esbuild as production runs it (scripts/build.mjs: no keepNames), not run through tsx, whose
 // keepNames adds a naming call for every arrow property made per request.
 // node --expose-gc bin/run-ts.mjs bench/answer-cpu.ts --a /work/wt-int --b . --dist DIST --releases RELEASE_DIR [--rounds 20] [--n 2000]
-//   [--body-cache BYTES]   0: no kept answers, so the entity and batch rows measure lookups and composition
+//   [--body-cache BYTES]   0: no cached answers, so the entity and batch rows measure lookups and composition
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -16,7 +16,7 @@ import { addBenchKey } from './lib/processes.ts';
 
 const { roots, dist, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
 const { rounds, n } = own;
-/** Bytes of kept answers (-1: the default): 0 makes every entity answer a lookup and a composition, the read path itself. */
+/** Bytes of cached answers (-1: the default): 0 makes every entity answer a lookup and a composition, the read path itself. */
 const bodyCacheBytes = own['body-cache'] < 0 ? undefined : own['body-cache'];
 type Runtime = Awaited<ReturnType<typeof import('../runtime/server.ts').startRuntime>>;
 

@@ -108,7 +108,7 @@ function readerOf(p: Parameter, refuseRepeats = true): Read {
   const check: (value: unknown) => boolean = compiled.Check.bind(compiled);
   if (parse === 'integer') {
     const range = `must be an integer from ${schema.minimum ?? 0} to ${schema.maximum ?? 999_999_999}`;
-    // A repeated integer takes its first value, as the API always has.
+    // A repeated integer takes its first value (URLSearchParams.get): `?limit=5&limit=9` means 5, never a 400.
     return (_, query) => {
       const raw = query.get(name);
       if (raw === null) return required ? missing() : absent;

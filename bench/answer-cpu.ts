@@ -6,7 +6,7 @@
 // keepNames adds a naming call for every arrow property made per request.
 // node --expose-gc bin/run-ts.mjs bench/answer-cpu.ts --a /work/wt-int --b . --dist DIST --releases RELEASE_DIR [--rounds 20] [--n 2000]
 //   [--dist-a DIST --dist-b DIST]   each side's own dist, where the two checkouts' dist formats differ
-//   [--body-cache BYTES]   0: no kept answers, so the entity and batch rows measure lookups and composition
+//   [--body-cache BYTES]   0: no cached answers, so the entity and batch rows measure lookups and composition
 //   [--side-a JSON] [--side-b JSON]   startRuntime options of one side (default state `memory:`), for a feature's
 //     cost on one checkout: {"state":"sqlite:/tmp/x.db"}; {"accessLog":"/dev/null"} writes the access log there
 import { createHash } from 'node:crypto';
@@ -20,7 +20,7 @@ import { addBenchKey } from './lib/processes.ts';
 
 const { roots, dists, sides, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
 const { rounds, n } = own;
-/** Bytes of kept answers (-1: the default): 0 makes every entity answer a lookup and a composition, the read path itself. */
+/** Bytes of cached answers (-1: the default): 0 makes every entity answer a lookup and a composition, the read path itself. */
 const bodyCacheBytes = own['body-cache'] < 0 ? undefined : own['body-cache'];
 type Runtime = Awaited<ReturnType<typeof import('../runtime/server.ts').startRuntime>>;
 

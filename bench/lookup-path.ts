@@ -1,7 +1,7 @@
 // What one first entity lookup runs, counted rather than read off the code: a runtime from the checkout `--root`
 // serves `--dist` in this process; after /meta opened the release, V8's precise coverage counts the functions of
 // runtime/ and common/ that ran for one GET /entities/{id} whose ID nothing looked up before (its index entry and
-// shard not at hand). Prints the files and functions, so two checkouts can be compared.
+// shard not ready). Prints the files and functions, so two checkouts can be compared.
 // node bin/run-ts.mjs bench/lookup-path.ts --root /work/wt-int --dist bench/out/100000-s1/dist --id rp-…
 import { Session } from 'node:inspector/promises';
 import { mkdtemp, rm } from 'node:fs/promises';

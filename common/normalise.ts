@@ -115,4 +115,7 @@ export const MAX_PREFIX = 24;
 /** Candidates kept per normalised token or prefix. */
 export const MAX_CANDIDATES_PER_TOKEN = 500;
 export const MAX_QUERY_TOKENS = 5;
+/** Fewest normalised characters a search query needs. */
 export const MIN_QUERY_CHARS = 3;
+/** Longest search query as sent, in characters: it bounds the normalising before MAX_QUERY_TOKENS is counted. */
+export const MAX_QUERY_CHARS = 512;

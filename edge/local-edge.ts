@@ -167,7 +167,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
       };
       return {
         stored: async () => new Map(Object.entries((await (await call('stored')).json()) as Record<string, string>)),
-        // The puts made in one turn go as one batch (the publisher runs many at once); each resolves once its batch
+        // The puts made in one tick go as one batch (the publisher runs many at once); each resolves once its batch
         // is stored.
         async put(key, bytes, meta) {
           if (!batch) {

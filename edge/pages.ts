@@ -1,7 +1,7 @@
 // The page routes' files at the edge (PageFiles, runtime/route.ts): the built pages folder carried inside the Worker
 // bundle (bundle.ts), so the explorer, /docs and their assets are the same bytes Node serves from build/pages/. Each
 // file is decoded once per isolate, on its first request, and kept.
-import { keep } from '../runtime/kept-bytes.ts';
+import { markLongLived } from '../runtime/long-lived-bytes.ts';
 import type { PageFiles } from '../runtime/route.ts';
 
 export type BundledFile = { text: string } | { base64: string };
@@ -22,8 +22,8 @@ export function bundledPages(files: Record<string, BundledFile>): PageFiles {
       let bytes = decoded.get(name);
       if (!bytes) {
         if (!Object.hasOwn(files, name)) return null;
-        // Kept (kept-bytes.ts): the same bytes object on every answer, as page-folder.ts gives its assets.
-        bytes = keep(bytesOf(files[name]));
+        // Long-lived (long-lived-bytes.ts): the same bytes object on every answer, as page-folder.ts gives its assets.
+        bytes = markLongLived(bytesOf(files[name]));
         decoded.set(name, bytes);
       }
       return bytes;

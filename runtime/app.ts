@@ -2,7 +2,7 @@
 // and the operational endpoints and the pages at the server root (route.ts `scope`). A request goes through one
 // declared list of steps (STEPS below), in the contract's order of checks (auth 401 → validation 400 → rate 429 →
 // quota 402 → charged lookup). Every failure becomes its answer in one place (ApiError's errorReply, framed here
-// with the request's headers), with one log line, and a charge whose request then failed (5xx) is given back.
+// with the request's headers), with one log line, and a charge whose request then failed (5xx) is refunded.
 // Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError, errorReply } from './api-error.ts';
@@ -124,7 +124,7 @@ interface Exchange {
   costing: boolean;
   prepared: Prepared | null;
   credits: number | null;
-  /** Lookups charged to `key` in `period` and not given back yet: returned if the answer turns out a 5xx. */
+  /** Lookups charged to `key` in `period` and not refunded yet: returned if the answer turns out a 5xx. */
   charged: number;
   period: string;
   reply: Reply | null;
@@ -161,13 +161,13 @@ export function createApp(opts: AppOptions): App {
     return new ApiError(500, 'internal_error', 'The server failed to answer this request.');
   }
 
-  /** Gives back `cost` lookups charged in `period`: nobody pays for a server error. Returns the credits after it. */
+  /** Refunds `cost` lookups charged in `period`: nobody pays for a server error. Returns the credits after it. */
   async function giveBack(key: KeyRecord, period: string, cost: number, credits: number | null): Promise<number | null> {
     try {
       await opts.store.refund(key.id, period, cost);
       return credits === null ? null : Math.min(key.quota, credits + cost);
     } catch (e) {
-      log({ level: 'error', event: 'refund_failed', line: `[serve] refund_failed: ${cost} lookup(s) of key ${key.id} in ${period} not given back: ${(e as Error)?.message ?? String(e)}` });
+      log({ level: 'error', event: 'refund_failed', line: `[serve] refund_failed: ${cost} lookup(s) of key ${key.id} in ${period} not refunded: ${(e as Error)?.message ?? String(e)}` });
       return credits;
     }
   }
@@ -284,7 +284,7 @@ export function createApp(opts: AppOptions): App {
       return reply.then((r) => void (x.reply = r));
     },
     function refund(x) {
-      // A 5xx costs nothing; a batch answered whole gives back its items that could not be answered.
+      // A 5xx costs nothing; a batch answered whole refunds its items that could not be answered.
       const back = x.reply!.status >= 500 ? x.charged : Math.min(x.charged, x.reply!.refund ?? 0);
       if (back <= 0) return;
       x.charged = 0;
@@ -395,7 +395,7 @@ export function createApp(opts: AppOptions): App {
     return answer;
   }
 
-  /** The answer to a refusal or failure, with the headers learnt so far; what it still held charged is given back. */
+  /** The answer to a refusal or failure, with the headers learnt so far; what it still held charged is refunded. */
   async function refused(x: Exchange, err: ApiError): Promise<Answer> {
     if (err.status >= 500 && x.charged > 0) {
       const back = x.charged;
@@ -410,7 +410,7 @@ export function createApp(opts: AppOptions): App {
     return answer;
   }
 
-  /** `a`, able to give back what this request still holds charged, should it never reach the client. */
+  /** `a`, able to refund what this request still holds charged, should it never reach the client. */
   function undeliverable(x: Exchange, a: Answer): Answer {
     if (x.charged > 0 && x.key) {
       const [k, p, cost] = [x.key, x.period, x.charged];

@@ -2,7 +2,7 @@
 // ETags, which the edge shares, are in coding.ts and exported from here as before).
 import { promisify } from 'node:util';
 import { brotliCompress, brotliCompressSync, constants, createBrotliCompress, createGzip, gzip, gzipSync, type BrotliCompress, type Gzip } from 'node:zlib';
-import { isKept } from './kept-bytes.ts';
+import { isLongLived } from './long-lived-bytes.ts';
 import type { Coding } from './coding.ts';
 
 export { chooseCoding, codedEtag, identityTags, MIN_COMPRESS_BYTES, tagAsHeld, type Coding } from './coding.ts';
@@ -36,8 +36,8 @@ function compressWhole(coding: Coding, body: Uint8Array): Buffer {
 
 const brotliAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
-/** Coded forms of kept bodies (kept-bytes.ts), each made once and kept as long as its body. */
-const keptForms = new WeakMap<Uint8Array, Partial<Record<Coding, Promise<Buffer>>>>();
+/** Coded forms of long-lived bodies (long-lived-bytes.ts), each made once and kept as long as its body. */
+const longLivedForms = new WeakMap<Uint8Array, Partial<Record<Coding, Promise<Buffer>>>>();
 
 /**
  * A whole body, coded: a kept body (a page asset, the OpenAPI document) once per coding, on zlib's thread pool rather
@@ -45,9 +45,9 @@ const keptForms = new WeakMap<Uint8Array, Partial<Record<Coding, Promise<Buffer>
  * at once, as the answer it belongs to is made once.
  */
 export function codedBody(coding: Coding, body: Uint8Array): Buffer | Promise<Buffer> {
-  if (!isKept(body)) return compressWhole(coding, body);
-  const forms = keptForms.get(body) ?? {};
-  keptForms.set(body, forms);
+  if (!isLongLived(body)) return compressWhole(coding, body);
+  const forms = longLivedForms.get(body) ?? {};
+  longLivedForms.set(body, forms);
   const kept = forms[coding];
   if (kept) return kept;
   wholeBodiesCoded[coding]++;

@@ -1,5 +1,5 @@
 // Where an entity answer is made, for GET /entities/{id} (and its views), batch items and resolve: the lookup of a
-// live entity (404 never published, 410 retired), the kept answer for the same question, and the composition from
+// live entity (404 never published, 410 retired), the cached answer for the same question, and the composition from
 // a shard's bytes. The compiler wrote every section once, so composing slices and concatenates; only a `lang`
 // filter or a relationships filter re-serialises the one section it changes. The bridges section is stored without
 // its repeated per-bridge fields (common/shard-format.ts) and expanded here, by byte splicing, wherever it is emitted.
@@ -101,11 +101,11 @@ export function entityQuestion(release: Release, id: string, include: ReadonlySe
 }
 
 /** The answer body kept for `q`, or undefined. Never write to it. */
-export const keptAnswer = (release: Release, q: EntityQuestion): Uint8Array | undefined => release.answers?.get(q.key);
+export const cachedAnswer = (release: Release, q: EntityQuestion): Uint8Array | undefined => release.answers?.get(q.key);
 
 /**
  * Pushes the answer to `q` about `e` onto `out` as byte slices (join them once to send) and keeps it for the next
- * request that asks the same. Returns the kept bytes, or null when they were not kept.
+ * request that asks the same. Returns the cached bytes, or null when they were not kept.
  */
 export function composeAnswer(release: Release, q: EntityQuestion, e: LiveEntity, out: Uint8Array[]): Uint8Array | null {
   const from = out.length;
@@ -118,7 +118,7 @@ export function composeAnswer(release: Release, q: EntityQuestion, e: LiveEntity
  * kept; a 404 or 410 is looked up each time.
  */
 export function entityAnswer(release: Release, q: EntityQuestion): MaybePromise<Reply> {
-  const kept = keptAnswer(release, q);
+  const kept = cachedAnswer(release, q);
   if (kept) return { status: 200, body: kept };
   return withLive(release, q.id, (e) => {
     const parts: Uint8Array[] = [];
@@ -127,7 +127,7 @@ export function entityAnswer(release: Release, q: EntityQuestion): MaybePromise<
 }
 
 /**
- * The live entity `id`, at once when its index entry and shard are at hand. Rejects (never throws) with a 404 when
+ * The live entity `id`, at once when its index entry and shard are ready. Rejects (never throws) with a 404 when
  * it was never published and a 410 carrying the compiler's tombstone stub when it was retired.
  */
 export function liveEntity(release: Release, id: string): MaybePromise<LiveEntity> {
@@ -141,7 +141,7 @@ function notLive(found: Exclude<EntityLookup, LiveEntity>, id: string): ApiError
   return new ApiError(410, 'gone', 'retired', { stub: found.body });
 }
 
-/** `answer` applied to the live entity `id`: at once when it is at hand (no promise hops), else once it is read. */
+/** `answer` applied to the live entity `id`: at once when it is ready (no promise hops), else once it is read. */
 export function withLive<T>(release: Release, id: string, answer: (e: LiveEntity) => T): MaybePromise<T> {
   const e = liveEntity(release, id);
   return isPromise(e) ? e.then(answer) : answer(e);

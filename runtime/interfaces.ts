@@ -20,7 +20,7 @@ export interface ShardSource {
   readRange(path: string, offset: number, length: number, transient?: boolean): MaybePromise<Uint8Array>;
   /**
    * Whether reads are a local disk's, so they often come at once and a batch is CPU work rather than waiting
-   * (routes/batch.ts sizes its turn gate by it). Default false: a source over the network.
+   * (routes/batch.ts sizes its concurrency limit by it). Default false: a source over the network.
    */
   readonly local?: boolean;
   /** Resolves when the origin answers, else rejects: the readiness probe. Optional: a local folder has no origin. */
@@ -29,7 +29,7 @@ export interface ShardSource {
 }
 
 /**
- * What a read returns: the value itself when it is at hand (no promise, no microtask hop: a batch of 100 items
+ * What a read returns: the value itself when it is ready (no promise, no microtask hop: a batch of 100 items
  * made ~8 promises per item when every read was async), or a promise when it needs I/O first. A read never
  * throws: a failure is a rejected promise, so a value that is not a promise is always an answer. A caller awaits
  * it, or tests isPromise once and takes the value at once.
@@ -41,7 +41,7 @@ export const isPromise = <T>(v: MaybePromise<T>): v is Promise<T> => v instanceo
 
 /** Reads one bucketed family (see common/bucket-format.ts) through a ShardSource, one bucket at a time. */
 export interface BucketFamilyReader {
-  /** Value stored under `key` in a hashed family, or undefined: at once from a retained bucket, else once it is read. */
+  /** Value stored under `key` in a hashed family, or undefined: at once from a cached bucket, else once it is read. */
   get<V = unknown>(key: string): MaybePromise<V | undefined>;
   /** Value at `ordinal` in an ordinal family, or undefined. */
   at<V = unknown>(ordinal: number): Promise<V | undefined>;
@@ -180,7 +180,7 @@ export interface StateStore {
    */
   charge(keyId: string, period: string, cost: number, quota: number): Promise<ChargeResult>;
   /**
-   * Gives back `cost` lookups charged to `keyId` in `period` (never below zero used): the request they paid for
+   * Refunds `cost` lookups charged to `keyId` in `period` (never below zero used): the request they paid for
    * failed with a 5xx, and nobody is charged for a server error. The caller refunds a charge at most once.
    */
   refund(keyId: string, period: string, cost: number): Promise<void>;

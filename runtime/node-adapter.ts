@@ -204,7 +204,7 @@ const refused = new WeakSet<Socket>();
  * before the broken one (pipelined ahead of it) has gone out whole: a client is answered every good request it
  * sent, and the refusal never cuts into an answer. The request still being read when it failed (its body timed
  * out) gets no answer but this one. Past `waitMs` of waiting (a client that does not read), the connection is cut;
- * an answer that never went out is then given back (see handle).
+ * an answer that never went out is then refunded (see handle).
  */
 function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: string, waitMs: number): void {
   if (refused.has(socket)) return;
@@ -225,18 +225,18 @@ function refuseOn(socket: Socket, exchanges: Set<Exchange> | undefined, text: st
 
 /**
  * Settles once the event loop reaches its check phase (setImmediate), the same promise for every caller of one
- * turn. Answers are written there together rather than each as soon as it is ready, while other connections'
+ * tick. Answers are written there together rather than each as soon as it is ready, while other connections'
  * requests are still being read: under load, the client side then wakes once for a run of answers instead of once
  * per answer. Measured over loopback at 50 connections on the full-size dist (alternating rounds): the read-only
- * runtime, whose answers were all ready within the turn that read their requests, served 1.6x the entity lookups;
- * the journal runtime, whose charges already waited for the journal's next turn, ~1.04x. An idle server pays one
+ * runtime, whose answers were all ready within the tick that read their requests, served 1.6x the entity lookups;
+ * the journal runtime, whose charges already waited for the journal's next tick, ~1.04x. An idle server pays one
  * setImmediate hop, microseconds.
  */
-let turn: Promise<void> | null = null;
-function endOfTurn(): Promise<void> {
-  return (turn ??= new Promise<void>((resolve) =>
+let tick: Promise<void> | null = null;
+function endOfTick(): Promise<void> {
+  return (tick ??= new Promise<void>((resolve) =>
     setImmediate(() => {
-      turn = null;
+      tick = null;
       resolve();
     }),
   ));
@@ -332,12 +332,12 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
       const url = `http://${host}${req.url && req.url.startsWith('/') ? req.url : '/'}`;
       const answer = await app.answer(new NodeRequest(url, req.method ?? 'GET', req.headers, body));
       // An answer that charged and never reaches its client (it closed the connection first, or answers queued
-      // behind others were cut) is given back.
+      // behind others were cut) is refunded.
       if (answer.giveBack) {
         const giveBack = answer.giveBack;
         x.whenSettled((ok) => void (ok || giveBack()));
       }
-      await endOfTurn();
+      await endOfTick();
       const out = answer.headers;
       // A HEAD answer is coded like its GET, headers and all, and then sent without the body.
       const head = answer.body === null && answer.omitted !== undefined;

@@ -1,17 +1,17 @@
 // The OpenAPI document of a route table, and the bytes GET /openapi.json serves: built once, on first use, from the
 // table of the app that serves it (server.ts), or for the build and the tests from the full table (openapiDocument).
 import { buildDocument, type OpenApiDocument } from './contract/document.ts';
-import { keep } from './kept-bytes.ts';
+import { markLongLived } from './long-lived-bytes.ts';
 import type { RouteDef } from './route.ts';
 import { allRoutes } from './routes/index.ts';
 
 /**
  * The bytes of the document of `routes()`, made on first use rather than when the table is built: the route that
- * serves them is in the table. One object for the table's life (kept-bytes.ts): a coded form is made once.
+ * serves them is in the table. One object for the table's life (long-lived-bytes.ts): a coded form is made once.
  */
 export function openapiBytesOf(routes: () => readonly RouteDef[]): () => Uint8Array {
   let bytes: Uint8Array | undefined;
-  return () => (bytes ??= keep(new TextEncoder().encode(JSON.stringify(buildDocument(routes())))));
+  return () => (bytes ??= markLongLived(new TextEncoder().encode(JSON.stringify(buildDocument(routes())))));
 }
 
 let doc: OpenApiDocument | undefined;

@@ -20,7 +20,7 @@ export interface Reply {
   status: number;
   body: Body;
   headers?: Record<string, string>;
-  /** Lookups of the charge to give back: a batch's items that could not be answered (each a 503 in place). */
+  /** Lookups of the charge to refund: a batch's items that could not be answered (each a 503 in place). */
   refund?: number;
 }
 
@@ -96,7 +96,7 @@ export interface PageFiles {
 
 export interface Prepared {
   /**
-   * A lookup whose data is at hand answers without a promise (MaybePromise, runtime/interfaces.ts); the core awaits
+   * A lookup whose data is ready answers without a promise (MaybePromise, runtime/interfaces.ts); the core awaits
    * it inside one try, so it may throw as well as reject.
    */
   run(): MaybePromise<Reply>;

@@ -78,7 +78,7 @@ Contract decisions (CONTRACT-DECISIONS.md) this document encodes:
 - **503** \`index_unavailable\` on any release-reading endpoint while no release is loaded; \`artefact_corrupt\`
   when a compiled file the answer needs is damaged, truncated or missing (every file is checked before use: the
   server never answers other bytes); \`upstream_unavailable\` when a mirror's origin cannot be reached. A 5xx
-  costs nothing: a charge taken before the failure is given back. A batch item that cannot be answered is 503 in
+  costs nothing: a charge taken before the failure is refunded. A batch item that cannot be answered is 503 in
   place and costs nothing; the others are answered and charged.
 - **HEAD** on any GET path answers what the GET would: the same status and headers, \`Content-Length\` included,
   without a body. It performs the lookup, so on a costing path it is rate-limited and charged like the GET (a free

@@ -227,7 +227,7 @@ export const responses: Record<string, Node> = {
       'truncated or missing (`artefact_corrupt`: the server refuses to answer from bytes it cannot trust); or a ' +
       "mirror's origin cannot be reached, timed out or answered 5xx (`upstream_unavailable`); or the state store " +
       'cannot record the request (`state_unavailable`). A 503 costs nothing: a lookup charged before the failure ' +
-      'is given back, and `X-Register-Credits-Remaining` shows the credits after it.',
+      'is refunded, and `X-Register-Credits-Remaining` shows the credits after it.',
     ['index_unavailable', 'artefact_corrupt', 'upstream_unavailable', 'state_unavailable'],
     STAMP_IF_LOADED,
   ),

@@ -1,7 +1,7 @@
 // The request parameters of the contract: what the document states for each, and what request-check.ts reads.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Include } from '../../common/ids.ts';
-import { MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS } from '../../common/normalise.ts';
+import { MAX_QUERY_CHARS, MAX_QUERY_TOKENS, MIN_PREFIX, MIN_QUERY_CHARS } from '../../common/normalise.ts';
 import { MAX_PATH_PARAMETER_CHARS } from '../../common/request-limits.ts';
 import type { ErrorCode } from './error-codes.ts';
 import { ChangeEventType, EntityType, IncludeName, RegisterId, Stamp } from './schemas.ts';
@@ -120,7 +120,7 @@ export const SearchQuery = named(
     description:
       `At least ${MIN_QUERY_CHARS} normalised characters and at most ${MAX_QUERY_TOKENS} tokens, else 400 \`invalid_query\`. ` +
       `The last token also matches as a prefix (${MIN_PREFIX}+ characters).`,
-    schema: Type.String({ minLength: 3, maxLength: 512, 'x-error': 'invalid_query' }),
+    schema: Type.String({ minLength: MIN_QUERY_CHARS, maxLength: MAX_QUERY_CHARS, 'x-error': 'invalid_query' }),
   }),
 );
 export const SearchSort = named(

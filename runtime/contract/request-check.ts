@@ -108,7 +108,7 @@ function readerOf(p: Parameter, refuseRepeats = true): Read {
   const check: (value: unknown) => boolean = compiled.Check.bind(compiled);
   if (parse === 'integer') {
     const range = `must be an integer from ${schema.minimum ?? 0} to ${schema.maximum ?? 999_999_999}`;
-    // A repeated integer takes its first value, as the API always has.
+    // A repeated integer takes its first value (URLSearchParams.get): `?limit=5&limit=9` means 5, never a 400.
     return (_, query) => {
       const raw = query.get(name);
       if (raw === null) return required ? missing() : absent;
@@ -254,7 +254,10 @@ function codeOf(root: TSchema, e: ValueError): { code: ErrorCode; detail?: strin
  * A compiled body check: the value typed as the schema says, or the ApiError of its first failure. `itemsInPlace`
  * names an array property whose items are left unchecked here, because each is judged (and answered) on its own.
  */
-export function bodyChecker<T extends TObject>(schema: T, opts: { itemsInPlace?: keyof T['properties'] & string } = {}): (value: unknown) => Static<T> {
+export function bodyChecker<T extends TObject>(
+  schema: T,
+  opts: { itemsInPlace?: keyof T['properties'] & string } = {},
+): ((value: unknown) => Static<T>) & { readonly codes: readonly ErrorCode[] } {
   const inlined = inlineRefs(schema);
   let checked: TSchema = inlined;
   let capped: ((value: unknown) => void) | null = null;
@@ -274,7 +277,7 @@ export function bodyChecker<T extends TObject>(schema: T, opts: { itemsInPlace?:
     }
   }
   const compiled = TypeCompiler.Compile(checked);
-  return (value) => {
+  const check = (value: unknown): Static<T> => {
     if (compiled.Check(value)) {
       capped?.(value);
       return value as Static<T>;
@@ -287,6 +290,27 @@ export function bodyChecker<T extends TObject>(schema: T, opts: { itemsInPlace?:
     const why = values ? `must be one of ${values.join(', ')}` : e.message;
     throw new ApiError(400, code, `${where}: ${why}.`, detail ? { detail } : undefined);
   };
+  // Items judged in place answer inside the 200, so their codes are not the body's.
+  const body = opts.itemsInPlace ? (checked as TObject) : inlined;
+  return Object.assign(check, { codes: bodyCodes(body, 'invalid_body') });
+}
+
+/**
+ * Every code a failed check of `schema` can answer, in document order: each node's `x-error` (one code, or one per
+ * keyword), and `inherited` for a node with none. An unchecked part (`items: {}`) answers nothing of its own.
+ */
+function bodyCodes(schema: TSchema, inherited: ErrorCode, into = new Set<ErrorCode>()): ErrorCode[] {
+  const x = (schema as { 'x-error'?: unknown })['x-error'];
+  const own = typeof x === 'string' ? (x as ErrorCode) : inherited;
+  into.add(own);
+  if (x && typeof x === 'object') for (const code of Object.values(x as Record<string, ErrorCode>)) into.add(code);
+  const children = [
+    ...Object.values((schema.properties ?? {}) as Record<string, TSchema>),
+    ...(schema.items && Object.keys(schema.items).length > 0 ? [schema.items as TSchema] : []),
+    ...((schema.anyOf ?? []) as TSchema[]),
+  ];
+  for (const child of children) bodyCodes(child, own, into);
+  return [...into];
 }
 
 /** `{type: 'resolve'}` for a `contains` schema of one constant property: what its matches are, in a message. */

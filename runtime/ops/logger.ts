@@ -2,7 +2,7 @@
 // stdout, where a container platform collects it. Startup lines stay plain text on stderr.
 //
 // Access lines are written in pino's line format but not through pino: its per-call work and sonic-boom's per-write
-// bookkeeping came to ~8 µs a line, a fifth of a kept entity answer's CPU (bench/HISTORY.md, issue 41). A line is
+// bookkeeping came to ~8 µs a line, a fifth of a cached entity answer's CPU (bench/HISTORY.md, issue 41). A line is
 // one template string; lines gather and go out in one write per 64 KiB or per 100 ms, off the request path.
 // Failure lines, rare, still go through pino, into the same sink, so lines never interleave.
 import { openSync, writeSync } from 'node:fs';
@@ -75,7 +75,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /**
  * A stream of whole lines to one file descriptor. In the background, lines gather until WRITE_AT_CHARS or for at
- * most WRITE_EVERY_MS, then go out in one write: a write per event-loop turn was still a system call per one to
+ * most WRITE_EVERY_MS, then go out in one write: a write per event-loop tick was still a system call per one to
  * three answers on a saturated machine, ~11 µs each here. The write is synchronous: handing it to libuv's thread
  * pool cost more on the event loop (waking a thread) than the write itself, measured.
  */
@@ -99,7 +99,7 @@ class LineSink {
     this.pending += text;
     if (this.sync) this.drain();
     else if (this.pending.length >= WRITE_AT_CHARS) {
-      // Written after the turn's answers, not on the request that filled it.
+      // Written after the tick's answers, not on the request that filled it.
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(this.drain);

@@ -1,5 +1,5 @@
 // Prometheus metrics for GET /metrics (prom-client): requests by route and status, latency, cache hits, server
-// errors by code (origin failures among them), credits charged and given back, state-store errors.
+// errors by code (origin failures among them), credits charged and refunded, state-store errors.
 import { Counter, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { StateUnavailableError, type Admission, type ChargeResult, type KeyStore, type StateStore } from '../interfaces.ts';
 import type { ReleaseCatalog } from '../release/catalog.ts';
@@ -36,7 +36,7 @@ export function createMetrics(catalogOf: () => ReleaseCatalog | null, keysOf: ()
   registry.registerMetric(latencyMetric(counts) as unknown as Metric);
   const errors = new Counter({ name: 'register_server_errors_total', help: '5xx answers by error code (upstream_unavailable: the shard origin failed).', labelNames: ['code'], registers: [registry] });
   const charged = new Counter({ name: 'register_credits_charged_total', help: 'Lookup credits charged.', registers: [registry] });
-  const refunded = new Counter({ name: 'register_credits_refunded_total', help: 'Credits given back (their request failed with a 5xx).', registers: [registry] });
+  const refunded = new Counter({ name: 'register_credits_refunded_total', help: 'Credits refunded (their request failed with a 5xx).', registers: [registry] });
   const stateErrors = new Counter({ name: 'register_state_errors_total', help: 'State-store calls that failed (the request answered 503), by call.', labelNames: ['op'], registers: [registry] });
   // The caches count as they go; the counters are read from them when scraped, so a lookup pays one increment.
   const cacheCounter = (name: string, help: string, pick: (c: { hits: number; misses: number }) => number): void => {
@@ -126,7 +126,7 @@ function latencyMetric(counts: Map<string, RouteCounts>) {
 }
 
 /**
- * `store` counting what it charges and gives back, and its failed calls by call. It writes no line per failure: each
+ * `store` counting what it charges and refunds, and its failed calls by call. It writes no line per failure: each
  * store writes one line when it stops answering (naming its file or URL and the cause) and one when it answers
  * again, so an outage under load is two lines, not two per request.
  */

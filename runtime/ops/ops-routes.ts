@@ -59,7 +59,7 @@ export const operationRoutes: RouteDef[] = [
     operation: operation(
       'getMetrics',
       'Prometheus metrics',
-      'Requests by route and status, latency, cache hits, server errors by code, credits charged and given back, state-store errors; this process only.',
+      'Requests by route and status, latency, cache hits, server errors by code, credits charged and refunded, state-store errors; this process only.',
       { '200': { description: 'Prometheus text exposition format 0.0.4.', content: { [METRICS_TYPE]: { schema: { type: 'string' } } } } },
     ),
     prepare: (c) => ({

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keep } from '../kept-bytes.ts';
+import { markLongLived } from '../long-lived-bytes.ts';
 import type { PageFiles } from '../route.ts';
 
 /** build/pages beside the running build (build/chunk-….mjs), or of the checkout when running from the sources. */
@@ -32,8 +32,8 @@ export function pageFolder(dir: string = defaultPagesDir()): PageFiles {
       if (!bytes) {
         const read = await readOrNull(name);
         if (!read) return null;
-        // Kept (kept-bytes.ts): the adapter codes each asset once per coding, not on every request.
-        bytes = keep(read);
+        // Long-lived (long-lived-bytes.ts): the adapter codes each asset once per coding, not on every request.
+        bytes = markLongLived(read);
         assets.set(name, bytes);
       }
       return bytes;

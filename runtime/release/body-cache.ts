@@ -3,7 +3,7 @@
 //
 // Why: on the full-size dist, an entity answer with includes spent about a quarter of the app's CPU on composing it
 // (splicing the stored bridges back, joining the sections, copying the shard out of its ring) for bytes that are the
-// same every time: an answer is a pure function of the stamp and the request. A hit hands out the kept bytes
+// same every time: an answer is a pure function of the stamp and the request. A hit hands out the cached bytes
 // themselves, which nobody writes to, so it costs neither a copy nor an allocation.
 //
 // Memory: bodies are laid one after another in 256 KiB slabs; keys leave first in, first out once the byte budget
@@ -53,7 +53,7 @@ export class BodyCache {
   }
 
   /**
-   * Keeps `parts[from..]` joined as the body of `key` and returns the kept bytes (the same bytes, ready to send), or
+   * Keeps `parts[from..]` joined as the body of `key` and returns the cached bytes (the same bytes, ready to send), or
    * null when the body is too large to keep or `key` is already kept.
    */
   keep(key: string, parts: readonly Uint8Array[], from = 0): Uint8Array | null {

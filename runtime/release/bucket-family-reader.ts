@@ -21,7 +21,7 @@ import type { BucketFamilyReader, MaybePromise, ShardSource } from '../interface
 import { LruCache } from './lru-cache.ts';
 import { packNumber } from './pack-numbers.ts';
 
-/** One retained bucket: its verified bytes and, once it is looked into a second time, its entry index. */
+/** One cached bucket: its verified bytes and, once it is looked into a second time, its entry index. */
 export interface CachedBucket {
   bytes: Uint8Array;
   index: BucketIndex | null;
@@ -49,7 +49,7 @@ export const bucketCacheKey = (pack: string, bucket: number): number => packNumb
  */
 export const DEFAULT_BUCKET_CACHE_BYTES = 32 * 1024 * 1024;
 
-/** What one retained bucket costs beyond its bytes and index: the Map entry, the LRU slot, this record and the typed arrays' objects. */
+/** What one cached bucket costs beyond its bytes and index: the Map entry, the LRU slot, this record and the typed arrays' objects. */
 const SLOT_OVERHEAD_BYTES = 320;
 
 /** Options of openBucketFamily. */
@@ -156,7 +156,7 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       if (family.entries === 0) return undefined;
       const bucket = bucketOf(key, family.buckets);
       const c = cache.get(keyBase + bucket);
-      // A retained bucket answers at once: no promise hops through the loader for the common case.
+      // A cached bucket answers at once: no promise hops through the loader for the common case.
       if (c === undefined) return loadBucket(bucket).then((l) => (l ? walk(bucket, l, (bytes, index) => findInBucket<V>(bytes, key, index)) : undefined));
       try {
         return walk(bucket, c, (bytes, index) => findInBucket<V>(bytes, key, index));

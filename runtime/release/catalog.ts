@@ -56,7 +56,7 @@ export class ReleaseCatalog {
   private servedKeys: Record<Namespace, string | null> = { v1: null, next: null };
   /**
    * What forNamespace answers at once per namespace: the opened release itself, so the request path makes no lookup
-   * by key (hashing a stamp-and-sha256 key per request cost ~8% of a kept entity answer's instructions, measured);
+   * by key (hashing a stamp-and-sha256 key per request cost ~8% of a cached entity answer's instructions, measured);
    * undefined while it is still opening.
    */
   private servedNow: Record<Namespace, Release | null | undefined> = { v1: undefined, next: undefined };

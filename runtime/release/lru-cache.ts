@@ -94,7 +94,7 @@ export class LruCache<K, V> {
 
   /**
    * The value under `key`: retained, already loading (the same promise is shared), or loaded now by `loader`.
-   * A failed load is not retained, so the next call retries. `weightOf` may return Infinity to share the
+   * A failed load is not cached, so the next call retries. `weightOf` may return Infinity to share the
    * in-flight load without retaining the result.
    */
   getOrLoad(key: K, weightOf: (value: V) => number, loader: () => Promise<V>): Promise<V> {

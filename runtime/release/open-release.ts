@@ -108,7 +108,7 @@ export class Release {
 
   /**
    * Looks up a register ID, following a merge to the final survivor. Each step is taken at once when its bytes are
-   * at hand (an index entry remembered or in a retained bucket, a shard cached or in the page cache) and waits for
+   * ready (an index entry remembered or in a cached bucket, a shard cached or in the page cache) and waits for
    * a read only when they are not: a batch of 100 items made ~8 promises per item when every step was async.
    */
   entity(id: string): MaybePromise<EntityLookup> {

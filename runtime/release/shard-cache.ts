@@ -39,7 +39,7 @@ export class ShardCache {
   private queueAt: number[] = [];
   private queueStart = 0;
 
-  /** Shards longer than this are not retained: one must not flush a large share of the ring. */
+  /** Shards longer than this are not cached: one must not flush a large share of the ring. */
   readonly largest: number;
 
   constructor(readonly capacity: number) {

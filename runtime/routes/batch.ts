@@ -1,6 +1,6 @@
 // POST /batch: each item runs through the same function as its single endpoint and yields its own {status, body};
 // structurally invalid items answer 400 in place and cost nothing; an item that cannot be answered (a damaged file,
-// an origin that is down) answers 503 in place and its lookup is given back; the whole batch is one request for the
+// an origin that is down) answers 503 in place and its lookup is refunded; the whole batch is one request for the
 // rate limit.
 import type { Include } from '../../common/ids.ts';
 import { ApiError } from '../api-error.ts';
@@ -10,13 +10,13 @@ import { bodyChecker, parseInclude, valueChecker } from '../contract/request-che
 import { BatchItem, BatchRequest, BatchResponse, ref } from '../contract/schemas.ts';
 import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../common/request-limits.ts';
 import { concat, concatToSend } from '../../common/bytes.ts';
-import { composeAnswer, entityQuestion, keptAnswer, liveEntity, type EntityQuestion } from '../entity-answer.ts';
+import { composeAnswer, entityQuestion, cachedAnswer, liveEntity, type EntityQuestion } from '../entity-answer.ts';
 import { isPromise, type MaybePromise, type ShardSource } from '../interfaces.ts';
 import { readJsonBody } from '../read-body.ts';
 import { checkProvider, resolveItem } from '../resolve-answer.ts';
 import { defineRoute, type Body, type Reply, type RouteDef } from '../route.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
-import { createTurnGate } from '../turn-gate.ts';
+import { createConcurrencyLimit } from '../concurrency-limit.ts';
 
 /** The batch as a whole: its items are checked one by one (checkItem), each answering its own 400 in place. */
 const checkBatch = bodyChecker(BatchRequest, { itemsInPlace: 'requests' });
@@ -75,7 +75,7 @@ const LOOKAHEAD = 8;
 type Looked = { entity: LiveEntity } | { failed: unknown };
 const found = (entity: LiveEntity): Looked => ({ entity });
 const failed = (failed: unknown): Looked => ({ failed });
-/** An entity item's lookup: at once when its index entry and shard are at hand, else its promise (which never rejects). */
+/** An entity item's lookup: at once when its index entry and shard are ready, else its promise (which never rejects). */
 const lookUp = (release: Release, p: EntityPlan): MaybePromise<Looked> => {
   const e = liveEntity(release, p.entity.id);
   return isPromise(e) ? e.then(found, failed) : found(e);
@@ -93,7 +93,7 @@ interface Composing {
   pieces: Uint8Array[];
   /** The core's mapping of a failure to its ApiError (and log line): Services.failure. */
   failure: (e: unknown) => ApiError;
-  /** Items answered 503 in place, whose lookups are given back. */
+  /** Items answered 503 in place, whose lookups are refunded. */
   failed: number;
 }
 
@@ -165,7 +165,7 @@ function failedItem(e: unknown, b: Composing): void {
 }
 
 /**
- * The batch's body, items in order. An entity whose index bucket and shard are at hand is composed without a
+ * The batch's body, items in order. An entity whose index bucket and shard are ready is composed without a
  * promise; otherwise its lookup and those of up to LOOKAHEAD items after it start together and are awaited in turn.
  */
 async function compose(release: Release, planned: Planned[], failure: (e: unknown) => ApiError): Promise<Reply> {
@@ -180,7 +180,7 @@ async function compose(release: Release, planned: Planned[], failure: (e: unknow
       flushIfLarge(b);
       continue;
     }
-    const kept = keptAnswer(release, p.entity);
+    const kept = cachedAnswer(release, p.entity);
     if (kept) {
       parts.push(statusHead(200), kept, CLOSE);
       continue;
@@ -191,7 +191,7 @@ async function compose(release: Release, planned: Planned[], failure: (e: unknow
       for (let j = i + 1; j < Math.min(planned.length, i + LOOKAHEAD); j++) {
         const q = planned[j];
         // An item whose body is kept needs no read: it is answered from the cache when its turn comes.
-        if ('entity' in q && !keptAnswer(release, q.entity)) ahead[j] ??= lookUp(release, q);
+        if ('entity' in q && !cachedAnswer(release, q.entity)) ahead[j] ??= lookUp(release, q);
       }
       looked = await looked;
     }
@@ -205,7 +205,7 @@ async function compose(release: Release, planned: Planned[], failure: (e: unknow
 }
 
 /**
- * Batches composed at once (per app) over a source whose reads are mostly at hand (a local dist). Unlimited, every
+ * Batches composed at once (per app) over a source whose reads are mostly ready (a local dist). Unlimited, every
  * open batch advanced item by item in turn (each await lets the others run), so all of them finished together at
  * the end and all their partial responses were alive at once: V8 promoted them and marked them again. Two at a
  * time, a batch's garbage dies young, and answers leave in arrival order. Measured on the full-size dist, 50
@@ -229,7 +229,7 @@ export interface BatchOptions {
 export const batchOptionsFor = (source: ShardSource): BatchOptions => ({ atOnce: source.local ? LOCAL_BATCHES_AT_ONCE : REMOTE_BATCHES_AT_ONCE });
 
 export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): RouteDef[] {
-  const gate = createTurnGate(opts.atOnce ?? LOCAL_BATCHES_AT_ONCE);
+  const gate = createConcurrencyLimit(opts.atOnce ?? LOCAL_BATCHES_AT_ONCE);
   return [
     defineRoute({
       method: 'POST',
@@ -245,7 +245,7 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
           '`resolve_batch_too_large` (both name the limit); empty `requests`: 400 `empty_batch`; malformed body: 400 ' +
           '`invalid_body`; bad shared include: 400 `unknown_include`. No quota is consumed on these rejections. If the ' +
           'key has fewer credits than the batch needs, the whole batch is 402 and nothing is charged. An item that ' +
-          'cannot be answered is `{status: 503, body: Error}` in place and is given back: `X-Register-Credits-Remaining` ' +
+          'cannot be answered is `{status: 503, body: Error}` in place and is refunded: `X-Register-Credits-Remaining` ' +
           'counts only the items answered. Memory: an entity is at most 256 KiB as compiled, so one batch holds at ' +
           'most about 100 × 0.5 MiB of answer while it is composed (docs/integrity.md states the budget the test ' +
           'holds it to).',
@@ -253,7 +253,7 @@ export function batchRoutes(maxBodyBytes: number, opts: BatchOptions = {}): Rout
         requestBody: BatchRequest,
         responses: {
           '200': ok('One result per item, in request order.', ref(BatchResponse), COST_HEADERS),
-          ...costingErrors(['invalid_body', 'empty_batch', 'batch_too_large', 'resolve_batch_too_large', 'unknown_include', 'invalid_parameter']),
+          ...costingErrors(checkBatch.codes),
           '413': responseRef('PayloadTooLarge'),
         },
       },

@@ -103,7 +103,7 @@ export function noticeRoutes(maxBodyBytes: number): RouteDef[] {
         requestBody: AckRequest,
         responses: {
           '200': ok('What was acknowledged.', ref(AckResponse)),
-          '400': errorResponse("Malformed body, or a batch or finding not in the caller's current feed.", ['invalid_body', 'unknown_batch', 'unknown_finding']),
+          '400': errorResponse("Malformed body, or a batch or finding not in the caller's current feed.", [...checkAck.codes, 'unknown_batch', 'unknown_finding']),
           '401': responseRef('Unauthorized'),
           '403': responseRef('ProviderScopeRequired'),
           '413': responseRef('PayloadTooLarge'),

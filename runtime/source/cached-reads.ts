@@ -50,7 +50,7 @@ export function cachedReads(cache: LruCache<string, Uint8Array>, o: OriginLoads)
         }
       }
       // A transient range (a shard) is kept, verified, by its caller (release/shard-cache.ts): shared while in
-      // flight, but not retained here a second time.
+      // flight, but not cached here a second time.
       return cache.getOrLoad(`r ${path} ${offset} ${length}`, transient ? NOT_RETAINED : weightOf(path), () => o.loadRange(path, offset, length));
     },
   };

@@ -2,14 +2,14 @@
 // acknowledged findings in Redis, so any number of instances on any number of machines share them.
 //
 // One costing request is one Lua script (rate check, then the charge: one atomic step), and the commands of one
-// event-loop turn go as one pipeline: at most one round trip per costing request, shared by the turn.
+// event-loop tick go as one pipeline: at most one round trip per costing request, shared by the tick.
 // Key names carry a hash tag per API key (`ir:{k:<id>}:…`) and per notice batch, so every script touches one slot
 // and the same names work on Redis Cluster.
 //
 // Failures: with no connection every call fails at once with StateUnavailableError (the API answers 503 and
 // charges nothing), and the client reconnects by itself. A script whose reply is lost with its connection may or
 // may not have run; each charging script also adds its cost to a per-connection total stored beside the counter,
-// so after reconnecting the driver gives back exactly what the unanswered scripts charged (see `settle`).
+// so after reconnecting the driver refunds exactly what the unanswered scripts charged (see `settle`).
 // Acknowledgements are answered only when Redis makes writes durable before replying (AOF with appendfsync always,
 // read again before every acknowledgement is written); otherwise they answer 503 `ack_storage_unavailable`.
 // A Redis that may evict keys (any maxmemory-policy but noeviction) could drop a quota counter or the revoked-keys
@@ -93,7 +93,7 @@ if left < 0 then left = 0 end
 return {0, 1, left}
 `;
 
-// KEYS: quota counter, refunds done (hash). ARGV: cost, refund id. Gives back at most what was used, once per id.
+// KEYS: quota counter, refunds done (hash). ARGV: cost, refund id. Refunds at most what was used, once per id.
 const REFUND = `
 if redis.call('HSETNX', KEYS[2], ARGV[2], '1') == 0 then return 0 end
 redis.call('PEXPIRE', KEYS[2], ${DAY_MS})
@@ -104,7 +104,7 @@ return back
 `;
 
 // KEYS: quota counter, per-connection charged totals. ARGV: totals field, the total the driver saw answered.
-// Gives back what scripts whose answers were lost charged, and sets the total to what was answered, so a retry gives nothing.
+// Refunds what scripts whose answers were lost charged, and sets the total to what was answered, so a retry gives nothing.
 const SETTLE = `
 local total = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
 local extra = total - tonumber(ARGV[2])
@@ -126,7 +126,7 @@ type ScriptClient = Redis & {
   irSettle(quotaKey: string, totalsKey: string, field: string, known: string): Promise<number>;
 };
 
-/** A command waiting for the end of the turn, when the turn's commands go as one pipeline. */
+/** A command waiting for the end of the tick, when the tick's commands go as one pipeline. */
 interface Queued {
   name: string;
   args: string[];
@@ -206,7 +206,7 @@ class RedisStore implements RedisStateStore {
       retryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
       tls: url.protocol === 'rediss:' ? {} : undefined,
     }) as ScriptClient;
-    // Scripts are sent by name through the turn's pipeline (send); the first use on a connection sends the body.
+    // Scripts are sent by name through the tick's pipeline (send); the first use on a connection sends the body.
     this.client.defineCommand('irAdmit', { numberOfKeys: 3, lua: ADMIT });
     this.client.defineCommand('irRefund', { numberOfKeys: 2, lua: REFUND });
     this.client.defineCommand('irSettle', { numberOfKeys: 2, lua: SETTLE });
@@ -287,7 +287,7 @@ class RedisStore implements RedisStateStore {
     return { ok: charged === 1, remaining: left };
   }
 
-  /** Gives back `cost`; when Redis cannot be reached it is kept and sent once Redis answers again (exactly once). */
+  /** Refunds `cost`; when Redis cannot be reached it is kept and sent once Redis answers again (exactly once). */
   async refund(keyId: string, period: string, cost: number): Promise<void> {
     checkRefund(cost);
     if (cost === 0) return;
@@ -389,21 +389,21 @@ class RedisStore implements RedisStateStore {
   }
 
   /**
-   * Queues a command for the end of the turn, when the turn's commands are written as one pipeline. Unlike ioredis's
-   * auto-pipelining, a turn's pipeline goes out at once rather than after the previous one's answers: under load a
-   * request does not wait a round trip for an earlier turn's. Any failure (no connection, timeout, a server error)
+   * Queues a command for the end of the tick, when the tick's commands are written as one pipeline. Unlike ioredis's
+   * auto-pipelining, a tick's pipeline goes out at once rather than after the previous one's answers: under load a
+   * request does not wait a round trip for an earlier tick's. Any failure (no connection, timeout, a server error)
    * is a StateUnavailableError.
    */
   private send<T>(name: string, ...args: string[]): Promise<T> {
     if (this.closed) return Promise.reject(new StateUnavailableError(`[state] ${this.label}: the state store is closed`));
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ name, args, resolve: resolve as (v: unknown) => void, reject });
-      if (this.queued.length === 1) setImmediate(() => this.flushTurn());
+      if (this.queued.length === 1) setImmediate(() => this.flushTick());
     });
   }
 
-  private flushTurn(): void {
-    const turn = this.queued;
+  private flushTick(): void {
+    const tick = this.queued;
     this.queued = [];
     const sent = this.client.status === 'ready';
     const fail = (e: unknown): CommandFailed => {
@@ -412,12 +412,12 @@ class RedisStore implements RedisStateStore {
       return new CommandFailed(`[state] ${this.label}: ${describe(e)}`, sent);
     };
     const pipeline = this.client.pipeline() as unknown as Record<string, (...a: string[]) => void> & { exec(): Promise<[Error | null, unknown][] | null> };
-    for (const c of turn) pipeline[c.name](...c.args);
+    for (const c of tick) pipeline[c.name](...c.args);
     this.counters.pipelines++;
     pipeline.exec().then(
       (results) => {
         let failed: unknown = null;
-        turn.forEach((c, i) => {
+        tick.forEach((c, i) => {
           const [err, value] = results?.[i] ?? [new Error('no answer'), null];
           if (err) c.reject(fail((failed = err)));
           else c.resolve(value);
@@ -428,7 +428,7 @@ class RedisStore implements RedisStateStore {
       (e: unknown) => {
         const err = fail(e);
         this.wentDown(describe(e));
-        for (const c of turn) c.reject(err);
+        for (const c of tick) c.reject(err);
       },
     );
   }
@@ -485,7 +485,7 @@ class RedisStore implements RedisStateStore {
     });
   }
 
-  /** Gives back what unanswered scripts charged, and sends the refunds that could not be sent; retried on the next reconnect if it fails. */
+  /** Refunds what unanswered scripts charged, and sends the refunds that could not be sent; retried on the next reconnect if it fails. */
   private async settle(): Promise<void> {
     const current = `${this.token}:`;
     for (const [k, u] of [...this.unsettled]) {

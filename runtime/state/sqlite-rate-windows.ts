@@ -1,6 +1,6 @@
-// Rate windows in the SQLite store, applied inside one turn's transaction (sqlite-store.ts) by the rule of
+// Rate windows in the SQLite store, applied inside one tick's transaction (sqlite-store.ts) by the rule of
 // rate-window.ts (admitInWindow): a key's admissions of the last second are rows (time, how many at that time) with
-// their total beside them. A turn reads, per key, the total and only the rows that leave the window during the turn,
+// their total beside them. A tick reads, per key, the total and only the rows that leave the window during the tick,
 // counts its hits in memory, and writes its admissions and removals once at the end: per hit a little arithmetic,
 // not a read and rewrite of the whole window (a key at thousands of requests a second holds thousands of times).
 
@@ -13,14 +13,14 @@ CREATE TABLE IF NOT EXISTS rate_total (key_id TEXT PRIMARY KEY, n INTEGER NOT NU
 `;
 
 interface Window {
-  /** Admissions in the window as far as this turn has got. */
+  /** Admissions in the window as far as this tick has got. */
   n: number;
-  /** Stored rows that leave the window at some hit of this turn, oldest first, and how many have left so far. */
+  /** Stored rows that leave the window at some hit of this tick, oldest first, and how many have left so far. */
   leaving: { at: number; n: number }[];
   left: number;
-  /** Delete stored rows up to this time at the end of the turn. */
+  /** Delete stored rows up to this time at the end of the tick. */
   expireTo: number;
-  /** This turn's admissions by time, not yet written. */
+  /** This tick's admissions by time, not yet written. */
   added: Map<number, number>;
   addedOldest: number;
   dirty: boolean;
@@ -40,7 +40,7 @@ export function rateStatements(db: Database.Database) {
   };
 }
 
-/** The rate windows of one turn. `latestFloor` per key: the largest `now - 1000` among the turn's hits of that key. */
+/** The rate windows of one tick. `latestFloor` per key: the largest `now - 1000` among the tick's hits of that key. */
 export class TurnWindows {
   private readonly windows = new Map<string, Window>();
 
@@ -55,8 +55,8 @@ export class TurnWindows {
     if (!(limit >= 1)) return 1000; // a plan that admits nothing never frees a slot; ask again in a second
     const w = this.window(keyId);
     const floor = nowMs - 1000;
-    // An admission of this same turn leaving the window needs a turn longer than a second (a test's clock):
-    // write the turn so far, then go on from the stored rows.
+    // An admission of this same tick leaving the window needs a tick longer than a second (a test's clock):
+    // write the tick so far, then go on from the stored rows.
     if (w.addedOldest <= floor) this.write(keyId, w);
     while (w.left < w.leaving.length && w.leaving[w.left].at <= floor) {
       w.n -= w.leaving[w.left++].n;
@@ -72,7 +72,7 @@ export class TurnWindows {
       return 0;
     }
     // Refused: enough admissions must leave for one more to fit, and the oldest of those decides. The stored rows
-    // are the window once this turn's changes are written.
+    // are the window once this tick's changes are written.
     this.write(keyId, w);
     let skip = w.n - limit;
     for (const { at, n } of this.sql.inOrder.iterate(keyId) as Iterable<{ at: number; n: number }>) {
@@ -82,7 +82,7 @@ export class TurnWindows {
     throw new Error(`rate window of key ${keyId} holds fewer admissions than its total`);
   }
 
-  /** Writes every window this turn changed. */
+  /** Writes every window this tick changed. */
   finish(): void {
     for (const [keyId, w] of this.windows) {
       if (!w.dirty) continue;
@@ -103,7 +103,7 @@ export class TurnWindows {
     return w;
   }
 
-  /** Stores the turn's admissions and removals so far; the rows still to leave are read again from the store. */
+  /** Stores the tick's admissions and removals so far; the rows still to leave are read again from the store. */
   private write(keyId: string, w: Window, goOn = true): void {
     if (w.expireTo > -Infinity) this.sql.expire.run(keyId, w.expireTo);
     for (const [at, n] of w.added) this.sql.add.run(keyId, at, n);

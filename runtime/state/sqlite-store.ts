@@ -1,18 +1,18 @@
 // The embedded state store behind `--state sqlite:PATH` (the default): quota counters, rate windows, seen and
 // acknowledged findings in one SQLite database through better-sqlite3, in WAL mode.
 //
-// Every change of one event-loop turn (the charges, rate hits, refunds and notice marks that callers asked for
-// while the turn ran) is applied in one IMMEDIATE transaction at the end of the turn, and only then are the callers
+// Every change of one event-loop tick (the charges, rate hits, refunds and notice marks that callers asked for
+// while the tick ran) is applied in one IMMEDIATE transaction at the end of the tick, and only then are the callers
 // answered. The transaction reads and writes the counters and windows themselves, so any number of processes
 // opening the same file (`serve --workers N`, several `serve`s on one machine) stay exact: SQLite's lock orders
 // their transactions. Commits are written to the WAL before anyone is answered, so a killed process (SIGKILL)
 // loses nothing it answered; with synchronous=NORMAL they are fsynced at the next checkpoint, so a power loss can
-// lose the last moments of charges, in the client's favour. A turn holding an acknowledgement commits with
+// lose the last moments of charges, in the client's favour. A tick holding an acknowledgement commits with
 // synchronous=FULL (its WAL frames fsynced before anyone is answered) and is checkpointed into the main file
 // within a second.
 //
 // Another process holding the write lock (a `BEGIN IMMEDIATE` elsewhere, another instance's long transaction) never
-// blocks the event loop: the turn's transaction does not wait inside SQLite (busy timeout 0 for it) but is tried
+// blocks the event loop: the tick's transaction does not wait inside SQLite (busy timeout 0 for it) but is tried
 // again from timers, a few times within `lockWaitMs`, and only then are its callers answered 503. Meanwhile health
 // checks, free routes and reads (WAL readers never wait for the writer) keep answering.
 
@@ -33,7 +33,7 @@ export interface SqliteStoreOptions {
    */
   check?: boolean;
   /**
-   * How long a turn's changes wait for another process's write lock (retried from timers, off the event loop) before
+   * How long a tick's changes wait for another process's write lock (retried from timers, off the event loop) before
    * their requests answer 503, ms. Default 500: long enough for another instance's ordinary transaction or a
    * checkpoint, short enough that a held lock answers quickly.
    */
@@ -43,13 +43,13 @@ export interface SqliteStoreOptions {
 }
 
 /**
- * The busy timeout of everything but the turn's transaction: opening (schema, integrity), the journal import and the
+ * The busy timeout of everything but the tick's transaction: opening (schema, integrity), the journal import and the
  * key table's writes from `register keys`, which run before or beside serving and may wait for a lock.
  */
 const BLOCKING_BUSY_MS = 2000;
-/** Waits between tries of a turn that found the write lock taken, ms; the last repeats until the turn's time is up. */
+/** Waits between tries of a tick that found the write lock taken, ms; the last repeats until the tick's time is up. */
 const LOCK_RETRY_MS = [1, 2, 5, 10, 20, 50, 100];
-/** /readyz writes a probe row at most this often; a write of the turn within it stands for the probe. */
+/** /readyz writes a probe row at most this often; a write of the tick within it stands for the probe. */
 const PROBE_EVERY_MS = 1000;
 /**
  * What a probe writes while writes fail, bytes. On a full disk a write of a page or two can still succeed in WAL
@@ -145,7 +145,7 @@ class SqliteStore implements SqliteStateStore {
   private closed = false;
   /** The error of the last write that failed, while no write has succeeded since (an outage is logged once). */
   private failing: StateUnavailableError | null = null;
-  /** When the last turn finished (written or failed), for /readyz. */
+  /** When the last tick finished (written or failed), for /readyz. */
   private lastWriteAt = 0;
   private probing: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -208,8 +208,8 @@ class SqliteStore implements SqliteStateStore {
   }
 
   /**
-   * The readiness probe: whether the database takes writes. A turn written or failed within the last second answers
-   * for it; else one probe row is written (at most once a second, shared by concurrent probes), through the turn's
+   * The readiness probe: whether the database takes writes. A tick written or failed within the last second answers
+   * for it; else one probe row is written (at most once a second, shared by concurrent probes), through the tick's
    * own path, so a full disk or a held lock fails it as it fails a charge.
    */
   async ping(): Promise<void> {
@@ -284,7 +284,7 @@ class SqliteStore implements SqliteStateStore {
     return this.sql.marker.get(marker) !== undefined;
   }
 
-  // ---- the turn's transaction ----
+  // ---- the tick's transaction ----
 
   private enqueue<T>(op: Op): Promise<T> {
     if (this.closed) return Promise.reject(new StateUnavailableError(`[state] ${this.file}: the state store is closed`));
@@ -331,7 +331,7 @@ class SqliteStore implements SqliteStateStore {
   }
 
   /**
-   * Puts a turn that found the write lock taken back at the head of the queue, to be tried again from a timer; the
+   * Puts a tick that found the write lock taken back at the head of the queue, to be tried again from a timer; the
    * changes whose time is up are refused (503, nothing applied). Whatever arrives meanwhile joins the next try.
    * Returns false when none may wait any longer.
    */
@@ -385,7 +385,7 @@ class SqliteStore implements SqliteStateStore {
   }
 
   /**
-   * Runs the ops of one turn inside its transaction; each key's counter and window total are read once and written
+   * Runs the ops of one tick inside its transaction; each key's counter and window total are read once and written
    * once. The window follows the rule of rate-window.ts (admitInWindow) over the rows of rate_hit.
    */
   private apply(batch: Queued[]): unknown[] {
@@ -399,7 +399,7 @@ class SqliteStore implements SqliteStateStore {
       }
       return c;
     };
-    // Each key's rows that may leave its window this turn are read once: up to its latest hit's floor.
+    // Each key's rows that may leave its window this tick are read once: up to its latest hit's floor.
     const latestFloor = new Map<string, number>();
     for (const { op } of batch) {
       if (op.kind !== 'admit' && op.kind !== 'hit') continue;

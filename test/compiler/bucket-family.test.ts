@@ -70,7 +70,7 @@ function shuffled<T>(xs: T[], seed: number): T[] {
   return a;
 }
 
-/** What msgpackr gives back for a value (objects come back as Maps: mapsAsObjects is off). */
+/** What msgpackr returns for a value (objects come back as Maps: mapsAsObjects is off). */
 const roundTrip = (v: unknown): unknown => decodeMsgpack(encodeMsgpack(v));
 
 describe('bucketed families', () => {

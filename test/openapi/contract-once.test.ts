@@ -5,13 +5,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE } from '../../client/register-client.ts';
-import { MAX_PREFIX } from '../../common/normalise.ts';
+import { MAX_PREFIX, MAX_QUERY_CHARS, MIN_QUERY_CHARS } from '../../common/normalise.ts';
 import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../../common/request-limits.ts';
 import { ApiError } from '../../runtime/api-error.ts';
 import { ERROR_CODES_401, KNOWN_ERROR_CODES } from '../../runtime/contract/error-codes.ts';
 import { openapiDocument } from '../../runtime/openapi-json.ts';
 import { allRoutes } from '../../runtime/routes/index.ts';
 import { defineRoute } from '../../runtime/route.ts';
+import { serveHandWorld } from '../fixtures/served-world.ts';
 
 type Json = Record<string, any>;
 const doc = openapiDocument() as unknown as Json;
@@ -52,6 +53,39 @@ describe('the contract, once', () => {
     }
   });
 
+  it("lists as each body route's 400 codes exactly those a request can meet, each met by one below", async () => {
+    const served = await serveHandWorld({ any: { quota: 1000 }, opta: { quota: 1000, provider: 'opta' } });
+    try {
+      const resolve = (i: number) => ({ type: 'resolve', provider: 'transfermarkt', external_id: String(i) });
+      const entity = { type: 'entity', id: 'rp-00000000' };
+      const sent: Record<string, [key: 'any' | 'opta', body: string][]> = {
+        '/batch': [
+          ['any', '{"requests": ['],
+          ['any', JSON.stringify({ requests: [] })],
+          ['any', JSON.stringify({ requests: Array(MAX_BATCH_ITEMS + 1).fill(entity) })],
+          ['any', JSON.stringify({ requests: Array.from({ length: MAX_BATCH_RESOLVES + 1 }, (_, i) => resolve(i)) })],
+          ['any', JSON.stringify({ requests: [entity], include: ['no-such-include'] })],
+        ],
+        '/notices/ack': [
+          ['opta', JSON.stringify({ batch_id: 'one' })],
+          ['opta', JSON.stringify({ batch_id: 999_999 })],
+          ['opta', JSON.stringify({ finding_ids: ['no-such-finding'] })],
+        ],
+      };
+      for (const [path, requests] of Object.entries(sent)) {
+        const met = new Set<string>();
+        for (const [key, body] of requests) {
+          const r = await served.api('v1', served.keys[key])(path, { rawBody: body });
+          expect(r.status, `${path} ${body.slice(0, 80)}`).toBe(400);
+          met.add(r.json.error);
+        }
+        expect([...met].sort(), path).toEqual([...codesOf(doc.paths[path].post.responses['400'])].sort());
+      }
+    } finally {
+      await served.rt.close();
+    }
+  });
+
   it("charges a route's operation cost, declared once; only a per_item route counts its own", () => {
     const run = () => ({ status: 200, body: null });
     for (const route of allRoutes({ openapiJson: () => new Uint8Array(), maxBodyBytes: 1 })) {
@@ -71,6 +105,8 @@ describe('the contract, once', () => {
     expect(deref(doc.components.responses.UriTooLong).description).toContain(MAX_URL_CHARS.toLocaleString('en'));
     expect(deref(doc.components.responses.ProtocolRefusal).description).toContain(`over ${MAX_HEADER_BYTES / 1024} KB or more than ${MAX_HEADER_FIELDS} header fields`);
     expect(deref(doc.components.parameters.ExternalId).schema.maxLength).toBe(MAX_PATH_PARAMETER_CHARS);
+    const q = deref(doc.components.parameters.SearchQuery).schema;
+    expect([q.minLength, q.maxLength]).toEqual([MIN_QUERY_CHARS, MAX_QUERY_CHARS]);
     const batch = deref(doc.components.schemas.BatchRequest).properties.requests;
     expect([batch.maxItems, batch.maxContains]).toEqual([MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES]);
     expect([BATCH_MAX_ITEMS, BATCH_MAX_RESOLVE]).toEqual([MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES]);

@@ -58,7 +58,7 @@ describe('parameters checked by their schemas', () => {
     expect((params.EntityTypeFilter.schema as Record<string, unknown>)['x-error']).toBe('unknown_entity_type');
   });
 
-  it('reads an empty `type` as none, and a repeated integer by its first value, as the API always has', async () => {
+  it('reads an empty `type` as none, and a repeated integer by its first value', async () => {
     const plain = await call('/search?q=arsenal');
     expect((await call('/search?q=arsenal&type=')).text).toBe(plain.text);
     expect((await call('/search?q=arsenal&limit=1&limit=50')).json.limit).toBe(1);

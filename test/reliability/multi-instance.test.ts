@@ -96,7 +96,7 @@ describe('three instances, one Redis, one static dist', () => {
     const answered = tally((s) => [200, 404, 409, 410].includes(s));
     const refused = tally((s) => s === 402);
     // On a machine busy enough, the static host or Redis may time out under this burst: such a request is a 503
-    // that charged nothing (its charge was given back), and a 402 may have been decided while that charge was
+    // that charged nothing (its charge was refunded), and a 402 may have been decided while that charge was
     // still held. The counts then shift by at most the 503s; with none, exactly 1,000 and 1,000.
     const failed = tally((s) => s === 503);
     const seen = JSON.stringify(Object.fromEntries([...new Set(results.map((r) => `${r!.status} ${r!.error ?? ''}`))].map((s) => [s, results.filter((r) => `${r!.status} ${r!.error ?? ''}` === s).length])));
@@ -195,7 +195,7 @@ describe('three instances, one Redis, one static dist', () => {
     await Promise.all(loads);
     expect(unavailable).toBeGreaterThan(0);
     expect(answered).toBeGreaterThanOrEqual(answeredBefore + 20); // answers resumed by themselves
-    // Exactly the answered lookups are charged, once what scripts charged with their answers lost is given back.
+    // Exactly the answered lookups are charged, once what scripts charged with their answers lost is refunded.
     let charged = await used(0, key, quota);
     for (let t = 0; t < 100 && charged !== answered; t++) {
       await sleep(50);

@@ -333,7 +333,7 @@ describe('broken HTTP', () => {
     });
   }
 
-  it('lookups whose answers never reach the client (it closed the connection while they waited their turn) are given back', async () => {
+  it('lookups whose answers never reach the client (it closed the connection while they waited their turn) are refunded', async () => {
     const before = await creditsLeft();
     const c = rawConnect(server.port);
     // A client that reads nothing, asking for ~14 MB of free answers: more than the kernel buffers between the two
@@ -343,7 +343,7 @@ describe('broken HTTP', () => {
     c.socket.write(big + LOOKUPS.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n${auth}\r\n`).join(''));
     await eventually('the five lookups charged', async () => (await creditsLeft()) === before - 5);
     c.socket.destroy();
-    await eventually('the five lookups given back', async () => (await creditsLeft()) === before);
+    await eventually('the five lookups refunded', async () => (await creditsLeft()) === before);
   });
 
   it('garbage pipelined after a good request: the good answer first, whole, then the 400 with its body', async () => {

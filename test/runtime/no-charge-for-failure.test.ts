@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 describe('no charge for a failure', () => {
-  it('300 concurrent requests, a third failing after their charge: every failed lookup is given back exactly once', async () => {
+  it('300 concurrent requests, a third failing after their charge: every failed lookup is refunded exactly once', async () => {
     const call = client(rt.url + '/api/v1', key);
     const before = (await call('/key')).json.key.credits_remaining;
     logs.length = 0;

@@ -90,7 +90,7 @@ describe('operational endpoints', () => {
     expect(text).toMatch(/^register_http_requests_total\{route="\/entities\/\{reep_id\}",status="404"\} 1$/m);
     expect(text).toMatch(/^register_http_request_duration_seconds_count\{route="\/entities\/\{reep_id\}"\} 4$/m);
     expect(text).toMatch(/^register_credits_charged_total 4$/m);
-    // The second and third lookups of the same body were answered from the kept bodies.
+    // The second and third lookups of the same body were answered from the cached bodies.
     expect(Number(/^register_cache_hits_total\{cache="body"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(2);
     expect(text).toMatch(/^# TYPE register_state_errors_total counter$/m);
     expect(text).toMatch(/^# TYPE register_server_errors_total counter$/m);

@@ -1,4 +1,4 @@
-// The kept-answers cache: a lookup answers exactly the bytes kept under its key or nothing; what it holds stays
+// The answer cache: a lookup answers exactly the bytes kept under its key or nothing; what it holds stays
 // within its budget; bytes handed out never change afterwards, however many bodies are kept or dropped since.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -13,7 +13,7 @@ const bodyOf = (key: number): Uint8Array[] => {
 const joined = (parts: Uint8Array[]) => Buffer.concat(parts);
 
 describe('BodyCache', () => {
-  it('answers the kept bytes or nothing, and stays within its budget, under any mix of keeps and gets (model check)', () => {
+  it('answers the cached bytes or nothing, and stays within its budget, under any mix of keeps and gets (model check)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 64 * 1024 }),

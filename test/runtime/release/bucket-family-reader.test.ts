@@ -66,7 +66,7 @@ const refusal = async (p: MaybePromise<unknown>): Promise<string> => {
 describe('openBucketFamily', () => {
   const keys = Array.from({ length: 400 }, (_, i) => `rp${i.toString(36)}`);
 
-  it('answers get() at once from a retained bucket, and with a promise only while the bucket must be read', async () => {
+  it('answers get() at once from a cached bucket, and with a promise only while the bucket must be read', async () => {
     const { family, files } = hashedFamily('f', keys, 16);
     const { source, reads } = memorySource(files);
     const reader = openBucketFamily(source, family, { cache: createBucketCache(1 << 20) });
@@ -81,7 +81,7 @@ describe('openBucketFamily', () => {
       expect(isPromise(v), k).toBe(false);
       expect(v).toEqual([k, keys.indexOf(k)]);
     }
-    expect(reads.length).toBe(1); // answered from the retained bucket: nothing read again
+    expect(reads.length).toBe(1); // answered from the cached bucket: nothing read again
     for (const k of keys) await reader.get(k);
     // Once every bucket is retained, an absent key is answered at once too (undefined, not a promise of it).
     expect(reader.get('rp-absent-from-all')).toBeUndefined();

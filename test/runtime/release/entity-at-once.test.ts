@@ -1,4 +1,4 @@
-// Release.entity answers at once when its bytes are at hand, and that is a shortcut, not a second meaning: over a
+// Release.entity answers at once when its bytes are ready, and that is a shortcut, not a second meaning: over a
 // compiled world (live IDs, a merge chain, a tombstone, an ID never published) the answer given at once is exactly
 // the one given after the reads.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,7 +65,7 @@ describe('Release.entity at once', () => {
     }
   });
 
-  it('keeps a looked-up ID at hand although its index bucket is not retained, with the same answer', async () => {
+  it('keeps a looked-up ID ready although its index bucket is not cached, with the same answer', async () => {
     // A bucket cache of 0 bytes retains nothing: only the release's memo of recent index entries can answer.
     const release = await loadRelease(source('sync'), STAMPS[0], manifestSha256(STAMPS[0]), createBucketCache(0));
     for (const id of [ID.arsenal, ID.mergedOld, ID.tomb]) {

@@ -71,7 +71,7 @@ describe('redis store', () => {
     await s.close();
   });
 
-  it('gives back exactly what scripts charged when their answers were lost with the connection', async () => {
+  it('refunds exactly what scripts charged when their answers were lost with the connection', async () => {
     const prefix = `lost${++db}:`;
     const s = await open(prefix);
     const observer = await open(prefix);
@@ -86,7 +86,7 @@ describe('redis store', () => {
     const outcomes = await lost;
     await held;
     expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
-    await eventually('the lost charges to be given back', async () => (await observer.remaining('k1', P, 1000)) === 995);
+    await eventually('the lost charges to be refunded', async () => (await observer.remaining('k1', P, 1000)) === 995);
     // Settling again (another reconnect) gives nothing twice.
     s.client.stream.destroy();
     await eventually('the client to notice', async () => s.client.status !== 'ready');

@@ -86,7 +86,7 @@ export function stateStoreContract(name: string, makeStore: () => Promise<StateS
       await expect(store.refund('k1', P, -1)).rejects.toThrow(RangeError);
     });
 
-    it('gives back exactly what concurrent refunds return', async () => {
+    it('refunds exactly what concurrent refunds return', async () => {
       await store.charge('k1', P, 500, 1000);
       await Promise.all(Array.from({ length: 300 }, () => store.refund('k1', P, 1)));
       expect(await store.remaining('k1', P, 1000)).toBe(800);

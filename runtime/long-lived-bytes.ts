@@ -2,15 +2,15 @@
 // OpenAPI document): what an adapter derives from one (its coded forms) it may keep with it instead of remaking it
 // per request. Web-standard, so the core can mark bytes without knowing how an adapter codes them.
 
-const kept = new WeakSet<Uint8Array>();
+const marked = new WeakSet<Uint8Array>();
 
 /** Marks `bytes` as never changing while they are referenced; returns them. */
-export function keep<T extends Uint8Array>(bytes: T): T {
-  kept.add(bytes);
+export function markLongLived<T extends Uint8Array>(bytes: T): T {
+  marked.add(bytes);
   return bytes;
 }
 
-/** Whether `bytes` were marked by keep(). */
-export function isKept(bytes: Uint8Array): boolean {
-  return kept.has(bytes);
+/** Whether `bytes` were marked by markLongLived(). */
+export function isLongLived(bytes: Uint8Array): boolean {
+  return marked.has(bytes);
 }

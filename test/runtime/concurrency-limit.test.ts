@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTurnGate } from '../../runtime/turn-gate.ts';
+import { createConcurrencyLimit } from '../../runtime/concurrency-limit.ts';
 
 /** A promise settled from outside, to hold work open for as long as a test needs. */
 function deferred<T = void>() {
@@ -10,9 +10,9 @@ function deferred<T = void>() {
 }
 const settle = () => new Promise((r) => setImmediate(r));
 
-describe('turn gate', () => {
+describe('concurrency limit', () => {
   it('runs at most `limit` works at once and starts waiters in arrival order', async () => {
-    const gate = createTurnGate(2);
+    const gate = createConcurrencyLimit(2);
     const started: number[] = [];
     const holds = Array.from({ length: 5 }, () => deferred<number>());
     const results = holds.map((h, i) =>
@@ -40,7 +40,7 @@ describe('turn gate', () => {
   });
 
   it('frees the slot of a work that fails, and passes the failure to its caller only', async () => {
-    const gate = createTurnGate(1);
+    const gate = createConcurrencyLimit(1);
     const failing = gate.run(async () => {
       throw new Error('boom');
     });
@@ -51,7 +51,7 @@ describe('turn gate', () => {
   });
 
   it('refuses a limit below one', () => {
-    expect(() => createTurnGate(0)).toThrow(RangeError);
-    expect(() => createTurnGate(1.5)).toThrow(RangeError);
+    expect(() => createConcurrencyLimit(0)).toThrow(RangeError);
+    expect(() => createConcurrencyLimit(1.5)).toThrow(RangeError);
   });
 });

@@ -1,4 +1,4 @@
-// Kept answers change nothing a client can see: over real HTTP, a runtime that keeps finished entity answers and
+// Cached answers change nothing a client can see: over real HTTP, a runtime that keeps finished entity answers and
 // one that keeps none answer every entity question (each include set in any order, with and without lang, live,
 // merged, retired and unknown IDs, both namespaces, single and batched) with the same status and the same bytes,
 // first time and every time after.
@@ -39,7 +39,7 @@ for (let bits = 0; bits < 1 << INCLUDES.length; bits++) {
   includeLists.push([names.join(','), [...names].reverse().join(',')]);
 }
 
-describe('kept entity answers', () => {
+describe('cached entity answers', () => {
   it('answer the same bytes as composing each time, for single lookups in both namespaces', async () => {
     const first: string[] = [];
     const again: string[] = [];
@@ -53,7 +53,7 @@ describe('kept entity answers', () => {
             again.push(q(reversed));
           }
     // Each question once to fill the cache, then again spelt the other way round, in an order that mixes namespaces,
-    // IDs and includes, so a kept answer under a wrong key would meet another question.
+    // IDs and includes, so a cached answer under a wrong key would meet another question.
     const order = [...first, ...again.map((_, i) => again[(i * 7919) % again.length])];
     let kept = 0;
     for (const path of order) {

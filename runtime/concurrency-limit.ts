@@ -1,7 +1,7 @@
 // A first-come, first-served limit on how many of one kind of work run at once, for work that would otherwise
 // interleave on the event loop (see routes/batch.ts for why batches want it).
 
-export interface TurnGate {
+export interface ConcurrencyLimit {
   /** Runs `work` once fewer than `limit` others are running; waiters start in arrival order. */
   run<T>(work: () => Promise<T>): Promise<T>;
   /** Running now and waiting, for tests and metrics. */
@@ -9,8 +9,8 @@ export interface TurnGate {
   readonly waiting: number;
 }
 
-export function createTurnGate(limit: number): TurnGate {
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`a turn gate needs a limit of at least 1, got ${limit}`);
+export function createConcurrencyLimit(limit: number): ConcurrencyLimit {
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`a concurrency limit needs a limit of at least 1, got ${limit}`);
   let running = 0;
   const queue: (() => void)[] = [];
   const leave = (): void => {

@@ -20,6 +20,8 @@ export interface LocalEdgeOptions {
   port?: number | null;
   cursorSecret?: string | null;
   adminToken?: string | null;
+  /** Read the public dist from this static host (the DIST_ORIGIN var) rather than from the local R2 bucket. */
+  origin?: string | null;
   /** A prebuilt bundle's code; default: bundled now. */
   code?: string;
 }
@@ -112,6 +114,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   const bindings: Record<string, string> = {};
   if (o.cursorSecret) bindings[BINDINGS.cursorSecret] = o.cursorSecret;
   if (o.adminToken) bindings[BINDINGS.adminToken] = o.adminToken;
+  if (o.origin) bindings[BINDINGS.distOrigin] = o.origin;
   const shared = {
     compatibilityDate: COMPATIBILITY_DATE,
     r2Buckets: { [BINDINGS.dist]: LOCAL_BUCKETS.public, [BINDINGS.private]: LOCAL_BUCKETS.private },
@@ -119,6 +122,8 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   const options: MiniflareOptions = {
     r2Persist: persist ? join(persist, 'r2') : false,
     durableObjectsPersist: persist ? join(persist, 'do') : false,
+    // The Cache API (caches.default), kept with the rest: a restarted edge dev is a fresh isolate over a warm cache.
+    cachePersist: persist ? join(persist, 'cache') : false,
     host: '127.0.0.1',
     ...(o.port === null || o.port === undefined ? {} : { port: o.port }),
     workers: [

@@ -55,6 +55,14 @@ async function startDev(): Promise<{ child: ChildProcess; url: string; stderr: (
 
 const json = (r: { body: Buffer }) => JSON.parse(r.body.toString());
 
+/** The answering isolate's dist reads (R2 operations, Cache API hits and stores), through the admin route. */
+async function sourceStats(url: string): Promise<{ reads: number; cacheHits: number; cachePuts: number }> {
+  // Not rawRequest: the admin route is no part of the public API document.
+  const r = await fetch(`${url}/_admin/source`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  expect(r.status).toBe(200);
+  return (await r.json()) ?? { reads: 0, cacheHits: 0, cachePuts: 0 };
+}
+
 /**
  * Every module the written bundle imports (static, dynamic or `require`), as esbuild parses it: the bundle carries
  * the pages' scripts as strings, whose text may mention `require(` without the Worker importing anything.
@@ -148,11 +156,23 @@ describe('register edge', () => {
     const ack = await rawRequest(`${dev.url}/api/v1/notices/ack`, { method: 'POST', headers: { ...as(opta), 'content-type': 'application/json' }, body: JSON.stringify({ finding_ids: ['opta-2'], actor: 'ops', note: 'kept' }) });
     expect(ack.status).toBe(200);
 
+    // The same five lookups on this isolate and, after the restart below, on a fresh one over the same Cache API:
+    // the fresh isolate finds the immutable pieces there and reads fewer objects from R2.
+    const ids = Object.values(ID).slice(0, 5);
+    const lookups = async (url: string) => {
+      const before = await sourceStats(url);
+      for (const id of ids) expect((await rawRequest(`${url}/api/v1/entities/${id}?include=bridges`, { headers: as(opta) })).status).toBe(200);
+      const after = await sourceStats(url);
+      return { reads: after.reads - before.reads, cacheHits: after.cacheHits - before.cacheHits, cachePuts: after.cachePuts - before.cachePuts };
+    };
+    const cold = await lookups(dev.url);
+    expect(cold.reads).toBeGreaterThan(0);
+    expect(cold.cachePuts).toBeGreaterThan(0);
+
     // Lookups 8 at a time; edge dev is killed once 40 are answered, with more in flight.
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
     let answered = 0;
     let killed = false;
-    const ids = Object.values(ID).slice(0, 5);
     await Promise.all(
       Array.from({ length: 8 }, async (_, w) => {
         for (let i = w; i < 400 && !killed; i += 8) {
@@ -175,6 +195,9 @@ describe('register edge', () => {
       expect(500 - credits).toBeGreaterThanOrEqual(answered);
       const notices = json(await rawRequest(`${again.url}/api/v1/notices`, { headers: as(opta) }));
       expect(notices.findings.find((f: { finding_id: string }) => f.finding_id === 'opta-2')).toMatchObject({ acknowledged: true });
+      const warm = await lookups(again.url);
+      expect(warm.cacheHits).toBeGreaterThan(0);
+      expect(warm.reads).toBeLessThan(cold.reads);
 
       const revoked = await register(['keys', 'revoke', key.slice(3, 11), '--edge', again.url]);
       expect(revoked.status, revoked.stderr).toBe(0);

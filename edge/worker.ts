@@ -17,7 +17,7 @@ import { batchOptionsFor } from '../runtime/routes/batch.ts';
 import { allRoutes } from '../runtime/routes/index.ts';
 import type { ShardSource } from '../runtime/interfaces.ts';
 import { createHttpSource } from '../runtime/source/http-source.ts';
-import { createR2Source, type CacheLike } from '../runtime/source/r2-source.ts';
+import { createR2Source, type R2SourceOptions } from '../runtime/source/r2-source.ts';
 import { ADMIN_PREFIX, adminAnswer } from './admin.ts';
 import type { EdgeEnv } from './bindings.ts';
 import { edgeAuthenticator, edgeStateStore } from './edge-state.ts';
@@ -43,7 +43,7 @@ const log: ProblemLog = (r) => console.error(r.line);
 let built: { app: App; source: ShardSource & { stats(): unknown } } | null = null;
 
 /** The Cache API where the runtime has one (workerd's `caches.default`). */
-const sharedCache = (): CacheLike | null => (globalThis as { caches?: { default?: CacheLike } }).caches?.default ?? null;
+const sharedCache = (): R2SourceOptions['cache'] => (globalThis as { caches?: { default?: R2SourceOptions['cache'] } }).caches?.default ?? null;
 
 /**
  * Where the public dist is read: the static host DIST_ORIGIN names, else the R2 bucket DIST. An origin's answers

@@ -26,7 +26,7 @@ export interface R2BucketLike {
 }
 
 /** The part of the Cache API the driver uses (workerd's `Cache`: `caches.default`). */
-export interface CacheLike {
+interface CacheLike {
   match(key: string): Promise<Response | undefined>;
   put(key: string, response: Response): Promise<void>;
 }

@@ -7,13 +7,12 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compileAll } from '../../compiler/compile.ts';
-import { importV0 } from '../../generator/from-v0.ts';
 import { startLocalEdge, type LocalEdge } from '../../edge/local-edge.ts';
 import { publishDist } from '../../edge/publish.ts';
 import { edgeKeyRepository } from '../../runtime/keys/edge-key-repository.ts';
 import type { KeyEntry } from '../../runtime/interfaces.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { compiledRealData, compiledSamples } from '../fixtures/compiled-fixtures.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { serveDir } from '../helpers/serve-dir.ts';
 import { ADMIN_TOKEN, comparable, CURSOR_SECRET, edgeOver, issueKeys, keysFileIn, workerCode } from './edge-support.ts';
@@ -26,11 +25,15 @@ afterAll(async () => {
 
 /** Node and an edge over R2 on `dist`, and with `origin`, a second edge reading the dist from that static host. */
 async function allOver(dist: string, root: string, origin: string | null = null): Promise<{ node: Runtime; edges: LocalEdge[]; key: string }> {
-  const edges = [await edgeOver(dist)];
-  open.push(edges[0]);
-  const { key } = await issueKeys(edges[0].url!, keysFileIn(root), { key: { name: 'walk', quota: 1_000_000, rate: 1_000_000 } });
-  if (origin !== null) {
-    const fromOrigin = await startLocalEdge({ port: 0, origin, adminToken: ADMIN_TOKEN, cursorSecret: CURSOR_SECRET, code: await workerCode() });
+  // Started side by side: each is a workerd of its own.
+  const [overR2, fromOrigin] = await Promise.all([
+    edgeOver(dist),
+    origin === null ? null : workerCode().then((code) => startLocalEdge({ port: 0, origin, adminToken: ADMIN_TOKEN, cursorSecret: CURSOR_SECRET, code })),
+  ]);
+  open.push(overR2);
+  const edges = [overR2];
+  const { key } = await issueKeys(overR2.url!, keysFileIn(root), { key: { name: 'walk', quota: 1_000_000, rate: 1_000_000 } });
+  if (fromOrigin !== null) {
     open.push(fromOrigin);
     edges.push(fromOrigin);
     // Its private part (notices) from its own local R2, as on any edge; no public file goes there.
@@ -46,9 +49,9 @@ async function allOver(dist: string, root: string, origin: string | null = null)
 /** Sends `path` to Node and each edge, compares, and returns Node's parsed body (for the walk). */
 async function same(node: Runtime, edges: LocalEdge[], key: string, path: string): Promise<unknown> {
   const headers = { authorization: `Bearer ${key}` };
-  const a = await rawRequest(node.url + path, { headers });
-  for (const edge of edges) {
-    const b = await rawRequest(edge.url! + path, { headers });
+  // Each server answers its own sequence in order; the servers are asked at once.
+  const [a, ...answers] = await Promise.all([node.url, ...edges.map((e) => e.url!)].map((base) => rawRequest(base + path, { headers })));
+  for (const b of answers) {
     expect(b.status, path).toBe(a.status);
     expect(comparable(b.headers), path).toEqual(comparable(a.headers));
     expect(b.body.toString('latin1'), path).toBe(a.body.toString('latin1'));
@@ -86,9 +89,9 @@ async function walk(node: Runtime, edges: LocalEdge[], key: string, queries: str
 
 describe('the edge answers as Node does on the sample releases and the real data', () => {
   it('the sample releases', async () => {
+    // The run's shared compile of the samples: both runtimes only read it.
+    const { dist } = await compiledSamples();
     const root = mkdtempSync(join(tmpdir(), 'edge-samples-'));
-    const dist = join(root, 'dist');
-    await compileAll({ releases: resolve('releases'), dist, progress: false });
     const host = await serveDir(dist);
     open.push(host);
     const { node, edges, key } = await allOver(dist, root, host.baseUrl);
@@ -101,10 +104,9 @@ describe('the edge answers as Node does on the sample releases and the real data
   });
 
   it.skipIf(!existsSync(V0))('the real v0 data', async () => {
+    const { dist } = await compiledRealData(V0, '20260401T000000Z');
     const root = mkdtempSync(join(tmpdir(), 'edge-real-'));
-    await importV0({ from: V0, out: join(root, 'releases', '20260401T000000Z') });
-    await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
-    const { node, edges, key } = await allOver(join(root, 'dist'), root);
+    const { node, edges, key } = await allOver(dist, root);
     expect(await walk(node, edges, key, ['arsenal', 'real madrid', 'united', 'city', 'bayern', 'premier league'], 40)).toBeGreaterThanOrEqual(100);
   });
 });

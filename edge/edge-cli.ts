@@ -23,10 +23,12 @@ const build = defineCommand({
     name: { type: 'string', description: `Worker name (default ${DEFAULT_NAME})`, valueHint: 'NAME', default: DEFAULT_NAME },
     bucket: { type: 'string', description: `R2 bucket of the public dist (default ${DEFAULT_BUCKET})`, valueHint: 'NAME', default: DEFAULT_BUCKET },
     'private-bucket': { type: 'string', description: `R2 bucket of the private part (default ${DEFAULT_PRIVATE_BUCKET})`, valueHint: 'NAME', default: DEFAULT_PRIVATE_BUCKET },
+    origin: { type: 'string', description: 'Read the public dist from this static host (DIST_ORIGIN) instead of the R2 bucket', valueHint: 'URL' },
   },
   async run(ctx) {
     const a = ctx.args;
-    const bundle = await buildEdge(a.out, { name: a.name, bucket: a.bucket, privateBucket: a['private-bucket'] });
+    const origin = a.origin === undefined ? null : originUrl(a.origin);
+    const bundle = await buildEdge(a.out, { name: a.name, bucket: a.bucket, privateBucket: a['private-bucket'], origin });
     ioOf(ctx).out(`[edge] wrote ${a.out}/worker.mjs (${kib(bundle.bytes)}, ${kib(bundle.gzipBytes)} gzipped) and ${a.out}/wrangler.toml\n`);
   },
 });

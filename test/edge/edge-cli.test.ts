@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Agent } from 'node:http';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wranglerToml } from '../../edge/bundle.ts';
 import { startLocalEdge } from '../../edge/local-edge.ts';
 import { makeHandWorld, ID, type World } from '../fixtures/hand-world.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
@@ -91,6 +92,11 @@ describe('register edge', () => {
     const toml = readFileSync(join(out, 'wrangler.toml'), 'utf8');
     for (const want of ['binding = "DIST"', 'bucket_name = "reg-dist"', 'binding = "PRIVATE"', 'bucket_name = "reg-private"', 'class_name = "KeyObject"', 'class_name = "ProviderObject"', 'new_sqlite_classes', 'no_bundle = true']) expect(toml).toContain(want);
     expect(toml).not.toMatch(/^compatibility_flags/m);
+    // Over a static host: the origin as a var, in place of the public bucket (the private one stays).
+    const overHost = wranglerToml({ name: 'w', bucket: 'reg-dist', privateBucket: 'reg-private', origin: 'https://cdn.example.org/dist/' });
+    expect(overHost).toContain('[vars]\nDIST_ORIGIN = "https://cdn.example.org/dist/"');
+    expect(overHost).not.toContain('binding = "DIST"');
+    expect(overHost).toContain('bucket_name = "reg-private"');
   });
 
   it('publish --local uploads the dist once, a second time nothing, and never a private file into the public bucket', async () => {

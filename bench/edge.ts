@@ -2,32 +2,34 @@
 // `register serve`, each in its own process, with the same key. Rows for entity-with-includes, resolve, search and a
 // 100-item batch, alternating Node and edge per row: requests per second and server CPU per answer (both processes
 // and their children, from /proc), and their ratio. Also the bundle's size gzipped, the time from start to the first
-// answer, and R2 reads per entity lookup on a warm isolate (the Worker's own source and catalog over the same local
-// R2, counted in this process).
-//   node bin/run-ts.mjs bench/edge.ts [--releases releases] [--release releases/20261008T120000Z] [--duration 3] [--samples 400] [--concurrency 8]
+// answer, and R2 reads per entity lookup on a warm isolate, counted by the Worker itself (its admin route's
+// `/_admin/source`: R2 operations and Cache API hits of the isolate that answered): over --samples sampled IDs after
+// as many others, then over --wide lookups of IDs drawn from the whole release (bounded by --wide-seconds).
+//   node bin/run-ts.mjs bench/edge.ts [--releases releases] [--release releases/20261008T120000Z] [--duration 3] [--samples 4000] [--wide 200000] [--wide-seconds 600] [--concurrency 8]
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
 import { bundleWorker } from '../edge/bundle.ts';
-import { startLocalEdge } from '../edge/local-edge.ts';
-import { createApp, type App } from '../runtime/app.ts';
-import { openapiBytesOf } from '../runtime/openapi-json.ts';
-import { operationsOf } from '../runtime/ops/operations.ts';
-import { systemClock } from '../runtime/interfaces.ts';
 import { edgeKeyRepository } from '../runtime/keys/edge-key-repository.ts';
 import { addKey } from '../runtime/keys/key-file.ts';
-import { openKeyStore } from '../runtime/keys/key-store.ts';
-import { ReleaseCatalog } from '../runtime/release/catalog.ts';
-import { allRoutes } from '../runtime/routes/index.ts';
-import { createR2Source, type R2BucketLike } from '../runtime/source/r2-source.ts';
-import { createMemoryStore } from '../runtime/state/memory-store.ts';
 import { abRequests } from './lib/ab-sides.ts';
 import { runLoad, type LoadRequest } from './lib/load-generator.ts';
 import { runToEnd, startChild, stopChild, freePort } from './lib/processes.ts';
 import { sampleKeys } from './lib/sample-keys.ts';
 
-const { values: a } = parseArgs({ options: { releases: { type: 'string', default: 'releases' }, release: { type: 'string', default: 'releases/20261008T120000Z' }, duration: { type: 'string', default: '3' }, samples: { type: 'string', default: '400' }, concurrency: { type: 'string', default: '8' } } });
+const { values: a } = parseArgs({
+  options: {
+    releases: { type: 'string', default: 'releases' },
+    release: { type: 'string', default: 'releases/20261008T120000Z' },
+    duration: { type: 'string', default: '3' },
+    samples: { type: 'string', default: '4000' },
+    wide: { type: 'string', default: '200000' },
+    'wide-seconds': { type: 'string', default: '600' },
+    concurrency: { type: 'string', default: '8' },
+  },
+});
 const work = mkdtempSync(join(tmpdir(), 'bench-edge-'));
 const log = join(work, 'log.txt');
 const dist = join(work, 'dist');
@@ -91,29 +93,51 @@ for (const [name, list] of Object.entries(table)) {
   results.push(`| ${name} | ${nr.toFixed(0)} | ${er.toFixed(0)} | ${(er / nr).toFixed(2)} | ${nc?.toFixed(3) ?? '-'} | ${ec?.toFixed(3) ?? '-'} | ${nc && ec ? (ec / nc).toFixed(2) : '-'} |`);
   console.log(results.at(-1));
 }
-await stopChild(edge.child);
 await stopChild(node.child);
 
-// R2 reads per entity lookup on a warm isolate: the Worker's source, catalog and app, here, over the same local R2.
-const local = await startLocalEdge({ port: null, persist });
-const source = createR2Source({ bucket: (await local.mf.getR2Bucket('DIST')) as unknown as R2BucketLike, name: 'DIST' });
-const catalog = new ReleaseCatalog({ source, clock: systemClock, cacheBytes: 24 << 20, shardCacheBytes: 16 << 20, bodyCacheBytes: 8 << 20 });
-const keyStore = openKeyStore({ file: keysFile, log: () => {} });
-const store = createMemoryStore();
-const app: App = createApp({
-  catalog, keys: keyStore, store, operations: operationsOf({ catalog, store, source, metrics: null }),
-  routes: allRoutes({ openapiJson: openapiBytesOf(() => app.routes), maxBodyBytes: 256 * 1024, pages: false }),
-});
-const ask = (id: string) => app.fetch(new Request(`http://edge/api/v1/entities/${id}?include=bridges,aliases`, { headers: { authorization: `Bearer ${key}` } }));
+// R2 reads per entity lookup, counted by the isolate that answers (one in edge dev). Lookups over HTTP, a few at a
+// time, each with its includes; the counters read before and after.
+type SourceStats = { reads: number; cacheHits: number };
+const sourceStats = async (): Promise<SourceStats> => (await (await fetch(`${edge.url}/_admin/source`, { headers: { authorization: `Bearer ${token}` } })).json()) as SourceStats;
+const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+const lookUp = async (ids: string[], untilMs = Infinity): Promise<{ lookups: number; reads: number; cacheHits: number }> => {
+  const before = await sourceStats();
+  let next = 0;
+  const one = (id: string) =>
+    new Promise<number>((done, fail) => {
+      const req = httpRequest(`${edge.url}/api/v1/entities/${encodeURIComponent(id)}?include=bridges,aliases`, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode ?? 0));
+      });
+      req.on('error', fail);
+      req.end();
+    });
+  const statuses: Record<number, number> = {};
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < ids.length && performance.now() < untilMs) {
+        const s = await one(ids[next++]);
+        statuses[s] = (statuses[s] ?? 0) + 1;
+      }
+    }),
+  );
+  if (Object.keys(statuses).some((s) => s !== '200')) console.log(`[bench:edge] lookups answered ${JSON.stringify(statuses)}`);
+  const after = await sourceStats();
+  const lookups = Object.values(statuses).reduce((x, y) => x + y, 0);
+  return { lookups, reads: after.reads - before.reads, cacheHits: after.cacheHits - before.cacheHits };
+};
 // Warm: as many other IDs looked up first (another draw), so the index buckets a lookup needs are mostly kept.
-const warm = await sampleKeys(a.release!, Number(a.samples), 3);
-for (const e of warm.entities) await ask(e.id);
-const before = source.stats().reads;
-const ids = samples.entities.map((e) => e.id);
-for (const id of ids) await ask(id);
-const readsPerLookup = (source.stats().reads - before) / ids.length;
-keyStore.close();
-await local.close();
+const warm = await sampleKeys(a.release!, Number(a.samples), 3, { bridges: false });
+await lookUp(warm.entities.map((e) => e.id));
+const sampled = await lookUp(samples.entities.map((e) => e.id));
+// Wide: IDs drawn from the whole release, each entity at most once per pass, passes repeated up to --wide lookups.
+const all = await sampleKeys(a.release!, Number(a.wide), 4, { bridges: false });
+const wideIds = Array.from({ length: Number(a.wide) }, (_, i) => all.entities[i % all.entities.length].id);
+const wide = await lookUp(wideIds, performance.now() + Number(a['wide-seconds']) * 1000);
+agent.destroy();
+await stopChild(edge.child);
+const perLookup = (m: { lookups: number; reads: number; cacheHits: number }) =>
+  `${(m.reads / m.lookups).toFixed(3)} R2 reads and ${(m.cacheHits / m.lookups).toFixed(3)} Cache API hits a lookup over ${m.lookups} lookups`;
 
 const out = [
   `edge bench, ${new Date().toISOString()}, dist ${a.releases}, ${a.samples} samples, ${concurrency} connections, ${a.duration} s a side per row; load before ${(await import('node:os')).loadavg()[0].toFixed(2)}`,
@@ -124,7 +148,8 @@ const out = [
   '',
   `bundle: ${(bundle.bytes / 1024).toFixed(1)} KiB, ${(bundle.gzipBytes / 1024).toFixed(1)} KiB gzipped`,
   `start to first answer: Node ${node.firstMs.toFixed(0)} ms, edge ${edge.firstMs.toFixed(0)} ms (edge dev bundles the Worker, starts workerd and checks the local R2 first)`,
-  `R2 reads per entity lookup, warm isolate, ${ids.length} sampled IDs: ${readsPerLookup.toFixed(3)}`,
+  `warm isolate, ${Number(a.samples)} sampled IDs after as many others: ${perLookup(sampled)}`,
+  `warm isolate, IDs drawn from the whole release (${all.entities.length} distinct): ${perLookup(wide)}`,
 ];
 console.log(out.join('\n'));
 writeFileSync(join(work, 'edge-results.md'), out.join('\n') + '\n');

@@ -1,8 +1,10 @@
 // The admin route, `/_admin/keys`, the only way to manage a deployment's keys (`register keys … --edge URL`): list,
 // add (the CLI sends the entry with the secret's hash, made where the key was drawn: the secret never travels),
 // revoke, and a key's stats (`GET /_admin/keys/<id>/stats`: the calls its object answered since it was loaded, what
-// the Durable Object requests per lookup are measured by). It answers only to the admin token (the ADMIN_TOKEN secret), compared in constant time; no other route
-// accepts that token, and nothing here logs a header.
+// the Durable Object requests per lookup are measured by), and the answering isolate's dist reads (`GET
+// /_admin/source`: R2 operations, Cache API hits and stores, what R2 reads per lookup are measured by). It answers
+// only to the admin token (the ADMIN_TOKEN secret), compared in constant time; no other route accepts that token,
+// and nothing here logs a header.
 import { sameBytes, sha256 } from '#platform/crypto';
 import { ApiError } from '../runtime/api-error.ts';
 import type { KeyEntry } from '../runtime/interfaces.ts';
@@ -43,12 +45,14 @@ function entryOf(v: unknown): KeyEntry {
   return e;
 }
 
-export async function adminAnswer(request: Request, env: EdgeEnv): Promise<Response> {
+/** `sourceStats`: the answering isolate's dist reads so far, or null before its first API request. */
+export async function adminAnswer(request: Request, env: EdgeEnv, sourceStats: () => unknown): Promise<Response> {
   try {
     allowed(request, env);
     const path = new URL(request.url).pathname.slice(ADMIN_PREFIX.length);
     const directory = env.DIRECTORY.get(env.DIRECTORY.idFromName('keys'));
     if (path === 'keys' && request.method === 'GET') return json(200, await directory.list());
+    if (path === 'source' && request.method === 'GET') return json(200, sourceStats());
     if (path === 'keys' && request.method === 'POST') {
       const text = await request.text();
       if (text.length > MAX_ADMIN_BODY) throw new ApiError(413, 'payload_too_large', `An admin request body is at most ${MAX_ADMIN_BODY} bytes.`);

@@ -1,5 +1,5 @@
 // What the Worker is bound to (edge/wrangler.ts writes the same names into wrangler.toml; edge dev gives them to
-// miniflare): the public dist's bucket, the private one, the Durable Object namespaces and the two secrets.
+// miniflare): the public dist's bucket (or the URL of a static host holding it), the private one, the Durable Object namespaces and the two secrets.
 import type { R2BucketLike } from '../runtime/source/r2-source.ts';
 
 /** A Durable Object's RPC stub: each public method of the class, answered as a promise. */
@@ -14,6 +14,11 @@ export interface Namespace<T> {
 export const BINDINGS = {
   /** R2: the public dist (index.json, each stamp's public tree). */
   dist: 'DIST',
+  /**
+   * Var: the URL of a static host (a CDN, a mirror, any server of files with Range requests) holding the public
+   * dist. When set, the Worker reads the dist from there, over fetch, instead of from the R2 bucket DIST.
+   */
+  distOrigin: 'DIST_ORIGIN',
   /** R2: the private part (each stamp's private/ tree: its manifest and provider notices). Never public. */
   private: 'PRIVATE',
   /** Durable Object class per API key: its record, rate window and quota. */
@@ -32,7 +37,8 @@ export const BINDINGS = {
 export const DURABLE_CLASSES = { KEYS: 'KeyObject', PROVIDERS: 'ProviderObject', DIRECTORY: 'KeyDirectory' } as const;
 
 export interface EdgeEnv {
-  DIST: R2BucketLike;
+  DIST?: R2BucketLike;
+  DIST_ORIGIN?: string;
   PRIVATE?: R2BucketLike;
   KEYS: Namespace<import('./durable-objects.ts').KeyObject>;
   PROVIDERS: Namespace<import('./durable-objects.ts').ProviderObject>;

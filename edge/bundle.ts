@@ -106,6 +106,8 @@ export interface WranglerOptions {
   name: string;
   bucket: string;
   privateBucket: string;
+  /** The static host holding the public dist (the DIST_ORIGIN var), in place of the bucket; default none. */
+  origin?: string | null;
 }
 
 /** wrangler.toml for the bundle: its R2 buckets, Durable Object classes (SQLite-backed) and the secrets it reads. */
@@ -124,11 +126,18 @@ no_bundle = true
 type = "ESModule"
 globs = ["**/*.mjs"]
 
-# The public dist (\`register edge publish --bucket\`); readable by the Worker only, served through it.
+${
+    o.origin
+      ? `# The public dist, read from this static host (ranges over fetch) rather than from an R2 bucket.
+[vars]
+${BINDINGS.distOrigin} = ${JSON.stringify(o.origin)}
+`
+      : `# The public dist (\`register edge publish --bucket\`); readable by the Worker only, served through it.
 [[r2_buckets]]
 binding = "${BINDINGS.dist}"
 bucket_name = "${o.bucket}"
-
+`
+  }
 # The private part (provider notices); never public.
 [[r2_buckets]]
 binding = "${BINDINGS.private}"

@@ -23,10 +23,12 @@ const build = defineCommand({
     name: { type: 'string', description: `Worker name (default ${DEFAULT_NAME})`, valueHint: 'NAME', default: DEFAULT_NAME },
     bucket: { type: 'string', description: `R2 bucket of the public dist (default ${DEFAULT_BUCKET})`, valueHint: 'NAME', default: DEFAULT_BUCKET },
     'private-bucket': { type: 'string', description: `R2 bucket of the private part (default ${DEFAULT_PRIVATE_BUCKET})`, valueHint: 'NAME', default: DEFAULT_PRIVATE_BUCKET },
+    origin: { type: 'string', description: 'Read the public dist from this static host (DIST_ORIGIN) instead of the R2 bucket', valueHint: 'URL' },
   },
   async run(ctx) {
     const a = ctx.args;
-    const bundle = await buildEdge(a.out, { name: a.name, bucket: a.bucket, privateBucket: a['private-bucket'] });
+    const origin = a.origin === undefined ? null : originUrl(a.origin);
+    const bundle = await buildEdge(a.out, { name: a.name, bucket: a.bucket, privateBucket: a['private-bucket'], origin });
     ioOf(ctx).out(`[edge] wrote ${a.out}/worker.mjs (${kib(bundle.bytes)}, ${kib(bundle.gzipBytes)} gzipped) and ${a.out}/wrangler.toml\n`);
   },
 });
@@ -38,6 +40,19 @@ function secretsFromEnv(): { cursorSecret: string | null; adminToken: string | n
   return { cursorSecret: process.env.REGISTER_CURSOR_SECRET || null, adminToken };
 }
 
+/** --origin as the Worker gets it: an http(s) URL, without credentials (a var is not a secret). */
+function originUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw badValue('edge', `--origin must be an http(s) URL, got ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badValue('edge', `--origin must be an http(s) URL, got ${url.protocol}`);
+  if (url.username || url.password) throw badValue('edge', '--origin must not carry credentials (the Worker would hold them as a plain var)');
+  return url.href;
+}
+
 function reportLine(what: string, r: PublishReport): string {
   return `[edge] ${what}: ${r.stamps.length} stamp(s) (${r.stamps.join(', ') || 'none'}); ${r.uploaded} object(s) uploaded (${kib(r.bytes)}), ${r.unchanged} already there\n`;
 }
@@ -45,7 +60,8 @@ function reportLine(what: string, r: PublishReport): string {
 const dev = defineCommand({
   meta: { name: 'dev', description: 'Run the Worker on workerd on this machine (127.0.0.1), the dist loaded into its local R2, until stopped' },
   args: {
-    dist: { type: 'string', description: 'Compiled dist to serve (loaded into the local R2 buckets)', valueHint: 'DIST', required: true },
+    dist: { type: 'string', description: 'Compiled dist to serve (loaded into the local R2 buckets; with --origin, its private part only)', valueHint: 'DIST' },
+    origin: { type: 'string', description: 'Read the public dist from this static host (http(s) URL of the dist root) instead of the local R2', valueHint: 'URL' },
     port: { type: 'string', description: 'Port on 127.0.0.1 (0: any free one)', valueHint: 'P', required: true },
     persist: { type: 'string', description: 'Keep the local R2 buckets and Durable Objects in this folder (default: in memory)', valueHint: 'DIR' },
   },
@@ -54,17 +70,22 @@ const dev = defineCommand({
     const io = ioOf(ctx);
     const port = /^\d+$/.test(a.port) && Number(a.port) <= 65535 ? Number(a.port) : NaN;
     if (Number.isNaN(port)) throw badValue('edge', `--port must be a port number, got ${JSON.stringify(a.port)}`);
-    const edge = await startLocalEdge({ port, persist: a.persist ?? null, ...secretsFromEnv() });
+    const origin = a.origin === undefined ? null : originUrl(a.origin);
+    if (origin === null && a.dist === undefined) throw badValue('edge', 'give --dist DIST (loaded into the local R2) or --origin URL (a static host holding the dist)');
+    const edge = await startLocalEdge({ port, persist: a.persist ?? null, origin, ...secretsFromEnv() });
     let stopping: Promise<void> | null = null;
     const stop = () => (stopping ??= edge.close());
     try {
-      const report = await publishDist(a.dist, await edge.target('public'), await edge.target('private'));
-      io.err(reportLine(`loaded ${a.dist} into the local R2`, report));
+      if (a.dist !== undefined) {
+        const report = await publishDist(a.dist, origin === null ? await edge.target('public') : null, await edge.target('private'));
+        io.err(reportLine(`loaded ${origin === null ? a.dist : `the private part of ${a.dist}`} into the local R2`, report));
+      }
     } catch (e) {
       await stop();
       throw e;
     }
-    io.err(`[edge] listening on ${edge.url}/api/v1 (workerd; R2 and Durable Objects ${a.persist ? `in ${resolve(a.persist)}` : 'in memory'})\n`);
+    const from = origin === null ? '' : `; the dist from ${origin}`;
+    io.err(`[edge] listening on ${edge.url}/api/v1 (workerd; R2 and Durable Objects ${a.persist ? `in ${resolve(a.persist)}` : 'in memory'}${from})\n`);
     await new Promise<void>((done) => {
       for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void stop().then(done));
     });

@@ -20,6 +20,10 @@ export interface LocalEdgeOptions {
   port?: number | null;
   cursorSecret?: string | null;
   adminToken?: string | null;
+  /** Read the public dist from this static host (the DIST_ORIGIN var) rather than from the local R2 bucket. */
+  origin?: string | null;
+  /** Whether the Worker has the Cache API (caches.default); default true. */
+  cache?: boolean;
   /** A prebuilt bundle's code; default: bundled now. */
   code?: string;
 }
@@ -108,10 +112,13 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   const { Miniflare } = await import('miniflare');
   const persist = o.persist ? resolve(o.persist) : null;
   if (persist) await mkdir(persist, { recursive: true });
-  const code = o.code ?? (await bundleWorker()).code;
+  // Without a socket the edge only publishes: the loader worker alone, and no bundle to make.
+  const serving = o.port !== null && o.port !== undefined;
+  const code = serving ? (o.code ?? (await bundleWorker()).code) : null;
   const bindings: Record<string, string> = {};
   if (o.cursorSecret) bindings[BINDINGS.cursorSecret] = o.cursorSecret;
   if (o.adminToken) bindings[BINDINGS.adminToken] = o.adminToken;
+  if (o.origin) bindings[BINDINGS.distOrigin] = o.origin;
   const shared = {
     compatibilityDate: COMPATIBILITY_DATE,
     r2Buckets: { [BINDINGS.dist]: LOCAL_BUCKETS.public, [BINDINGS.private]: LOCAL_BUCKETS.private },
@@ -119,25 +126,34 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   const options: MiniflareOptions = {
     r2Persist: persist ? join(persist, 'r2') : false,
     durableObjectsPersist: persist ? join(persist, 'do') : false,
+    // The Cache API (caches.default), kept with the rest: a restarted edge dev is a fresh isolate over a warm cache.
+    cachePersist: persist ? join(persist, 'cache') : false,
     host: '127.0.0.1',
     ...(o.port === null || o.port === undefined ? {} : { port: o.port }),
     workers: [
-      {
-        name: 'register',
-        modules: [{ type: 'ESModule', path: join(process.cwd(), WORKER_FILE), contents: code }],
-        durableObjects: { ...DURABLE_CLASSES },
-        bindings,
-        ...shared,
-      },
-      // Publishing: a second worker on the same local buckets, never on the socket (the first worker is the one
-      // served), that stores a batch of objects per request, where miniflare's binding proxy costs a round trip each.
+      // miniflare always listens, for its first worker: without the Worker, one that answers nothing, so the loader
+      // stays off the socket (bound to the buckets all the same: mf.getR2Bucket reads the first worker's).
+      ...(code === null
+        ? [{ name: 'closed', modules: true, script: 'export default { fetch: () => new Response(null, { status: 404 }) };', ...shared }]
+        : [
+            {
+              name: 'register',
+              modules: [{ type: 'ESModule' as const, path: join(process.cwd(), WORKER_FILE), contents: code }],
+              durableObjects: { ...DURABLE_CLASSES },
+              bindings,
+              cache: o.cache ?? true,
+              ...shared,
+            },
+          ]),
+      // Publishing: a worker on the same local buckets, never on the socket (the first worker is the one served),
+      // that stores a batch of objects per request, where miniflare's binding proxy costs a round trip each.
       { name: 'loader', modules: true, script: LOADER, ...shared },
     ],
   };
   // Another edge this process runs (tests start several) has its own workerd and its own watchdog.
   const before = new Set(workerdChildren());
   const mf = new Miniflare(options);
-  const url = o.port === null || o.port === undefined ? null : (await mf.ready).toString().replace(/\/$/, '');
+  const url = serving ? (await mf.ready).toString().replace(/\/$/, '') : null;
   if (url === null) await mf.ready;
   const reaper = reapWithParent(workerdChildren().filter((p) => !before.has(p)));
   return {

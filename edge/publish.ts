@@ -89,13 +89,15 @@ async function upload(dist: string, files: DistFile[], target: PublishTarget, st
 }
 
 /**
- * Publishes `dist`: the private part first (a new stamp's notices are there before it is served), then the public
+ * Publishes `dist` (`publicTarget` null: its private part only): the private part first (a new stamp's notices are there before it is served), then the public
  * tree with its pointer files last, one after the other.
  */
-export async function publishDist(dist: string, publicTarget: PublishTarget, privateTarget: PublishTarget | null, parallel = 32): Promise<PublishReport> {
+export async function publishDist(dist: string, publicTarget: PublishTarget | null, privateTarget: PublishTarget | null, parallel = 32): Promise<PublishReport> {
   const files = await distFiles(dist);
   const report: PublishReport = { uploaded: 0, unchanged: 0, bytes: 0, stamps: files.stamps };
   if (privateTarget) await upload(dist, files.private, privateTarget, await privateTarget.stored(), report, parallel);
+  // None: the public tree is served from elsewhere (a Worker reading a static host), only the private part goes up.
+  if (!publicTarget) return report;
   const stored = await publicTarget.stored();
   const pointers = files.public.filter((f) => !f.path.includes('/'));
   await upload(dist, files.public.filter((f) => f.path.includes('/')), publicTarget, stored, report, parallel);

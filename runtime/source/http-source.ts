@@ -55,7 +55,8 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   if (base.username || base.password) {
     const user = decodeURIComponent(base.username);
     const pass = decodeURIComponent(base.password);
-    headers.authorization = 'Basic ' + Buffer.from(`${user}:${pass}`).toString('base64');
+    // btoa takes Latin-1: the UTF-8 bytes go through it one per character (Web-standard, so a Worker can run it too).
+    headers.authorization = 'Basic ' + btoa(String.fromCharCode(...new TextEncoder().encode(`${user}:${pass}`)));
     base.username = '';
     base.password = '';
   }
@@ -68,7 +69,10 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
   const cacheBytes = opts.cacheBytes ?? 64 * 1024 * 1024;
   const doFetch = opts.fetch ?? globalThis.fetch;
   const cache = new LruCache<string, Uint8Array>({ maxWeight: cacheBytes });
-  const closing = new AbortController();
+  // One controller per request, made by the request itself, that close() aborts while it waits for its answer. Not
+  // one shared controller: in a Worker an I/O object (an AbortSignal too) belongs to the request that made it, and
+  // another request that uses it fails ("Cannot perform I/O on behalf of a different request").
+  const inFlight = new Set<AbortController>();
   const maxConcurrent = Math.max(1, opts.maxConcurrent ?? 16);
   const waiting: (() => void)[] = [];
   let active = 0;
@@ -129,12 +133,14 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
     const h: Record<string, string> = { ...headers };
     // fetch itself adds `Accept-Encoding: identity` to a Range request (Fetch standard), so the bytes come as stored.
     if (init.range) h.range = `bytes=${init.range}`;
+    const stop = new AbortController();
+    inFlight.add(stop);
     const attempt = () =>
       doFetch(url, {
         method: init.method ?? 'GET',
         headers: h,
         redirect: 'follow',
-        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(timeoutMs)]),
+        signal: AbortSignal.any([stop.signal, AbortSignal.timeout(timeoutMs)]),
       });
     let res: Response;
     try {
@@ -148,6 +154,8 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
       const e = fetchError(err, url, init.range, init.method);
       failed(n, url.pathname, e.reason, e.url);
       throw e;
+    } finally {
+      inFlight.delete(stop);
     }
     if (res.status >= 500) failed(n, url.pathname, `HTTP ${res.status}`, `${init.method ?? 'GET'} ${href(url, init.range)}`);
     else answered(n, url.pathname);
@@ -267,7 +275,7 @@ export function createHttpSource(opts: HttpSourceOptions): HttpShardSource {
 
     async close() {
       closed = true;
-      closing.abort();
+      for (const stop of inFlight) stop.abort();
       cache.clear();
     },
 

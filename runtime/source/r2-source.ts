@@ -3,10 +3,15 @@
 // isolate, as the http driver keeps them. A missing object or one shorter than asked throws ArtefactError (a damaged
 // bucket: 503 artefact_corrupt); a bucket that fails to answer throws UpstreamError. The release layer checks every
 // byte read here against the manifests exactly as it checks a local dist's.
+// Given the Cache API (the Worker's `caches.default`), a piece of an immutable file (anything under a stamp) is
+// also kept there as a whole `200` object, so another isolate in the same data centre, or this one once its memory
+// has let the piece go, reads it without an R2 operation. The cache cannot keep `206` answers, which is why each
+// piece is its own object. A cached copy gets no trust of its own: it passes the same checks above this source.
 import type { ShardSource } from '../interfaces.ts';
 import { ArtefactError, UpstreamError } from '../read-errors.ts';
 import { LruCache } from '../release/lru-cache.ts';
 import { cachedReads } from './cached-reads.ts';
+import { isMutablePath } from './source-path.ts';
 
 /** The part of an R2 object the driver reads (workerd's R2ObjectBody). */
 interface R2ObjectLike {
@@ -20,6 +25,26 @@ export interface R2BucketLike {
   head(key: string): Promise<{ readonly size: number } | null>;
 }
 
+/** The part of the Cache API the driver uses (workerd's `Cache`: `caches.default`). */
+interface CacheLike {
+  match(key: string): Promise<Response | undefined>;
+  put(key: string, response: Response): Promise<void>;
+}
+
+/**
+ * The Cache API key of a piece of object `key` in bucket `name`: `range` is `''` for the whole object, else
+ * `?bytes=<first>-<last>`. A URL is what the Cache API keys by; this host is never fetched. The bucket's name is in
+ * it, so two buckets' pieces never meet, and the object's key names a stamp, under which nothing is ever rewritten.
+ */
+export const pieceCacheKey = (name: string, key: string, range: string): string =>
+  `https://r2-pieces.invalid/${encodeURIComponent(name)}/${key.split('/').map(encodeURIComponent).join('/')}${range}`;
+
+/**
+ * How long a piece stays in the Cache API. Pieces never change, so the bound is not for freshness: a piece that an
+ * operator repaired in place (re-publishing the same stamp) replaces a damaged cached copy within a day.
+ */
+const CACHE_CONTROL = 'public, max-age=86400';
+
 /** Options of createR2Source. */
 export interface R2SourceOptions {
   bucket: R2BucketLike;
@@ -29,11 +54,24 @@ export interface R2SourceOptions {
   cacheBytes?: number;
   /** Object keys are `<prefix><path>`; default none (the bucket holds the dist at its root). */
   prefix?: string;
+  /** The Cache API to keep immutable pieces in across isolates; default none (the isolate's memory only). */
+  cache?: CacheLike | null;
+}
+
+interface R2SourceStats {
+  /** Bucket operations (`get` and `head`). */
+  reads: number;
+  /** Pieces answered from the Cache API, and pieces stored into it. */
+  cacheHits: number;
+  cachePuts: number;
+  /** Bytes kept in the isolate's memory, and the bound. */
+  cachedBytes: number;
+  cacheBytes: number;
 }
 
 export interface R2ShardSource extends ShardSource {
   /** Bucket reads so far (`get` and `head` calls): what a lookup costs in R2 operations. */
-  stats(): { reads: number; cachedBytes: number; cacheBytes: number };
+  stats(): R2SourceStats;
 }
 
 export function createR2Source(opts: R2SourceOptions): R2ShardSource {
@@ -43,7 +81,11 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   const cacheBytes = opts.cacheBytes ?? 32 * 1024 * 1024;
   const cache = new LruCache<string, Uint8Array>({ maxWeight: cacheBytes });
   let reads = 0;
+  let cacheHits = 0;
+  let cachePuts = 0;
   let closed = false;
+  const shared = opts.cache ?? null;
+  const cacheKey = (path: string, range: string): string => pieceCacheKey(opts.name, prefix + path, range);
   const where = (path: string): string => `${label}${path}`;
   const assertOpen = () => {
     if (closed) throw new Error(`[${tag}] ${label} is closed`);
@@ -62,7 +104,39 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   const pastEnd = (path: string, offset: number, length: number, size: number): ArtefactError =>
     new ArtefactError(where(path), `range ${offset}-${offset + length - 1} is past the end of the file (${size} bytes)`);
 
+  /**
+   * The piece from the Cache API when it is there, else loaded from R2 and stored there for the next isolate. Only
+   * immutable files' pieces; the store is awaited (a Worker may stop running work not awaited once it has answered)
+   * and its failure only costs a later R2 read.
+   */
+  async function throughCache(path: string, range: string, load: () => Promise<Uint8Array | null>): Promise<Uint8Array | null> {
+    if (shared === null || isMutablePath(path)) return load();
+    const key = cacheKey(path, range);
+    const hit = await shared.match(key).catch(() => undefined);
+    if (hit?.status === 200) {
+      const bytes = await hit.arrayBuffer().then((b) => new Uint8Array(b), () => null);
+      if (bytes !== null) {
+        cacheHits++;
+        return bytes;
+      }
+    }
+    const bytes = await load();
+    if (bytes !== null && !closed) {
+      const stored = new Response(bytes.slice(), { status: 200, headers: { 'cache-control': CACHE_CONTROL, 'content-type': 'application/octet-stream' } });
+      await shared.put(key, stored).then(() => void cachePuts++, () => {});
+    }
+    return bytes;
+  }
+
   async function loadFile(path: string): Promise<Uint8Array | null> {
+    return throughCache(path, '', () => loadFileFromBucket(path));
+  }
+
+  async function loadRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+    return (await throughCache(path, `?bytes=${offset}-${offset + length - 1}`, () => loadRangeFromBucket(path, offset, length)))!;
+  }
+
+  async function loadFileFromBucket(path: string): Promise<Uint8Array | null> {
     const obj = await call(path, 'get', () => opts.bucket.get(prefix + path));
     if (!obj) return null;
     const bytes = new Uint8Array(await call(path, 'get', () => obj.arrayBuffer()));
@@ -71,7 +145,7 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
     return bytes;
   }
 
-  async function loadRange(path: string, offset: number, length: number): Promise<Uint8Array> {
+  async function loadRangeFromBucket(path: string, offset: number, length: number): Promise<Uint8Array> {
     // The size first when the range may run past the end: R2 refuses such a range with an error that does not say
     // whether the object is missing or short.
     let obj: R2ObjectLike | null;
@@ -110,6 +184,6 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
       closed = true;
       cache.clear();
     },
-    stats: () => ({ reads, cachedBytes: cache.weight, cacheBytes }),
+    stats: () => ({ reads, cacheHits, cachePuts, cachedBytes: cache.weight, cacheBytes }),
   };
 }

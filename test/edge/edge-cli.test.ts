@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Agent } from 'node:http';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { wranglerToml } from '../../edge/bundle.ts';
 import { startLocalEdge } from '../../edge/local-edge.ts';
 import { makeHandWorld, ID, type World } from '../fixtures/hand-world.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
@@ -55,6 +56,14 @@ async function startDev(): Promise<{ child: ChildProcess; url: string; stderr: (
 
 const json = (r: { body: Buffer }) => JSON.parse(r.body.toString());
 
+/** The answering isolate's dist reads (R2 operations, Cache API hits and stores), through the admin route. */
+async function sourceStats(url: string): Promise<{ reads: number; cacheHits: number; cachePuts: number }> {
+  // Not rawRequest: the admin route is no part of the public API document.
+  const r = await fetch(`${url}/_admin/source`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  expect(r.status).toBe(200);
+  return (await r.json()) ?? { reads: 0, cacheHits: 0, cachePuts: 0 };
+}
+
 /**
  * Every module the written bundle imports (static, dynamic or `require`), as esbuild parses it: the bundle carries
  * the pages' scripts as strings, whose text may mention `require(` without the Worker importing anything.
@@ -83,6 +92,11 @@ describe('register edge', () => {
     const toml = readFileSync(join(out, 'wrangler.toml'), 'utf8');
     for (const want of ['binding = "DIST"', 'bucket_name = "reg-dist"', 'binding = "PRIVATE"', 'bucket_name = "reg-private"', 'class_name = "KeyObject"', 'class_name = "ProviderObject"', 'new_sqlite_classes', 'no_bundle = true']) expect(toml).toContain(want);
     expect(toml).not.toMatch(/^compatibility_flags/m);
+    // Over a static host: the origin as a var, in place of the public bucket (the private one stays).
+    const overHost = wranglerToml({ name: 'w', bucket: 'reg-dist', privateBucket: 'reg-private', origin: 'https://cdn.example.org/dist/' });
+    expect(overHost).toContain('[vars]\nDIST_ORIGIN = "https://cdn.example.org/dist/"');
+    expect(overHost).not.toContain('binding = "DIST"');
+    expect(overHost).toContain('bucket_name = "reg-private"');
   });
 
   it('publish --local uploads the dist once, a second time nothing, and never a private file into the public bucket', async () => {
@@ -148,11 +162,23 @@ describe('register edge', () => {
     const ack = await rawRequest(`${dev.url}/api/v1/notices/ack`, { method: 'POST', headers: { ...as(opta), 'content-type': 'application/json' }, body: JSON.stringify({ finding_ids: ['opta-2'], actor: 'ops', note: 'kept' }) });
     expect(ack.status).toBe(200);
 
+    // The same five lookups on this isolate and, after the restart below, on a fresh one over the same Cache API:
+    // the fresh isolate finds the immutable pieces there and reads fewer objects from R2.
+    const ids = Object.values(ID).slice(0, 5);
+    const lookups = async (url: string) => {
+      const before = await sourceStats(url);
+      for (const id of ids) expect((await rawRequest(`${url}/api/v1/entities/${id}?include=bridges`, { headers: as(opta) })).status).toBe(200);
+      const after = await sourceStats(url);
+      return { reads: after.reads - before.reads, cacheHits: after.cacheHits - before.cacheHits, cachePuts: after.cachePuts - before.cachePuts };
+    };
+    const cold = await lookups(dev.url);
+    expect(cold.reads).toBeGreaterThan(0);
+    expect(cold.cachePuts).toBeGreaterThan(0);
+
     // Lookups 8 at a time; edge dev is killed once 40 are answered, with more in flight.
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
     let answered = 0;
     let killed = false;
-    const ids = Object.values(ID).slice(0, 5);
     await Promise.all(
       Array.from({ length: 8 }, async (_, w) => {
         for (let i = w; i < 400 && !killed; i += 8) {
@@ -175,6 +201,9 @@ describe('register edge', () => {
       expect(500 - credits).toBeGreaterThanOrEqual(answered);
       const notices = json(await rawRequest(`${again.url}/api/v1/notices`, { headers: as(opta) }));
       expect(notices.findings.find((f: { finding_id: string }) => f.finding_id === 'opta-2')).toMatchObject({ acknowledged: true });
+      const warm = await lookups(again.url);
+      expect(warm.cacheHits).toBeGreaterThan(0);
+      expect(warm.reads).toBeLessThan(cold.reads);
 
       const revoked = await register(['keys', 'revoke', key.slice(3, 11), '--edge', again.url]);
       expect(revoked.status, revoked.stderr).toBe(0);

@@ -8,20 +8,26 @@ import { readdirSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Response as WorkerResponse } from 'miniflare';
 import type { LocalEdge } from '../../edge/local-edge.ts';
+import { pieceCacheKey } from '../../runtime/source/r2-source.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { ID, STAMPS, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { validateResponse } from '../helpers/openapi-validator.ts';
 import { rawRequest, type RawResponse } from '../helpers/raw-http.ts';
 import { ADMIN_TOKEN, comparable, CURSOR_SECRET, edgeOver, issueKeys, keysFileIn } from './edge-support.ts';
 
 let world: World;
 let edge: LocalEdge;
+/** A second world and edge, started beside the first, whose R2 the integrity test damages before its first request. */
+let damaged: World;
+let bad: LocalEdge;
 let node: Runtime;
 let keys: Record<string, string>;
 
 beforeAll(async () => {
-  world = await makeHandWorld();
-  edge = await edgeOver(world.dist);
+  [world, damaged] = await Promise.all([makeHandWorld(), makeHandWorld()]);
+  [edge, bad] = await Promise.all([edgeOver(world.dist), edgeOver(damaged.dist)]);
   const big = { quota: 1_000_000, rate: 1_000_000 };
   keys = await issueKeys(edge.url!, keysFileIn(world.root), {
     partner: { name: 'partner', ...big },
@@ -39,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await node?.close();
   await edge?.close();
+  await bad?.close();
 });
 
 interface Probe {
@@ -91,6 +98,8 @@ function probes(): Probe[] {
   for (const p of ['/api/v1/', `/api/v1/entities/${ID.arsenal}?include=bridges`, '/api/v1/meta', `/api/v1/entities/${ID.tomb}`]) out.push({ method: 'HEAD', path: p });
   out.push({ method: 'OPTIONS', path: '/api/v1/batch', key: null, headers: { origin: 'https://example.org', 'access-control-request-method': 'POST' } });
   out.push({ method: 'OPTIONS', path: '/api/v1/nope', key: null, headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' } });
+  // The operational routes a load balancer asks, with and without a key (they take none and cost nothing).
+  for (const path of ['/healthz', '/readyz', '/healthz?probe=1', '/healthz/', '/readyz/x']) for (const method of ['GET', 'HEAD']) for (const key of [null, undefined]) out.push({ method, path, key });
   // The pages, which the Worker carries in its bundle and Node reads from build/pages/: each asset as built, a
   // hashed name that was never built and a name that is no asset's; GET and HEAD.
   const assets = readdirSync(join(import.meta.dirname, '../../build/pages/assets')).map((f) => `/assets/${f}`);
@@ -105,8 +114,12 @@ async function send(base: string, p: Probe, extra: Record<string, string> = {}):
   if (key) headers.authorization = key.startsWith('rk_') || key === 'not a key' ? `Bearer ${key}` : key;
   const body = p.body === undefined ? undefined : typeof p.body === 'string' ? p.body : JSON.stringify(p.body);
   if (body !== undefined) headers['content-type'] = 'application/json';
-  return rawRequest(base + p.path, { method: p.method ?? 'GET', headers, body });
+  // The operational routes are the document's too, at the server root (raw-http validates the API by its prefix).
+  const validate = OPERATIONS.test(p.path) ? validateResponse : undefined;
+  return rawRequest(base + p.path, { method: p.method ?? 'GET', headers, body, validate });
 }
+
+const OPERATIONS = /^\/(healthz|readyz|metrics)([/?]|$)/;
 
 /** The calls the key's Durable Object has answered, through the admin route (no API key reaches it). */
 async function callsOf(key: string): Promise<number> {
@@ -124,7 +137,8 @@ describe('the edge answers as Node does', () => {
     expect(list.length).toBeGreaterThanOrEqual(200);
     const etags: { probe: Probe; etag: string }[] = [];
     for (const p of list) {
-      const [a, b] = [await send(node.url, p), await send(edge.url!, p)];
+      // Each runtime answers the probes in order; the two are asked at once.
+      const [a, b] = await Promise.all([send(node.url, p), send(edge.url!, p)]);
       const what = `${p.method ?? 'GET'} ${p.path} (${String(p.key ?? '-')})`;
       expect(b.status, what).toBe(a.status);
       expect(comparable(b.headers), what).toEqual(comparable(a.headers));
@@ -135,7 +149,7 @@ describe('the edge answers as Node does', () => {
     // An ETag either runtime issued is honoured by both (304, charged like the 200 on a costing route).
     expect(etags.length).toBeGreaterThan(20);
     for (const { probe, etag } of etags.slice(0, 30)) {
-      const [a, b] = [await send(node.url, probe, { 'if-none-match': etag }), await send(edge.url!, probe, { 'if-none-match': etag })];
+      const [a, b] = await Promise.all([send(node.url, probe, { 'if-none-match': etag }), send(edge.url!, probe, { 'if-none-match': etag })]);
       expect([a.status, b.status], probe.path).toEqual([304, 304]);
       expect(comparable(b.headers)).toEqual(comparable(a.headers));
     }
@@ -147,6 +161,38 @@ describe('the edge answers as Node does', () => {
     const b = await send(edge.url!, p, { 'accept-encoding': 'gzip' });
     expect(b.status).toBe(a.status);
     expect(b.body.equals(a.body)).toBe(true);
+  });
+});
+
+describe('the operational routes at the edge', () => {
+  // /healthz and /readyz are compared byte for byte with the API (above). /metrics is the one route whose content
+  // differs by design: Node's counters are its process's, while an isolate's would be one random slice of the
+  // traffic, gone when the isolate is evicted, so the Worker answers an exposition without samples (one comment
+  // saying so) and leaves counting to the platform's analytics. What it must hold is the rest of the answer: the
+  // same status, content type and headers, a body a Prometheus scraper parses, no key needed, nothing charged.
+  it('/metrics answers as Node does but for the body, which is an exposition without samples at the edge', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      for (const key of [null, undefined]) {
+        const p: Probe = { method, path: '/metrics', key };
+        const [a, b] = [await send(node.url, p), await send(edge.url!, p)];
+        expect([a.status, b.status]).toEqual([200, 200]);
+        const { 'content-length': nodeLength, ...nodeRest } = comparable(a.headers);
+        const { 'content-length': edgeLength, ...edgeRest } = comparable(b.headers);
+        expect(edgeRest, `${method} /metrics`).toEqual(nodeRest);
+        expect(edgeRest['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+        expect(edgeRest['cache-control']).toBe('no-store');
+        expect(edgeRest['x-register-credits-remaining']).toBeUndefined();
+        expect(Number(nodeLength)).toBeGreaterThan(0);
+        if (method === 'HEAD') continue;
+        expect(a.body.toString()).toMatch(/^# TYPE register_http_requests_total counter$/m);
+        // Comment lines only: no sample a scraper could take for a count of the edge's traffic.
+        const lines = b.body.toString().split('\n');
+        expect(lines.pop()).toBe('');
+        expect(lines.length).toBeGreaterThan(0);
+        expect(lines.every((l) => l.startsWith('# ') && !/^# (HELP|TYPE) /.test(l))).toBe(true);
+        expect(Number(edgeLength)).toBe(b.body.length);
+      }
+    }
   });
 });
 
@@ -228,9 +274,7 @@ describe('one call to the key\'s Durable Object per request at the edge', () => 
 
 describe('integrity at the edge', () => {
   it('answers 503 artefact_corrupt for a damaged, truncated or missing object in R2, charging nothing; other answers unchanged', async () => {
-    const damaged = await makeHandWorld();
-    const bad = await edgeOver(damaged.dist);
-    try {
+    {
       const key = (await issueKeys(bad.url!, keysFileIn(damaged.root), { k: { name: 'k', quota: 1000, rate: 1_000_000 } })).k;
       const auth = { authorization: `Bearer ${key}` };
       const stamp = STAMPS[1];
@@ -253,10 +297,18 @@ describe('integrity at the edge', () => {
       const whole = await bytesOf(packs[1]);
       await bucket.put(packs[1], whole.subarray(0, whole.length >> 1));
       for (const k of search) await bucket.delete(k);
+      // The Cache API holds a damaged copy of the resolve directory, whose object in R2 is intact: the copy is read
+      // instead of R2 and refused by the same check as R2's bytes.
+      type Cached = { status: number; arrayBuffer(): Promise<ArrayBuffer> } | undefined;
+      const cache = ((await bad.mf.getCaches()) as unknown as { default: { match(k: string): Promise<Cached>; put(k: string, r: WorkerResponse): Promise<void> } }).default;
+      const resolveDir = (await under('resolve')).find((k) => /\/keys-dir-[0-9a-f]+\.bin$/.test(k))!;
+      const copy = await bytesOf(resolveDir);
+      copy[copy.length >> 1] ^= 0xff;
+      await cache.put(pieceCacheKey('DIST', resolveDir, ''), new WorkerResponse(copy, { headers: { 'cache-control': 'public, max-age=86400' } }));
 
       const credits = async () => JSON.parse((await rawRequest(`${bad.url}/api/v1/key`, { headers: auth })).body.toString()).key.credits_remaining as number;
       const corrupt: string[] = [];
-      for (const path of [...[ID.arsenal, ID.chelsea, ID.lodz, ID.palmer, ID.match, ID.league, ID.season].map((id) => `/api/v1/entities/${id}`), '/api/v1/search?q=arsenal']) {
+      for (const path of [...[ID.arsenal, ID.chelsea, ID.lodz, ID.palmer, ID.match, ID.league, ID.season].map((id) => `/api/v1/entities/${id}`), '/api/v1/search?q=arsenal', '/api/v1/resolve/transfermarkt/11?namespace=verein']) {
         const before = await credits();
         const r = await rawRequest(bad.url + path, { headers: auth });
         if (r.status === 503) {
@@ -272,14 +324,18 @@ describe('integrity at the edge', () => {
       // Both packs hold some of these entities, and search needs its files.
       expect(corrupt.length).toBeGreaterThanOrEqual(3);
       expect(corrupt).toContain('/api/v1/search?q=arsenal');
+      expect(corrupt).toContain('/api/v1/resolve/transfermarkt/11?namespace=verein');
+      // What the Worker read from R2 and found whole is in the Cache API now, as R2 holds it: the entities' directory.
+      const entityDir = (await under('entities')).find((k) => /\/index-dir-[0-9a-f]+\.bin$/.test(k))!;
+      const cached = await cache.match(pieceCacheKey('DIST', entityDir, ''));
+      expect(cached?.status).toBe(200);
+      expect(Buffer.from(await cached!.arrayBuffer()).equals(Buffer.from(await bytesOf(entityDir)))).toBe(true);
       // What needs none of the damaged objects answers as before.
       for (const path of ['/api/v1/', '/api/v1/meta', '/api/v1/providers', '/api/v1/changes/releases']) {
         const [a, b] = [await rawRequest(node.url + path, { headers: { authorization: `Bearer ${keys.partner}` } }), await rawRequest(bad.url + path, { headers: auth })];
         expect(b.status, path).toBe(a.status);
         expect(b.body.equals(a.body), path).toBe(true);
       }
-    } finally {
-      await bad.close();
     }
   });
 });

@@ -13,10 +13,11 @@ export const ADMIN_TOKEN = 'edge-admin-token-for-tests-0123456789abcdef';
 export const CURSOR_SECRET = 'edge-cursor-secret-for-tests-0123456789abcdef';
 
 /** The Worker bundled once per test file: every edge a file starts runs the same code over its own dist. */
-let workerCode: Promise<string> | undefined;
+let bundled: Promise<string> | undefined;
+export const workerCode = (): Promise<string> => (bundled ??= bundleWorker().then((b) => b.code));
 
 export async function edgeOver(dist: string, persist: string | null = null): Promise<LocalEdge> {
-  const code = await (workerCode ??= bundleWorker().then((b) => b.code));
+  const code = await workerCode();
   const edge = await startLocalEdge({ port: 0, persist, adminToken: ADMIN_TOKEN, cursorSecret: CURSOR_SECRET, code });
   try {
     await publishDist(dist, await edge.target('public'), await edge.target('private'));

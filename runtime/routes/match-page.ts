@@ -18,7 +18,20 @@ import { MatchWalk, type WalkEntry } from './match-walk.ts';
  */
 export const MAX_EXAMINED = 1000;
 
-const enc = new TextEncoder();
+/** Bytes of `s` in UTF-8, as TextEncoder would write it (a lone surrogate as U+FFFD, three bytes). */
+function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2;
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
 
 /** One page's body. */
 export async function matchPage(release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number): Promise<string> {
@@ -52,11 +65,15 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
   const walk = new MatchWalk(index, resolved[driver].map((a) => a.list), { sort: q.sort, fromDay: q.fromDay, toDay: q.toDay, after: q.after });
   await walk.open();
 
-  const labels = new Map<string, string | null>();
-  const providerWanted = (name: string) => q.providers === null || q.providers.includes(name);
+  // A provider no row bridges, required: no row can pass, so none is read (the walk and its cursor stay as they are).
+  const impossible = q.require.some((p) => !index.bridgesSomewhere(p));
   const rows: string[] = [];
-  // Bytes of everything but the rows, with the longest cursor and count: a page never passes the cap.
-  let bytes = enc.encode(tail([], '')).length + MAX_CURSOR_CHARS + 3;
+  // Bytes of everything but the rows, with the longest cursor and count: a page never passes the cap. Rows are
+  // counted at three bytes a UTF-16 unit (UTF-8 never takes more) until that bound could pass the cap; only then
+  // are they counted exactly, so a page far below it never counts its bytes.
+  let bytes = utf8Length(tail([], '')) + MAX_CURSOR_CHARS + 3;
+  let loose = 0;
+  let counted = 0;
   let last: WalkEntry | null = null;
   let examined = 0;
   let exhausted = false;
@@ -73,10 +90,20 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     if (q.states && !q.states.has(metaState(e.meta))) continue;
     // On the team's own list the side is in the entry; otherwise the row says.
     if (driver === 'team' && team !== null && q.venue !== 'any' && metaHome(e.meta) !== (q.venue === 'home')) continue;
+    if (impossible) continue;
     const row = await index.row(e.ordinal);
     if (!rowPasses(row, sets, team, opponent, q, index)) continue;
-    const text = await rowText(row, generation, index, labels, providerWanted);
-    const size = enc.encode(text).length + (rows.length ? 1 : 0);
+    const made = rowText(row, generation, index, q.providers);
+    const text = typeof made === 'string' ? made : await made;
+    const comma = rows.length ? 1 : 0;
+    if (bytes + loose + 3 * text.length + comma <= maxBytes) {
+      loose += 3 * text.length + comma;
+      rows.push(text);
+      continue;
+    }
+    for (; counted < rows.length; counted++) bytes += utf8Length(rows[counted]) + (counted ? 1 : 0);
+    loose = 0;
+    const size = utf8Length(text) + comma;
     if (bytes + size > maxBytes) {
       if (rows.length === 0) {
         const id = row[MATCH_ROW.id];
@@ -89,10 +116,11 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     }
     bytes += size;
     rows.push(text);
+    counted++;
   }
   // A page that stopped early (limit, cap or examined budget) continues only if an entry is left.
   const more = !exhausted && last !== null && (capped || (await walk.more()));
-  const cursor = more && last ? signer.issue(generation, q.filters, { day: last.day, ordinal: last.ordinal }, now) : null;
+  const cursor = more && last ? signer.issue(generation, q.filters(), { day: last.day, ordinal: last.ordinal }, now) : null;
   return tail(rows, cursor);
 }
 

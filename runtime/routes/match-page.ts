@@ -9,7 +9,8 @@ import type { Release } from '../release/open-release.ts';
 import { resolveAnchor, type Resolved } from './match-anchors.ts';
 import { MAX_CURSOR_CHARS, type CursorSigner } from './match-cursor.ts';
 import { ANCHORS, type AnchorKind, type MatchQuery } from './match-query.ts';
-import { rowText } from './match-row.ts';
+import { PageWriter, rowText } from './match-row.ts';
+import { isPromise } from '../interfaces.ts';
 import { MatchWalk, type WalkEntry } from './match-walk.ts';
 
 /**
@@ -34,7 +35,7 @@ function utf8Length(s: string): number {
 }
 
 /** One page's body. */
-export async function matchPage(release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number): Promise<string> {
+export async function matchPage(release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number): Promise<string | Uint8Array> {
   const unresolved: string[] = [];
   const resolved = {} as Record<AnchorKind, Resolved[]>;
   for (const kind of ANCHORS) {
@@ -51,8 +52,9 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     if (o) opponent = o.id;
     else unresolved.push(q.opponent.text);
   }
-  const tail = (rows: string[], cursor: string | null) =>
-    `{"matches":[${rows.join(',')}],"count":${rows.length},"generation":"${generation}","unresolved":${JSON.stringify(unresolved)},"next_cursor":${cursor === null ? 'null' : jsonString(cursor)}}`;
+  // The envelope around `rows` (written by the caller when `count` is given).
+  const tail = (rows: string[], cursor: string | null, count = rows.length) =>
+    `{"matches":[${rows.join(',')}],"count":${count},"generation":"${generation}","unresolved":${JSON.stringify(unresolved)},"next_cursor":${cursor === null ? 'null' : jsonString(cursor)}}`;
   // A value that resolves to nothing makes the page empty: the intersection with nothing is nothing.
   if (unresolved.length) return tail([], null);
 
@@ -67,19 +69,21 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
 
   // A provider no row bridges, required: no row can pass, so none is read (the walk and its cursor stay as they are).
   const impossible = q.require.some((p) => !index.bridgesSomewhere(p));
-  const rows: string[] = [];
-  // Bytes of everything but the rows, with the longest cursor and count: a page never passes the cap. Rows are
-  // counted at three bytes a UTF-16 unit (UTF-8 never takes more) until that bound could pass the cap; only then
-  // are they counted exactly, so a page far below it never counts its bytes.
-  let bytes = utf8Length(tail([], '')) + MAX_CURSOR_CHARS + 3;
-  let loose = 0;
-  let counted = 0;
+  // Filters only a row can answer: without them a row is written from its stored bytes, never decoded.
+  const rowFilters = Object.keys(sets).length > 0 || opponent !== null || (team !== null && q.venue !== 'any') || q.require.length > 0 || q.missing.length > 0;
+  const out = new PageWriter(index, generation, q.providers);
+  out.text('{"matches":[');
+  const head = out.pos;
+  // Bytes of everything but the rows, with the longest cursor and count: a page never passes the cap.
+  const envelope = utf8Length(tail([], '')) + MAX_CURSOR_CHARS + 3;
+  let count = 0;
   let last: WalkEntry | null = null;
   let examined = 0;
   let exhausted = false;
   let capped = false;
-  while (rows.length < q.limit && examined < MAX_EXAMINED) {
-    const e = await walk.next();
+  while (count < q.limit && examined < MAX_EXAMINED) {
+    const next = walk.next();
+    const e = isPromise(next) ? await next : next;
     if (e === null) {
       exhausted = true;
       break;
@@ -91,37 +95,38 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     // On the team's own list the side is in the entry; otherwise the row says.
     if (driver === 'team' && team !== null && q.venue !== 'any' && metaHome(e.meta) !== (q.venue === 'home')) continue;
     if (impossible) continue;
-    const row = await index.row(e.ordinal);
-    if (!rowPasses(row, sets, team, opponent, q, index)) continue;
-    const made = rowText(row, generation, index, q.providers);
-    const text = typeof made === 'string' ? made : await made;
-    const comma = rows.length ? 1 : 0;
-    if (bytes + loose + 3 * text.length + comma <= maxBytes) {
-      loose += 3 * text.length + comma;
-      rows.push(text);
-      continue;
+    let row: MatchRowValue | null = null;
+    if (rowFilters) {
+      row = await index.row(e.ordinal);
+      if (!rowPasses(row, sets, team, opponent, q, index)) continue;
     }
-    for (; counted < rows.length; counted++) bytes += utf8Length(rows[counted]) + (counted ? 1 : 0);
-    loose = 0;
-    const size = utf8Length(text) + comma;
-    if (bytes + size > maxBytes) {
-      if (rows.length === 0) {
-        const id = row[MATCH_ROW.id];
+    const before = out.pos;
+    const stored = index.rowBytes(e.ordinal);
+    const written = out.row(isPromise(stored) ? await stored : stored, count > 0);
+    if (!(typeof written === 'boolean' ? written : await written)) {
+      // A row the byte writer does not take is written as text.
+      row ??= await index.row(e.ordinal);
+      const made = rowText(row, generation, index, q.providers);
+      out.text(`${count > 0 ? ',' : ''}${typeof made === 'string' ? made : await made}`);
+    }
+    if (envelope + (out.pos - head) > maxBytes) {
+      if (count === 0) {
+        const id = (row ?? (await index.row(e.ordinal)))[MATCH_ROW.id];
         throw new ApiError(503, 'match_response_too_large', `Match ${id} alone is larger than the ${maxBytes}-byte page cap; nothing was charged.`, { detail: id });
       }
       // This row starts the next page.
+      out.rewind(before);
       last = previous;
       capped = true;
       break;
     }
-    bytes += size;
-    rows.push(text);
-    counted++;
+    count++;
   }
   // A page that stopped early (limit, cap or examined budget) continues only if an entry is left.
   const more = !exhausted && last !== null && (capped || (await walk.more()));
   const cursor = more && last ? signer.issue(generation, q.filters(), { day: last.day, ordinal: last.ordinal }, now) : null;
-  return tail(rows, cursor);
+  out.text(tail([], cursor, count).slice(head));
+  return out.bytes();
 }
 
 /** The anchors other than the driver, the opponent, the venue and the provider filters, on one row. */

@@ -22,11 +22,11 @@ export function rowText(row: MatchRowValue, generation: string, index: MatchInde
       refs.push('null');
       continue;
     }
-    const text = index.reference(id);
-    if (isPromise(text)) {
+    const kept = index.reference(id);
+    if (isPromise(kept)) {
       refs.push('');
-      (pending ??= []).push(text.then((t) => (refs[i] = t)));
-    } else refs.push(text);
+      (pending ??= []).push(kept.then((k) => (refs[i] = k.text)));
+    } else refs.push(kept.text);
   }
   return pending === null ? compose(row, generation, index, wanted, refs) : Promise.all(pending).then(() => compose(row, generation, index, wanted, refs));
 }
@@ -47,4 +47,314 @@ function compose(row: MatchRowValue, generation: string, index: MatchIndex, want
     `"home_score":${num(hs)},"away_score":${num(as)},"result_form":${str(form)},"shootout_home":${num(shH)},"shootout_away":${num(shA)},` +
     `"score_basis":${str(basis)},"leg":${str(leg)},"aggregate_of":${str(aggregateOf)},"bridges":[${bridges}]}`
   );
+}
+
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+const ascii = (s: string): Uint8Array => utf8.encode(s);
+const NULL = ascii('null');
+/** The fixed text between a row's fields, in compose's order. */
+const PIECES = {
+  id: ascii('{"reep_id":'),
+  generation: ascii(',"generation":"'),
+  playedOn: ascii('","played_on":'),
+  state: ascii(',"state":'),
+  home: ascii(',"home":'),
+  away: ascii(',"away":'),
+  competition: ascii(',"competition":'),
+  season: ascii(',"season":'),
+  stage: ascii(',"stage":'),
+  homeScore: ascii(',"home_score":'),
+  awayScore: ascii(',"away_score":'),
+  resultForm: ascii(',"result_form":'),
+  shootoutHome: ascii(',"shootout_home":'),
+  shootoutAway: ascii(',"shootout_away":'),
+  scoreBasis: ascii(',"score_basis":'),
+  leg: ascii(',"leg":'),
+  aggregateOf: ascii(',"aggregate_of":'),
+  bridges: ascii(',"bridges":['),
+  externalId: ascii(',"external_id":'),
+  end: ascii(']}'),
+};
+const STATE_BYTES = Array.from({ length: MATCH_STATES.length + 1 }, (_, code) => ascii(STATE_TEXT(code)));
+/** A field as the byte reader found it: nil, a string's byte span, or an integer. */
+const NIL = -1;
+const STR = -2;
+
+/**
+ * A page body written as UTF-8 straight from the rows' msgpack bytes: strings that need no escaping are copied as
+ * they are stored, references come from the index's kept texts, and the page's byte count is where the writer
+ * stands. Rows are written as rowText writes them, byte for byte; a row holding anything the byte reader does not
+ * take (a value of another type) is written through rowText instead.
+ */
+export class PageWriter {
+  private buf = new Uint8Array(16 * 1024);
+  /** Bytes written. */
+  pos = 0;
+  // The current row's fields: kind (NIL, STR or an integer's value ≥ 0 stored in `num`), and a string's span.
+  private readonly kind = new Int32Array(16);
+  private readonly num = new Float64Array(16);
+  private readonly start = new Int32Array(16);
+  private readonly end = new Int32Array(16);
+  private bridges: number[] = [];
+  private readonly generation: Uint8Array;
+
+  constructor(
+    private readonly index: MatchIndex,
+    generation: string,
+    private readonly wanted: readonly string[] | null,
+  ) {
+    this.generation = ascii(generation);
+  }
+
+  /** Writes `s` as UTF-8. */
+  text(s: string): void {
+    this.room(s.length * 3);
+    this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written;
+  }
+
+  /** Writes match row `bytes` (its msgpack value) after a comma when `comma`; false when the byte reader leaves it to rowText. */
+  row(bytes: Uint8Array, comma: boolean): MaybePromise<boolean> {
+    if (!this.read(bytes)) return false;
+    const refs: (Uint8Array | null)[] = [null, null, null, null, null];
+    let pending: Promise<unknown>[] | null = null;
+    for (let i = 0; i < 5; i++) {
+      const f = 3 + i;
+      if (this.kind[f] === NIL) continue;
+      const kept = this.index.referenceIn(bytes, this.start[f], this.end[f]);
+      if (isPromise(kept)) (pending ??= []).push(kept.then((k) => (refs[i] = k.bytes)));
+      else refs[i] = kept.bytes;
+    }
+    if (pending === null) {
+      this.write(bytes, refs, comma);
+      return true;
+    }
+    // The page waits for this row before it reads the next, so the fields read stay as they are.
+    return Promise.all(pending).then(() => {
+      this.write(bytes, refs, comma);
+      return true;
+    });
+  }
+
+  /** Takes back what was written from `at` on (a row that did not fit). */
+  rewind(at: number): void {
+    this.pos = at;
+  }
+
+  /** The bytes written. */
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  /** Reads a row's fields; false for a shape rowText must write (see read's checks). */
+  private read(b: Uint8Array): boolean {
+    // A row is an array of 17 (msgpack array16: 0xdc 0x00 0x11).
+    if (b.length < 3 || b[0] !== 0xdc || b[1] !== 0 || b[2] !== 17) return false;
+    let p = 3;
+    for (let f = 0; f < 16; f++) {
+      p = this.field(b, p, f);
+      if (p < 0) return false;
+    }
+    // The state code: one the contract names or none (the last code).
+    if (this.kind[2] < 0 || this.num[2] > MATCH_STATES.length) return false;
+    // Reference and text fields hold strings or nil; scores and shoot-outs integers or nil.
+    for (const f of [0, 1, 3, 4, 5, 6, 7, 10, 13, 14, 15]) if (this.kind[f] >= 0 || (f === 0 && this.kind[f] !== STR)) return false;
+    for (const f of [8, 9, 11, 12]) if (this.kind[f] === STR) return false;
+    // The match's ID is written unquoted by rowText, and references are looked up by ID: plain ASCII only.
+    if (!plain(b, this.start[0], this.end[0])) return false;
+    for (let f = 3; f <= 7; f++) if (this.kind[f] === STR && !plain(b, this.start[f], this.end[f])) return false;
+    // Bridges: an array of (provider index, namespace, external ID) triples.
+    let n: number;
+    const t = b[p];
+    if (t >= 0x90 && t <= 0x9f) {
+      n = t & 0x0f;
+      p++;
+    } else if (t === 0xdc) {
+      n = (b[p + 1] << 8) | b[p + 2];
+      p += 3;
+    } else return false;
+    if (n % 3 !== 0) return false;
+    const out: number[] = [];
+    for (let i = 0; i < n; i += 3) {
+      p = this.field(b, p, 15);
+      if (p < 0 || this.kind[15] < 0) return false;
+      const provider = this.num[15];
+      p = this.field(b, p, 15);
+      if (p < 0 || this.kind[15] !== STR) return false;
+      const ns0 = this.start[15];
+      const ns1 = this.end[15];
+      p = this.field(b, p, 15);
+      if (p < 0 || this.kind[15] !== STR) return false;
+      out.push(provider, ns0, ns1, this.start[15], this.end[15]);
+    }
+    if (p !== b.length) return false;
+    this.bridges = out;
+    // Field 15 served as scratch for the bridges: read it again.
+    return this.refield(b, 15);
+  }
+
+  /** Reads the msgpack value at `p` into field `f`; the position after it, or -1 for a type not taken here. */
+  private field(b: Uint8Array, p: number, f: number): number {
+    const t = b[p];
+    let len: number;
+    let at = p + 1;
+    if (t < 0x80) return this.int(f, t, p + 1);
+    if (t === 0xc0) {
+      this.kind[f] = NIL;
+      return p + 1;
+    }
+    if (t >= 0xa0 && t <= 0xbf) len = t & 0x1f;
+    else if (t === 0xd9) {
+      len = b[p + 1];
+      at = p + 2;
+    } else if (t === 0xda) {
+      len = (b[p + 1] << 8) | b[p + 2];
+      at = p + 3;
+    } else if (t === 0xcc) return this.int(f, b[p + 1], p + 2);
+    else if (t === 0xcd) return this.int(f, (b[p + 1] << 8) | b[p + 2], p + 3);
+    else if (t === 0xce) return this.int(f, ((b[p + 1] << 24) | (b[p + 2] << 16) | (b[p + 3] << 8) | b[p + 4]) >>> 0, p + 5);
+    else return -1;
+    if (at + len > b.length) return -1;
+    this.kind[f] = STR;
+    this.start[f] = at;
+    this.end[f] = at + len;
+    return at + len;
+  }
+
+  private int(f: number, v: number, next: number): number {
+    this.kind[f] = 0;
+    this.num[f] = v;
+    return next;
+  }
+
+  /** Reads field `f` again from the row's start (the bridges reused its slot). */
+  private refield(b: Uint8Array, f: number): boolean {
+    let p = 3;
+    for (let i = 0; i < f; i++) p = skip(b, p);
+    return this.field(b, p, f) >= 0;
+  }
+
+  private write(b: Uint8Array, refs: (Uint8Array | null)[], comma: boolean): void {
+    // Everything but the strings copied from the row is under 400 bytes; each string is checked for room as written.
+    this.room(1024 + b.length * 6);
+    if (comma) this.buf[this.pos++] = 0x2c;
+    this.put(PIECES.id);
+    this.str(b, 0);
+    this.put(PIECES.generation);
+    this.put(this.generation);
+    this.put(PIECES.playedOn);
+    this.str(b, 1);
+    this.put(PIECES.state);
+    this.put(STATE_BYTES[this.num[2]]);
+    this.put(PIECES.home);
+    this.put(refs[0] ?? NULL);
+    this.put(PIECES.away);
+    this.put(refs[1] ?? NULL);
+    this.put(PIECES.competition);
+    this.put(refs[2] ?? NULL);
+    this.put(PIECES.season);
+    this.put(refs[3] ?? NULL);
+    this.put(PIECES.stage);
+    this.put(refs[4] ?? NULL);
+    this.put(PIECES.homeScore);
+    this.numOrNull(8);
+    this.put(PIECES.awayScore);
+    this.numOrNull(9);
+    this.put(PIECES.resultForm);
+    this.str(b, 10);
+    this.put(PIECES.shootoutHome);
+    this.numOrNull(11);
+    this.put(PIECES.shootoutAway);
+    this.numOrNull(12);
+    this.put(PIECES.scoreBasis);
+    this.str(b, 13);
+    this.put(PIECES.leg);
+    this.str(b, 14);
+    this.put(PIECES.aggregateOf);
+    this.str(b, 15);
+    this.put(PIECES.bridges);
+    const br = this.bridges;
+    let first = true;
+    for (let i = 0; i < br.length; i += 5) {
+      const provider = br[i];
+      if (this.wanted !== null && !this.wanted.includes(this.index.provider(provider))) continue;
+      this.room(512 + 6 * (br[i + 4] - br[i + 1]));
+      if (!first) this.buf[this.pos++] = 0x2c;
+      first = false;
+      this.text(this.index.bridgeStart(provider));
+      this.span(b, br[i + 1], br[i + 2]);
+      this.put(PIECES.externalId);
+      this.span(b, br[i + 3], br[i + 4]);
+      this.buf[this.pos++] = 0x7d;
+    }
+    this.put(PIECES.end);
+  }
+
+  private put(piece: Uint8Array): void {
+    const n = piece.length;
+    this.room(n);
+    const buf = this.buf;
+    let at = this.pos;
+    // The pieces are short: a loop costs less than set()'s call into the engine.
+    for (let i = 0; i < n; i++) buf[at++] = piece[i];
+    this.pos = at;
+  }
+
+  private numOrNull(f: number): void {
+    if (this.kind[f] === NIL) this.put(NULL);
+    else this.text(String(this.num[f]));
+  }
+
+  private str(b: Uint8Array, f: number): void {
+    if (this.kind[f] === NIL) this.put(NULL);
+    else this.span(b, this.start[f], this.end[f]);
+  }
+
+  /** A stored string as JSON: copied between quotes when it is printable ASCII without `"` or `\`, else as jsonString writes it. */
+  private span(b: Uint8Array, s: number, e: number): void {
+    if (!plain(b, s, e)) {
+      const quoted = jsonString(utf8Decoder.decode(b.subarray(s, e)));
+      this.room(quoted.length * 3);
+      this.pos += utf8.encodeInto(quoted, this.buf.subarray(this.pos)).written;
+      return;
+    }
+    this.room(e - s + 2);
+    const buf = this.buf;
+    let at = this.pos;
+    buf[at++] = 0x22;
+    for (let i = s; i < e; i++) buf[at++] = b[i];
+    buf[at++] = 0x22;
+    this.pos = at;
+  }
+
+  /** Room for `n` more bytes. */
+  private room(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + n) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.buf.subarray(0, this.pos));
+    this.buf = grown;
+  }
+}
+
+/** Whether b[s, e) is printable ASCII without `"` or `\`: JSON text as it stands. */
+function plain(b: Uint8Array, s: number, e: number): boolean {
+  for (let i = s; i < e; i++) {
+    const c = b[i];
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
+/** The position after the msgpack value at `p` (the types read() takes). */
+function skip(b: Uint8Array, p: number): number {
+  const t = b[p];
+  if (t < 0x80 || t === 0xc0) return p + 1;
+  if (t >= 0xa0 && t <= 0xbf) return p + 1 + (t & 0x1f);
+  if (t === 0xd9) return p + 2 + b[p + 1];
+  if (t === 0xda) return p + 3 + ((b[p + 1] << 8) | b[p + 2]);
+  if (t === 0xcc) return p + 2;
+  if (t === 0xcd) return p + 3;
+  return p + 5;
 }

@@ -9,7 +9,7 @@ import type { Release } from '../release/open-release.ts';
 import { resolveAnchor, type Resolved } from './match-anchors.ts';
 import { MAX_CURSOR_CHARS, type CursorSigner } from './match-cursor.ts';
 import { ANCHORS, type AnchorKind, type MatchQuery } from './match-query.ts';
-import { PageWriter, rowText } from './match-row.ts';
+import { PageWriter, rowText, type RowFilter } from './match-row.ts';
 import { isPromise } from '../interfaces.ts';
 import { MatchWalk, type WalkEntry } from './match-walk.ts';
 
@@ -71,6 +71,18 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
   const impossible = q.require.some((p) => !index.bridgesSomewhere(p));
   // Filters only a row can answer: without them a row is written from its stored bytes, never decoded.
   const rowFilters = Object.keys(sets).length > 0 || opponent !== null || (team !== null && q.venue !== 'any') || q.require.length > 0 || q.missing.length > 0;
+  const providerIndex = (p: string) => index.doc.providers.indexOf(p);
+  const filter: RowFilter = {
+    teams: sets.team ? [...sets.team] : null,
+    competitions: sets.competition ? [...sets.competition] : null,
+    seasons: sets.season ? [...sets.season] : null,
+    team,
+    venue: q.venue,
+    opponent,
+    require: q.require.map(providerIndex),
+    // A provider no row names excludes nothing.
+    missing: q.missing.map(providerIndex).filter((i) => i >= 0),
+  };
   const out = new PageWriter(index, generation, q.providers);
   out.text('{"matches":[');
   const head = out.pos;
@@ -96,16 +108,16 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     if (driver === 'team' && team !== null && q.venue !== 'any' && metaHome(e.meta) !== (q.venue === 'home')) continue;
     if (impossible) continue;
     let row: MatchRowValue | null = null;
-    if (rowFilters) {
-      row = await index.row(e.ordinal);
-      if (!rowPasses(row, sets, team, opponent, q, index)) continue;
-    }
     const before = out.pos;
     const stored = index.rowBytes(e.ordinal);
-    const written = out.row(isPromise(stored) ? await stored : stored, count > 0);
-    if (!(typeof written === 'boolean' ? written : await written)) {
-      // A row the byte writer does not take is written as text.
-      row ??= await index.row(e.ordinal);
+    if (out.read(isPromise(stored) ? await stored : stored)) {
+      if (rowFilters && !out.passes(filter)) continue;
+      const written = out.write(count > 0);
+      if (written) await written;
+    } else {
+      // A row the byte reader does not take is decoded, checked and written as text.
+      row = await index.row(e.ordinal);
+      if (rowFilters && !rowPasses(row, sets, team, opponent, q, index)) continue;
       const made = rowText(row, generation, index, q.providers);
       out.text(`${count > 0 ? ',' : ''}${typeof made === 'string' ? made : await made}`);
     }

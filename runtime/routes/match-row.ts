@@ -77,8 +77,26 @@ const PIECES = {
   end: ascii(']}'),
 };
 const STATE_BYTES = Array.from({ length: MATCH_STATES.length + 1 }, (_, code) => ascii(STATE_TEXT(code)));
+/**
+ * The row filters of a page as the byte reader checks them: the other anchors' IDs (null: not given), the one team
+ * with its venue and opponent, and the indexes (in release.json's providers) of the required and missing providers.
+ */
+export interface RowFilter {
+  teams: readonly string[] | null;
+  competitions: readonly string[] | null;
+  seasons: readonly string[] | null;
+  team: string | null;
+  venue: 'home' | 'away' | 'any';
+  opponent: string | null;
+  require: readonly number[];
+  missing: readonly number[];
+}
+
 /** A field as the byte reader found it: nil, a string's byte span, or an integer. */
 const NIL = -1;
+/** A row's fields that hold text or nil (the ID, dates, references, codes), and those that hold integers or nil. */
+const TEXT_FIELDS = [0, 1, 3, 4, 5, 6, 7, 10, 13, 14, 15];
+const NUMBER_FIELDS = [8, 9, 11, 12];
 const STR = -2;
 
 /**
@@ -97,6 +115,7 @@ export class PageWriter {
   private readonly start = new Int32Array(16);
   private readonly end = new Int32Array(16);
   private bridges: number[] = [];
+  private row: Uint8Array = NULL;
   private readonly generation: Uint8Array;
 
   constructor(
@@ -113,9 +132,43 @@ export class PageWriter {
     this.pos += utf8.encodeInto(s, this.buf.subarray(this.pos)).written;
   }
 
-  /** Writes match row `bytes` (its msgpack value) after a comma when `comma`; false when the byte reader leaves it to rowText. */
-  row(bytes: Uint8Array, comma: boolean): MaybePromise<boolean> {
-    if (!this.read(bytes)) return false;
+  /**
+   * Reads match row `bytes` (its msgpack value) for passes() and write(); false for a row of a shape the byte
+   * reader leaves to the decoded row (a value of another type, a provider index release.json does not list).
+   */
+  read(bytes: Uint8Array): boolean {
+    this.row = bytes;
+    return this.fields(bytes);
+  }
+
+  /** Whether the row read passes `f`: the row filters of rowPasses (match-page.ts), on its bytes. */
+  passes(f: RowFilter): boolean {
+    const home = 3;
+    const away = 4;
+    if (f.teams && !(this.isAny(home, f.teams) || this.isAny(away, f.teams))) return false;
+    if (f.competitions && !this.isAny(5, f.competitions)) return false;
+    if (f.seasons && !this.isAny(6, f.seasons)) return false;
+    const team = f.team;
+    if (team !== null && f.venue !== 'any' && !this.is(f.venue === 'home' ? home : away, team)) return false;
+    if (f.opponent !== null) {
+      const other = team !== null && this.is(home, team) ? away : team !== null && this.is(away, team) ? home : -1;
+      if (other < 0 || !this.is(other, f.opponent)) return false;
+    }
+    if (f.require.length || f.missing.length) {
+      const br = this.bridges;
+      const bridged = (p: number) => {
+        for (let i = 0; i < br.length; i += 5) if (br[i] === p) return true;
+        return false;
+      };
+      if (!f.require.every(bridged)) return false;
+      if (f.missing.some(bridged)) return false;
+    }
+    return true;
+  }
+
+  /** Writes the row read, after a comma when `comma`. */
+  write(comma: boolean): MaybePromise<void> {
+    const bytes = this.row;
     const refs: (Uint8Array | null)[] = [null, null, null, null, null];
     let pending: Promise<unknown>[] | null = null;
     for (let i = 0; i < 5; i++) {
@@ -125,15 +178,24 @@ export class PageWriter {
       if (isPromise(kept)) (pending ??= []).push(kept.then((k) => (refs[i] = k.bytes)));
       else refs[i] = kept.bytes;
     }
-    if (pending === null) {
-      this.write(bytes, refs, comma);
-      return true;
-    }
+    if (pending === null) return this.putRow(bytes, refs, comma);
     // The page waits for this row before it reads the next, so the fields read stay as they are.
-    return Promise.all(pending).then(() => {
-      this.write(bytes, refs, comma);
-      return true;
-    });
+    return Promise.all(pending).then(() => this.putRow(bytes, refs, comma));
+  }
+
+  /** Whether field `f` of the row read is the register ID `id`. */
+  private is(f: number, id: string): boolean {
+    if (this.kind[f] !== STR) return false;
+    const s = this.start[f];
+    if (this.end[f] - s !== id.length) return false;
+    const b = this.row;
+    for (let i = 0; i < id.length; i++) if (b[s + i] !== id.charCodeAt(i)) return false;
+    return true;
+  }
+
+  private isAny(f: number, ids: readonly string[]): boolean {
+    for (const id of ids) if (this.is(f, id)) return true;
+    return false;
   }
 
   /** Takes back what was written from `at` on (a row that did not fit). */
@@ -147,7 +209,7 @@ export class PageWriter {
   }
 
   /** Reads a row's fields; false for a shape rowText must write (see read's checks). */
-  private read(b: Uint8Array): boolean {
+  private fields(b: Uint8Array): boolean {
     // A row is an array of 17 (msgpack array16: 0xdc 0x00 0x11).
     if (b.length < 3 || b[0] !== 0xdc || b[1] !== 0 || b[2] !== 17) return false;
     let p = 3;
@@ -158,8 +220,8 @@ export class PageWriter {
     // The state code: one the contract names or none (the last code).
     if (this.kind[2] < 0 || this.num[2] > MATCH_STATES.length) return false;
     // Reference and text fields hold strings or nil; scores and shoot-outs integers or nil.
-    for (const f of [0, 1, 3, 4, 5, 6, 7, 10, 13, 14, 15]) if (this.kind[f] >= 0 || (f === 0 && this.kind[f] !== STR)) return false;
-    for (const f of [8, 9, 11, 12]) if (this.kind[f] === STR) return false;
+    for (const f of TEXT_FIELDS) if (this.kind[f] >= 0 || (f === 0 && this.kind[f] !== STR)) return false;
+    for (const f of NUMBER_FIELDS) if (this.kind[f] === STR) return false;
     // The match's ID is written unquoted by rowText, and references are looked up by ID: plain ASCII only.
     if (!plain(b, this.start[0], this.end[0])) return false;
     for (let f = 3; f <= 7; f++) if (this.kind[f] === STR && !plain(b, this.start[f], this.end[f])) return false;
@@ -179,6 +241,7 @@ export class PageWriter {
       p = this.field(b, p, 15);
       if (p < 0 || this.kind[15] < 0) return false;
       const provider = this.num[15];
+      if (provider >= this.index.doc.providers.length) return false;
       p = this.field(b, p, 15);
       if (p < 0 || this.kind[15] !== STR) return false;
       const ns0 = this.start[15];
@@ -234,7 +297,7 @@ export class PageWriter {
     return this.field(b, p, f) >= 0;
   }
 
-  private write(b: Uint8Array, refs: (Uint8Array | null)[], comma: boolean): void {
+  private putRow(b: Uint8Array, refs: (Uint8Array | null)[], comma: boolean): void {
     // Everything but the strings copied from the row is under 400 bytes; each string is checked for room as written.
     this.room(1024 + b.length * 6);
     if (comma) this.buf[this.pos++] = 0x2c;

@@ -298,8 +298,13 @@ export class PageWriter {
   }
 
   private putRow(b: Uint8Array, refs: (Uint8Array | null)[], comma: boolean): void {
-    // Everything but the strings copied from the row is under 400 bytes; each string is checked for room as written.
-    this.room(1024 + b.length * 6);
+    // Room for the whole row at once, so the pieces below are written unchecked: the fixed text (under 400 bytes),
+    // the references, each bridge's fixed text, and the stored strings at up to six bytes a byte (an escape).
+    const br = this.bridges;
+    let need = 1024 + 6 * b.length + this.generation.length;
+    for (const r of refs) if (r) need += r.length;
+    for (let i = 0; i < br.length; i += 5) need += this.bridgeStart(br[i]).length + 32;
+    this.room(need);
     if (comma) this.buf[this.pos++] = 0x2c;
     this.put(PIECES.id);
     this.str(b, 0);
@@ -336,15 +341,13 @@ export class PageWriter {
     this.put(PIECES.aggregateOf);
     this.str(b, 15);
     this.put(PIECES.bridges);
-    const br = this.bridges;
     let first = true;
     for (let i = 0; i < br.length; i += 5) {
       const provider = br[i];
       if (this.wanted !== null && !this.wanted.includes(this.index.provider(provider))) continue;
-      this.room(512 + 6 * (br[i + 4] - br[i + 1]));
       if (!first) this.buf[this.pos++] = 0x2c;
       first = false;
-      this.text(this.index.bridgeStart(provider));
+      this.put(this.bridgeStart(provider));
       this.span(b, br[i + 1], br[i + 2]);
       this.put(PIECES.externalId);
       this.span(b, br[i + 3], br[i + 4]);
@@ -353,9 +356,15 @@ export class PageWriter {
     this.put(PIECES.end);
   }
 
+  private readonly bridgeStarts: Uint8Array[] = [];
+  /** index.bridgeStart as UTF-8. */
+  private bridgeStart(provider: number): Uint8Array {
+    return (this.bridgeStarts[provider] ??= utf8.encode(this.index.bridgeStart(provider)));
+  }
+
+  /** Copies `piece` where room was made for it (putRow). */
   private put(piece: Uint8Array): void {
     const n = piece.length;
-    this.room(n);
     const buf = this.buf;
     let at = this.pos;
     // The pieces are short: a loop costs less than set()'s call into the engine.
@@ -363,9 +372,20 @@ export class PageWriter {
     this.pos = at;
   }
 
+  /** An integer field (≥ 0, below 2^32) in decimal, or null. */
   private numOrNull(f: number): void {
-    if (this.kind[f] === NIL) this.put(NULL);
-    else this.text(String(this.num[f]));
+    if (this.kind[f] === NIL) {
+      this.put(NULL);
+      return;
+    }
+    let v = this.num[f];
+    const buf = this.buf;
+    const start = this.pos;
+    do {
+      buf[this.pos++] = 0x30 + (v % 10);
+      v = Math.floor(v / 10);
+    } while (v > 0);
+    buf.subarray(start, this.pos).reverse();
   }
 
   private str(b: Uint8Array, f: number): void {

@@ -109,8 +109,10 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     if (impossible) continue;
     let row: MatchRowValue | null = null;
     const before = out.pos;
-    const stored = index.rowBytes(e.ordinal);
-    if (out.read(isPromise(stored) ? await stored : stored)) {
+    const maybe = index.rowBytes(e.ordinal);
+    const stored = isPromise(maybe) ? await maybe : maybe;
+    if (!out.anchorsMayPass(stored, filter)) continue;
+    if (out.read(stored)) {
       if (rowFilters && !out.passes(filter)) continue;
       const written = out.write(count > 0);
       if (written) await written;

@@ -141,6 +141,26 @@ export class PageWriter {
     return this.fields(bytes);
   }
 
+  /**
+   * False when match row `bytes` is surely outside the other anchors of `f` (its teams, competition and season
+   * are read, nothing after them); true when it may pass, to be read and checked whole. Most rows a selective
+   * filter examines stop here.
+   */
+  anchorsMayPass(bytes: Uint8Array, f: RowFilter): boolean {
+    if (!f.teams && !f.competitions && !f.seasons) return true;
+    if (bytes.length < 3 || bytes[0] !== 0xdc || bytes[1] !== 0 || bytes[2] !== 17) return true;
+    let p = 3;
+    for (let i = 0; i <= 6; i++) {
+      p = this.field(bytes, p, i);
+      if (p < 0) return true;
+    }
+    this.row = bytes;
+    if (f.teams && !(this.isAny(3, f.teams) || this.isAny(4, f.teams))) return false;
+    if (f.competitions && !this.isAny(5, f.competitions)) return false;
+    if (f.seasons && !this.isAny(6, f.seasons)) return false;
+    return true;
+  }
+
   /** Whether the row read passes `f`: the row filters of rowPasses (match-page.ts), on its bytes. */
   passes(f: RowFilter): boolean {
     const home = 3;

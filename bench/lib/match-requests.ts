@@ -5,7 +5,7 @@
 import type { Samples } from './sample-keys.ts';
 
 /** One season of the generator's calendar (its seasons start on 1 August). */
-export const MATCH_WINDOW = ['2024-08-01', '2025-07-31'] as const;
+const MATCH_WINDOW = ['2024-08-01', '2025-07-31'] as const;
 /** The widest range the `from` and `to` parameters take. */
 const WIDEST = 'from=0001-01-01&to=9999-12-31';
 /** Values of one anchor a request may carry (runtime/routes/match-query.ts MATCH_ANCHOR_VALUES). */
@@ -25,6 +25,6 @@ export function matchRows(s: Pick<Samples, 'teams' | 'competitions' | 'seasons'>
     // competitions and five random seasons is rare enough that the intersection is empty, the walk's worst case.
     'matches-5x3-anchors': some ? teams.map((_, i) => `/api/v1/matches?${five(teams, i, 'team')}&${five(competitions, i, 'competition')}&${five(seasons, i, 'season')}&${WIDEST}`) : [],
     'matches-unknown-provider': some ? competitions.map((id) => `/api/v1/matches?competition=${id}&require=no_such_provider&${WIDEST}`) : [],
-    'matches-widest': some ? competitions.map((id) => `/api/v1/matches?competition=${id}&${WIDEST}&limit=100`) : [],
+    'matches-widest': some ? competitions.map((id) => `/api/v1/matches?competition=${id}&${WIDEST}`) : [],
   };
 }

@@ -275,7 +275,7 @@ function render(r: BenchResult): string[] {
     const worst: Record<string, string> = {
       'matches-5x3-anchors': 'runtime: GET /matches, five teams, competitions and seasons, empty intersection, widest dates',
       'matches-unknown-provider': 'runtime: GET /matches?competition=(id)&require=(unknown provider), widest dates',
-      'matches-widest': 'runtime: GET /matches?competition=(id)&from=0001-01-01&to=9999-12-31&limit=100',
+      'matches-widest': 'runtime: GET /matches?competition=(id)&from=0001-01-01&to=9999-12-31 (first page of 20)',
     };
     for (const [name, l] of Object.entries(sv.runtime.matchesWorst ?? {})) row(worst[name] ?? `runtime: ${name}`, l);
     row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);

@@ -197,7 +197,8 @@ export function locateInBucket(b: Uint8Array, key: string, index?: BucketIndex):
 }
 
 /** Byte range [start, end) of the `n`-th element of an ordinal bucket, or null past its end. */
-function locateValue(b: Uint8Array, n: number, index?: BucketIndex): [number, number] | null {
+/** Where the value at position `n` of an ordinal bucket's bytes starts and ends, or null past its end. */
+export function locateValue(b: Uint8Array, n: number, index?: BucketIndex): [number, number] | null {
   if (index) return Number.isInteger(n) && n >= 0 && n < index.length - 1 ? [index[n], index[n + 1]] : null;
   let pos = arrayHeader(b, 0);
   if (!Number.isInteger(n) || n < 0 || n >= headerCount) return null;

@@ -45,6 +45,11 @@ export interface BucketFamilyReader {
   get<V = unknown>(key: string): MaybePromise<V | undefined>;
   /** Value at `ordinal` in an ordinal family, or undefined. */
   at<V = unknown>(ordinal: number): Promise<V | undefined>;
+  /**
+   * The msgpack bytes of the value at `ordinal` in an ordinal family (below its entries), undecoded, for a reader
+   * that writes them out as they are: a view of the verified bucket, to be read before the next await.
+   */
+  valueBytes(ordinal: number): MaybePromise<Uint8Array>;
 }
 
 /** A key's plan and scope as the server sees it (never the secret or its hash). */

@@ -118,7 +118,14 @@ export function judge(r: Omit<BenchResult, 'targets'>): Target[] {
     p99('resolve', sv.runtime.resolve, 10);
     p99('search', sv.runtime.search, 25);
     p99('batch of 100 entities', sv.runtime.batch, 50);
-    if (sv.runtime.matches) p99('matches (team, one season)', sv.runtime.matches, 25);
+    if (sv.runtime.matches) {
+      p99('matches (team, one season)', sv.runtime.matches, 25);
+      for (const [name, l] of Object.entries(sv.runtime.matchesWorst ?? {})) p99(`${name} (a worst filter)`, l, 25);
+      // Server CPU per answer (its CPU share over its rate), a page against an entity lookup of the same run.
+      const perAnswer = (l: LoadResult) => (l.serverCpuPct === null || l.rps === 0 ? NaN : l.serverCpuPct / l.rps);
+      const cpu = perAnswer(sv.runtime.matches) / perAnswer(sv.runtime.entity);
+      add('matches page CPU / entity lookup CPU (server, per answer)', '≤ 2×', Number.isFinite(cpu) ? x(cpu) : 'n/a', Number.isFinite(cpu) ? cpu <= 2 : null);
+    }
     add('cold start (spawn → first 200 on /meta)', '≤ 1 s', `${sv.coldStartMedianMs} ms (median of ${sv.coldStartMs.join(', ')})`, sv.coldStartMedianMs <= 1000);
     const rss = sv.runtimeMemory?.rssBytes ?? NaN;
     add('runtime RSS after the load', '≤ 300 MiB', sv.runtimeMemory ? `${mib(rss)} (peak ${mib(sv.runtimeMemory.hwmBytes)})` : 'n/a', sv.runtimeMemory ? rss <= 300 * MiB : null);
@@ -183,7 +190,7 @@ function render(r: BenchResult): string[] {
   o.push(`| whole benchmark | ${s(r.totalWallMs)} |`);
   if (r.code) o.push(`| code | ${codeText(r.code.start)}${JSON.stringify(r.code.start) === JSON.stringify(r.code.end) ? '' : ` at start; **changed during the run** to ${codeText(r.code.end)}`} |`);
   o.push('');
-  const busy = [r.compile.base.otherCpuPct, r.compile.next.otherCpuPct, r.compile.nextAgain?.otherCpuPct ?? null, r.compile.again?.otherCpuPct ?? null, ...(r.serve ? [...Object.values(r.serve.runtime), r.serve.serve, r.serve.bare].map((l) => l?.otherCpuPct ?? null) : [])];
+  const busy = [r.compile.base.otherCpuPct, r.compile.next.otherCpuPct, r.compile.nextAgain?.otherCpuPct ?? null, r.compile.again?.otherCpuPct ?? null, ...(r.serve ? [r.serve.runtime.entity, r.serve.runtime.resolve, r.serve.runtime.search, r.serve.runtime.batch, r.serve.runtime.matches, ...Object.values(r.serve.runtime.matchesWorst ?? {}), r.serve.serve, r.serve.bare].map((l) => l?.otherCpuPct ?? null) : [])];
   if (busy.some(contended)) o.push(`Some figures below were measured while other jobs used ≥ ${QUIET_BELOW_PCT}% of a core (marked **contended**, or see "other jobs' CPU"): read them as lower bounds and re-run on a quiet machine.`, '');
   if (r.options.entities !== FULL_SIZE) o.push(`Targets are written for the full ${FULL_SIZE.toLocaleString('en-US')} entities; at this size they only orient.`, '');
   o.push('### Targets', '', '| figure | target | measured | |', '|---|---|---|---|');
@@ -265,6 +272,12 @@ function render(r: BenchResult): string[] {
     row('runtime: GET /search?q=(1–2 words of a real label)', sv.runtime.search);
     row('runtime: POST /batch (100 entity items, same includes)', sv.runtime.batch);
     if (sv.runtime.matches) row('runtime: GET /matches?team=(id)&from=2024-08-01&to=2025-07-31 (first page of 20)', sv.runtime.matches);
+    const worst: Record<string, string> = {
+      'matches-5x3-anchors': 'runtime: GET /matches, five teams, competitions and seasons, empty intersection, widest dates',
+      'matches-unknown-provider': 'runtime: GET /matches?competition=(id)&require=(unknown provider), widest dates',
+      'matches-widest': 'runtime: GET /matches?competition=(id)&from=0001-01-01&to=9999-12-31 (first page of 20)',
+    };
+    for (const [name, l] of Object.entries(sv.runtime.matchesWorst ?? {})) row(worst[name] ?? `runtime: ${name}`, l);
     row(`baseline: \`serve\` static file (${fmt(sv.typicalEntityBytes)} bytes)`, sv.serve);
     row('ceiling: bare node:http, fixed buffer (same bytes)', sv.bare);
     const en = sv.engines;

@@ -11,8 +11,11 @@ export const prng = (seed: number): (() => number) => seededRandom(seed, 'bench-
 export interface Samples {
   entities: { id: string; label: string }[];
   bridges: { provider: string; namespace: string; externalId: string }[];
-  /** Team IDs, for the /matches row (empty for a release without a teams table). */
+  /** Team IDs, for the /matches rows (empty for a release without a teams table). */
   teams: string[];
+  /** Competition and season IDs, for the /matches worst-filter rows (empty without their tables). */
+  competitions: string[];
+  seasons: string[];
 }
 
 /** Reads `count` rows chosen uniformly at random from a table (by row number; the row count comes from release.json). */
@@ -36,7 +39,7 @@ async function sampleTable(releaseDir: string, file: string, count: number, rand
 
 export async function sampleKeys(releaseDir: string, count: number, seed: number, opts: { bridges?: boolean } = {}): Promise<Samples> {
   const random = prng(seed);
-  const out: Samples = { entities: [], bridges: [], teams: [] };
+  const out: Samples = { entities: [], bridges: [], teams: [], competitions: [], seasons: [] };
   await sampleTable(releaseDir, 'csv/entities.csv.gz', count, random, (f, c) => out.entities.push({ id: f[c.reep_id], label: f[c.label] }), ['reep_id', 'label']);
   if (opts.bridges !== false) {
     await sampleTable(
@@ -55,6 +58,12 @@ export async function sampleKeys(releaseDir: string, count: number, seed: number
   shuffle(out.entities, random);
   shuffle(out.bridges, random);
   shuffle(out.teams, random);
+  // Their own draws, so adding them left the other samples as they were.
+  const more = seededRandom(seed, 'bench-samples-matches');
+  for (const [file, into] of [['csv/competitions.csv.gz', out.competitions], ['csv/seasons.csv.gz', out.seasons]] as const) {
+    if (opts.bridges !== false && manifestLists(releaseDir, file)) await sampleTable(releaseDir, file, count, more, (f, c) => into.push(f[c.reep_id]), ['reep_id']);
+    shuffle(into, more);
+  }
   return out;
 }
 

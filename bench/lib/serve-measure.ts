@@ -5,6 +5,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runLoad, type LoadRequest, type LoadResult, type TransportKind } from './load-generator.ts';
 import { QUIET_BELOW_PCT, addBenchKey, freePort, memoryOf, startChild, stopChild, waitFor200, waitForQuiet, type StartedChild } from './processes.ts';
+import { matchRows, MATCH_ROWS, type MatchRow } from './match-requests.ts';
 import { prng, searchQuery, type Samples } from './sample-keys.ts';
 import { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../test/helpers/redis-server.ts';
@@ -18,7 +19,11 @@ export interface ServeFigures {
   coldStartMedianMs: number;
   /** Median body size of an entity response with includes; the baselines answer a file of this size. */
   typicalEntityBytes: number;
-  runtime: { entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult; matches: LoadResult | null };
+  runtime: {
+    entity: LoadResult; resolve: LoadResult; search: LoadResult; batch: LoadResult; matches: LoadResult | null;
+    /** The /matches worst-filter rows (bench/lib/match-requests.ts); absent in runs saved before they were measured. */
+    matchesWorst?: Partial<Record<MatchRow, LoadResult>>;
+  };
   /**
    * Entity and bare req/s in each alternating pair; `runtime.entity` and `bare` are the pair with the median ratio.
    * Absent in runs saved before the pairs were measured (results.json keeps each size's latest run).
@@ -103,8 +108,7 @@ const ENTITY_BARE_PAIRS = 5;
 /** Rounds of (memory, sqlite, redis) per load in the engines rows. */
 const ENGINE_ROUNDS = 2;
 
-/** The /matches row's date window: one season of the generator's calendar (its seasons start on 1 August). */
-const MATCH_WINDOW = ['2024-08-01', '2025-07-31'] as const;
+
 
 /** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */
 interface DiskReads {
@@ -304,9 +308,13 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const perAnswer = (l: LoadResult) => (l.serverCpuPct === null || l.rps === 0 ? null : l.serverCpuPct / l.rps);
     const cpuRatios = compressionPairs.map((p) => [perAnswer(p.coded), perAnswer(p.plain)]).filter((r): r is [number, number] => r[0] !== null && r[1] !== null && r[1] > 0).map(([c, u]) => c / u).sort((a, b) => a - b);
     const compression = { coding: 'br' as const, pairs: compressionPairs, medianRatio: ratios[ratios.length >> 1], medianCpuRatio: cpuRatios.length ? cpuRatios[cpuRatios.length >> 1] : null };
-    // A team's matches in one season-long window: the first page of 20, newest first.
-    const matchPaths = o.samples.teams.map((id) => `/api/v1/matches?team=${id}&from=${MATCH_WINDOW[0]}&to=${MATCH_WINDOW[1]}`);
-    const matches = matchPaths.length ? await load('matches', rt.port, rt.pid, get(matchPaths), true) : null;
+    // A team's matches in one season-long window (the first page of 20, newest first), then the worst filters.
+    const matchPaths = matchRows(o.samples);
+    const matches = matchPaths.matches.length ? await load('matches', rt.port, rt.pid, get(matchPaths.matches), true) : null;
+    const matchesWorst: Partial<Record<MatchRow, LoadResult>> = {};
+    for (const row of MATCH_ROWS) {
+      if (row !== 'matches' && matchPaths[row].length) matchesWorst[row] = await load(row, rt.port, rt.pid, get(matchPaths[row]), true);
+    }
     const runtimeMemory = memoryOf(rt.pid);
     // Diagnostic, not a target: the rows above cycle through a few thousand IDs, whose shards and index buckets
     // stay cached. Over a large share of the register, lookups reach the disk wherever the page cache cannot hold
@@ -369,7 +377,7 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
       coldStartMs,
       coldStartMedianMs: [...coldStartMs].sort((a, b) => a - b)[1],
       typicalEntityBytes: typical.length,
-      runtime: { entity, resolve, search, batch, matches },
+      runtime: { entity, resolve, search, batch, matches, matchesWorst },
       compression,
       engines,
       diagnostics: {

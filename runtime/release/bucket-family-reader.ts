@@ -11,6 +11,7 @@ import {
   DIRECTORY_ENTRY_BYTES,
   findInBucket,
   indexBucket,
+  locateValue,
   readDirectoryEntry,
   valueInBucket,
   type BucketFamily,
@@ -176,6 +177,25 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       // Every ordinal below `entries` has a value: a gap means the directory or bucket disagrees with release.json.
       if (v === undefined) throw corrupt(`ordinal ${ordinal} of ${family.entries} is not in bucket ${bucket}`);
       return v;
+    },
+
+    valueBytes(ordinal: number): MaybePromise<Uint8Array> {
+      const per = family.per_bucket ?? 0;
+      if (family.addressing !== 'ordinal' || per < 1) return Promise.reject(new Error(`[bucket-reader] ${where}: valueBytes() on a family without ordinals`));
+      if (!Number.isSafeInteger(ordinal) || ordinal < 0 || ordinal >= family.entries) return Promise.reject(new Error(`[bucket-reader] ${where}: no ordinal ${ordinal}`));
+      const bucket = Math.floor(ordinal / per);
+      const view = (c: CachedBucket | null): Uint8Array => {
+        const at = c ? walk(bucket, c, (bytes, index) => locateValue(bytes, ordinal % per, index)) : null;
+        if (!at) throw corrupt(`ordinal ${ordinal} of ${family.entries} is not in bucket ${bucket}`);
+        return c!.bytes.subarray(at[0], at[1]);
+      };
+      const c = cache.get(keyBase + bucket);
+      if (c === undefined) return loadBucket(bucket).then(view);
+      try {
+        return view(c);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
   };
 }

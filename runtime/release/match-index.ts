@@ -1,9 +1,60 @@
 // One release's match index as GET /matches reads it (common/match-index.ts): rows by ordinal, list entries by
 // position, refs by register ID, each bucket checked like every other family's. The generation is the rows pack's
 // sha256, and is taken only when the public manifest records that very digest for it.
-import type { MatchesDoc, MatchListEntry, MatchRefValue, MatchRowValue } from '../../common/match-index.ts';
-import type { BucketFamilyReader, MaybePromise } from '../interfaces.ts';
+import { jsonString } from '../../common/json-string.ts';
+import { MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
+import { isPromise, type BucketFamilyReader, type MaybePromise } from '../interfaces.ts';
 import { ArtefactError } from '../read-errors.ts';
+import { RecentMap } from './recent-map.ts';
+
+/**
+ * References whose row text (`{"reep_id":…,"label":…}`) is kept across pages. A page names up to 100 rows of five
+ * references each, nearly all of them repeats (a team's own ID, its competition and season); a kept text is one
+ * Map lookup instead of a refs lookup and the quoting of a label. ~100 bytes each: ~6 MiB when full, and the whole
+ * refs family of a full-size release (~70k) fits.
+ */
+const KEPT_REFERENCES = 64 * 1024;
+
+/** A reference as a row shows it, as text and as UTF-8. */
+export interface KeptReference {
+  id: string;
+  text: string;
+  bytes: Uint8Array;
+}
+
+const utf8 = new TextEncoder();
+
+/** Where the last uintAt ended. */
+let uintEnd = 0;
+/** The msgpack unsigned integer at b[p] (positive fixint, uint 8, 16 or 32), or -1 for anything else. */
+function uintAt(b: Uint8Array, p: number): number {
+  const t = b[p];
+  if (t < 0x80) {
+    uintEnd = p + 1;
+    return t;
+  }
+  if (t === 0xcc && p + 2 <= b.length) {
+    uintEnd = p + 2;
+    return b[p + 1];
+  }
+  if (t === 0xcd && p + 3 <= b.length) {
+    uintEnd = p + 3;
+    return (b[p + 1] << 8) | b[p + 2];
+  }
+  if (t === 0xce && p + 5 <= b.length) {
+    uintEnd = p + 5;
+    return ((b[p + 1] << 24) | (b[p + 2] << 16) | (b[p + 3] << 8) | b[p + 4]) >>> 0;
+  }
+  uintEnd = p;
+  return -1;
+}
+
+/** Whether `id` is the ASCII text of b[s, e). */
+function sameId(id: string, b: Uint8Array, s: number, e: number): boolean {
+  if (id.length !== e - s) return false;
+  for (let i = 0; i < id.length; i++) if (id.charCodeAt(i) !== b[s + i]) return false;
+  return true;
+}
 
 export class MatchIndex {
   constructor(
@@ -25,9 +76,66 @@ export class MatchIndex {
     return this.doc.generation;
   }
 
+  private readonly references = new RecentMap<string, KeptReference>(KEPT_REFERENCES);
+  private readonly byBytes = new RecentMap<number, KeptReference>(KEPT_REFERENCES);
+  private providerSet: Set<string> | null = null;
+
   /** A team's, competition's, season's or stage's label and lists; undefined for any other ID. */
   ref(id: string): MaybePromise<MatchRefValue | undefined> {
     return this.refs.get<MatchRefValue>(id);
+  }
+
+  /**
+   * How a row names the team, competition, season or stage `id`: `{"reep_id":…,"label":…}` as text and as UTF-8,
+   * the label null where the refs hold none (or no such reference). Kept once made, so usually at hand at once.
+   */
+  reference(id: string): MaybePromise<KeptReference> {
+    const kept = this.references.get(id);
+    if (kept !== undefined) return kept;
+    const r = this.ref(id);
+    return isPromise(r) ? r.then((v) => this.keepReference(id, v)) : this.keepReference(id, r);
+  }
+
+  /**
+   * reference() for the ID stored as ASCII in b[s, e) (a row's bytes): found by a hash of the bytes, so a kept
+   * reference costs no string. A hash shared by two IDs only sends the second to reference().
+   */
+  referenceIn(b: Uint8Array, s: number, e: number): MaybePromise<KeptReference> {
+    let h = 0x811c9dc5;
+    for (let i = s; i < e; i++) h = Math.imul(h ^ b[i], 0x01000193);
+    // A small integer key: the Map's fastest.
+    h &= 0x3fffffff;
+    const kept = this.byBytes.get(h);
+    if (kept !== undefined && sameId(kept.id, b, s, e)) return kept;
+    let id = '';
+    for (let i = s; i < e; i++) id += String.fromCharCode(b[i]);
+    const made = this.reference(id);
+    if (isPromise(made)) return made.then((k) => this.keepByBytes(h, k));
+    return this.keepByBytes(h, made);
+  }
+
+  private keepByBytes(h: number, k: KeptReference): KeptReference {
+    if (this.references.get(k.id) === k) this.byBytes.set(h, k);
+    return k;
+  }
+
+  private keepReference(id: string, r: MatchRefValue | undefined): KeptReference {
+    const label = r && r[MATCH_REF.label] !== '' ? jsonString(r[MATCH_REF.label]) : 'null';
+    const text = `{"reep_id":${jsonString(id)},"label":${label}}`;
+    const kept = { id, text, bytes: utf8.encode(text) };
+    // Only register IDs a row names are kept (a row's references are refs keys): never a client's text.
+    if (r !== undefined) this.references.set(id, kept);
+    return kept;
+  }
+
+  /** Whether some row bridges `provider` (the providers rows name): a required provider that none does passes no row. */
+  bridgesSomewhere(provider: string): boolean {
+    return (this.providerSet ??= new Set(this.doc.providers)).has(provider);
+  }
+
+  /** The msgpack bytes of match `ordinal`'s row (below doc.count), for writing it out without decoding it. */
+  rowBytes(ordinal: number): MaybePromise<Uint8Array> {
+    return this.rows.valueBytes(ordinal);
   }
 
   /** The row of match `ordinal` (below doc.count). */
@@ -37,11 +145,26 @@ export class MatchIndex {
     return v;
   }
 
-  /** List entry `position` (below doc.lists.entries). */
-  async entry(position: number): Promise<MatchListEntry> {
-    const v = await this.lists.at<MatchListEntry>(position);
-    if (!Array.isArray(v) || v.length !== 2) throw new ArtefactError(this.releaseFile, `match list entry ${position} is not an entry`);
-    return v;
+  /** List entry `position` (below doc.lists.entries): at once when its bucket is kept. */
+  entry(position: number): MaybePromise<MatchListEntry> {
+    const b = this.lists.valueBytes(position);
+    return isPromise(b) ? b.then((bytes) => this.entryOf(position, bytes)) : this.entryOf(position, b);
+  }
+
+  /** An entry's two integers read from its msgpack bytes (a fixarray of two unsigned integers). */
+  private entryOf(position: number, b: Uint8Array): MatchListEntry {
+    if (b[0] === 0x92) {
+      const ordinal = uintAt(b, 1);
+      const meta = uintAt(b, uintEnd);
+      if (ordinal >= 0 && meta >= 0 && uintEnd === b.length) return [ordinal, meta];
+    }
+    throw new ArtefactError(this.releaseFile, `match list entry ${position} is not an entry`);
+  }
+
+  private readonly bridgeStarts: string[] = [];
+  /** A row bridge's text up to its namespace, `{"provider":…,"namespace":`, for the provider a row names by `index`. */
+  bridgeStart(index: number): string {
+    return (this.bridgeStarts[index] ??= `{"provider":${jsonString(this.provider(index))},"namespace":`);
   }
 
   /** A provider's name by the index a row names it by. */

@@ -1,7 +1,7 @@
 // The anchors of a /matches request resolved in the release the page is answered from: merges followed, a
 // provider reference looked up, the kind checked against the match index.
 import { ENTITY_TYPES } from '../../common/ids.ts';
-import { MATCH_REF } from '../../common/match-index.ts';
+import { MATCH_REF, type MatchRefValue } from '../../common/match-index.ts';
 import { ApiError } from '../api-error.ts';
 import type { MatchIndex } from '../release/match-index.ts';
 import type { Release } from '../release/open-release.ts';
@@ -22,6 +22,11 @@ export interface Resolved {
 export async function resolveAnchor(release: Release, index: MatchIndex, kind: AnchorKind, r: Reference): Promise<Resolved | null> {
   let id: string | null = null;
   if ('id' in r) {
+    // The refs hold live teams, competitions, seasons and stages only: an ID found there is live and its kind is
+    // known, so the entity itself need not be read. Anything else (merged, retired, unknown, another kind) takes
+    // the entity lookup below, which follows merges and tells the cases apart.
+    const own = await index.ref(r.id);
+    if (own !== undefined) return resolvedRef(r.id, own, kind, r);
     const e = await release.entity(r.id);
     if (e?.kind === 'live') id = e.id;
   } else {
@@ -36,7 +41,11 @@ export async function resolveAnchor(release: Release, index: MatchIndex, kind: A
     id = finals.size ? [...finals][0] : null;
   }
   if (id === null) return null;
-  const ref = await index.ref(id);
+  return resolvedRef(id, await index.ref(id), kind, r);
+}
+
+/** The live entity `id` as an anchor of `kind` (its refs entry), or 422 when it is not one. */
+function resolvedRef(id: string, ref: MatchRefValue | undefined, kind: AnchorKind, r: Reference): Resolved {
   if (!ref || ENTITY_TYPES[ref[MATCH_REF.typeIndex]] !== kind) {
     throw new ApiError(422, 'wrong_entity_type', `The ${kind} value on /matches names an entity that is not a ${kind}.`, { detail: r.text });
   }

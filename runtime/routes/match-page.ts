@@ -9,7 +9,8 @@ import type { Release } from '../release/open-release.ts';
 import { resolveAnchor, type Resolved } from './match-anchors.ts';
 import { MAX_CURSOR_CHARS, type CursorSigner } from './match-cursor.ts';
 import { ANCHORS, type AnchorKind, type MatchQuery } from './match-query.ts';
-import { rowText } from './match-row.ts';
+import { PageWriter, rowText, type RowFilter } from './match-row.ts';
+import { isPromise } from '../interfaces.ts';
 import { MatchWalk, type WalkEntry } from './match-walk.ts';
 
 /**
@@ -18,10 +19,23 @@ import { MatchWalk, type WalkEntry } from './match-walk.ts';
  */
 export const MAX_EXAMINED = 1000;
 
-const enc = new TextEncoder();
+/** Bytes of `s` in UTF-8, as TextEncoder would write it (a lone surrogate as U+FFFD, three bytes). */
+function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2;
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
 
 /** One page's body. */
-export async function matchPage(release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number): Promise<string> {
+export async function matchPage(release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number): Promise<string | Uint8Array> {
   const unresolved: string[] = [];
   const resolved = {} as Record<AnchorKind, Resolved[]>;
   for (const kind of ANCHORS) {
@@ -38,8 +52,9 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     if (o) opponent = o.id;
     else unresolved.push(q.opponent.text);
   }
-  const tail = (rows: string[], cursor: string | null) =>
-    `{"matches":[${rows.join(',')}],"count":${rows.length},"generation":"${generation}","unresolved":${JSON.stringify(unresolved)},"next_cursor":${cursor === null ? 'null' : jsonString(cursor)}}`;
+  // The envelope around `rows` (written by the caller when `count` is given).
+  const tail = (rows: string[], cursor: string | null, count = rows.length) =>
+    `{"matches":[${rows.join(',')}],"count":${count},"generation":"${generation}","unresolved":${JSON.stringify(unresolved)},"next_cursor":${cursor === null ? 'null' : jsonString(cursor)}}`;
   // A value that resolves to nothing makes the page empty: the intersection with nothing is nothing.
   if (unresolved.length) return tail([], null);
 
@@ -52,17 +67,35 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
   const walk = new MatchWalk(index, resolved[driver].map((a) => a.list), { sort: q.sort, fromDay: q.fromDay, toDay: q.toDay, after: q.after });
   await walk.open();
 
-  const labels = new Map<string, string | null>();
-  const providerWanted = (name: string) => q.providers === null || q.providers.includes(name);
-  const rows: string[] = [];
+  // A provider no row bridges, required: no row can pass, so none is read (the walk and its cursor stay as they are).
+  const impossible = q.require.some((p) => !index.bridgesSomewhere(p));
+  // Filters only a row can answer: without them a row is written from its stored bytes, never decoded.
+  const rowFilters = Object.keys(sets).length > 0 || opponent !== null || (team !== null && q.venue !== 'any') || q.require.length > 0 || q.missing.length > 0;
+  const providerIndex = (p: string) => index.doc.providers.indexOf(p);
+  const filter: RowFilter = {
+    teams: sets.team ? [...sets.team] : null,
+    competitions: sets.competition ? [...sets.competition] : null,
+    seasons: sets.season ? [...sets.season] : null,
+    team,
+    venue: q.venue,
+    opponent,
+    require: q.require.map(providerIndex),
+    // A provider no row names excludes nothing.
+    missing: q.missing.map(providerIndex).filter((i) => i >= 0),
+  };
+  const out = new PageWriter(index, generation, q.providers);
+  out.text('{"matches":[');
+  const head = out.pos;
   // Bytes of everything but the rows, with the longest cursor and count: a page never passes the cap.
-  let bytes = enc.encode(tail([], '')).length + MAX_CURSOR_CHARS + 3;
+  const envelope = utf8Length(tail([], '')) + MAX_CURSOR_CHARS + 3;
+  let count = 0;
   let last: WalkEntry | null = null;
   let examined = 0;
   let exhausted = false;
   let capped = false;
-  while (rows.length < q.limit && examined < MAX_EXAMINED) {
-    const e = await walk.next();
+  while (count < q.limit && examined < MAX_EXAMINED) {
+    const next = walk.next();
+    const e = isPromise(next) ? await next : next;
     if (e === null) {
       exhausted = true;
       break;
@@ -73,27 +106,41 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     if (q.states && !q.states.has(metaState(e.meta))) continue;
     // On the team's own list the side is in the entry; otherwise the row says.
     if (driver === 'team' && team !== null && q.venue !== 'any' && metaHome(e.meta) !== (q.venue === 'home')) continue;
-    const row = await index.row(e.ordinal);
-    if (!rowPasses(row, sets, team, opponent, q, index)) continue;
-    const text = await rowText(row, generation, index, labels, providerWanted);
-    const size = enc.encode(text).length + (rows.length ? 1 : 0);
-    if (bytes + size > maxBytes) {
-      if (rows.length === 0) {
-        const id = row[MATCH_ROW.id];
+    if (impossible) continue;
+    let row: MatchRowValue | null = null;
+    const before = out.pos;
+    const maybe = index.rowBytes(e.ordinal);
+    const stored = isPromise(maybe) ? await maybe : maybe;
+    if (!out.anchorsMayPass(stored, filter)) continue;
+    if (out.read(stored)) {
+      if (rowFilters && !out.passes(filter)) continue;
+      const written = out.write(count > 0);
+      if (written) await written;
+    } else {
+      // A row the byte reader does not take is decoded, checked and written as text.
+      row = await index.row(e.ordinal);
+      if (rowFilters && !rowPasses(row, sets, team, opponent, q, index)) continue;
+      const made = rowText(row, generation, index, q.providers);
+      out.text(`${count > 0 ? ',' : ''}${typeof made === 'string' ? made : await made}`);
+    }
+    if (envelope + (out.pos - head) > maxBytes) {
+      if (count === 0) {
+        const id = (row ?? (await index.row(e.ordinal)))[MATCH_ROW.id];
         throw new ApiError(503, 'match_response_too_large', `Match ${id} alone is larger than the ${maxBytes}-byte page cap; nothing was charged.`, { detail: id });
       }
       // This row starts the next page.
+      out.rewind(before);
       last = previous;
       capped = true;
       break;
     }
-    bytes += size;
-    rows.push(text);
+    count++;
   }
   // A page that stopped early (limit, cap or examined budget) continues only if an entry is left.
   const more = !exhausted && last !== null && (capped || (await walk.more()));
-  const cursor = more && last ? signer.issue(generation, q.filters, { day: last.day, ordinal: last.ordinal }, now) : null;
-  return tail(rows, cursor);
+  const cursor = more && last ? signer.issue(generation, q.filters(), { day: last.day, ordinal: last.ordinal }, now) : null;
+  out.text(tail([], cursor, count).slice(head));
+  return out.bytes();
 }
 
 /** The anchors other than the driver, the opponent, the venue and the provider filters, on one row. */

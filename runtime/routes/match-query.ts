@@ -175,8 +175,8 @@ export interface MatchQuery {
   missing: string[];
   sort: 'asc' | 'desc';
   limit: number;
-  /** Digest of the normalised filters (what a cursor is bound to). */
-  filters: string;
+  /** Digest of the normalised filters (what a cursor is bound to), worked out when a cursor is opened or issued. */
+  filters(): string;
   /** The cursor as sent, opened by the route. */
   cursor: string | null;
   after: CursorPosition | null;
@@ -197,11 +197,14 @@ export function readMatchQuery(c: { params: Record<string, string>; query: URLSe
   const { state: states, providers, sort, limit, opponent } = v;
   const require = v.require ?? [];
   const missing = v.missing ?? [];
-  // The filters a cursor is bound to, in one fixed shape: values sorted, defaults written out.
-  const normal = JSON.stringify([
-    ANCHORS.map((k) => anchors[k].map((r) => r.text)), opponent?.text ?? null, venue, fromDay, toDay,
-    states ? [...states].sort() : null, providers, require, missing, sort, limit,
-  ]);
-  const filters = toBase64url(sha256(normal)).slice(0, 22);
+  let digest: string | null = null;
+  const filters = (): string => {
+    // The filters a cursor is bound to, in one fixed shape: values sorted, defaults written out.
+    digest ??= toBase64url(sha256(JSON.stringify([
+      ANCHORS.map((k) => anchors[k].map((r) => r.text)), opponent?.text ?? null, venue, fromDay, toDay,
+      states ? [...states].sort() : null, providers, require, missing, sort, limit,
+    ]))).slice(0, 22);
+    return digest;
+  };
   return { anchors, opponent, venue, fromDay, toDay, states, providers, require, missing, sort, limit, filters, cursor: v.cursor, after: null };
 }

@@ -1,6 +1,7 @@
 // Walks up to five anchors' match lists together, in page order, from where a cursor stopped: each list is entered
 // by binary search and read forward, so a page costs a few bucket reads per list, never a scan.
-import { metaDay } from '../../common/match-index.ts';
+import { metaDay, type MatchListEntry } from '../../common/match-index.ts';
+import { isPromise, type MaybePromise } from '../interfaces.ts';
 import type { MatchIndex } from '../release/match-index.ts';
 import type { CursorPosition } from './match-cursor.ts';
 
@@ -59,11 +60,16 @@ class ListReader {
     await this.advance();
   }
 
-  /** Reads the entry at the position into `head` (null past the end or past the window), and moves on. */
-  async advance(): Promise<void> {
+  /** Reads the entry at the position into `head` (null past the end or past the window), and moves on: at once when its bucket is kept. */
+  advance(): MaybePromise<void> {
     this.head = null;
     if (this.position >= this.end) return;
-    const [ordinal, meta] = await this.index.entry(this.base + this.position++);
+    const e = this.index.entry(this.base + this.position++);
+    if (isPromise(e)) return e.then((read) => this.take(read));
+    this.take(e);
+  }
+
+  private take([ordinal, meta]: MatchListEntry): void {
     const day = metaDay(meta);
     const { sort, fromDay, toDay } = this.opts;
     if ((fromDay !== null || toDay !== null) && day === 0) return this.stop();
@@ -82,7 +88,8 @@ class ListReader {
     let hi = this.end;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const [o, meta] = await this.index.entry(this.base + mid);
+      const e = this.index.entry(this.base + mid);
+      const [o, meta] = isPromise(e) ? await e : e;
       if (compare(this.opts.sort, metaDay(meta), o, day, ordinal) > 0) hi = mid;
       else lo = mid + 1;
     }
@@ -105,8 +112,8 @@ export class MatchWalk {
     await Promise.all(this.readers.map((r) => r.open()));
   }
 
-  /** The next entry in page order, or null when every list is done. */
-  async next(): Promise<WalkEntry | null> {
+  /** The next entry in page order, or null when every list is done: at once when the buckets it needs are kept. */
+  next(): MaybePromise<WalkEntry | null> {
     if (this.pending !== undefined) {
       const p = this.pending;
       this.pending = undefined;
@@ -120,12 +127,20 @@ export class MatchWalk {
       }
       if (best === null) return null;
       const e = best.head!;
-      await best.advance();
-      // A match in two of the lists (two teams that met) comes from both, one after the other: once is enough.
+      const moved = best.advance();
+      if (isPromise(moved)) return moved.then(() => this.taken(e));
       if (e.ordinal === this.last) continue;
       this.last = e.ordinal;
       return e;
     }
+  }
+
+  /** `e` as the next entry, or the one after it when `e` was handed out just before. */
+  private taken(e: WalkEntry): MaybePromise<WalkEntry | null> {
+    // A match in two of the lists (two teams that met) comes from both, one after the other: once is enough.
+    if (e.ordinal === this.last) return this.next();
+    this.last = e.ordinal;
+    return e;
   }
 
   /** Whether another entry follows; it is read now and handed out by the next call to next(). */

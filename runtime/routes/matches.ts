@@ -65,7 +65,7 @@ export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
         if (!index) throw new ApiError(503, 'index_unavailable', 'This release was compiled without a match index; recompile it to serve /matches.');
         if (!signer) throw new ApiError(503, 'index_unavailable', 'This server has no cursor secret configured (REGISTER_CURSOR_SECRET), which /matches needs.');
         const generation = index.generation;
-        if (q.cursor !== null) q.after = signer.open(q.cursor, generation, q.filters, c.now);
+        if (q.cursor !== null) q.after = signer.open(q.cursor, generation, q.filters(), c.now);
         return {
           run: async () => ({ status: 200, body: await matchPage(c.release, index, generation, q, signer, c.now, maxPageBytes) }),
         };

@@ -379,6 +379,9 @@ describe('GET /matches', () => {
     const r = await damaged(`/matches?team=${team}&from=1900-01-01`);
     expect([r.status, r.json.error]).toEqual([503, 'artefact_corrupt']);
     expect(credits(r)).toBe(before);
+    // A required provider that no row bridges passes no row, so the page reads none: the damage is never met.
+    const none = await damaged(`/matches?team=${team}&from=1900-01-01&require=no_such_provider`);
+    expect([none.status, none.json.matches]).toEqual([200, []]);
     expect((await damaged(`/entities/${team}`)).status).toBe(200);
   });
 });

@@ -87,7 +87,7 @@ export class MatchIndex {
 
   /**
    * How a row names the team, competition, season or stage `id`: `{"reep_id":…,"label":…}` as text and as UTF-8,
-   * the label null where the refs hold none (or no such reference). Kept once made, so usually at hand at once.
+   * the label null where the refs hold none (or no such reference). Kept once made, so usually ready at once.
    */
   reference(id: string): MaybePromise<KeptReference> {
     const kept = this.references.get(id);

@@ -214,17 +214,27 @@ describe('exact state at the edge', () => {
   });
 
   it('admits exactly 5 of 200 concurrent costing requests at a rate of 5/s', async () => {
-    // The key's object is warmed first, so the 200 arrive within one second of each other.
-    await rawRequest(`${edge.url}/api/v1/key`, { headers: { authorization: `Bearer ${keys.slow}` } });
+    // The key's object is warmed first, so the 200 arrive within one second of each other on a quiet machine.
+    const remaining = async () =>
+      JSON.parse((await rawRequest(`${edge.url}/api/v1/key`, { headers: { authorization: `Bearer ${keys.slow}` } })).body.toString()).key.credits_remaining as number;
+    const credits = await remaining();
     const agent = new Agent({ keepAlive: true, maxSockets: 200 });
     try {
       const before = await callsOf(keys.slow);
+      const started = performance.now();
       const answers = await Promise.all(Array.from({ length: 200 }, () => rawRequest(`${edge.url}/api/v1/entities/${ID.arsenal}`, { headers: { authorization: `Bearer ${keys.slow}` }, agent })));
-      expect(answers.filter((r) => r.status === 200).length).toBe(5);
-      expect(answers.filter((r) => r.status === 429).every((r) => Number(r.headers['retry-after']) >= 1)).toBe(true);
+      const seconds = (performance.now() - started) / 1000;
+      const admitted = answers.filter((r) => r.status === 200).length;
+      // On a busy machine the 200 may span more than a second: then each second of the span admits at most 5 more.
+      if (seconds < 1) expect(admitted).toBe(5);
+      else expect(admitted, `${seconds.toFixed(1)} s`).toBeLessThanOrEqual(5 * (Math.floor(seconds) + 1));
+      expect(admitted).toBeGreaterThanOrEqual(5);
+      expect(answers.filter((r) => r.status !== 200).every((r) => r.status === 429 && Number(r.headers['retry-after']) >= 1)).toBe(true);
       // A 429 is one call too: its credits header comes from the call that refused it.
       expect((await callsOf(keys.slow)) - before).toBe(200);
-      expect(answers.every((r) => Number(r.headers['x-register-credits-remaining']) >= 1_000_000 - 5)).toBe(true);
+      // Exactly the admitted ones are charged.
+      expect(await remaining()).toBe(credits - admitted);
+      expect(answers.every((r) => Number(r.headers['x-register-credits-remaining']) >= credits - admitted)).toBe(true);
     } finally {
       agent.destroy();
     }

@@ -1,4 +1,6 @@
-// Test runner settings: real servers and real files make some tests slow-ish; two workers match the 2-core machine.
+// Test runner settings: real servers and real files make some tests slow-ish. Three workers on the 2-core machine:
+// with two, the suite kept the cores 172% busy, since many tests wait on the processes they start (crash loops,
+// compiles, the browser, the edge); a third worker fills that wait (bench/HISTORY.md, 2026-11-27).
 // Files share their worker's module graph (isolate: false): loading the runtime and compiler afresh for each of 78
 // files was ~30 s of the suite's CPU, and no test relies on a fresh module state (the whole suite passes either way).
 import { defineConfig } from 'vitest/config';
@@ -38,7 +40,7 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 300_000,
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
     isolate: false,
     reporters: ['default'],
     sequence: { sequencer: LongPolesFirst },

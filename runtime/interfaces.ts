@@ -25,6 +25,13 @@ export interface ShardSource {
   readonly local?: boolean;
   /** Resolves when the origin answers, else rejects: the readiness probe. Optional: a local folder has no origin. */
   ping?(): Promise<void>;
+  /**
+   * Drops what the source holds of `path` (the whole file, and the range at `offset` when given), in memory and in
+   * any shared cache: a check above it refused those bytes, so the next read goes to the origin again. Without it
+   * a damaged copy held by a cache would be refused until evicted, after the origin was whole again. Optional: a
+   * source that keeps nothing reads the origin every time anyway.
+   */
+  forget?(path: string, range?: { offset: number; length: number }): void;
   close(): Promise<void>;
 }
 

@@ -92,7 +92,10 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
       }
       if (opts.directorySha256 !== undefined) {
         const actual = sha256Hex(bytes);
-        if (actual !== opts.directorySha256) throw new ArtefactError(dirFile, `sha256 ${actual} does not match the manifest (${opts.directorySha256})`);
+        if (actual !== opts.directorySha256) {
+          source.forget?.(family.directory);
+          throw new ArtefactError(dirFile, `sha256 ${actual} does not match the manifest (${opts.directorySha256})`);
+        }
       }
       return bytes;
     })().catch((err) => {
@@ -124,7 +127,10 @@ export function openBucketFamily(source: ShardSource, family: BucketFamily, opts
           // Missing or truncated (ArtefactError), or the mirror's origin is down (UpstreamError, not damage).
           throw readFailure(err, packFile);
         }
-        if (checksum32(bytes) !== checksum) throw corrupt(`crc32 of bucket ${bucket} (bytes ${offset}+${length}) does not match its directory entry`);
+        if (checksum32(bytes) !== checksum) {
+          source.forget?.(family.pack, { offset, length });
+          throw corrupt(`crc32 of bucket ${bucket} (bytes ${offset}+${length}) does not match its directory entry`);
+        }
         // A view into a larger buffer (a source that cached the whole file) would keep all of it alive under
         // this bucket's weight; own copy keeps the cache bound a bound on memory. (A copy made by the
         // constructor: Buffer's slice() would be another view.)

@@ -153,9 +153,9 @@ export class Release {
     const cached = this.shards?.get(shardCacheKey(p.number, offset), length);
     if (cached) return cached;
     const bytes = this.source.readRange(p.path, offset, length, true);
-    if (!isPromise(bytes)) return this.retained(p, offset, verifiedShard(p, bytes, offset, checksum, id));
+    if (!isPromise(bytes)) return this.retained(p, offset, verifiedShard(this.source, p, bytes, offset, checksum, id));
     return bytes.then(
-      (read) => this.retained(p, offset, verifiedShard(p, read, offset, checksum, id)),
+      (read) => this.retained(p, offset, verifiedShard(this.source, p, read, offset, checksum, id)),
       (err: unknown) => {
         throw shardUnreadable(err, p, id);
       },
@@ -264,9 +264,12 @@ function liveOf(id: string, v: LiveIndexValue, stored: Uint8Array, p: ShardPack)
   return { kind: 'live', id, shard: full.bytes, cuts: full.cuts, bridgeCount: v[LIVE_ENTRY.bridgeCount], entityType: ENTITY_TYPES[v[LIVE_ENTRY.typeIndex]], file: p.file };
 }
 
-function verifiedShard(p: ShardPack, bytes: Uint8Array, offset: number, checksum: number, id: string): Uint8Array {
+function verifiedShard(source: ShardSource, p: ShardPack, bytes: Uint8Array, offset: number, checksum: number, id: string): Uint8Array {
   // Wrong bytes are worse than no answer: a corrupted pack is refused until the dist is repaired.
-  if (checksum32(bytes) !== checksum) throw new ArtefactError(p.file, `crc32 of bytes ${offset}+${bytes.byteLength} does not match the index entry of ${id}`, id);
+  if (checksum32(bytes) !== checksum) {
+    source.forget?.(p.path, { offset, length: bytes.byteLength });
+    throw new ArtefactError(p.file, `crc32 of bytes ${offset}+${bytes.byteLength} does not match the index entry of ${id}`, id);
+  }
   return bytes;
 }
 
@@ -293,7 +296,10 @@ export async function readVerified(source: ShardSource, path: string, sha256: st
   }
   if (!bytes) throw new ArtefactError(file, 'not found');
   const actual = sha256Hex(bytes);
-  if (actual !== sha256) throw new ArtefactError(file, `sha256 ${actual} does not match ${vouchedBy} (${sha256})`);
+  if (actual !== sha256) {
+    source.forget?.(path);
+    throw new ArtefactError(file, `sha256 ${actual} does not match ${vouchedBy} (${sha256})`);
+  }
   return bytes;
 }
 

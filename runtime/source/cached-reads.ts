@@ -18,6 +18,8 @@ export interface OriginLoads {
   /** The error for a range past the end of a file of `size` bytes. */
   pastEnd(path: string, offset: number, length: number, size: number): Error;
   assertOpen(): void;
+  /** Drops a shared cache's copies of `path` (the whole file, and `range`), when the source keeps one beyond memory. */
+  forget?(path: string, range?: { offset: number; length: number }): void;
 }
 
 /** A missing file inside the cache, so concurrent readers of it share one load. */
@@ -29,8 +31,15 @@ const NOT_RETAINED = () => Infinity;
 /** The cache key a whole file is held under, for a source that learns a whole file from a range request. */
 export const wholeFileKey = (path: string): string => `f ${path}`;
 
-export function cachedReads(cache: LruCache<string, Uint8Array>, o: OriginLoads): Pick<ShardSource, 'readFile' | 'readRange'> {
+const rangeKey = (path: string, offset: number, length: number): string => `r ${path} ${offset} ${length}`;
+
+export function cachedReads(cache: LruCache<string, Uint8Array>, o: OriginLoads): Pick<ShardSource, 'readFile' | 'readRange' | 'forget'> {
   return {
+    forget(path, range) {
+      cache.delete(wholeFileKey(path));
+      if (range) cache.delete(rangeKey(path, range.offset, range.length));
+      o.forget?.(path, range);
+    },
     async readFile(path) {
       o.assertOpen();
       checkSourcePath(o.tag, path);
@@ -51,7 +60,7 @@ export function cachedReads(cache: LruCache<string, Uint8Array>, o: OriginLoads)
       }
       // A transient range (a shard) is kept, verified, by its caller (release/shard-cache.ts): shared while in
       // flight, but not cached here a second time.
-      return cache.getOrLoad(`r ${path} ${offset} ${length}`, transient ? NOT_RETAINED : weightOf(path), () => o.loadRange(path, offset, length));
+      return cache.getOrLoad(rangeKey(path, offset, length), transient ? NOT_RETAINED : weightOf(path), () => o.loadRange(path, offset, length));
     },
   };
 }

@@ -29,6 +29,7 @@ export interface R2BucketLike {
 interface CacheLike {
   match(key: string): Promise<Response | undefined>;
   put(key: string, response: Response): Promise<void>;
+  delete(key: string): Promise<boolean>;
 }
 
 /**
@@ -40,8 +41,8 @@ export const pieceCacheKey = (name: string, key: string, range: string): string 
   `https://r2-pieces.invalid/${encodeURIComponent(name)}/${key.split('/').map(encodeURIComponent).join('/')}${range}`;
 
 /**
- * How long a piece stays in the Cache API. Pieces never change, so the bound is not for freshness: a piece that an
- * operator repaired in place (re-publishing the same stamp) replaces a damaged cached copy within a day.
+ * How long a piece stays in the Cache API. Pieces never change, so the bound is not for freshness; a copy a check
+ * refused is dropped at once (forgetShared).
  */
 const CACHE_CONTROL = 'public, max-age=86400';
 
@@ -85,6 +86,9 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   let cachePuts = 0;
   let closed = false;
   const shared = opts.cache ?? null;
+  // Cache API keys whose copy a check refused: the next read of each skips the cache, reads R2 and stores what R2
+  // holds over the bad copy. The delete that forget() also starts may not finish once the Worker has answered.
+  const distrusted = new Set<string>();
   const cacheKey = (path: string, range: string): string => pieceCacheKey(opts.name, prefix + path, range);
   const where = (path: string): string => `${label}${path}`;
   const assertOpen = () => {
@@ -112,7 +116,7 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   async function throughCache(path: string, range: string, load: () => Promise<Uint8Array | null>): Promise<Uint8Array | null> {
     if (shared === null || isMutablePath(path)) return load();
     const key = cacheKey(path, range);
-    const hit = await shared.match(key).catch(() => undefined);
+    const hit = distrusted.delete(key) ? undefined : await shared.match(key).catch(() => undefined);
     if (hit?.status === 200) {
       const bytes = await hit.arrayBuffer().then((b) => new Uint8Array(b), () => null);
       if (bytes !== null) {
@@ -132,8 +136,21 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
     return throughCache(path, '', () => loadFileFromBucket(path));
   }
 
+  const rangeOf = (offset: number, length: number): string => `?bytes=${offset}-${offset + length - 1}`;
+
   async function loadRange(path: string, offset: number, length: number): Promise<Uint8Array> {
-    return (await throughCache(path, `?bytes=${offset}-${offset + length - 1}`, () => loadRangeFromBucket(path, offset, length)))!;
+    return (await throughCache(path, rangeOf(offset, length), () => loadRangeFromBucket(path, offset, length)))!;
+  }
+
+  /** A check refused bytes of `path`: its copies in the Cache API are not read again (see `distrusted`). */
+  function forgetShared(path: string, range?: { offset: number; length: number }): void {
+    if (shared === null || isMutablePath(path)) return;
+    // Bounded: more refused pieces than this in one isolate means a damaged dist, not a bad cached copy.
+    if (distrusted.size >= 1024) distrusted.clear();
+    for (const key of [cacheKey(path, ''), ...(range ? [cacheKey(path, rangeOf(range.offset, range.length))] : [])]) {
+      distrusted.add(key);
+      shared.delete(key).catch(() => false);
+    }
   }
 
   async function loadFileFromBucket(path: string): Promise<Uint8Array | null> {
@@ -175,7 +192,7 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   return {
     label,
     where,
-    ...cachedReads(cache, { tag, loadFile, loadRange, loadEmptyRange, pastEnd, assertOpen }),
+    ...cachedReads(cache, { tag, loadFile, loadRange, loadEmptyRange, pastEnd, assertOpen, forget: forgetShared }),
     async ping() {
       assertOpen();
       await call('index.json', 'head', () => opts.bucket.head(`${prefix}index.json`));

@@ -335,6 +335,11 @@ describe('integrity at the edge', () => {
       expect(corrupt.length).toBeGreaterThanOrEqual(3);
       expect(corrupt).toContain('/api/v1/search?q=arsenal');
       expect(corrupt).toContain('/api/v1/resolve/transfermarkt/11?namespace=verein');
+      // The refused copy is not read again: the next lookup reads R2, whose object is whole, and stores it over the copy.
+      await rawRequest(`${bad.url}/api/v1/resolve/transfermarkt/11?namespace=verein`, { headers: auth });
+      const restored = await cache.match(pieceCacheKey('DIST', resolveDir, ''));
+      expect(restored?.status).toBe(200);
+      expect(Buffer.from(await restored!.arrayBuffer()).equals(Buffer.from(await bytesOf(resolveDir)))).toBe(true);
       // What the Worker read from R2 and found whole is in the Cache API now, as R2 holds it: the entities' directory.
       const entityDir = (await under('entities')).find((k) => /\/index-dir-[0-9a-f]+\.bin$/.test(k))!;
       const cached = await cache.match(pieceCacheKey('DIST', entityDir, ''));

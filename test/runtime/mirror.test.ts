@@ -1,7 +1,7 @@
 // A mirror: only the public part of dist (index.json and <stamp>/public) is uploaded to a static host that
 // honours Range requests (the `serve` package here). The runtime reading it over HTTP answers byte-identical
 // bodies to the runtime reading the local disk, and never needs anything private from the host.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -101,6 +101,32 @@ describe('serving a mirror over HTTP', () => {
     const packReads = mirror.log.filter((q) => /\.(pack|jsonl)$/.test(q.url.split('?')[0]));
     expect(packReads.length).toBeGreaterThan(0);
     expect(packReads.every((q) => q.range !== undefined)).toBe(true);
+  });
+});
+
+describe('a mirror whose origin is repaired', () => {
+  it('reads a piece that failed its check from the origin again, so it answers once the origin is whole, without a restart', async () => {
+    // The stamp /api/v1 serves.
+    const stamp: string = (await client(local.url + '/api/v1', key)('/meta')).headers.get('x-register-release-stamp')!;
+    const dir = join(upload, stamp, 'public', 'resolve');
+    const pack = join(dir, readdirSync(dir).find((f) => /^keys-[0-9a-f]+\.pack$/.test(f))!);
+    const whole = readFileSync(pack);
+    const path = '/resolve/transfermarkt/11?namespace=verein';
+    const fresh = await startRuntime({ dist: mirror.baseUrl, privateDist: world.dist, keys: join(world.root, 'keys.json'), state: 'memory:', port: 0, problems: () => {} });
+    try {
+      // Every bucket of the pack damaged at the origin, same length: each read fails its CRC-32.
+      writeFileSync(pack, whole.map((b) => b ^ 0xff));
+      const damaged = await client(fresh.url + '/api/v1', key)(path);
+      expect(damaged.status).toBe(503);
+      expect(damaged.json.error).toBe('artefact_corrupt');
+      writeFileSync(pack, whole);
+      const [want, got] = [await client(local.url + '/api/v1', key)(path), await client(fresh.url + '/api/v1', key)(path)];
+      expect(got.status).toBe(200);
+      expect(got.text).toBe(want.text);
+    } finally {
+      writeFileSync(pack, whole);
+      await fresh.close();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 // One release's match index as GET /matches reads it (common/match-index.ts): rows by ordinal, list entries by
 // position, refs by register ID, each bucket checked like every other family's. The generation is the rows pack's
 // sha256, and is taken only when the public manifest records that very digest for it.
+import { decodeValue } from '../../common/bucket-format.ts';
 import { jsonString } from '../../common/json-string.ts';
 import { MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
 import { isPromise, type BucketFamilyReader, type MaybePromise } from '../interfaces.ts';
@@ -24,30 +25,7 @@ export interface KeptReference {
 
 const utf8 = new TextEncoder();
 
-/** Where the last uintAt ended. */
-let uintEnd = 0;
-/** The msgpack unsigned integer at b[p] (positive fixint, uint 8, 16 or 32), or -1 for anything else. */
-function uintAt(b: Uint8Array, p: number): number {
-  const t = b[p];
-  if (t < 0x80) {
-    uintEnd = p + 1;
-    return t;
-  }
-  if (t === 0xcc && p + 2 <= b.length) {
-    uintEnd = p + 2;
-    return b[p + 1];
-  }
-  if (t === 0xcd && p + 3 <= b.length) {
-    uintEnd = p + 3;
-    return (b[p + 1] << 8) | b[p + 2];
-  }
-  if (t === 0xce && p + 5 <= b.length) {
-    uintEnd = p + 5;
-    return ((b[p + 1] << 24) | (b[p + 2] << 16) | (b[p + 3] << 8) | b[p + 4]) >>> 0;
-  }
-  uintEnd = p;
-  return -1;
-}
+const isUint = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 0;
 
 /** Whether `id` is the ASCII text of b[s, e). */
 function sameId(id: string, b: Uint8Array, s: number, e: number): boolean {
@@ -151,13 +129,15 @@ export class MatchIndex {
     return isPromise(b) ? b.then((bytes) => this.entryOf(position, bytes)) : this.entryOf(position, b);
   }
 
-  /** An entry's two integers read from its msgpack bytes (a fixarray of two unsigned integers). */
+  /** An entry's two integers, decoded by the buckets' own msgpack reader (a fixarray of two unsigned integers). */
   private entryOf(position: number, b: Uint8Array): MatchListEntry {
-    if (b[0] === 0x92) {
-      const ordinal = uintAt(b, 1);
-      const meta = uintAt(b, uintEnd);
-      if (ordinal >= 0 && meta >= 0 && uintEnd === b.length) return [ordinal, meta];
+    let v: unknown;
+    try {
+      v = decodeValue(b, 0, b.length);
+    } catch {
+      v = undefined;
     }
+    if (Array.isArray(v) && v.length === 2 && isUint(v[0]) && isUint(v[1])) return v as MatchListEntry;
     throw new ArtefactError(this.releaseFile, `match list entry ${position} is not an entry`);
   }
 

@@ -64,8 +64,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Header fields a request may carry (Host and Authorization among them); more is 431, never a field dropped. */
-
 /** What is left of an over-cap body is read and thrown away up to this much, so the client gets to read the 413. */
 const DRAIN_BYTES = 16 * 1024 * 1024;
 /** …and for at most this long; past either, the connection is cut. */

@@ -98,6 +98,8 @@ const NIL = -1;
 const TEXT_FIELDS = [0, 1, 3, 4, 5, 6, 7, 10, 13, 14, 15];
 const NUMBER_FIELDS = [8, 9, 11, 12];
 const STR = -2;
+/** The slot after the row's 16 fields: the bridges' place in the row, where each bridge part is read. */
+const SCRATCH = 16;
 
 /**
  * A page body written as UTF-8 straight from the rows' msgpack bytes: strings that need no escaping are copied as
@@ -109,11 +111,12 @@ export class PageWriter {
   private buf = new Uint8Array(16 * 1024);
   /** Bytes written. */
   pos = 0;
-  // The current row's fields: kind (NIL, STR or an integer's value ≥ 0 stored in `num`), and a string's span.
-  private readonly kind = new Int32Array(16);
-  private readonly num = new Float64Array(16);
-  private readonly start = new Int32Array(16);
-  private readonly end = new Int32Array(16);
+  // The current row's fields: kind (NIL, STR or an integer's value ≥ 0 stored in `num`), and a string's span. Slot
+  // SCRATCH (the bridges' own place in the row) holds each bridge part as it is read.
+  private readonly kind = new Int32Array(17);
+  private readonly num = new Float64Array(17);
+  private readonly start = new Int32Array(17);
+  private readonly end = new Int32Array(17);
   private bridges: number[] = [];
   private row: Uint8Array = NULL;
   private readonly generation: Uint8Array;
@@ -258,22 +261,21 @@ export class PageWriter {
     if (n % 3 !== 0) return false;
     const out: number[] = [];
     for (let i = 0; i < n; i += 3) {
-      p = this.field(b, p, 15);
-      if (p < 0 || this.kind[15] < 0) return false;
-      const provider = this.num[15];
+      p = this.field(b, p, SCRATCH);
+      if (p < 0 || this.kind[SCRATCH] < 0) return false;
+      const provider = this.num[SCRATCH];
       if (provider >= this.index.doc.providers.length) return false;
-      p = this.field(b, p, 15);
-      if (p < 0 || this.kind[15] !== STR) return false;
-      const ns0 = this.start[15];
-      const ns1 = this.end[15];
-      p = this.field(b, p, 15);
-      if (p < 0 || this.kind[15] !== STR) return false;
-      out.push(provider, ns0, ns1, this.start[15], this.end[15]);
+      p = this.field(b, p, SCRATCH);
+      if (p < 0 || this.kind[SCRATCH] !== STR) return false;
+      const ns0 = this.start[SCRATCH];
+      const ns1 = this.end[SCRATCH];
+      p = this.field(b, p, SCRATCH);
+      if (p < 0 || this.kind[SCRATCH] !== STR) return false;
+      out.push(provider, ns0, ns1, this.start[SCRATCH], this.end[SCRATCH]);
     }
     if (p !== b.length) return false;
     this.bridges = out;
-    // Field 15 served as scratch for the bridges: read it again.
-    return this.refield(b, 15);
+    return true;
   }
 
   /** Reads the msgpack value at `p` into field `f`; the position after it, or -1 for a type not taken here. */
@@ -308,13 +310,6 @@ export class PageWriter {
     this.kind[f] = 0;
     this.num[f] = v;
     return next;
-  }
-
-  /** Reads field `f` again from the row's start (the bridges reused its slot). */
-  private refield(b: Uint8Array, f: number): boolean {
-    let p = 3;
-    for (let i = 0; i < f; i++) p = skip(b, p);
-    return this.field(b, p, f) >= 0;
   }
 
   private putRow(b: Uint8Array, refs: (Uint8Array | null)[], comma: boolean): void {
@@ -448,16 +443,4 @@ function plain(b: Uint8Array, s: number, e: number): boolean {
     if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
   }
   return true;
-}
-
-/** The position after the msgpack value at `p` (the types read() takes). */
-function skip(b: Uint8Array, p: number): number {
-  const t = b[p];
-  if (t < 0x80 || t === 0xc0) return p + 1;
-  if (t >= 0xa0 && t <= 0xbf) return p + 1 + (t & 0x1f);
-  if (t === 0xd9) return p + 2 + b[p + 1];
-  if (t === 0xda) return p + 3 + ((b[p + 1] << 8) | b[p + 2]);
-  if (t === 0xcc) return p + 2;
-  if (t === 0xcd) return p + 3;
-  return p + 5;
 }

@@ -1,18 +1,14 @@
 // The page routes' files at the edge (PageFiles, runtime/route.ts): the built pages folder carried inside the Worker
 // bundle (bundle.ts), so the explorer, /docs and their assets are the same bytes Node serves from build/pages/. Each
 // file is decoded once per isolate, on its first request, and kept.
+import { fromBase64url } from '#platform/crypto';
 import { markLongLived } from '../runtime/long-lived-bytes.ts';
 import type { PageFiles } from '../runtime/route.ts';
 
 export type BundledFile = { text: string } | { base64: string };
 
-function bytesOf(file: BundledFile): Uint8Array {
-  if ('text' in file) return new TextEncoder().encode(file.text);
-  const raw = atob(file.base64);
-  const out = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
-  return out;
-}
+// fromBase64url reads standard base64 as well (`+`, `/`, `=` padding), as bundle.ts writes it.
+const bytesOf = (file: BundledFile): Uint8Array => ('text' in file ? new TextEncoder().encode(file.text) : fromBase64url(file.base64));
 
 export function bundledPages(files: Record<string, BundledFile>): PageFiles {
   const decoded = new Map<string, Uint8Array>();

@@ -95,9 +95,10 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
     if (closed) throw new Error(`[${tag}] ${label} is closed`);
   };
 
-  async function call<T>(path: string, what: string, op: () => Promise<T>): Promise<T> {
+  /** `op` on the bucket; `operation` false for reading the body of a get already counted. */
+  async function call<T>(path: string, what: string, op: () => Promise<T>, operation = true): Promise<T> {
     if (closed) throw new Error(`[${tag}] ${where(path)}: source closed`);
-    reads++;
+    if (operation) reads++;
     try {
       return await op();
     } catch (e) {
@@ -156,8 +157,7 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
   async function loadFileFromBucket(path: string): Promise<Uint8Array | null> {
     const obj = await call(path, 'get', () => opts.bucket.get(prefix + path));
     if (!obj) return null;
-    const bytes = new Uint8Array(await call(path, 'get', () => obj.arrayBuffer()));
-    reads--; // the body of the same get
+    const bytes = new Uint8Array(await call(path, 'get', () => obj.arrayBuffer(), false));
     if (bytes.byteLength !== obj.size) throw new UpstreamError(`get ${where(path)}`, `body has ${bytes.byteLength} bytes, the object ${obj.size}`);
     return bytes;
   }
@@ -176,8 +176,7 @@ export function createR2Source(opts: R2SourceOptions): R2ShardSource {
     }
     if (!obj) throw new ArtefactError(where(path), 'not found');
     if (offset + length > obj.size) throw pastEnd(path, offset, length, obj.size);
-    const bytes = new Uint8Array(await call(path, 'get', () => obj.arrayBuffer()));
-    reads--;
+    const bytes = new Uint8Array(await call(path, 'get', () => obj.arrayBuffer(), false));
     if (bytes.byteLength !== length) throw new UpstreamError(`get ${where(path)}`, `body has ${bytes.byteLength} bytes, expected ${length}`);
     return bytes;
   }

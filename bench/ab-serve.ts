@@ -12,7 +12,7 @@ import { abCommandLine, abRequests, median } from './lib/ab-sides.ts';
 import { runLoad, type LoadResult } from './lib/load-generator.ts';
 import { addBenchKey, freePort, startChild, stopChild, waitFor200, type StartedChild } from './lib/processes.ts';
 
-const { roots, dists, sides, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
+const { roots, dists, sides, described, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
 const { pairs, concurrency } = own;
 const durationMs = own.duration * 1000;
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
@@ -69,8 +69,7 @@ try {
   await rm(work, { recursive: true, force: true });
 }
 
-const described = (side: 'A' | 'B') => `${roots[side]}${sides[side] ? ` ${sides[side]}` : ''}${dists.A === dists.B ? '' : ` on ${dists[side]}`}`;
-console.log(`A = ${described('A')}, B = ${described('B')}; ${pairs} pairs of ${durationMs / 1000} s at ${concurrency} connections\n`);
+console.log(`A = ${described.A}, B = ${described.B}; ${pairs} pairs of ${durationMs / 1000} s at ${concurrency} connections\n`);
 console.log('| row | pair | A req/s | B req/s | B/A | A µs CPU/answer | B µs CPU/answer | B/A CPU | other CPU % (A, B) | load |');
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const row of Object.keys(rows)) {

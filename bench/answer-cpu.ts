@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AB_ROWS as ROWS, abCommandLine, abRequests, median, type AbRow as Row } from './lib/ab-sides.ts';
 import { addBenchKey } from './lib/processes.ts';
 
-const { roots, dists, sides, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
+const { roots, dists, sides, described, releases, own } = abCommandLine('bench/answer-cpu.ts', { rounds: '20', n: '2000', 'body-cache': '-1' });
 const { rounds, n } = own;
 /** Bytes of cached answers (-1: the default): 0 makes every entity answer a lookup and a composition, the read path itself. */
 const bodyCacheBytes = own['body-cache'] < 0 ? undefined : own['body-cache'];
@@ -88,8 +88,7 @@ try {
     process.stderr.write(`[answer-cpu] ${row}: ${rs.map((x) => (x.b / x.a).toFixed(2)).join(' ')}\n`);
   }
   const loads = Object.values(results).flat().map((x) => x.load);
-  const described = (side: 'A' | 'B') => `${roots[side]}${sides[side] ? ` ${sides[side]}` : ''}${dists.A === dists.B ? '' : ` on ${dists[side]}`}`;
-  console.log(`A = ${described('A')}, B = ${described('B')}; CPU µs per answer through app.answer (esbuild bundles), ${rounds} alternating rounds per row of ${n} answers (${Math.ceil(n / 10)} batches)${bodyCacheBytes === undefined ? '' : `, body cache ${bodyCacheBytes} bytes`}; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores\n`);
+  console.log(`A = ${described.A}, B = ${described.B}; CPU µs per answer through app.answer (esbuild bundles), ${rounds} alternating rounds per row of ${n} answers (${Math.ceil(n / 10)} batches)${bodyCacheBytes === undefined ? '' : `, body cache ${bodyCacheBytes} bytes`}; load average ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)} on ${availableParallelism()} cores\n`);
   console.log('| row | A µs/answer (median) | B µs/answer (median) | B/A, median of rounds | B/A, quartiles of rounds | B/A, median of round pairs |');
   console.log('|---|---|---|---|---|---|');
   for (const row of ROWS) {

@@ -13,7 +13,7 @@ export const AB_ROWS = ['entity', 'resolve', 'batch'] as const;
 export type AbRow = (typeof AB_ROWS)[number];
 
 /** `--a ROOT --b ROOT (--dist DIST | --dist-a DIST --dist-b DIST) --releases RELEASE_DIR` and the script's own numeric options with their defaults. */
-export function abCommandLine<K extends string>(script: string, own: Record<K, string>): { roots: { A: string; B: string }; dists: { A: string; B: string }; sides: { A?: string; B?: string }; releases: string; own: Record<K, number> } {
+export function abCommandLine<K extends string>(script: string, own: Record<K, string>): { roots: { A: string; B: string }; dists: { A: string; B: string }; sides: { A?: string; B?: string }; described: { A: string; B: string }; releases: string; own: Record<K, number> } {
   const { values } = parseArgs({
     options: {
       a: { type: 'string' },
@@ -35,7 +35,12 @@ export function abCommandLine<K extends string>(script: string, own: Record<K, s
     throw new Error(`usage: ${script} --a ROOT --b ROOT (--dist DIST | --dist-a DIST --dist-b DIST) --releases RELEASE_DIR ${Object.entries(own).map(([k, d]) => `[--${k} ${d}]`).join(' ')}`);
   }
   const numbers = Object.fromEntries(Object.keys(own).map((k) => [k, Number(v[k])])) as Record<K, number>;
-  return { roots: { A: resolve(v.a), B: resolve(v.b) }, dists: { A: resolve(distA), B: resolve(distB) }, sides: { A: v['side-a'], B: v['side-b'] }, releases: resolve(v.releases), own: numbers };
+  const roots = { A: resolve(v.a), B: resolve(v.b) };
+  const dists = { A: resolve(distA), B: resolve(distB) };
+  const sides = { A: v['side-a'], B: v['side-b'] };
+  // Each side as the scripts' report headers name it: its checkout, its own arguments, and its dist where they differ.
+  const describe = (side: 'A' | 'B') => `${roots[side]}${sides[side] ? ` ${sides[side]}` : ''}${dists.A === dists.B ? '' : ` on ${dists[side]}`}`;
+  return { roots, dists, sides, described: { A: describe('A'), B: describe('B') }, releases: resolve(v.releases), own: numbers };
 }
 
 /** Each row's requests over `samples` keys of the release: paths under /api/v1, batch bodies of 100 entity items. */

@@ -108,8 +108,6 @@ const ENTITY_BARE_PAIRS = 5;
 /** Rounds of (memory, sqlite, redis) per load in the engines rows. */
 const ENGINE_ROUNDS = 2;
 
-
-
 /** Random positioned reads of 4 KiB, one at a time, over the files of a folder: latency percentiles in ms. */
 interface DiskReads {
   reads: number;

@@ -4,24 +4,23 @@
 // first time and every time after.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addKey } from '../../runtime/keys/key-file.ts';
 import { listen } from '../../runtime/node-adapter.ts';
 import { client } from '../helpers/api-client.ts';
 import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
-import { ID, makeHandWorld, type World } from '../fixtures/hand-world.ts';
+import { ID } from '../fixtures/hand-world.ts';
+import { serveHandWorld } from '../fixtures/served-world.ts';
 import { INCLUDES } from '../../common/ids.ts';
 
-let world: World;
 let keeping: InProcessRuntime;
 let plain: InProcessRuntime;
 let key: string;
 
 beforeAll(async () => {
-  world = await makeHandWorld();
-  const file = join(world.root, 'keys.json');
-  key = (await addKey({ file, name: 'partner', quota: 1_000_000, rate: 1_000_000 })).key;
-  keeping = await openInProcess({ dist: world.dist, keys: file, state: join(world.root, 'state-a') });
-  plain = await openInProcess({ dist: world.dist, keys: file, state: join(world.root, 'state-b'), bodyCacheBytes: 0 });
+  const served = await serveHandWorld({ partner: { quota: 1_000_000, rate: 1_000_000 } });
+  keeping = served.rt;
+  key = served.keys.partner;
+  // The second runtime over the same world and keys, keeping no answers.
+  plain = await openInProcess({ dist: served.world.dist, keys: served.keysFile, state: join(served.world.root, 'state-plain'), bodyCacheBytes: 0 });
 });
 afterAll(async () => {
   await keeping?.close();

@@ -53,13 +53,6 @@ beforeAll(async () => {
   await importV0({ from: V0, out: join(root, 'real', REAL_STAMP) });
   await compileAll({ releases: SAMPLES, dist: join(root, 'sample-dist'), progress: false });
   await compileAll({ releases: join(root, 'real'), dist: join(root, 'real-dist'), progress: false });
-  const clock = { now: () => now };
-  const start = async (name: string, dist: string, extra: { cursorSecret?: string | null; matchPageBytes?: number }) =>
-    runtimes.set(name, await startRuntime({ dist: join(root, dist), keys, state: 'memory:', port: 0, clock, cursorSecret: SECRET, ...extra }));
-  await start('sample', 'sample-dist', {});
-  await start('sample-no-secret', 'sample-dist', { cursorSecret: null });
-  await start('sample-small-pages', 'sample-dist', { matchPageBytes: 700 });
-  await start('real', 'real-dist', {});
 }, 240_000);
 
 afterAll(async () => {
@@ -241,6 +234,7 @@ function followUps(asked: Answer[]): Asked[] {
 describe('GET /matches answers', () => {
   it('are byte for byte, header for header, the recorded ones', async () => {
     if (RECORD) {
+      await restart();
       const requests: Asked[] = [];
       for (const [server, release] of [['sample', join(SAMPLES, '20261008T120000Z')], ['real', join(root, 'real', REAL_STAMP)]] as const) {
         requests.push(...(await requestsFor(server, release)));
@@ -271,16 +265,20 @@ describe('GET /matches answers', () => {
   }, 240_000);
 });
 
-/** Fresh state for every server (the credits headers count from the list's start), same dists and clock. */
+/** Each server the requests name: its dist and what its runtime options change. */
+const SERVERS: Record<string, { dist: string; extra: { cursorSecret?: string | null; matchPageBytes?: number } }> = {
+  sample: { dist: 'sample-dist', extra: {} },
+  'sample-no-secret': { dist: 'sample-dist', extra: { cursorSecret: null } },
+  'sample-small-pages': { dist: 'sample-dist', extra: { matchPageBytes: 700 } },
+  real: { dist: 'real-dist', extra: {} },
+};
+
+/** (Re)starts every server with fresh state (the credits headers count from the list's start), same dists and clock. */
 async function restart(): Promise<void> {
   const keys = join(root, 'keys.json');
   const clock = { now: () => now };
-  const extra: Record<string, { cursorSecret?: string | null; matchPageBytes?: number }> = {
-    sample: {}, 'sample-no-secret': { cursorSecret: null }, 'sample-small-pages': { matchPageBytes: 700 }, real: {},
-  };
-  for (const [name, r] of runtimes) {
-    await r.close();
-    const dist = name === 'real' ? 'real-dist' : 'sample-dist';
-    runtimes.set(name, await startRuntime({ dist: join(root, dist), keys, state: 'memory:', port: 0, clock, cursorSecret: SECRET, ...extra[name] }));
+  for (const [name, { dist, extra }] of Object.entries(SERVERS)) {
+    await runtimes.get(name)?.close();
+    runtimes.set(name, await startRuntime({ dist: join(root, dist), keys, state: 'memory:', port: 0, clock, cursorSecret: SECRET, ...extra }));
   }
 }

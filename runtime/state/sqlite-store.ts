@@ -155,6 +155,8 @@ class SqliteStore implements SqliteStateStore {
   private lastCheckpoint = 0;
   private readonly sql;
   private readonly rateSql: RateStatements;
+  /** A tick's transaction, wrapped once: better-sqlite3 builds a wrapper of closures per transaction() call. */
+  private readonly turn: Database.Transaction<(batch: Queued[]) => unknown[]>;
 
   constructor(
     readonly file: string,
@@ -163,6 +165,7 @@ class SqliteStore implements SqliteStateStore {
     private readonly lockWaitMs: number,
   ) {
     this.rateSql = rateStatements(db);
+    this.turn = db.transaction((batch: Queued[]) => this.apply(batch));
     this.sql = {
       used: db.prepare('SELECT used FROM quota WHERE key_id = ? AND period = ?').pluck(),
       setUsed: db.prepare('INSERT INTO quota (key_id, period, used) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET used = excluded.used'),
@@ -186,9 +189,14 @@ class SqliteStore implements SqliteStateStore {
 
   // ---- StateStore ----
 
-  // Async methods, so an argument error rejects like a failed write instead of throwing at the caller.
-  async admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
-    checkCharge(cost, quota);
+  // Async methods, so an argument error rejects like a failed write instead of throwing at the caller. The one on
+  // every costing request rejects by hand instead: an async wrapper is one promise and one hop more per request.
+  admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
+    try {
+      checkCharge(cost, quota);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.enqueue({ kind: 'admit', keyId, nowMs, rate, period, cost, quota });
   }
 
@@ -267,6 +275,7 @@ class SqliteStore implements SqliteStateStore {
   // ---- import ----
 
   importImage(image: StateImage, marker: string): void {
+    this.waitForLocks(true);
     this.db.transaction(() => {
       for (const [period, keyId, used] of image.counters) {
         const before = (this.sql.used.get(keyId, period) as number | undefined) ?? 0;
@@ -307,13 +316,10 @@ class SqliteStore implements SqliteStateStore {
     let results: unknown[];
     try {
       if (durable) this.db.pragma('synchronous = FULL');
-      // Not waiting inside SQLite: a lock held elsewhere would hold the whole event loop for the wait. (Not a
-      // prepared statement: SQLite applies this pragma when it is prepared, not each time it runs.)
-      this.db.pragma('busy_timeout = 0');
+      this.waitForLocks(false);
       try {
-        results = this.db.transaction(() => this.apply(batch)).immediate();
+        results = this.turn.immediate(batch);
       } finally {
-        this.db.pragma(`busy_timeout = ${BLOCKING_BUSY_MS}`);
         if (durable) this.db.pragma('synchronous = NORMAL');
       }
     } catch (e) {
@@ -467,9 +473,24 @@ class SqliteStore implements SqliteStateStore {
     return out;
   }
 
+  /**
+   * Whether SQLite waits for another process's lock (BLOCKING_BUSY_MS) or fails at once. The tick's transaction
+   * must not wait: a lock held elsewhere would hold the whole event loop for the wait. Each switch is a pragma
+   * prepared anew (SQLite applies it when it is prepared, not when it runs), two per tick cost ~9 µs, so the
+   * connection stays as the last caller left it: ticks back to back switch nothing, and the store's own reads and
+   * imports switch back to waiting. (The key table's reads beside serving read the WAL, which waits on no lock.)
+   */
+  private waitForLocks(wait: boolean): void {
+    if (this.waiting === wait) return;
+    this.db.pragma(`busy_timeout = ${wait ? BLOCKING_BUSY_MS : 0}`);
+    this.waiting = wait;
+  }
+  private waiting = true;
+
   /** A read that fails (the file vanished, the disk is gone) is a 503 like a failed write, not a 500. */
   private read<T>(fn: () => T): T {
     if (this.closed) throw new StateUnavailableError(`[state] ${this.file}: the state store is closed`);
+    this.waitForLocks(true);
     try {
       return fn();
     } catch (e) {

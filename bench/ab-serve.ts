@@ -49,7 +49,7 @@ const random = prng(1);
 const searched = (await sampleKeys(releases, own.samples, 1)).entities.map((e) => searchQuery(e.label, random)).filter((q): q is string => q !== null);
 all.search = searched.map((q) => ({ method: 'GET', path: `/api/v1/search?q=${encodeURIComponent(q)}` }));
 // AB_ROWS=entity,search: only those rows (default entity, resolve, batch).
-const rows = Object.fromEntries((process.env.AB_ROWS ?? 'entity,resolve,batch').split(',').map((row) => [row, all[row]]).filter(([, list]) => list));
+const rows: Record<string, LoadRequest[]> = Object.fromEntries((process.env.AB_ROWS ?? 'entity,resolve,batch').split(',').filter((row) => all[row]).map((row) => [row, all[row]]));
 
 const servers = { A: await serve('A'), B: await serve('B') };
 /** Server CPU per answer in µs: less moved by other jobs than req/s on a shared machine. */

@@ -37,7 +37,7 @@ export function checkProvider(release: Release, provider: string): void {
  * depends on. `r` sets it apart from the entity answers' keys (entity-answer.ts entityQuestion), which start with
  * a digit after the scope; the free-text parts are written as JSON, so no two questions share a key.
  */
-export function resolveKey(release: Release, a: ResolveArgs): string {
+function resolveKey(release: Release, a: ResolveArgs): string {
   return `${release.answerScope}r${includeBits(a.include)}${JSON.stringify([a.provider, a.namespace, a.externalId, a.type, a.lang])}`;
 }
 

@@ -6,10 +6,9 @@
 // answered. The transaction reads and writes the counters and windows themselves, so any number of processes
 // opening the same file (`serve --workers N`, several `serve`s on one machine) stay exact: SQLite's lock orders
 // their transactions. Commits are written to the WAL before anyone is answered, so a killed process (SIGKILL)
-// loses nothing it answered; with synchronous=NORMAL they are fsynced at the next checkpoint, so a power loss can
-// lose the last moments of charges, in the client's favour. A tick holding an acknowledgement commits with
-// synchronous=FULL (its WAL frames fsynced before anyone is answered) and is checkpointed into the main file
-// within a second.
+// loses nothing it answered; with synchronous=NORMAL they are fsynced at the next checkpoint, within a second of
+// the tick, so a power loss can lose the last second of charges, in the client's favour. A tick holding an
+// acknowledgement commits with synchronous=FULL (its WAL frames fsynced before anyone is answered).
 //
 // Another process holding the write lock (a `BEGIN IMMEDIATE` elsewhere, another instance's long transaction) never
 // blocks the event loop: the tick's transaction does not wait inside SQLite (busy timeout 0 for it) but is tried

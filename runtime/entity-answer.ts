@@ -80,6 +80,13 @@ export const entityBody = (e: LiveEntity, include: ReadonlySet<Include>, lang: s
 
 const INCLUDE_BIT = new Map<Include, number>(INCLUDE_ORDER.map((inc, i) => [inc, 1 << i]));
 
+/** `include` as a bit set: its order and repetition in a query change no body, so they change no kept answer's key. */
+export function includeBits(include: ReadonlySet<Include>): number {
+  let bits = 0;
+  for (const inc of include) bits |= INCLUDE_BIT.get(inc)!;
+  return bits;
+}
+
 /** One entity question: the ID asked for, the expansions and the lang filter, and the key its answer is kept under. */
 export interface EntityQuestion {
   id: string;
@@ -94,8 +101,7 @@ export interface EntityQuestion {
  * order in the query does not change the body) and the lang filter.
  */
 export function entityQuestion(release: Release, id: string, include: ReadonlySet<Include>, lang: string | null): EntityQuestion {
-  let bits = 0;
-  for (const inc of include) bits |= INCLUDE_BIT.get(inc)!;
+  const bits = includeBits(include);
   const key = lang === null ? `${release.answerScope}${bits}\u0000${id}` : `${release.answerScope}${bits}\u0000${id}\u0000${lang}`;
   return { id, include, lang, key };
 }

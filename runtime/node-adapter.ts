@@ -194,6 +194,14 @@ class Exchange {
   }
 }
 
+/** The exchange a response answers, kept on it so that one shared listener settles it (no closure per answer). */
+const EXCHANGE = Symbol('exchange');
+type Answering = ServerResponse & { [EXCHANGE]?: Exchange };
+/** 'finish': the last byte is handed to the socket (a pipelined answer waits its turn in Node's queue first). */
+function delivered(this: Answering): void {
+  this[EXCHANGE]?.settle(true);
+}
+
 /** Sockets already being refused: the parser reports every later chunk of a broken stream too. */
 const refused = new WeakSet<Socket>();
 
@@ -263,7 +271,17 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
   const maxBody = opts.maxBodyBytes ?? 256 * 1024;
   const host = opts.host ?? '127.0.0.1';
   const log = opts.log ?? stderrProblemLog;
-  const inFlight = new Set<Promise<void>>();
+  // Requests being answered, and what close() waits on once they are all done: a count, not a set of promises
+  // with a closure each.
+  let inFlight = 0;
+  let whenIdle: (() => void) | null = null;
+  const handled = (): void => {
+    if (--inFlight === 0 && whenIdle) {
+      const idle = whenIdle;
+      whenIdle = null;
+      idle();
+    }
+  };
   let closing = false;
 
   const headersTimeout = opts.headersTimeoutMs ?? 10_000;
@@ -287,11 +305,10 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
     }
     const x = new Exchange(req, live);
     live.add(x);
-    // 'finish': the last byte is handed to the socket (a pipelined answer waits its turn in Node's queue first).
-    res.once('finish', () => x.settle(true));
-    const done = handle(req, res, x);
-    inFlight.add(done);
-    void done.then(() => inFlight.delete(done));
+    (res as Answering)[EXCHANGE] = x;
+    res.on('finish', delivered);
+    inFlight++;
+    void handle(req, res, x).then(handled, handled);
   });
   server.headersTimeout = headersTimeout;
   server.requestTimeout = requestTimeout;
@@ -401,7 +418,8 @@ export function listen(app: App, opts: ListenOptions = {}): Promise<RunningServe
               done();
             });
             server.closeIdleConnections();
-            void Promise.all(inFlight).then(() => server.closeIdleConnections());
+            // Connections that were busy are closed once their answers are done.
+            if (inFlight > 0) whenIdle = () => server.closeIdleConnections();
             // close() also stops Node's sweep for timed-out connections, so a client that never finishes its request
             // (a slowloris) would keep the process alive for ever. Past the grace period, every connection is cut.
             const grace = setTimeout(() => server.closeAllConnections(), opts.shutdownGraceMs ?? requestTimeout);

@@ -1,5 +1,6 @@
-// Finished entity answers, kept by what was asked (release, ID, includes, lang), so a popular entity costs one map
-// lookup instead of an index lookup, a shard copy and a compose.
+// Finished answers, kept by what was asked (entity: release, ID, includes, lang; resolve and search likewise, see
+// resolve-answer.ts and routes/search.ts), so a popular entity costs one map lookup instead of an index lookup, a
+// shard copy and a compose.
 //
 // Why: on the full-size dist, an entity answer with includes spent about a quarter of the app's CPU on composing it
 // (splicing the stored bridges back, joining the sections, copying the shard out of its ring) for bytes that are the
@@ -12,7 +13,10 @@
 
 import { ownCopy } from '../../common/own-copy.ts';
 
-/** Default budget. The benchmark's 4,000 sampled entities with includes (~3.5 MiB of answers) stay well inside. */
+/**
+ * Default budget. The benchmark's 4,000 sampled entities with includes (~3.5 MiB of answers) stay well inside, and
+ * so do its 4,000 resolves or its ~4,000 searches (at most 20 results, ~2.6 KiB an answer) beside them.
+ */
 export const DEFAULT_BODY_CACHE_BYTES = 16 * 1024 * 1024;
 
 const SLAB_BYTES = 256 * 1024;

@@ -28,7 +28,7 @@ const COMMA = new Uint8Array([44]);
 
 /** An item as validated: an entity lookup (composed straight into the batch's parts), another lookup, or its 400. */
 type EntityPlan = { entity: EntityQuestion };
-type OtherPlan = { run: () => Promise<Reply> } | { error: ApiError };
+type OtherPlan = { run: () => MaybePromise<Reply> } | { error: ApiError };
 type Planned = EntityPlan | OtherPlan;
 
 function plan(release: Release, raw: unknown, include: ReadonlySet<Include>, lang: string | null): Planned {

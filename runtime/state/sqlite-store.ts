@@ -6,10 +6,9 @@
 // answered. The transaction reads and writes the counters and windows themselves, so any number of processes
 // opening the same file (`serve --workers N`, several `serve`s on one machine) stay exact: SQLite's lock orders
 // their transactions. Commits are written to the WAL before anyone is answered, so a killed process (SIGKILL)
-// loses nothing it answered; with synchronous=NORMAL they are fsynced at the next checkpoint, so a power loss can
-// lose the last moments of charges, in the client's favour. A tick holding an acknowledgement commits with
-// synchronous=FULL (its WAL frames fsynced before anyone is answered) and is checkpointed into the main file
-// within a second.
+// loses nothing it answered; with synchronous=NORMAL they are fsynced at the next checkpoint, within a second of
+// the tick, so a power loss can lose the last second of charges, in the client's favour. A tick holding an
+// acknowledgement commits with synchronous=FULL (its WAL frames fsynced before anyone is answered).
 //
 // Another process holding the write lock (a `BEGIN IMMEDIATE` elsewhere, another instance's long transaction) never
 // blocks the event loop: the tick's transaction does not wait inside SQLite (busy timeout 0 for it) but is tried
@@ -155,6 +154,8 @@ class SqliteStore implements SqliteStateStore {
   private lastCheckpoint = 0;
   private readonly sql;
   private readonly rateSql: RateStatements;
+  /** A tick's transaction, wrapped once: better-sqlite3 builds a wrapper of closures per transaction() call. */
+  private readonly turn: Database.Transaction<(batch: Queued[]) => unknown[]>;
 
   constructor(
     readonly file: string,
@@ -163,6 +164,9 @@ class SqliteStore implements SqliteStateStore {
     private readonly lockWaitMs: number,
   ) {
     this.rateSql = rateStatements(db);
+    this.turn = db.transaction((batch: Queued[]) => this.apply(batch));
+    // Checkpoints are this store's (checkpointSoon), at most one a second, not one per 1000 pages inside a commit.
+    db.pragma('wal_autocheckpoint = 0');
     this.sql = {
       used: db.prepare('SELECT used FROM quota WHERE key_id = ? AND period = ?').pluck(),
       setUsed: db.prepare('INSERT INTO quota (key_id, period, used) VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET used = excluded.used'),
@@ -186,9 +190,14 @@ class SqliteStore implements SqliteStateStore {
 
   // ---- StateStore ----
 
-  // Async methods, so an argument error rejects like a failed write instead of throwing at the caller.
-  async admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
-    checkCharge(cost, quota);
+  // Async methods, so an argument error rejects like a failed write instead of throwing at the caller. The one on
+  // every costing request rejects by hand instead: an async wrapper is one promise and one hop more per request.
+  admit(keyId: string, nowMs: number, rate: number, period: string, cost: number, quota: number): Promise<Admission> {
+    try {
+      checkCharge(cost, quota);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.enqueue({ kind: 'admit', keyId, nowMs, rate, period, cost, quota });
   }
 
@@ -267,6 +276,7 @@ class SqliteStore implements SqliteStateStore {
   // ---- import ----
 
   importImage(image: StateImage, marker: string): void {
+    this.waitForLocks(true);
     this.db.transaction(() => {
       for (const [period, keyId, used] of image.counters) {
         const before = (this.sql.used.get(keyId, period) as number | undefined) ?? 0;
@@ -307,13 +317,10 @@ class SqliteStore implements SqliteStateStore {
     let results: unknown[];
     try {
       if (durable) this.db.pragma('synchronous = FULL');
-      // Not waiting inside SQLite: a lock held elsewhere would hold the whole event loop for the wait. (Not a
-      // prepared statement: SQLite applies this pragma when it is prepared, not each time it runs.)
-      this.db.pragma('busy_timeout = 0');
+      this.waitForLocks(false);
       try {
-        results = this.db.transaction(() => this.apply(batch)).immediate();
+        results = this.turn.immediate(batch);
       } finally {
-        this.db.pragma(`busy_timeout = ${BLOCKING_BUSY_MS}`);
         if (durable) this.db.pragma('synchronous = NORMAL');
       }
     } catch (e) {
@@ -326,7 +333,7 @@ class SqliteStore implements SqliteStateStore {
     this.lastWriteAt = Date.now();
     if (this.failing) this.log(`[state] ${this.file}: writes succeed again`);
     this.failing = null;
-    if (durable) this.checkpointSoon();
+    this.checkpointSoon();
     for (let i = 0; i < batch.length; i++) batch[i].resolve(results[i]);
   }
 
@@ -364,9 +371,11 @@ class SqliteStore implements SqliteStateStore {
   }
 
   /**
-   * Copies acknowledgements (already durable in the fsynced WAL) into the main file within a second, so that a WAL
-   * damaged later cannot take them: SQLite replays a WAL only up to its first bad frame, without a word. At most
-   * one checkpoint a second, because each blocks the event loop for its fsyncs.
+   * Copies the ticks' changes into the main file within a second, acknowledgements (already durable in the fsynced
+   * WAL) among them, so that a WAL damaged later cannot take them: SQLite replays a WAL only up to its first bad
+   * frame, without a word. At most one checkpoint a second, because each blocks the event loop for its fsyncs:
+   * SQLite's own (wal_autocheckpoint, off on this connection) ran one every 1000 pages written, several a second
+   * under load, each a stall that every request in flight waited out.
    */
   private checkpointSoon(): void {
     if (this.checkpointTimer || this.closed) return;
@@ -467,9 +476,24 @@ class SqliteStore implements SqliteStateStore {
     return out;
   }
 
+  /**
+   * Whether SQLite waits for another process's lock (BLOCKING_BUSY_MS) or fails at once. The tick's transaction
+   * must not wait: a lock held elsewhere would hold the whole event loop for the wait. Each switch is a pragma
+   * prepared anew (SQLite applies it when it is prepared, not when it runs), two per tick cost ~9 µs, so the
+   * connection stays as the last caller left it: ticks back to back switch nothing, and the store's own reads and
+   * imports switch back to waiting. (The key table's reads beside serving read the WAL, which waits on no lock.)
+   */
+  private waitForLocks(wait: boolean): void {
+    if (this.waiting === wait) return;
+    this.db.pragma(`busy_timeout = ${wait ? BLOCKING_BUSY_MS : 0}`);
+    this.waiting = wait;
+  }
+  private waiting = true;
+
   /** A read that fails (the file vanished, the disk is gone) is a 503 like a failed write, not a 500. */
   private read<T>(fn: () => T): T {
     if (this.closed) throw new StateUnavailableError(`[state] ${this.file}: the state store is closed`);
+    this.waitForLocks(true);
     try {
       return fn();
     } catch (e) {

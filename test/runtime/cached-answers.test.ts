@@ -100,3 +100,45 @@ describe('cached entity answers', () => {
     }
   });
 });
+
+/** The runtime's count of `cache`'s hits, from its /metrics. */
+async function cacheHits(rt: InProcessRuntime, cache: 'body' | 'bucket'): Promise<number> {
+  const text = (await client(rt.url, key)('/metrics')).text;
+  const m = new RegExp(`^register_cache_hits_total\\{cache="${cache}"\\} (\\d+)$`, 'm').exec(text);
+  if (!m) throw new Error(`no ${cache} hits in /metrics`);
+  return Number(m[1]);
+}
+
+describe('cached resolve and search answers', () => {
+  // Providers, namespaces and IDs whose answers differ between v1 and next (631 → 632, w1 on a merged ID), a
+  // merged ID's bridge, an ambiguous one (409), a miss, type filters and include sets in both orders, with lang.
+  const resolves = [
+    '/resolve/transfermarkt/11?namespace=verein', '/resolve/transfermarkt/631?namespace=verein', '/resolve/transfermarkt/632?namespace=verein',
+    '/resolve/wyscout/w1', '/resolve/fbref/old1', '/resolve/transfermarkt/500?namespace=verein', '/resolve/transfermarkt/11', '/resolve/opta/g1?type=match',
+    '/resolve/opta/g1?type=team', '/resolve/flashscore/palmer-cole%2Fh8agbDt7', '/resolve/fbref/18bb7c10?include=aliases,bridges,overlay&lang=en',
+    '/resolve/fbref/18bb7c10?include=overlay,bridges,aliases&lang=en', '/resolve/fbref/18bb7c10?include=aliases', '/resolve/fbref/18bb7c10?include=aliases&lang=en',
+  ];
+  const searches = ['/search?q=arsenal', '/search?q=ARSENAL', '/search?q=COLE%20palm', '/search?q=lodz&type=team', '/search?q=lodz&type=player', '/search?q=premier%20league&sort=bridges&limit=1', '/search?q=premier%20league&limit=1', '/search?q=chelsea'];
+
+  it('answer the same bytes as looking up each time, in both namespaces, first time and after', async () => {
+    const paths = ['next', 'v1'].flatMap((ns) => [...resolves, ...searches].map((p) => `/api/${ns}${p}`));
+    for (const path of [...paths, ...paths.map((_, i) => paths[(i * 13) % paths.length])]) {
+      const [a, b] = await Promise.all([client(keeping.url, key)(path), client(plain.url, key)(path)]);
+      expect(a.status, path).toBe(b.status);
+      expect(a.text, path).toBe(b.text);
+      expect(a.headers.get('etag'), path).toBe(b.headers.get('etag'));
+    }
+  });
+
+  it('answer a question asked again from its kept bytes, with no index read', async () => {
+    for (const path of ['/api/next/resolve/wyscout/w1', '/api/v1/search?q=gunners&limit=3']) {
+      const first = await client(keeping.url, key)(path);
+      expect(first.status).toBe(200);
+      const [bodies, buckets] = [await cacheHits(keeping, 'body'), await cacheHits(keeping, 'bucket')];
+      const again = await client(keeping.url, key)(path);
+      expect(again.text).toBe(first.text);
+      expect(await cacheHits(keeping, 'body'), path).toBe(bodies + 1);
+      expect(await cacheHits(keeping, 'bucket'), path).toBe(buckets);
+    }
+  });
+});

@@ -424,7 +424,7 @@ describe('external IDs that are dot segments', () => {
       // In-process: a request whose URL no parser has touched, as an adapter hands it over.
       const request = { url: `http://127.0.0.1${path}`, method: 'GET', headers: new Headers({ authorization: `Bearer ${dotKey}` }) } as unknown as Request;
       const answer = await dots.app.answer(request);
-      expect([answer.status, JSON.parse(String(answer.body)).count], path).toEqual([200, 1]);
+      expect([answer.status, JSON.parse(new TextDecoder().decode(answer.body as Uint8Array)).count], path).toEqual([200, 1]);
     });
   }
 

@@ -1,6 +1,7 @@
 // The SQLite store: the shared contract (with its restart and shared-file cases), then what only it must do.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -31,5 +32,39 @@ describe('sqlite store', () => {
     const s = await open(freshFile());
     await s.close();
     await expect(s.charge('k1', P, 1, 10)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('sqlite store checkpoints', () => {
+  it("copies a tick's charges into the main file within about a second, not once per 1000 pages written", async () => {
+    const file = freshFile();
+    const s = await open(file);
+    try {
+      // One tick's charges: a few pages of WAL, far under SQLite's own checkpoint threshold.
+      await Promise.all(Array.from({ length: 5 }, () => s.charge('k1', P, 1, 100)));
+      // The main file alone (what survives a WAL damaged later) holds them once the store has checkpointed.
+      const copy = join(root, `copy-${n}.db`);
+      const usedInMainFile = (): number | undefined => {
+        copyFileSync(file, copy);
+        rmSync(`${copy}-wal`, { force: true });
+        const db = new Database(copy, { readonly: true });
+        try {
+          return db.prepare('SELECT used FROM quota WHERE key_id = ? AND period = ?').pluck().get('k1', P) as number | undefined;
+        } catch {
+          return undefined; // not even the schema has reached the main file yet
+        } finally {
+          db.close();
+        }
+      };
+      let used = usedInMainFile();
+      // Bounded: 50 polls of 100 ms; the store checkpoints within a second of the tick.
+      for (let i = 0; i < 50 && used !== 5; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        used = usedInMainFile();
+      }
+      expect(used).toBe(5);
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -5,6 +5,7 @@
 //   --releases bench/out/100000-s1/releases/20261008T000000Z [--pairs 3] [--duration 5] [--concurrency 50]
 //   [--dist-a DIST --dist-b DIST]   each side's own dist, where the two checkouts' dist formats differ
 //   [--side-a ARGS] [--side-b ARGS]   more `serve` arguments for one side (`--access-log off`, `--state memory:`)
+//   [--node-a FLAGS] [--node-b FLAGS]   Node's own flags for one side's process (`--max-semi-space-size=32`)
 //   AB_ROWS=entity,resolve,search,batch   the rows to load (default entity,resolve,batch)
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -12,9 +13,9 @@ import { join } from 'node:path';
 import { abCommandLine, abRequests, median } from './lib/ab-sides.ts';
 import { runLoad, type LoadRequest, type LoadResult } from './lib/load-generator.ts';
 import { prng, sampleKeys, searchQuery } from './lib/sample-keys.ts';
-import { addBenchKey, freePort, startChild, stopChild, waitFor200, type StartedChild } from './lib/processes.ts';
+import { addBenchKey, freePort, memoryOf, startChild, stopChild, waitFor200, type StartedChild } from './lib/processes.ts';
 
-const { roots, dists, sides, described, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
+const { roots, dists, sides, nodeFlags, described, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
 const { pairs, concurrency } = own;
 const durationMs = own.duration * 1000;
 const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
@@ -30,7 +31,7 @@ async function serve(side: 'A' | 'B'): Promise<StartedChild & { port: number }> 
   const extra = sides[side]?.split(' ').filter(Boolean) ?? [];
   const child = await startChild({
     command: process.execPath,
-    args: ['bin/register.mjs', 'serve', '--dist', dists[side], '--keys', keys, '--port', String(port), '--host', '127.0.0.1', ...(extra.includes('--state') ? [] : ['--state', join(work, `state-${side}`)]), ...extra],
+    args: [...nodeFlags[side], 'bin/register.mjs', 'serve', '--dist', dists[side], '--keys', keys, '--port', String(port), '--host', '127.0.0.1', ...(extra.includes('--state') ? [] : ['--state', join(work, `state-${side}`)]), ...extra],
     cwd: roots[side],
     logFile,
   });
@@ -70,6 +71,11 @@ try {
         log(`${row} pair ${pair + 1} ${side}: ${r.rps} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${cpuUs(r)} µs CPU/answer, other ${r.otherCpuPct}%, statuses ${JSON.stringify(r.statuses)}, load ${load.toFixed(2)}`);
       }
     }
+  }
+  // Each server's resident memory once every load has run (its children's too): what a larger young generation costs.
+  for (const side of ['A', 'B'] as const) {
+    const m = memoryOf(servers[side].pid);
+    if (m) log(`${side} after the loads: RSS ${Math.round(m.rssBytes / 2 ** 20)} MiB, peak ${Math.round(m.hwmBytes / 2 ** 20)} MiB`);
   }
 } finally {
   await stopChild(servers.A.child);

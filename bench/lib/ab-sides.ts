@@ -13,7 +13,7 @@ export const AB_ROWS = ['entity', 'resolve', 'batch'] as const;
 export type AbRow = (typeof AB_ROWS)[number];
 
 /** `--a ROOT --b ROOT (--dist DIST | --dist-a DIST --dist-b DIST) --releases RELEASE_DIR` and the script's own numeric options with their defaults. */
-export function abCommandLine<K extends string>(script: string, own: Record<K, string>): { roots: { A: string; B: string }; dists: { A: string; B: string }; sides: { A?: string; B?: string }; described: { A: string; B: string }; releases: string; own: Record<K, number> } {
+export function abCommandLine<K extends string>(script: string, own: Record<K, string>): { roots: { A: string; B: string }; dists: { A: string; B: string }; sides: { A?: string; B?: string }; nodeFlags: { A: string[]; B: string[] }; described: { A: string; B: string }; releases: string; own: Record<K, number> } {
   const { values } = parseArgs({
     options: {
       a: { type: 'string' },
@@ -24,6 +24,9 @@ export function abCommandLine<K extends string>(script: string, own: Record<K, s
       // What sets one side apart besides its checkout, for a feature's cost on one checkout (each script reads it).
       'side-a': { type: 'string' },
       'side-b': { type: 'string' },
+      // Node's own flags for one side's process (`--max-semi-space-size=32`), before the script.
+      'node-a': { type: 'string' },
+      'node-b': { type: 'string' },
       releases: { type: 'string' },
       ...Object.fromEntries(Object.entries(own).map(([k, v]) => [k, { type: 'string' as const, default: v as string }])),
     },
@@ -38,9 +41,10 @@ export function abCommandLine<K extends string>(script: string, own: Record<K, s
   const roots = { A: resolve(v.a), B: resolve(v.b) };
   const dists = { A: resolve(distA), B: resolve(distB) };
   const sides = { A: v['side-a'], B: v['side-b'] };
+  const nodeFlags = { A: v['node-a']?.split(' ').filter(Boolean) ?? [], B: v['node-b']?.split(' ').filter(Boolean) ?? [] };
   // Each side as the scripts' report headers name it: its checkout, its own arguments, and its dist where they differ.
-  const describe = (side: 'A' | 'B') => `${roots[side]}${sides[side] ? ` ${sides[side]}` : ''}${dists.A === dists.B ? '' : ` on ${dists[side]}`}`;
-  return { roots, dists, sides, described: { A: describe('A'), B: describe('B') }, releases: resolve(v.releases), own: numbers };
+  const describe = (side: 'A' | 'B') => `${nodeFlags[side].length ? `node ${nodeFlags[side].join(' ')} ` : ''}${roots[side]}${sides[side] ? ` ${sides[side]}` : ''}${dists.A === dists.B ? '' : ` on ${dists[side]}`}`;
+  return { roots, dists, sides, nodeFlags, described: { A: describe('A'), B: describe('B') }, releases: resolve(v.releases), own: numbers };
 }
 
 /** Each row's requests over `samples` keys of the release: paths under /api/v1, batch bodies of 100 entity items. */

@@ -1,6 +1,6 @@
 // The match index's rows are built in several jobs (threads), each over a run of year groups, and stitched in order:
 // the cut follows the rows each range recorded, providers are numbered as the rows first name them whichever range
-// or job holds those rows, and the compiled bytes are the same for any number of jobs, threads on or off.
+// or job holds those rows, and the compiled bytes are the same for any number of jobs, in threads or inline.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,16 +50,16 @@ describe('the match index in jobs', () => {
     expect(providerOrder(records)).toEqual(['wyscout', 'sofascore', 'fbref', 'opta']);
   });
 
-  it('compiles to the same bytes in one job, two threads, or seven jobs inline', async () => {
+  it('compiles to the same bytes in one job inline or three in threads', async () => {
     const root = mkdtempSync(join(tmpdir(), 'ir-match-jobs-'));
     roots.push(root);
     const releases = join(root, 'releases');
-    await generateRelease({ out: join(releases, STAMP), entities: 3000, seed: 5 });
-    // Enough year groups that seven jobs all get rows.
+    await generateRelease({ out: join(releases, STAMP), entities: 1000, seed: 5 });
+    // Matches of more than one year, so more than one job gets rows.
     const playedOn = (TABLE_COLUMNS.matches as readonly string[]).indexOf('played_on');
     const years = new Set<string>();
     await readCsv(join(releases, STAMP, 'csv', 'matches.csv.gz'), 'matches', { header: () => {}, row: (f) => void years.add(f[playedOn].slice(0, 4)) });
-    expect(years.size).toBeGreaterThan(7);
+    expect(years.size).toBeGreaterThan(2);
 
     const digestOf = async (name: string, opts: { matchJobs: number; threads: boolean }) => {
       const dist = join(root, name);
@@ -68,9 +68,8 @@ describe('the match index in jobs', () => {
       return { digest: JSON.parse(readFileSync(join(dist, STAMP, 'manifest.json'), 'utf8')).digest as string, matches: release.matches };
     };
     const one = await digestOf('one', { matchJobs: 1, threads: false });
-    expect(one.matches.count).toBeGreaterThan(1000);
+    expect(one.matches.count).toBeGreaterThan(300);
     expect(one.matches.providers.length).toBeGreaterThan(3);
-    expect(await digestOf('two', { matchJobs: 2, threads: true })).toEqual(one);
-    expect(await digestOf('seven', { matchJobs: 7, threads: false })).toEqual(one);
+    expect(await digestOf('three', { matchJobs: 3, threads: true })).toEqual(one);
   });
 });

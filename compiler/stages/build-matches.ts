@@ -119,8 +119,7 @@ interface Ref {
 function readRefs(spills: GroupSpill[]): Map<string, Ref> {
   const refs = new Map<string, Ref>();
   for (const s of spills) {
-    for (const line of s.readLines(REFS_GROUP)) {
-      const [id, type, label, targets] = JSON.parse(line) as RefRecord;
+    for (const [id, type, label, targets] of JSON.parse(s.readJsonArray(REFS_GROUP)) as RefRecord[]) {
       refs.set(id, { type, label, targets, season: null, competition: null });
     }
   }

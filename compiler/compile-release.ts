@@ -17,7 +17,7 @@ import { HIGH_CARDINALITY } from './stages/entities/entity-shard.ts';
 import { resolveStage } from './stages/build-resolve.ts';
 import { buildSearchDocs, orderSearchDocs, searchTokensStage, type SearchOrder } from './stages/build-search.ts';
 import { buildChanges } from './stages/build-changes.ts';
-import { matchesStage } from './stages/build-matches.ts';
+import { MATCH_JOBS, matchesStage } from './stages/build-matches.ts';
 import type { MatchesDoc } from '../common/match-index.ts';
 import { buildDocuments, releaseSummary, type DocumentsBuilt } from './stages/build-documents.ts';
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
@@ -93,6 +93,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       progress: options.progress ?? Boolean(process.stderr.isTTY),
       packBytes: options.packBytes ?? 256 * 1024 * 1024,
       threads: options.threads ?? inputBytes(release) >= THREADS_FROM_BYTES,
+      matchJobs: options.matchJobs ?? MATCH_JOBS,
     },
     outDir,
     publicDir: join(outDir, PUBLIC_DIR),

@@ -21,6 +21,11 @@ export interface CompileOptions {
    * machine's core count.
    */
   threads?: boolean;
+  /**
+   * Jobs the match index's rows are built in (default MATCH_JOBS), each in its own worker thread when threads are
+   * on. Year groups are cut between them by row count; the output is the same bytes for any count.
+   */
+  matchJobs?: number;
 }
 
 /** Target bucket size of families read by point lookups (entity index, resolve keys). */

@@ -26,8 +26,9 @@ export interface ThreadedStage<I, J, R, O> {
 /**
  * Where a step runs. `here`: on this thread, awaited before the next step. `ranges`: a ThreadedStage cut into that
  * many jobs, each in its own worker thread, awaited together (a fixed count, never the machine's cores, since the
- * ranges decide output bytes). `alongside`: a ThreadedStage started in a worker thread, and awaited (merged) only
- * where a later step lists it in `after`, or at the end; without threads it runs at that point instead.
+ * ranges decide output bytes). `alongside`: a ThreadedStage whose jobs (however many it cuts) are started each in a
+ * worker thread, and awaited (merged) only where a later step lists it in `after`, or at the end; without threads
+ * they run at that point instead.
  */
 type Placement = 'here' | 'alongside' | { ranges: number };
 

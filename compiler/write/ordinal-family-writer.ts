@@ -77,6 +77,20 @@ export class OrdinalFamilyWriter {
     if (++this.inBucket === this.perBucket) this.flushBucket();
   }
 
+  /**
+   * push(value) for a value already written as msgpack (MsgpackOut.value's bytes): `bytes[start, end)` is copied in
+   * as it is, so values can be encoded elsewhere (another thread) and stitched in ordinal order here.
+   */
+  pushEncoded(bytes: Uint8Array, start: number, end: number): void {
+    if (this.done) throw new RegisterError('compile', 'push after finish', this.name);
+    if (end <= start) throw new RegisterError('compile', 'an encoded value has at least one byte', this.name);
+    this.stage.ensure(end - start);
+    this.stage.buf.set(bytes.subarray(start, end), this.stage.pos);
+    this.stage.pos += end - start;
+    this.count++;
+    if (++this.inBucket === this.perBucket) this.flushBucket();
+  }
+
   async finish(): Promise<BucketFamily> {
     if (this.done) throw new RegisterError('compile', 'finish called twice', this.name);
     this.done = true;

@@ -49,6 +49,29 @@ describe('GroupSpill', () => {
     );
   });
 
+  it('reads back a group of JSON lines as the JSON array of them, in order, whatever their characters and size', () => {
+    fc.assert(
+      // JSON.stringify writes no raw newline, as the match records are written; strings from ASCII to astral.
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 3 }), fc.jsonValue({ maxDepth: 3 })), { maxLength: 80 }), (records) => {
+        const dir = mkdtempSync(join(tmpdir(), 'spill-json-'));
+        try {
+          const spill = new GroupSpill({ dir, groups: 4, flushBytes: 4096 });
+          const want: unknown[][] = Array.from({ length: 4 }, () => []);
+          for (const [g, value] of records) {
+            spill.addLine(g, JSON.stringify(value));
+            want[g].push(JSON.parse(JSON.stringify(value)));
+          }
+          spill.seal();
+          const again = GroupSpill.open(spill.handle());
+          for (let g = 0; g < 4; g++) expect(JSON.parse(again.readJsonArray(g))).toEqual(want[g]);
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it('reads back each group its binary records, byte for byte, in the order they were added, whatever their size', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 7 }), fc.uint8Array({ minLength: 1, maxLength: 9000 })), { maxLength: 80 }), (records) => {

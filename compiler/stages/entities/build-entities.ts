@@ -14,7 +14,7 @@ import { GroupSpill, type GroupSpillHandle } from '../../write/group-spill.ts';
 import { diffBaseMeta, writeDiffBaseMeta, type DiffBaseSource } from '../../write/diff-base.ts';
 import { IndexEntryLog } from '../../records/index-entry-log.ts';
 import { ChangeEvents, ChangeEventWriter } from '../../records/change-events.ts';
-import { MatchRecordWriter } from '../../records/match-records.ts';
+import { MatchRecordWriter, type MatchRecordsHandle } from '../../records/match-records.ts';
 import type { LineLayout } from '../../records/partition-lines.ts';
 import type { ThreadedStage } from '../../run-stages.ts';
 import type { RedirectInfo, TablesRead } from '../../records/tables-read.ts';
@@ -62,7 +62,7 @@ export interface EntitiesBuilt {
   /** For the documents stage. */
   rollup: ProviderRollup;
   /** For the match-index stage: each range's match and ref records (compiler/records/match-records.ts). */
-  matches: GroupSpillHandle[];
+  matches: MatchRecordsHandle[];
 }
 
 /** Everything one range of partitions is built from; plain data, so it can cross to a worker thread. */
@@ -104,7 +104,7 @@ export interface EntityRangeResult {
   index: string;
   search: SearchPart;
   events: GroupSpillHandle;
-  matches: GroupSpillHandle;
+  matches: MatchRecordsHandle;
   rollup: RollupPart;
   counts: Record<string, number>;
   slack: [string, { count: number; example: string }][];

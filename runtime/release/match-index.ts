@@ -27,6 +27,31 @@ const utf8 = new TextEncoder();
 
 const isUint = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 0;
 
+/** Where the integer uintAt read ends. */
+let uintEnd = 0;
+
+/** The msgpack unsigned integer (below 2^32) at b[p], its end in uintEnd; -1 for any other value or a short buffer. */
+function uintAt(b: Uint8Array, p: number): number {
+  const t = b[p];
+  if (t < 0x80) {
+    uintEnd = p + 1;
+    return t;
+  }
+  if (t === 0xcc && p + 2 <= b.length) {
+    uintEnd = p + 2;
+    return b[p + 1];
+  }
+  if (t === 0xcd && p + 3 <= b.length) {
+    uintEnd = p + 3;
+    return (b[p + 1] << 8) | b[p + 2];
+  }
+  if (t === 0xce && p + 5 <= b.length) {
+    uintEnd = p + 5;
+    return ((b[p + 1] << 24) | (b[p + 2] << 16) | (b[p + 3] << 8) | b[p + 4]) >>> 0;
+  }
+  return -1;
+}
+
 /** Whether `id` is the ASCII text of b[s, e). */
 function sameId(id: string, b: Uint8Array, s: number, e: number): boolean {
   if (id.length !== e - s) return false;
@@ -131,6 +156,14 @@ export class MatchIndex {
 
   /** An entry's two integers, decoded by the buckets' own msgpack reader (a fixarray of two unsigned integers). */
   private entryOf(position: number, b: Uint8Array): MatchListEntry {
+    // The shape every entry has, read here: a walk reads up to a thousand entries a page.
+    if (b[0] === 0x92) {
+      const ordinal = uintAt(b, 1);
+      if (ordinal >= 0) {
+        const meta = uintAt(b, uintEnd);
+        if (meta >= 0 && uintEnd === b.length) return [ordinal, meta];
+      }
+    }
     let v: unknown;
     try {
       v = decodeValue(b, 0, b.length);

@@ -1,5 +1,7 @@
 // Walks up to five anchors' match lists together, in page order, from where a cursor stopped: each list is entered
-// by binary search and read forward, so a page costs a few bucket reads per list, never a scan.
+// by binary search and read forward, so a page costs a few bucket reads per list, never a scan. The other anchors'
+// lists are asked whether they hold each entry the walk hands out (ListMembership): they are in the same page order,
+// so each is read forward only, jumping ahead by a galloping search.
 import { metaDay, type MatchListEntry } from '../../common/match-index.ts';
 import { isPromise, type MaybePromise } from '../interfaces.ts';
 import type { MatchIndex } from '../release/match-index.ts';
@@ -31,6 +33,42 @@ export interface WalkOptions {
 function compare(sort: 'asc' | 'desc', aDay: number, aOrd: number, bDay: number, bOrd: number): number {
   if ((aDay === 0) !== (bDay === 0)) return aDay === 0 ? 1 : -1;
   return (sort === 'asc' ? aDay - bDay : bDay - aDay) || aOrd - bOrd;
+}
+
+/**
+ * The first i in [lo, hi) for which `before(i)` is false, `before` being true up to some point and false after it:
+ * probes lo, lo+2, lo+6, lo+14, … (doubling steps) until one is not before, then a binary search between the last two
+ * probes, so a near target costs a few reads and a far one O(log distance). At once when every probe is.
+ */
+function firstNotBefore(lo: number, hi: number, before: (i: number) => MaybePromise<boolean>): MaybePromise<number> {
+  let a = lo;
+  let b = hi;
+  let step = 1;
+  let galloping = true;
+  const take = (probe: number, isBefore: boolean): void => {
+    if (isBefore) {
+      a = probe + 1;
+      if (galloping) step *= 2;
+    } else {
+      b = probe;
+      galloping = false;
+    }
+  };
+  const go = (): MaybePromise<number> => {
+    for (;;) {
+      let probe: number;
+      if (galloping && a + step - 1 < b) probe = a + step - 1;
+      else {
+        galloping = false;
+        if (a >= b) return a;
+        probe = (a + b) >>> 1;
+      }
+      const r = before(probe);
+      if (isPromise(r)) return r.then((v) => (take(probe, v), go()));
+      take(probe, r);
+    }
+  };
+  return go();
 }
 
 /** One list read forward from a position. */
@@ -80,6 +118,55 @@ class ListReader {
 
   private stop(): void {
     this.position = this.end;
+  }
+
+  /**
+   * Moves `head` to the first entry not before (day, ordinal) in page order (null: none left in the window); never
+   * back. At once when the buckets it reads are kept.
+   */
+  seek(day: number, ordinal: number): MaybePromise<void> {
+    const h = this.head;
+    if (h === null || compare(this.opts.sort, h.day, h.ordinal, day, ordinal) >= 0) return;
+    const found = firstNotBefore(this.position, this.end, (i) => {
+      const e = this.index.entry(this.base + i);
+      return isPromise(e) ? e.then(([o, meta]) => compare(this.opts.sort, metaDay(meta), o, day, ordinal) < 0) : compare(this.opts.sort, metaDay(e[1]), e[0], day, ordinal) < 0;
+    });
+    if (isPromise(found)) return found.then((p) => this.moveTo(p));
+    return this.moveTo(found);
+  }
+
+  /**
+   * The entry `n - 1` places after `head`, when at least one more follows it in the window; else null. Found by a
+   * search for the window's end, without reading the entries between.
+   */
+  nth(n: number): MaybePromise<WalkEntry | null> {
+    if (this.head === null) return null;
+    const first = this.position - 1;
+    const { sort, fromDay, toDay } = this.opts;
+    const bounded = fromDay !== null || toDay !== null;
+    const inside = (meta: number): boolean => {
+      const day = metaDay(meta);
+      if (bounded && day === 0) return false;
+      if (sort === 'asc' && toDay !== null && day > toDay) return false;
+      return !(sort === 'desc' && fromDay !== null && day < fromDay);
+    };
+    // The window is a run of the list: entries inside it, then none.
+    const windowEnd = firstNotBefore(first, this.end, (i) => {
+      const e = this.index.entry(this.base + i);
+      return isPromise(e) ? e.then(([, meta]) => inside(meta)) : inside(e[1]);
+    });
+    const at = (end: number): MaybePromise<WalkEntry | null> => {
+      if (end - first <= n) return null;
+      const e = this.index.entry(this.base + first + n - 1);
+      const entry = ([ordinal, meta]: MatchListEntry): WalkEntry => ({ ordinal, day: metaDay(meta), meta });
+      return isPromise(e) ? e.then(entry) : entry(e);
+    };
+    return isPromise(windowEnd) ? windowEnd.then(at) : at(windowEnd);
+  }
+
+  private moveTo(position: number): MaybePromise<void> {
+    this.position = position;
+    return this.advance();
   }
 
   /** The first position whose entry comes after (day, ordinal) in page order: a binary search over the run. */
@@ -143,9 +230,52 @@ export class MatchWalk {
     return e;
   }
 
+  /**
+   * Where the walk would stand after handing out `n` entries, for a page that can take none of them: the n-th entry
+   * when another follows it, null when the walk would end by then. Only over a single list and before any next()
+   * (undefined otherwise): one list holds each match once, so the n-th entry is n - 1 places on.
+   */
+  nth(n: number): MaybePromise<WalkEntry | null> | undefined {
+    if (this.readers.length !== 1 || this.last !== -1 || this.pending !== undefined) return undefined;
+    return this.readers[0].nth(n);
+  }
+
   /** Whether another entry follows; it is read now and handed out by the next call to next(). */
   async more(): Promise<boolean> {
     if (this.pending === undefined) this.pending = await this.next();
     return this.pending !== null;
+  }
+}
+
+/**
+ * Whether the entries a MatchWalk hands out (asked in page order) are in the union of another anchor's lists: each
+ * list is read forward from where the last question left it, so a page's questions cost about one pass over the
+ * part of each list they span, and no row is read to answer them.
+ */
+export class ListMembership {
+  private readonly readers: ListReader[];
+
+  constructor(index: MatchIndex, lists: readonly AnchorList[], opts: WalkOptions) {
+    this.readers = lists.map((l) => new ListReader(index, l, opts));
+  }
+
+  async open(): Promise<void> {
+    await Promise.all(this.readers.map((r) => r.open()));
+  }
+
+  /** Whether `e` is in one of the lists; `e` never comes before an entry asked earlier. */
+  has(e: WalkEntry): MaybePromise<boolean> {
+    let pending: Promise<void>[] | null = null;
+    for (const r of this.readers) {
+      const moved = r.seek(e.day, e.ordinal);
+      if (isPromise(moved)) (pending ??= []).push(moved);
+    }
+    if (pending !== null) return Promise.all(pending).then(() => this.found(e.ordinal));
+    return this.found(e.ordinal);
+  }
+
+  private found(ordinal: number): boolean {
+    for (const r of this.readers) if (r.head !== null && r.head.ordinal === ordinal) return true;
+    return false;
   }
 }

@@ -18,7 +18,7 @@ const DAY_MS = 86_400_000;
 /** Values of one anchor a request may carry (runtime/routes/match-query.ts MATCH_ANCHOR_VALUES). */
 const FIVE = 5;
 /** Distinct requests per worst-filter row: more than a 10 s load sends (~4,000 req/s at best). */
-export const DISTINCT_WORST = 60_000;
+const DISTINCT_WORST = 60_000;
 
 export const MATCH_ROWS = ['matches', 'matches-5x3-anchors', 'matches-unknown-provider', 'matches-widest'] as const;
 export type MatchRow = (typeof MATCH_ROWS)[number];

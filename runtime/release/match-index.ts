@@ -23,6 +23,12 @@ export interface KeptReference {
   bytes: Uint8Array;
 }
 
+/**
+ * Lists buckets kept decoded (2 KiB each, 256 entries): 2 MiB when full. A page's walk reads a few buckets per
+ * anchor list, and the buckets of popular anchors are read again by every page of theirs.
+ */
+const KEPT_LIST_BUCKETS = 1024;
+
 const utf8 = new TextEncoder();
 
 const isUint = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 0;
@@ -152,6 +158,78 @@ export class MatchIndex {
   entry(position: number): MaybePromise<MatchListEntry> {
     const b = this.lists.valueBytes(position);
     return isPromise(b) ? b.then((bytes) => this.entryOf(position, bytes)) : this.entryOf(position, b);
+  }
+
+  private readonly listBuckets = new RecentMap<number, Uint32Array>(KEPT_LIST_BUCKETS);
+
+  /**
+   * The entries of the lists bucket holding `position`, as (ordinal, meta) pairs: entry `position` is at
+   * entrySlot(position) and the one after. Decoded once and kept, so a walk's reads cost an array index each.
+   */
+  entries(position: number): MaybePromise<Uint32Array> {
+    const per = this.doc.lists.per_bucket ?? 0;
+    const bucket = Math.floor(position / per);
+    const kept = this.listBuckets.get(bucket);
+    if (kept !== undefined) return kept;
+    const first = bucket * per;
+    const b = this.lists.valueBytes(first);
+    return isPromise(b) ? b.then((bytes) => this.decodeBucket(bucket, first, bytes)) : this.decodeBucket(bucket, first, b);
+  }
+
+  /** Whether the lists bucket holding `position` is kept decoded (entries() answers it without reading). */
+  decoded(position: number): boolean {
+    return this.listBuckets.get(Math.floor(position / (this.doc.lists.per_bucket ?? 1))) !== undefined;
+  }
+
+  /** Where entry `position` sits in its entries() array. */
+  entrySlot(position: number): number {
+    return (position % (this.doc.lists.per_bucket ?? 1)) * 2;
+  }
+
+  /**
+   * The bucket's entries from its first (`bytes`, a view into the verified bucket): the values of a bucket lie one
+   * after another, so they are read on from there; where they do not end where the reader says the last one ends,
+   * each is read on its own.
+   */
+  private decodeBucket(bucket: number, first: number, bytes: Uint8Array): MaybePromise<Uint32Array> {
+    const n = Math.min(this.doc.lists.per_bucket ?? 0, this.doc.lists.entries - first);
+    const out = new Uint32Array(2 * n);
+    const all = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.buffer.byteLength - bytes.byteOffset);
+    let p = 0;
+    for (let i = 0; i < n && p >= 0; i++) {
+      if (all[p] !== 0x92) p = -1;
+      else {
+        const ordinal = uintAt(all, p + 1);
+        const meta = ordinal < 0 ? -1 : uintAt(all, uintEnd);
+        if (meta < 0) p = -1;
+        else {
+          out[2 * i] = ordinal;
+          out[2 * i + 1] = meta;
+          p = uintEnd;
+        }
+      }
+    }
+    const last = this.lists.valueBytes(first + n - 1);
+    const check = (end: Uint8Array): MaybePromise<Uint32Array> => {
+      if (p >= 0 && end.buffer === bytes.buffer && end.byteOffset + end.length === bytes.byteOffset + p) {
+        this.listBuckets.set(bucket, out);
+        return out;
+      }
+      return this.eachEntry(bucket, first, n);
+    };
+    return isPromise(last) ? last.then(check) : check(last);
+  }
+
+  /** decodeBucket's way for a bucket whose values are not read on one from another: each through entry(). */
+  private async eachEntry(bucket: number, first: number, n: number): Promise<Uint32Array> {
+    const out = new Uint32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const [ordinal, meta] = await this.entry(first + i);
+      out[2 * i] = ordinal;
+      out[2 * i + 1] = meta;
+    }
+    this.listBuckets.set(bucket, out);
+    return out;
   }
 
   /** An entry's two integers, decoded by the buckets' own msgpack reader (a fixarray of two unsigned integers). */

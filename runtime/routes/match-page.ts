@@ -83,9 +83,12 @@ export async function matchPage(
   const walkOptions = { sort: q.sort, fromDay: q.fromDay, toDay: q.toDay, after: q.after };
   const walk = new MatchWalk(index, resolved[driver].map((a) => a.list), walkOptions);
   // The other anchors' lists, asked for each entry before its row is read: an entry missing from one of them cannot
-  // pass, so an empty intersection reads no row. The row check below stays, so the answer is the same either way.
-  const others = options.lists && !impossible ? given.filter((k) => k !== driver).map((k) => new ListMembership(index, resolved[k].map((a) => a.list), walkOptions)) : [];
-  await Promise.all([walk.open(), ...others.map((m) => m.open())]);
+  // pass, so an empty intersection reads no row. The shorter lists are asked first (an entry missing there is not
+  // looked for in the longer ones, which are entered only once an entry reaches them). The row check below stays,
+  // so the answer is the same either way.
+  const askedFirst = given.filter((k) => k !== driver).sort((a, b) => size(a) - size(b));
+  const others = options.lists && !impossible ? askedFirst.map((k) => new ListMembership(index, resolved[k].map((a) => a.list), walkOptions)) : [];
+  await walk.open();
 
   // Filters only a row can answer: without them a row is written from its stored bytes, never decoded.
   const rowFilters = Object.keys(sets).length > 0 || opponent !== null || (team !== null && q.venue !== 'any') || q.require.length > 0 || q.missing.length > 0;

@@ -2,7 +2,7 @@
 // by binary search and read forward, so a page costs a few bucket reads per list, never a scan. The other anchors'
 // lists are asked whether they hold each entry the walk hands out (ListMembership): they are in the same page order,
 // so each is read forward only, jumping ahead by a galloping search.
-import { metaDay, type MatchListEntry } from '../../common/match-index.ts';
+import { metaDay } from '../../common/match-index.ts';
 import { isPromise, type MaybePromise } from '../interfaces.ts';
 import type { MatchIndex } from '../release/match-index.ts';
 import type { CursorPosition } from './match-cursor.ts';
@@ -38,13 +38,14 @@ function compare(sort: 'asc' | 'desc', aDay: number, aOrd: number, bDay: number,
 /**
  * The first i in [lo, hi) for which `before(i)` is false, `before` being true up to some point and false after it:
  * probes lo, lo+2, lo+6, lo+14, … (doubling steps) until one is not before, then a binary search between the last two
- * probes, so a near target costs a few reads and a far one O(log distance). At once when every probe is.
+ * probes, so a near target costs a few reads and a far one O(log distance); without `gallop`, a plain binary search.
+ * At once when every probe is.
  */
-function firstNotBefore(lo: number, hi: number, before: (i: number) => MaybePromise<boolean>): MaybePromise<number> {
+function firstNotBefore(lo: number, hi: number, before: (i: number) => MaybePromise<boolean>, gallop = true): MaybePromise<number> {
   let a = lo;
   let b = hi;
   let step = 1;
-  let galloping = true;
+  let galloping = gallop;
   const take = (probe: number, isBefore: boolean): void => {
     if (isBefore) {
       a = probe + 1;
@@ -98,23 +99,37 @@ class ListReader {
     await this.advance();
   }
 
+  /**
+   * `f` of the run's entry `i`, at once when its lists bucket is kept. Read in order (`sequential`), the bucket is
+   * decoded whole and kept, the entries after it being read next; a search's probes, scattered over buckets that
+   * may never be read again, read the one entry unless its bucket is already decoded.
+   */
+  private read<T>(i: number, f: (ordinal: number, meta: number) => T, sequential = false): MaybePromise<T> {
+    const at = this.base + i;
+    if (!sequential && !this.index.decoded(at)) {
+      const e = this.index.entry(at);
+      return isPromise(e) ? e.then(([o, meta]) => f(o, meta)) : f(e[0], e[1]);
+    }
+    const b = this.index.entries(at);
+    const k = this.index.entrySlot(at);
+    return isPromise(b) ? b.then((a) => f(a[k], a[k + 1])) : f(b[k], b[k + 1]);
+  }
+
   /** Reads the entry at the position into `head` (null past the end or past the window), and moves on: at once when its bucket is kept. */
   advance(): MaybePromise<void> {
     this.head = null;
     if (this.position >= this.end) return;
-    const e = this.index.entry(this.base + this.position++);
-    if (isPromise(e)) return e.then((read) => this.take(read));
-    this.take(e);
+    return this.read(this.position++, this.take, true);
   }
 
-  private take([ordinal, meta]: MatchListEntry): void {
+  private readonly take = (ordinal: number, meta: number): void => {
     const day = metaDay(meta);
     const { sort, fromDay, toDay } = this.opts;
     if ((fromDay !== null || toDay !== null) && day === 0) return this.stop();
     if (sort === 'asc' && toDay !== null && day > toDay) return this.stop();
     if (sort === 'desc' && fromDay !== null && day < fromDay) return this.stop();
     this.head = { ordinal, day, meta };
-  }
+  };
 
   private stop(): void {
     this.position = this.end;
@@ -127,10 +142,9 @@ class ListReader {
   seek(day: number, ordinal: number): MaybePromise<void> {
     const h = this.head;
     if (h === null || compare(this.opts.sort, h.day, h.ordinal, day, ordinal) >= 0) return;
-    const found = firstNotBefore(this.position, this.end, (i) => {
-      const e = this.index.entry(this.base + i);
-      return isPromise(e) ? e.then(([o, meta]) => compare(this.opts.sort, metaDay(meta), o, day, ordinal) < 0) : compare(this.opts.sort, metaDay(e[1]), e[0], day, ordinal) < 0;
-    });
+    const sort = this.opts.sort;
+    const before = (o: number, meta: number): boolean => compare(sort, metaDay(meta), o, day, ordinal) < 0;
+    const found = firstNotBefore(this.position, this.end, (i) => this.read(i, before));
     if (isPromise(found)) return found.then((p) => this.moveTo(p));
     return this.moveTo(found);
   }
@@ -151,16 +165,9 @@ class ListReader {
       return !(sort === 'desc' && fromDay !== null && day < fromDay);
     };
     // The window is a run of the list: entries inside it, then none.
-    const windowEnd = firstNotBefore(first, this.end, (i) => {
-      const e = this.index.entry(this.base + i);
-      return isPromise(e) ? e.then(([, meta]) => inside(meta)) : inside(e[1]);
-    });
-    const at = (end: number): MaybePromise<WalkEntry | null> => {
-      if (end - first <= n) return null;
-      const e = this.index.entry(this.base + first + n - 1);
-      const entry = ([ordinal, meta]: MatchListEntry): WalkEntry => ({ ordinal, day: metaDay(meta), meta });
-      return isPromise(e) ? e.then(entry) : entry(e);
-    };
+    const windowEnd = firstNotBefore(first, this.end, (i) => this.read(i, (_, meta) => inside(meta)));
+    const at = (end: number): MaybePromise<WalkEntry | null> =>
+      end - first <= n ? null : this.read(first + n - 1, (ordinal, meta): WalkEntry => ({ ordinal, day: metaDay(meta), meta }));
     return isPromise(windowEnd) ? windowEnd.then(at) : at(windowEnd);
   }
 
@@ -170,18 +177,12 @@ class ListReader {
   }
 
   /** The first position whose entry comes after (day, ordinal) in page order: a binary search over the run. */
-  private async firstAfter(day: number, ordinal: number): Promise<number> {
-    let lo = 0;
-    let hi = this.end;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const e = this.index.entry(this.base + mid);
-      const [o, meta] = isPromise(e) ? await e : e;
-      if (compare(this.opts.sort, metaDay(meta), o, day, ordinal) > 0) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+  private firstAfter(day: number, ordinal: number): MaybePromise<number> {
+    const sort = this.opts.sort;
+    const notAfter = (o: number, meta: number): boolean => compare(sort, metaDay(meta), o, day, ordinal) <= 0;
+    return firstNotBefore(0, this.end, (i) => this.read(i, notAfter), false);
   }
+
 }
 
 /** The union of some anchors' lists in page order, each match once. */
@@ -254,17 +255,18 @@ export class MatchWalk {
  */
 export class ListMembership {
   private readonly readers: ListReader[];
+  private opened = false;
 
   constructor(index: MatchIndex, lists: readonly AnchorList[], opts: WalkOptions) {
     this.readers = lists.map((l) => new ListReader(index, l, opts));
   }
 
-  async open(): Promise<void> {
-    await Promise.all(this.readers.map((r) => r.open()));
-  }
-
-  /** Whether `e` is in one of the lists; `e` never comes before an entry asked earlier. */
+  /** Whether `e` is in one of the lists; `e` never comes before an entry asked earlier. The lists are entered at the first question. */
   has(e: WalkEntry): MaybePromise<boolean> {
+    if (!this.opened) {
+      this.opened = true;
+      return Promise.all(this.readers.map((r) => r.open())).then(() => this.has(e));
+    }
     let pending: Promise<void>[] | null = null;
     for (const r of this.readers) {
       const moved = r.seek(e.day, e.ordinal);

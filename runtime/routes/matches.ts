@@ -19,7 +19,7 @@ export interface MatchesOptions {
   cursorSecret?: string | null;
   /** Largest page body in bytes, envelope and cursor included (default 262,144; tests set it lower). */
   maxPageBytes?: number;
-  /** Bytes of finished first pages kept for the hour (match-pages.ts; default 64 MiB, 0: none). */
+  /** Bytes of finished first pages kept for the hour (match-pages.ts; default 16 MiB, 0: none). */
   keptPageBytes?: number;
 }
 

@@ -38,14 +38,13 @@ function compare(sort: 'asc' | 'desc', aDay: number, aOrd: number, bDay: number,
 /**
  * The first i in [lo, hi) for which `before(i)` is false, `before` being true up to some point and false after it:
  * probes lo, lo+2, lo+6, lo+14, … (doubling steps) until one is not before, then a binary search between the last two
- * probes, so a near target costs a few reads and a far one O(log distance); without `gallop`, a plain binary search.
- * At once when every probe is.
+ * probes, so a near target costs a few reads and a far one O(log distance). At once when every probe is.
  */
-function firstNotBefore(lo: number, hi: number, before: (i: number) => MaybePromise<boolean>, gallop = true): MaybePromise<number> {
+function firstNotBefore(lo: number, hi: number, before: (i: number) => MaybePromise<boolean>): MaybePromise<number> {
   let a = lo;
   let b = hi;
   let step = 1;
-  let galloping = gallop;
+  let galloping = true;
   const take = (probe: number, isBefore: boolean): void => {
     if (isBefore) {
       a = probe + 1;
@@ -176,11 +175,14 @@ class ListReader {
     return this.advance();
   }
 
-  /** The first position whose entry comes after (day, ordinal) in page order: a binary search over the run. */
+  /**
+   * The first position whose entry comes after (day, ordinal) in page order, searched from the run's start: a
+   * window or cursor near the newest (oldest, ascending) end, the usual case, costs a probe or a few.
+   */
   private firstAfter(day: number, ordinal: number): MaybePromise<number> {
     const sort = this.opts.sort;
     const notAfter = (o: number, meta: number): boolean => compare(sort, metaDay(meta), o, day, ordinal) <= 0;
-    return firstNotBefore(0, this.end, (i) => this.read(i, notAfter), false);
+    return firstNotBefore(0, this.end, (i) => this.read(i, notAfter));
   }
 
 }

@@ -19,8 +19,6 @@ export interface MatchesOptions {
   cursorSecret?: string | null;
   /** Largest page body in bytes, envelope and cursor included (default 262,144; tests set it lower). */
   maxPageBytes?: number;
-  /** Bytes of finished first pages kept for the hour (match-pages.ts; default 16 MiB, 0: none). */
-  keptPageBytes?: number;
 }
 
 const MAX_PAGE_BYTES = 262_144;
@@ -29,9 +27,8 @@ const utf8 = new TextEncoder();
 export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
   const signer = opts.cursorSecret ? new CursorSigner(opts.cursorSecret) : null;
   const maxPageBytes = opts.maxPageBytes ?? MAX_PAGE_BYTES;
-  const keptPageBytes = opts.keptPageBytes ?? KEPT_PAGE_BYTES;
   // Pages are kept only where cursors are signed: without a secret every page is a 503.
-  const pages = signer && keptPageBytes > 0 ? new KeptPages(keptPageBytes) : null;
+  const pages = signer ? new KeptPages(KEPT_PAGE_BYTES) : null;
   return [
     defineRoute({
       method: 'GET',

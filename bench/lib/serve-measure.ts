@@ -311,7 +311,8 @@ export async function measureServe(o: ServeOptions): Promise<ServeFigures> {
     const matches = matchPaths.matches.length ? await load('matches', rt.port, rt.pid, get(matchPaths.matches), true) : null;
     const matchesWorst: Partial<Record<MatchRow, LoadResult>> = {};
     for (const row of MATCH_ROWS) {
-      if (row !== 'matches' && matchPaths[row].length) matchesWorst[row] = await load(row, rt.port, rt.pid, get(matchPaths[row]), true);
+      // No warm pass: its requests are all distinct (match-requests.ts), and a pass over them would only keep pages.
+      if (row !== 'matches' && matchPaths[row].length) matchesWorst[row] = await load(row, rt.port, rt.pid, get(matchPaths[row]));
     }
     const runtimeMemory = memoryOf(rt.pid);
     // Diagnostic, not a target: the rows above cycle through a few thousand IDs, whose shards and index buckets

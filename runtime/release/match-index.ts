@@ -23,9 +23,40 @@ export interface KeptReference {
   bytes: Uint8Array;
 }
 
+/**
+ * Lists buckets kept decoded (2 KiB each, 256 entries): 2 MiB when full. A page's walk reads a few buckets per
+ * anchor list, and the buckets of popular anchors are read again by every page of theirs.
+ */
+const KEPT_LIST_BUCKETS = 1024;
+
 const utf8 = new TextEncoder();
 
 const isUint = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 0;
+
+/** Where the integer uintAt read ends. */
+let uintEnd = 0;
+
+/** The msgpack unsigned integer (below 2^32) at b[p], its end in uintEnd; -1 for any other value or a short buffer. */
+function uintAt(b: Uint8Array, p: number): number {
+  const t = b[p];
+  if (t < 0x80) {
+    uintEnd = p + 1;
+    return t;
+  }
+  if (t === 0xcc && p + 2 <= b.length) {
+    uintEnd = p + 2;
+    return b[p + 1];
+  }
+  if (t === 0xcd && p + 3 <= b.length) {
+    uintEnd = p + 3;
+    return (b[p + 1] << 8) | b[p + 2];
+  }
+  if (t === 0xce && p + 5 <= b.length) {
+    uintEnd = p + 5;
+    return ((b[p + 1] << 24) | (b[p + 2] << 16) | (b[p + 3] << 8) | b[p + 4]) >>> 0;
+  }
+  return -1;
+}
 
 /** Whether `id` is the ASCII text of b[s, e). */
 function sameId(id: string, b: Uint8Array, s: number, e: number): boolean {
@@ -129,8 +160,88 @@ export class MatchIndex {
     return isPromise(b) ? b.then((bytes) => this.entryOf(position, bytes)) : this.entryOf(position, b);
   }
 
+  private readonly listBuckets = new RecentMap<number, Uint32Array>(KEPT_LIST_BUCKETS);
+
+  /**
+   * The entries of the lists bucket holding `position`, as (ordinal, meta) pairs: entry `position` is at
+   * entrySlot(position) and the one after. Decoded once and kept, so a walk's reads cost an array index each.
+   */
+  entries(position: number): MaybePromise<Uint32Array> {
+    const per = this.doc.lists.per_bucket ?? 0;
+    const bucket = Math.floor(position / per);
+    const kept = this.listBuckets.get(bucket);
+    if (kept !== undefined) return kept;
+    const first = bucket * per;
+    const b = this.lists.valueBytes(first);
+    return isPromise(b) ? b.then((bytes) => this.decodeBucket(bucket, first, bytes)) : this.decodeBucket(bucket, first, b);
+  }
+
+  /** Whether the lists bucket holding `position` is kept decoded (entries() answers it without reading). */
+  decoded(position: number): boolean {
+    return this.listBuckets.get(Math.floor(position / (this.doc.lists.per_bucket ?? 1))) !== undefined;
+  }
+
+  /** Where entry `position` sits in its entries() array. */
+  entrySlot(position: number): number {
+    return (position % (this.doc.lists.per_bucket ?? 1)) * 2;
+  }
+
+  /**
+   * The bucket's entries from its first (`bytes`, a view into the verified bucket): the values of a bucket lie one
+   * after another, so they are read on from there; where they do not end where the reader says the last one ends,
+   * each is read on its own.
+   */
+  private decodeBucket(bucket: number, first: number, bytes: Uint8Array): MaybePromise<Uint32Array> {
+    const n = Math.min(this.doc.lists.per_bucket ?? 0, this.doc.lists.entries - first);
+    const out = new Uint32Array(2 * n);
+    const all = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.buffer.byteLength - bytes.byteOffset);
+    let p = 0;
+    for (let i = 0; i < n && p >= 0; i++) {
+      if (all[p] !== 0x92) p = -1;
+      else {
+        const ordinal = uintAt(all, p + 1);
+        const meta = ordinal < 0 ? -1 : uintAt(all, uintEnd);
+        if (meta < 0) p = -1;
+        else {
+          out[2 * i] = ordinal;
+          out[2 * i + 1] = meta;
+          p = uintEnd;
+        }
+      }
+    }
+    const last = this.lists.valueBytes(first + n - 1);
+    const check = (end: Uint8Array): MaybePromise<Uint32Array> => {
+      if (p >= 0 && end.buffer === bytes.buffer && end.byteOffset + end.length === bytes.byteOffset + p) {
+        this.listBuckets.set(bucket, out);
+        return out;
+      }
+      return this.eachEntry(bucket, first, n);
+    };
+    return isPromise(last) ? last.then(check) : check(last);
+  }
+
+  /** decodeBucket's way for a bucket whose values are not read on one from another: each through entry(). */
+  private async eachEntry(bucket: number, first: number, n: number): Promise<Uint32Array> {
+    const out = new Uint32Array(2 * n);
+    for (let i = 0; i < n; i++) {
+      const [ordinal, meta] = await this.entry(first + i);
+      out[2 * i] = ordinal;
+      out[2 * i + 1] = meta;
+    }
+    this.listBuckets.set(bucket, out);
+    return out;
+  }
+
   /** An entry's two integers, decoded by the buckets' own msgpack reader (a fixarray of two unsigned integers). */
   private entryOf(position: number, b: Uint8Array): MatchListEntry {
+    // The shape every entry has, read here: a walk reads up to a thousand entries a page.
+    if (b[0] === 0x92) {
+      const ordinal = uintAt(b, 1);
+      if (ordinal >= 0) {
+        const meta = uintAt(b, uintEnd);
+        if (meta >= 0 && uintEnd === b.length) return [ordinal, meta];
+      }
+    }
     let v: unknown;
     try {
       v = decodeValue(b, 0, b.length);

@@ -18,6 +18,9 @@ export const MAX_CURSOR_CHARS = 320;
 /** A deployment secret shorter than this is refused: it would be guessable. */
 const MIN_SECRET_CHARS = 32;
 
+/** The clock hour a cursor issued at `now` records: a page is the same bytes throughout it. */
+export const cursorHour = (now: number): number => Math.floor(now / HOUR_MS);
+
 /** Where a page stopped: the last list entry it examined, as (day number, match ordinal). */
 export interface CursorPosition {
   day: number;
@@ -34,7 +37,7 @@ export class CursorSigner {
 
   /** The cursor after `at` for these filters (their digest) and generation, issued at `now`. */
   issue(generation: string, filters: string, at: CursorPosition, now: number): string {
-    const payload = toBase64url(utf8.encode(JSON.stringify([VERSION, generation, filters, Math.floor(now / HOUR_MS), at.day, at.ordinal])));
+    const payload = toBase64url(utf8.encode(JSON.stringify([VERSION, generation, filters, cursorHour(now), at.day, at.ordinal])));
     return `${payload}.${this.sign(payload)}`;
   }
 

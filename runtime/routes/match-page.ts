@@ -1,6 +1,6 @@
 // One page of /matches: the anchors resolved, the smallest anchor's lists walked from the cursor's position, the
-// other anchors and the filters checked on each row, and the page cut at its row limit, its byte cap or its budget
-// of examined entries.
+// other anchors' lists asked for each entry, the filters checked on the rows left, and the page cut at its row
+// limit, its byte cap or its budget of examined entries.
 import { MATCH_ROW, metaHome, metaState, type MatchRowValue } from '../../common/match-index.ts';
 import { jsonString } from '../../common/json-string.ts';
 import { ApiError } from '../api-error.ts';
@@ -11,7 +11,7 @@ import { MAX_CURSOR_CHARS, type CursorSigner } from './match-cursor.ts';
 import { ANCHORS, type AnchorKind, type MatchQuery } from './match-query.ts';
 import { PageWriter, rowText, type RowFilter } from './match-row.ts';
 import { isPromise } from '../interfaces.ts';
-import { MatchWalk, type WalkEntry } from './match-walk.ts';
+import { ListMembership, MatchWalk, type WalkEntry } from './match-walk.ts';
 
 /**
  * List entries one page may examine. Rows are read only for entries that pass the state filter, so a page's reads
@@ -34,8 +34,22 @@ function utf8Length(s: string): number {
   return n;
 }
 
+/** How a page is walked. */
+export interface PageOptions {
+  /**
+   * Ask the other anchors' lists before reading a row, and end a page that can take no row without reading its
+   * entries (default); false reads and checks the row of every examined entry. The answer is the same either way.
+   */
+  lists: boolean;
+  /** List entries a page may examine (default MAX_EXAMINED; tests set it lower to reach its end on a small release). */
+  examined: number;
+}
+const DEFAULT_OPTIONS: PageOptions = { lists: true, examined: MAX_EXAMINED };
+
 /** One page's body. */
-export async function matchPage(release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number): Promise<string | Uint8Array> {
+export async function matchPage(
+  release: Release, index: MatchIndex, generation: string, q: MatchQuery, signer: CursorSigner, now: number, maxBytes: number, options: PageOptions = DEFAULT_OPTIONS,
+): Promise<string | Uint8Array> {
   const unresolved: string[] = [];
   const resolved = {} as Record<AnchorKind, Resolved[]>;
   for (const kind of ANCHORS) {
@@ -58,17 +72,24 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
   // A value that resolves to nothing makes the page empty: the intersection with nothing is nothing.
   if (unresolved.length) return tail([], null);
 
-  // The smallest anchor drives the walk; the others are checked on each row.
+  // The smallest anchor drives the walk; the others' lists are asked for each entry, and their IDs checked on each row read.
   const given = ANCHORS.filter((k) => resolved[k].length > 0);
   const size = (k: AnchorKind) => resolved[k].reduce((n, a) => n + a.list.count, 0);
   const driver = given.reduce((best, k) => (size(k) < size(best) ? k : best));
   const sets = Object.fromEntries(given.filter((k) => k !== driver).map((k) => [k, new Set(resolved[k].map((a) => a.id))])) as Partial<Record<AnchorKind, Set<string>>>;
   const team = resolved.team.length === 1 ? resolved.team[0].id : null;
-  const walk = new MatchWalk(index, resolved[driver].map((a) => a.list), { sort: q.sort, fromDay: q.fromDay, toDay: q.toDay, after: q.after });
-  await walk.open();
-
   // A provider no row bridges, required: no row can pass, so none is read (the walk and its cursor stay as they are).
   const impossible = q.require.some((p) => !index.bridgesSomewhere(p));
+  const walkOptions = { sort: q.sort, fromDay: q.fromDay, toDay: q.toDay, after: q.after };
+  const walk = new MatchWalk(index, resolved[driver].map((a) => a.list), walkOptions);
+  // The other anchors' lists, asked for each entry before its row is read: an entry missing from one of them cannot
+  // pass, so an empty intersection reads no row. The shorter lists are asked first (an entry missing there is not
+  // looked for in the longer ones, which are entered only once an entry reaches them). The row check below stays,
+  // so the answer is the same either way.
+  const askedFirst = given.filter((k) => k !== driver).sort((a, b) => size(a) - size(b));
+  const others = options.lists && !impossible ? askedFirst.map((k) => new ListMembership(index, resolved[k].map((a) => a.list), walkOptions)) : [];
+  await walk.open();
+
   // Filters only a row can answer: without them a row is written from its stored bytes, never decoded.
   const rowFilters = Object.keys(sets).length > 0 || opponent !== null || (team !== null && q.venue !== 'any') || q.require.length > 0 || q.missing.length > 0;
   const providerIndex = (p: string) => index.doc.providers.indexOf(p);
@@ -83,6 +104,14 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     // A provider no row names excludes nothing.
     missing: q.missing.map(providerIndex).filter((i) => i >= 0),
   };
+  if (impossible && options.lists) {
+    // No entry can be taken, so the page is empty and stops where its budget of examined entries runs out.
+    const stop = walk.nth(options.examined);
+    if (stop !== undefined) {
+      const last = isPromise(stop) ? await stop : stop;
+      return tail([], last ? signer.issue(generation, q.filters(), { day: last.day, ordinal: last.ordinal }, now) : null);
+    }
+  }
   const out = new PageWriter(index, generation, q.providers);
   out.text('{"matches":[');
   const head = out.pos;
@@ -93,7 +122,7 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
   let examined = 0;
   let exhausted = false;
   let capped = false;
-  while (count < q.limit && examined < MAX_EXAMINED) {
+  while (count < q.limit && examined < options.examined) {
     const next = walk.next();
     const e = isPromise(next) ? await next : next;
     if (e === null) {
@@ -107,6 +136,15 @@ export async function matchPage(release: Release, index: MatchIndex, generation:
     // On the team's own list the side is in the entry; otherwise the row says.
     if (driver === 'team' && team !== null && q.venue !== 'any' && metaHome(e.meta) !== (q.venue === 'home')) continue;
     if (impossible) continue;
+    let inAll = true;
+    for (const m of others) {
+      const has = m.has(e);
+      if (!(isPromise(has) ? await has : has)) {
+        inAll = false;
+        break;
+      }
+    }
+    if (!inAll) continue;
     let row: MatchRowValue | null = null;
     const before = out.pos;
     const maybe = index.rowBytes(e.ordinal);

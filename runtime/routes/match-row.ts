@@ -108,7 +108,8 @@ const SCRATCH = 16;
  * take (a value of another type) is written through rowText instead.
  */
 export class PageWriter {
-  private buf = new Uint8Array(16 * 1024);
+  // Grown as rows are written: many pages are short (a selective filter, an empty intersection).
+  private buf = new Uint8Array(2048);
   /** Bytes written. */
   pos = 0;
   // The current row's fields: kind (NIL, STR or an integer's value ≥ 0 stored in `num`), and a string's span. Slot

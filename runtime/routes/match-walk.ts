@@ -1,6 +1,8 @@
 // Walks up to five anchors' match lists together, in page order, from where a cursor stopped: each list is entered
-// by binary search and read forward, so a page costs a few bucket reads per list, never a scan.
-import { metaDay, type MatchListEntry } from '../../common/match-index.ts';
+// by binary search and read forward, so a page costs a few bucket reads per list, never a scan. The other anchors'
+// lists are asked whether they hold each entry the walk hands out (ListMembership): they are in the same page order,
+// so each is read forward only, jumping ahead by a galloping search.
+import { metaDay } from '../../common/match-index.ts';
 import { isPromise, type MaybePromise } from '../interfaces.ts';
 import type { MatchIndex } from '../release/match-index.ts';
 import type { CursorPosition } from './match-cursor.ts';
@@ -33,6 +35,42 @@ function compare(sort: 'asc' | 'desc', aDay: number, aOrd: number, bDay: number,
   return (sort === 'asc' ? aDay - bDay : bDay - aDay) || aOrd - bOrd;
 }
 
+/**
+ * The first i in [lo, hi) for which `before(i)` is false, `before` being true up to some point and false after it:
+ * probes lo, lo+2, lo+6, lo+14, … (doubling steps) until one is not before, then a binary search between the last two
+ * probes, so a near target costs a few reads and a far one O(log distance). At once when every probe is.
+ */
+function firstNotBefore(lo: number, hi: number, before: (i: number) => MaybePromise<boolean>): MaybePromise<number> {
+  let a = lo;
+  let b = hi;
+  let step = 1;
+  let galloping = true;
+  const take = (probe: number, isBefore: boolean): void => {
+    if (isBefore) {
+      a = probe + 1;
+      if (galloping) step *= 2;
+    } else {
+      b = probe;
+      galloping = false;
+    }
+  };
+  const go = (): MaybePromise<number> => {
+    for (;;) {
+      let probe: number;
+      if (galloping && a + step - 1 < b) probe = a + step - 1;
+      else {
+        galloping = false;
+        if (a >= b) return a;
+        probe = (a + b) >>> 1;
+      }
+      const r = before(probe);
+      if (isPromise(r)) return r.then((v) => (take(probe, v), go()));
+      take(probe, r);
+    }
+  };
+  return go();
+}
+
 /** One list read forward from a position. */
 class ListReader {
   private position = 0;
@@ -60,41 +98,93 @@ class ListReader {
     await this.advance();
   }
 
+  /**
+   * `f` of the run's entry `i`, at once when its lists bucket is kept. Read in order (`sequential`), the bucket is
+   * decoded whole and kept, the entries after it being read next; a search's probes, scattered over buckets that
+   * may never be read again, read the one entry unless its bucket is already decoded.
+   */
+  private read<T>(i: number, f: (ordinal: number, meta: number) => T, sequential = false): MaybePromise<T> {
+    const at = this.base + i;
+    if (!sequential && !this.index.decoded(at)) {
+      const e = this.index.entry(at);
+      return isPromise(e) ? e.then(([o, meta]) => f(o, meta)) : f(e[0], e[1]);
+    }
+    const b = this.index.entries(at);
+    const k = this.index.entrySlot(at);
+    return isPromise(b) ? b.then((a) => f(a[k], a[k + 1])) : f(b[k], b[k + 1]);
+  }
+
   /** Reads the entry at the position into `head` (null past the end or past the window), and moves on: at once when its bucket is kept. */
   advance(): MaybePromise<void> {
     this.head = null;
     if (this.position >= this.end) return;
-    const e = this.index.entry(this.base + this.position++);
-    if (isPromise(e)) return e.then((read) => this.take(read));
-    this.take(e);
+    return this.read(this.position++, this.take, true);
   }
 
-  private take([ordinal, meta]: MatchListEntry): void {
+  private readonly take = (ordinal: number, meta: number): void => {
     const day = metaDay(meta);
     const { sort, fromDay, toDay } = this.opts;
     if ((fromDay !== null || toDay !== null) && day === 0) return this.stop();
     if (sort === 'asc' && toDay !== null && day > toDay) return this.stop();
     if (sort === 'desc' && fromDay !== null && day < fromDay) return this.stop();
     this.head = { ordinal, day, meta };
-  }
+  };
 
   private stop(): void {
     this.position = this.end;
   }
 
-  /** The first position whose entry comes after (day, ordinal) in page order: a binary search over the run. */
-  private async firstAfter(day: number, ordinal: number): Promise<number> {
-    let lo = 0;
-    let hi = this.end;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const e = this.index.entry(this.base + mid);
-      const [o, meta] = isPromise(e) ? await e : e;
-      if (compare(this.opts.sort, metaDay(meta), o, day, ordinal) > 0) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
+  /**
+   * Moves `head` to the first entry not before (day, ordinal) in page order (null: none left in the window); never
+   * back. At once when the buckets it reads are kept.
+   */
+  seek(day: number, ordinal: number): MaybePromise<void> {
+    const h = this.head;
+    if (h === null || compare(this.opts.sort, h.day, h.ordinal, day, ordinal) >= 0) return;
+    const sort = this.opts.sort;
+    const before = (o: number, meta: number): boolean => compare(sort, metaDay(meta), o, day, ordinal) < 0;
+    const found = firstNotBefore(this.position, this.end, (i) => this.read(i, before));
+    if (isPromise(found)) return found.then((p) => this.moveTo(p));
+    return this.moveTo(found);
   }
+
+  /**
+   * The entry `n - 1` places after `head`, when at least one more follows it in the window; else null. Found by a
+   * search for the window's end, without reading the entries between.
+   */
+  nth(n: number): MaybePromise<WalkEntry | null> {
+    if (this.head === null) return null;
+    const first = this.position - 1;
+    const { sort, fromDay, toDay } = this.opts;
+    const bounded = fromDay !== null || toDay !== null;
+    const inside = (meta: number): boolean => {
+      const day = metaDay(meta);
+      if (bounded && day === 0) return false;
+      if (sort === 'asc' && toDay !== null && day > toDay) return false;
+      return !(sort === 'desc' && fromDay !== null && day < fromDay);
+    };
+    // The window is a run of the list: entries inside it, then none.
+    const windowEnd = firstNotBefore(first, this.end, (i) => this.read(i, (_, meta) => inside(meta)));
+    const at = (end: number): MaybePromise<WalkEntry | null> =>
+      end - first <= n ? null : this.read(first + n - 1, (ordinal, meta): WalkEntry => ({ ordinal, day: metaDay(meta), meta }));
+    return isPromise(windowEnd) ? windowEnd.then(at) : at(windowEnd);
+  }
+
+  private moveTo(position: number): MaybePromise<void> {
+    this.position = position;
+    return this.advance();
+  }
+
+  /**
+   * The first position whose entry comes after (day, ordinal) in page order, searched from the run's start: a
+   * window or cursor near the newest (oldest, ascending) end, the usual case, costs a probe or a few.
+   */
+  private firstAfter(day: number, ordinal: number): MaybePromise<number> {
+    const sort = this.opts.sort;
+    const notAfter = (o: number, meta: number): boolean => compare(sort, metaDay(meta), o, day, ordinal) <= 0;
+    return firstNotBefore(0, this.end, (i) => this.read(i, notAfter));
+  }
+
 }
 
 /** The union of some anchors' lists in page order, each match once. */
@@ -143,9 +233,53 @@ export class MatchWalk {
     return e;
   }
 
+  /**
+   * Where the walk would stand after handing out `n` entries, for a page that can take none of them: the n-th entry
+   * when another follows it, null when the walk would end by then. Only over a single list and before any next()
+   * (undefined otherwise): one list holds each match once, so the n-th entry is n - 1 places on.
+   */
+  nth(n: number): MaybePromise<WalkEntry | null> | undefined {
+    if (this.readers.length !== 1 || this.last !== -1 || this.pending !== undefined) return undefined;
+    return this.readers[0].nth(n);
+  }
+
   /** Whether another entry follows; it is read now and handed out by the next call to next(). */
   async more(): Promise<boolean> {
     if (this.pending === undefined) this.pending = await this.next();
     return this.pending !== null;
+  }
+}
+
+/**
+ * Whether the entries a MatchWalk hands out (asked in page order) are in the union of another anchor's lists: each
+ * list is read forward from where the last question left it, so a page's questions cost about one pass over the
+ * part of each list they span, and no row is read to answer them.
+ */
+export class ListMembership {
+  private readonly readers: ListReader[];
+  private opened = false;
+
+  constructor(index: MatchIndex, lists: readonly AnchorList[], opts: WalkOptions) {
+    this.readers = lists.map((l) => new ListReader(index, l, opts));
+  }
+
+  /** Whether `e` is in one of the lists; `e` never comes before an entry asked earlier. The lists are entered at the first question. */
+  has(e: WalkEntry): MaybePromise<boolean> {
+    if (!this.opened) {
+      this.opened = true;
+      return Promise.all(this.readers.map((r) => r.open())).then(() => this.has(e));
+    }
+    let pending: Promise<void>[] | null = null;
+    for (const r of this.readers) {
+      const moved = r.seek(e.day, e.ordinal);
+      if (isPromise(moved)) (pending ??= []).push(moved);
+    }
+    if (pending !== null) return Promise.all(pending).then(() => this.found(e.ordinal));
+    return this.found(e.ordinal);
+  }
+
+  private found(ordinal: number): boolean {
+    for (const r of this.readers) if (r.head !== null && r.head.ordinal === ordinal) return true;
+    return false;
   }
 }

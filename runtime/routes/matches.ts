@@ -5,7 +5,8 @@ import { ApiError } from '../api-error.ts';
 import { costingErrors, COST_HEADERS, errorResponse, ok, STAMP_IF_LOADED } from '../contract/http-parts.ts';
 import { MatchesPage, ref } from '../contract/schemas.ts';
 import { defineRoute, type RouteDef } from '../route.ts';
-import { CursorSigner } from './match-cursor.ts';
+import { cursorHour, CursorSigner } from './match-cursor.ts';
+import { KEPT_PAGE_BYTES, KeptPages } from './match-pages.ts';
 import { MAX_EXAMINED, matchPage } from './match-page.ts';
 import { MATCH_ANCHOR_VALUES, MATCH_PARAMETERS, MATCH_QUERY_CODES, MATCH_WINDOW_DAYS, readMatchQuery } from './match-query.ts';
 
@@ -21,10 +22,13 @@ export interface MatchesOptions {
 }
 
 const MAX_PAGE_BYTES = 262_144;
+const utf8 = new TextEncoder();
 
 export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
   const signer = opts.cursorSecret ? new CursorSigner(opts.cursorSecret) : null;
   const maxPageBytes = opts.maxPageBytes ?? MAX_PAGE_BYTES;
+  // Pages are kept only where cursors are signed: without a secret every page is a 503.
+  const pages = signer ? new KeptPages(KEPT_PAGE_BYTES) : null;
   return [
     defineRoute({
       method: 'GET',
@@ -60,6 +64,18 @@ export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
         },
       },
       prepare(c) {
+        // A first page asked before in this release and hour: the same request answers the same bytes (a 200 only
+        // is kept, so a request that was refused is read and refused again). Follow-on pages are seldom asked twice.
+        let scope: string | null = null;
+        let search = '';
+        if (pages && !c.query.has('cursor')) {
+          scope = `${c.release.answerScope}${cursorHour(c.now)}`;
+          const url = c.request.url;
+          const at = url.indexOf('?');
+          search = at < 0 ? '' : url.slice(at + 1);
+          const kept = pages.get(scope, search);
+          if (kept !== undefined) return { run: () => ({ status: 200, body: kept }) };
+        }
         const q = readMatchQuery(c, c.release.stamp);
         const index = c.release.matchIndex();
         if (!index) throw new ApiError(503, 'index_unavailable', 'This release was compiled without a match index; recompile it to serve /matches.');
@@ -67,7 +83,11 @@ export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
         const generation = index.generation;
         if (q.cursor !== null) q.after = signer.open(q.cursor, generation, q.filters(), c.now);
         return {
-          run: async () => ({ status: 200, body: await matchPage(c.release, index, generation, q, signer, c.now, maxPageBytes) }),
+          run: async () => {
+            const body = await matchPage(c.release, index, generation, q, signer, c.now, maxPageBytes);
+            if (scope === null) return { status: 200, body };
+            return { status: 200, body: pages!.keep(scope, search, typeof body === 'string' ? utf8.encode(body) : body) };
+          },
         };
       },
     }),

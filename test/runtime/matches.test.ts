@@ -1,6 +1,7 @@
 // GET /matches, in process, on a generated release (a few rows added by hand: a merged team ID, undated matches, an
 // overlay-only provider's bridge): every answer is compared with lists computed here from the release's CSV tables,
 // cursors are followed to the end, and the cap, charging, cursor checks and a damaged index file are exercised.
+import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,13 @@ import { readCsv } from '../../compiler/read/csv-reader.ts';
 import { generateRelease } from '../../generator/synthetic.ts';
 import { TABLE_COLUMNS, type TableName } from '../../generator/tables.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
+import { createBucketCache } from '../../runtime/release/bucket-family-reader.ts';
+import { loadRelease } from '../../runtime/release/open-release.ts';
+import { CursorSigner } from '../../runtime/routes/match-cursor.ts';
+import { matchPage, MAX_EXAMINED } from '../../runtime/routes/match-page.ts';
+import { KeptPages } from '../../runtime/routes/match-pages.ts';
+import { readMatchQuery } from '../../runtime/routes/match-query.ts';
+import { createFsSource } from '../../runtime/source/fs-source.ts';
 import { client, type ApiResponse } from '../helpers/api-client.ts';
 import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 import { writeHandRelease, type Rows } from '../fixtures/hand-release.ts';
@@ -383,5 +391,141 @@ describe('GET /matches', () => {
     const none = await damaged(`/matches?team=${team}&from=1900-01-01&require=no_such_provider`);
     expect([none.status, none.json.matches]).toEqual([200, []]);
     expect((await damaged(`/entities/${team}`)).status).toBe(200);
+  });
+});
+
+describe('how a /matches page is made', () => {
+  it('asking the other anchors\' lists gives the pages and cursors of checking every row, and reads no row for an empty intersection', async () => {
+    const dist = join(root, 'dist');
+    const source = createFsSource({ root: dist, reads: 'sync' });
+    try {
+      const manifest = createHash('sha256').update(readFileSync(join(dist, STAMP, 'public', 'manifest.json'))).digest('hex');
+      const release = await loadRelease(source, STAMP, manifest, createBucketCache(1 << 22));
+      const index = release.matchIndex()!;
+      const generation = index.generation;
+      const signer = new CursorSigner(SECRET);
+      // Rows read, counted on the index itself.
+      let rowsRead = 0;
+      const rowBytes = index.rowBytes.bind(index);
+      index.rowBytes = (ordinal) => (rowsRead++, rowBytes(ordinal));
+      const page = async (qs: string, lists: boolean, examined: number, cursor: string | null): Promise<string> => {
+        const q = readMatchQuery({ params: {}, query: new URLSearchParams(`${qs}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`) }, STAMP);
+        if (q.cursor !== null) q.after = signer.open(q.cursor, generation, q.filters(), now);
+        const body = await matchPage(release, index, generation, q, signer, now, 262_144, { lists, examined });
+        return typeof body === 'string' ? body : Buffer.from(body).toString();
+      };
+      /** Both ways, page by page to the end: the same bytes each time. Rows read by each, and the pages. */
+      const both = async (qs: string, examined = MAX_EXAMINED) => {
+        const pages: { matches: unknown[]; next_cursor: string | null }[] = [];
+        const reads = { lists: 0, rows: 0 };
+        let cursor: string | null = null;
+        do {
+          rowsRead = 0;
+          const a = await page(qs, true, examined, cursor);
+          reads.lists += rowsRead;
+          rowsRead = 0;
+          const b = await page(qs, false, examined, cursor);
+          reads.rows += rowsRead;
+          expect(a, `${qs} after ${pages.length} pages`).toBe(b);
+          pages.push(JSON.parse(a));
+          cursor = pages[pages.length - 1].next_cursor;
+          expect(pages.length).toBeLessThan(3000);
+        } while (cursor !== null);
+        return { pages, reads, rows: pages.reduce((n, p) => n + p.matches.length, 0) };
+      };
+
+      // The five teams with the most matches; the competitions and seasons they play in (a non-empty intersection);
+      // five seasons of one competition with another competition (an empty one: a season is of one competition).
+      const pick = (xs: (string | null)[]) => [...new Set(xs.filter((x): x is string => x !== null))].sort().slice(0, 5);
+      const played = new Map<string, number>();
+      for (const f of facts) for (const t of [f.home, f.away]) if (t) played.set(t, (played.get(t) ?? 0) + 1);
+      const teams = [...played].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 5).map(([t]) => t).sort();
+      const theirs = facts.filter((f) => teams.some((t) => plays(t)(f)));
+      const competitions = pick(theirs.map((f) => f.competition));
+      const seasons = pick(theirs.map((f) => f.season));
+      expect([teams.length, competitions.length, seasons.length]).toEqual([5, 2, 5]);
+      const elsewhere = pick(facts.filter((f) => f.competition === competitions[0]).map((f) => f.season));
+      expect(facts.some((f) => f.competition === competitions[1] && f.season !== null && elsewhere.includes(f.season))).toBe(false);
+      const anchors = (kind: string, ids: string[]) => ids.map((id) => `${kind}=${id}`).join('&');
+      const all = '&from=0001-01-01&to=9999-12-31';
+
+      const empty = `${anchors('team', teams)}&competition=${competitions[1]}&${anchors('season', elsewhere)}${all}`;
+      const none = await both(empty);
+      // The row check met rows of the teams and competitions; the lists show at once that none is in those seasons.
+      expect([none.pages.length, none.rows, none.reads.lists]).toEqual([1, 0, 0]);
+      expect(none.reads.rows).toBeGreaterThan(0);
+      // The same with a budget that ends pages early: empty pages with cursors, the same ones either way.
+      const budgeted = await both(empty, 7);
+      expect(budgeted.pages.length).toBeGreaterThan(1);
+      expect(budgeted.reads.lists).toBe(0);
+
+      const some = await both(`${anchors('team', teams)}&${anchors('competition', competitions)}&${anchors('season', seasons)}${all}&limit=7`);
+      expect(some.rows).toBeGreaterThan(0);
+      // Every row the lists let through is on the page (no filter but the anchors).
+      expect(some.reads.lists).toBe(some.rows);
+      // With a budget of five entries, so pages end early and are continued by cursor.
+      for (const qs of [
+        `${anchors('team', teams)}&${anchors('competition', competitions)}&${anchors('season', seasons)}${all}&limit=7`,
+        `${anchors('team', teams.slice(0, 2))}&${anchors('competition', competitions.slice(0, 2))}&sort=asc&state=played,none&limit=5`,
+        `team=${team}&${anchors('season', seasons)}&venue=away&require=opta&from=2020-01-01&limit=4`,
+        `${anchors('competition', competitions)}&${anchors('season', seasons.slice(1))}&to=2025-12-31&limit=9`,
+        // A required provider no row bridges: one list, ended without reading its entries; and several lists.
+        `competition=${competitions[0]}&require=no_such_provider${all}`,
+        `competition=${competitions[0]}&require=no_such_provider&sort=asc&from=2024-01-01&to=2025-06-30`,
+        `${anchors('team', teams)}&require=no_such_provider${all}`,
+      ]) {
+        await both(qs, 5);
+      }
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('a first page asked again is the page kept for its release and clock hour, the same bytes as made', async () => {
+    const rt = await openInProcess({ dist: join(root, 'dist'), keys: join(root, 'keys.json'), state: 'memory:', clock, cursorSecret: SECRET });
+    runtimes.push(rt);
+    const ask = async (path: string) => {
+      const a = await rt.app.answer(new Request(`${rt.url}/api/v1${path}`, { headers: { authorization: `Bearer ${key}` } }));
+      expect(a.status).toBe(200);
+      return a.body as Uint8Array;
+    };
+    const path = `/matches?team=${team}&from=1900-01-01&limit=5`;
+    const first = await ask(path);
+    expect(JSON.parse(Buffer.from(first).toString()).next_cursor).not.toBeNull();
+    // The same bytes object: kept, not made again.
+    expect(await ask(path)).toBe(first);
+    // A page with its cursor is made each time, the same bytes.
+    const next = `${path}&cursor=${encodeURIComponent(JSON.parse(Buffer.from(first).toString()).next_cursor)}`;
+    const second = await ask(next);
+    expect(await ask(next)).not.toBe(second);
+    expect(Buffer.from(await ask(next)).equals(Buffer.from(second))).toBe(true);
+    // Another hour: its cursor records another hour, so another page, made and then kept in turn.
+    const hour = now;
+    now += HOUR;
+    try {
+      const later = await ask(path);
+      expect(Buffer.from(later).equals(Buffer.from(first))).toBe(false);
+      expect(await ask(path)).toBe(later);
+      // And it is what a runtime that never kept a page answers.
+      const fresh = await serve(join(root, 'dist'));
+      expect((await fresh(path)).text).toBe(Buffer.from(later).toString());
+    } finally {
+      now = hour;
+    }
+  });
+
+  it('kept pages answer only in the scope (release and hour) they were made in, within their budget', () => {
+    const pages = new KeptPages(4096);
+    const body = new TextEncoder().encode('{"matches":[]}');
+    const kept = pages.keep('r1\u00001', 'team=a', body);
+    expect(pages.get('r1\u00001', 'team=a')).toBe(kept);
+    expect(pages.get('r2\u00001', 'team=a')).toBeUndefined();
+    // A page of another scope drops the others: none of them can be asked for again.
+    pages.keep('r2\u00001', 'team=b', body);
+    expect([pages.get('r1\u00001', 'team=a'), pages.size]).toEqual([undefined, 1]);
+    // Past the budget nothing more is kept, and the bytes are answered all the same.
+    const large = new Uint8Array(4000);
+    expect(pages.keep('r2\u00001', 'team=c', large)).toBe(large);
+    expect(pages.get('r2\u00001', 'team=c')).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
 // the process's CPU time per answer is taken from process.cpuUsage. The ratio to the entity row of the same round is
 // what issue 41 bounds (a page's CPU ≤ 2× an entity lookup's); the worst-filter rows show that no filter a client can
 // send costs much more than a normal page. The `matches` row asks its teams' pages again and again, so it is served
-// mostly from kept pages, as the entity row is from kept answers; `matches-cold` asks each page once (pages made),
+// mostly from kept pages, as the entity row is from cached answers; `matches-cold` asks each page once (pages made),
 // and so do the worst-filter rows: their measured requests are never among those the warm-up asked.
 // node --expose-gc bin/run-ts.mjs bench/matches-cpu.ts --dist DIST --releases RELEASE_DIR [--rounds 10] [--n 1000] [--rows matches,…]
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -66,7 +66,7 @@ async function answer(rt: Runtime, row: Row, from: number, count: number): Promi
 const { startRuntime } = (await import(pathToFileURL(outfile).href)) as typeof import('../runtime/server.ts');
 const rt = await startRuntime({ dist: values.dist, keys: join(work, 'keys.json'), state: 'memory:', port: 0, pages: null, log: () => {}, cursorSecret: 'benchmark cursor secret, not a deployment one' });
 try {
-  // Warm (caches, kept answers and pages, JIT): the first WARM requests of each row, every sample of the cycling rows.
+  // Warm (caches, cached answers and pages, JIT): the first WARM requests of each row, every sample of the cycling rows.
   for (const row of ROWS) await answer(rt, row, 0, Math.min(WARM, rows[row].length));
   const us: Record<Row, number[]> = Object.fromEntries(ROWS.map((r) => [r, []])) as never;
   const loads: number[] = [];

@@ -80,7 +80,7 @@ export const entityBody = (e: LiveEntity, include: ReadonlySet<Include>, lang: s
 
 const INCLUDE_BIT = new Map<Include, number>(INCLUDE_ORDER.map((inc, i) => [inc, 1 << i]));
 
-/** `include` as a bit set: its order and repetition in a query change no body, so they change no kept answer's key. */
+/** `include` as a bit set: its order and repetition in a query change no body, so they change no cached answer's key. */
 export function includeBits(include: ReadonlySet<Include>): number {
   let bits = 0;
   for (const inc of include) bits |= INCLUDE_BIT.get(inc)!;

@@ -52,7 +52,7 @@ export const searchRoutes: RouteDef[] = [
       const { q, type, sort, limit } = readParameters(c);
       const release = c.release;
       // The answer is a function of the release and these four alone: kept like an entity answer (body-cache.ts),
-      // under a key with `q` last, the only free text in it. A kept answer's `q` passed the checks below when it
+      // under a key with `q` last, the only free text in it. A cached answer's `q` passed the checks below when it
       // was made, so it is answered without them.
       const key = release.answers ? `${release.answerScope}s${sort}\u0000${limit}\u0000${type ?? ''}\u0000${q}` : '';
       const kept = release.answers?.get(key);

@@ -155,7 +155,7 @@ class SqliteStore implements SqliteStateStore {
   private readonly sql;
   private readonly rateSql: RateStatements;
   /** A tick's transaction, wrapped once: better-sqlite3 builds a wrapper of closures per transaction() call. */
-  private readonly turn: Database.Transaction<(batch: Queued[]) => unknown[]>;
+  private readonly tick: Database.Transaction<(batch: Queued[]) => unknown[]>;
 
   constructor(
     readonly file: string,
@@ -164,7 +164,7 @@ class SqliteStore implements SqliteStateStore {
     private readonly lockWaitMs: number,
   ) {
     this.rateSql = rateStatements(db);
-    this.turn = db.transaction((batch: Queued[]) => this.apply(batch));
+    this.tick = db.transaction((batch: Queued[]) => this.apply(batch));
     // Checkpoints are this store's (checkpointSoon), at most one a second, not one per 1000 pages inside a commit.
     db.pragma('wal_autocheckpoint = 0');
     this.sql = {
@@ -319,7 +319,7 @@ class SqliteStore implements SqliteStateStore {
       if (durable) this.db.pragma('synchronous = FULL');
       this.waitForLocks(false);
       try {
-        results = this.turn.immediate(batch);
+        results = this.tick.immediate(batch);
       } finally {
         if (durable) this.db.pragma('synchronous = NORMAL');
       }

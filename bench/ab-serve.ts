@@ -10,9 +10,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { abCommandLine, abRequests, median } from './lib/ab-sides.ts';
+import { AB_ROWS, abCommandLine, abRequests, median } from './lib/ab-sides.ts';
 import { runLoad, type LoadRequest, type LoadResult } from './lib/load-generator.ts';
-import { prng, sampleKeys, searchQuery } from './lib/sample-keys.ts';
 import { addBenchKey, freePort, memoryOf, startChild, stopChild, waitFor200, type StartedChild } from './lib/processes.ts';
 
 const { roots, dists, sides, nodeFlags, described, releases, own } = abCommandLine('bench/ab-serve.ts', { pairs: '3', duration: '5', concurrency: '50', samples: '4000' });
@@ -45,12 +44,8 @@ async function serve(side: 'A' | 'B'): Promise<StartedChild & { port: number }> 
 }
 
 const all: Record<string, LoadRequest[]> = await abRequests(releases, own.samples);
-// The search row as bench/run.ts loads it: one or two words of each sampled entity's label.
-const random = prng(1);
-const searched = (await sampleKeys(releases, own.samples, 1)).entities.map((e) => searchQuery(e.label, random)).filter((q): q is string => q !== null);
-all.search = searched.map((q) => ({ method: 'GET', path: `/api/v1/search?q=${encodeURIComponent(q)}` }));
 // AB_ROWS=entity,search: only those rows (default entity, resolve, batch).
-const rows: Record<string, LoadRequest[]> = Object.fromEntries((process.env.AB_ROWS ?? 'entity,resolve,batch').split(',').filter((row) => all[row]).map((row) => [row, all[row]]));
+const rows: Record<string, LoadRequest[]> = Object.fromEntries((process.env.AB_ROWS?.split(',') ?? AB_ROWS).filter((row) => all[row]).map((row) => [row, all[row]]));
 
 const servers = { A: await serve('A'), B: await serve('B') };
 /** Server CPU per answer in µs: less moved by other jobs than req/s on a shared machine. */

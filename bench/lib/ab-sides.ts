@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { LoadRequest } from './load-generator.ts';
-import { prng, sampleKeys } from './sample-keys.ts';
+import { prng, sampleKeys, searchQuery } from './sample-keys.ts';
 import { ENTITY_INCLUDE } from './serve-measure.ts';
 
 export const AB_ROWS = ['entity', 'resolve', 'batch'] as const;
@@ -47,12 +47,18 @@ export function abCommandLine<K extends string>(script: string, own: Record<K, s
   return { roots, dists, sides, nodeFlags, described: { A: describe('A'), B: describe('B') }, releases: resolve(v.releases), own: numbers };
 }
 
-/** Each row's requests over `samples` keys of the release: paths under /api/v1, batch bodies of 100 entity items. */
-export async function abRequests(releases: string, samples: number): Promise<Record<AbRow, LoadRequest[]>> {
+/**
+ * Each row's requests over `samples` keys of the release: paths under /api/v1, batch bodies of 100 entity items,
+ * and a search row as bench/run.ts loads it (one or two words of each sampled entity's label), which only
+ * ab-serve loads, when asked.
+ */
+export async function abRequests(releases: string, samples: number): Promise<Record<AbRow | 'search', LoadRequest[]>> {
   const keys = await sampleKeys(releases, samples, 1);
   const random = prng(1);
+  const words = prng(1);
   const get = (paths: string[]): LoadRequest[] => paths.map((path) => ({ method: 'GET', path }));
   return {
+    search: get(keys.entities.map((e) => searchQuery(e.label, words)).filter((q): q is string => q !== null).map((q) => `/api/v1/search?q=${encodeURIComponent(q)}`)),
     entity: get(keys.entities.map((e) => `/api/v1/entities/${e.id}?include=${ENTITY_INCLUDE}`)),
     resolve: get(keys.bridges.map((b) => `/api/v1/resolve/${encodeURIComponent(b.provider)}/${encodeURIComponent(b.externalId)}?namespace=${encodeURIComponent(b.namespace)}`)),
     batch: Array.from({ length: 200 }, () => ({

@@ -234,14 +234,6 @@ export class MatchIndex {
 
   /** An entry's two integers, decoded by the buckets' own msgpack reader (a fixarray of two unsigned integers). */
   private entryOf(position: number, b: Uint8Array): MatchListEntry {
-    // The shape every entry has, read here: a walk reads up to a thousand entries a page.
-    if (b[0] === 0x92) {
-      const ordinal = uintAt(b, 1);
-      if (ordinal >= 0) {
-        const meta = uintAt(b, uintEnd);
-        if (meta >= 0 && uintEnd === b.length) return [ordinal, meta];
-      }
-    }
     let v: unknown;
     try {
       v = decodeValue(b, 0, b.length);

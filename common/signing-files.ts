@@ -73,7 +73,7 @@ async function readOptional(path: string): Promise<string | null> {
 }
 
 export interface DistSignOptions {
-  /** ISO instant; default the stamp's instant (for the index: its newest stamp's). */
+  /** ISO instant; default now (the signing moment). One run passes one instant, so its files agree. */
   signedAt?: string;
   validDays?: number;
 }

@@ -14,8 +14,9 @@
 //   it signs, the stamp, the sha256 of the signed bytes, the key ID, signed_at and valid_until, one per line. So the
 //   doc commits to the exact bytes by their sha256, and a reader that fetched index.json and index.json.sig at two
 //   moments sees the mismatch (`other_bytes`) and fetches again rather than trusting either.
-// - signed_at comes from the release (the stamp's instant, stampInstant) unless given, so signing twice gives the same
-//   bytes (Ed25519 is deterministic); valid_until = signed_at + validity. For index.json the stamp is the index's
+// - signed_at is the signing moment unless given (reproducible signing: `--signed-at` or SOURCE_DATE_EPOCH, see
+//   signingInstant), so a release of any age is signed valid from now; the same instant, key and bytes give the same
+//   file (Ed25519 is deterministic). valid_until = signed_at + validity. For index.json the stamp is the index's
 //   newest stamp (`next`).
 
 /** Format tag of a signature document. */
@@ -34,7 +35,6 @@ export const SIGNS_INDEX: Signs = 'index.json';
 export const DEFAULT_VALID_DAYS = 180;
 
 const PUBLIC_KEY_TEXT = /^ed25519:([A-Za-z0-9+/]{43}=)$/;
-const STAMP_PARTS = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 const ISO_SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const ED25519 = { name: 'Ed25519' } as const;
 
@@ -113,19 +113,43 @@ export async function sha256Hex(data: Uint8Array | string): Promise<string> {
 
 // ---- time ----
 
-/** The instant of a stamp as ISO 8601 UTC: `20261101T000000Z` → `2026-11-01T00:00:00Z`. Throws on another text. */
-export function stampInstant(stamp: string): string {
-  const m = STAMP_PARTS.exec(stamp);
-  if (!m) throw new Error(`stamp ${JSON.stringify(stamp)} is not of the form YYYYMMDDTHHMMSSZ`);
-  const iso = `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}Z`;
-  if (Number.isNaN(Date.parse(iso))) throw new Error(`stamp ${stamp} is not a valid instant`);
-  return iso;
-}
-
 /** `iso` plus `days` whole days, as ISO 8601 UTC to the second. */
 function addDays(iso: string, days: number): string {
   return new Date(Date.parse(iso) + days * 86_400_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** Whole seconds since the epoch, as reproducible-builds' SOURCE_DATE_EPOCH writes them (no sign, no fraction). */
+const EPOCH_SECONDS = /^\d{1,12}$/;
+/** Least time a new signature must still be valid: one that lapses sooner would be refused before it is published. */
+const MIN_VALID_MS = 86_400_000;
+
+/**
+ * The signed_at of a signing run: `signedAt` (a command line's `--signed-at`) if given, else `sourceDateEpoch` (the
+ * SOURCE_DATE_EPOCH environment variable, the reproducible-builds convention) if set, else `now`. Throws naming the
+ * value when either is malformed.
+ */
+export function signingInstant(opts: { signedAt?: string; sourceDateEpoch?: string; now: Date }): string {
+  if (opts.signedAt !== undefined) return normaliseInstant(opts.signedAt);
+  const epoch = opts.sourceDateEpoch;
+  if (epoch !== undefined && epoch !== '') {
+    if (!EPOCH_SECONDS.test(epoch)) throw new Error(`SOURCE_DATE_EPOCH=${JSON.stringify(epoch)} is not a whole number of seconds since 1970-01-01T00:00:00Z (e.g. 1793491200)`);
+    return isoSecond(Number(epoch) * 1000);
+  }
+  return isoSecond(opts.now.getTime());
+}
+
+/**
+ * Refuses (throws) a signature from `signedAt` for `days` days that is expired at `now` or expires within a day of
+ * it: written, it would be refused by every `--trust` reader before it could be published.
+ */
+export function checkLifetime(signedAt: string, days: number, now: Date): void {
+  const until = addDays(signedAt, days);
+  if (Date.parse(until) - now.getTime() >= MIN_VALID_MS) return;
+  const state = Date.parse(until) <= now.getTime() ? 'already expired' : 'expiring within a day';
+  throw new Error(`a signature made at ${signedAt}, valid ${days} days, expires at ${until}: ${state} at ${isoSecond(now.getTime())}; sign at a later --signed-at (or SOURCE_DATE_EPOCH), or give more --valid-days`);
+}
+
+const isoSecond = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 /** An ISO 8601 UTC instant normalised to the second (signed_at given on a command line). Throws on another text. */
 export function normaliseInstant(text: string): string {
@@ -209,7 +233,7 @@ function signedMessage(doc: Omit<SignatureDoc, 'signature'>): Uint8Array<ArrayBu
 export interface SignOptions {
   signs: Signs;
   stamp: string;
-  /** ISO instant; default: the stamp's instant. */
+  /** ISO instant; default: now (the signing moment). */
   signedAt?: string;
   /** Days from signed_at to valid_until; default DEFAULT_VALID_DAYS. */
   validDays?: number;
@@ -217,7 +241,7 @@ export interface SignOptions {
 
 /** The signature document (its file's exact text, no newline) for `bytes`. Same inputs, same text. */
 export async function signBytes(bytes: Uint8Array | string, key: SigningKey, opts: SignOptions): Promise<string> {
-  const signedAt = opts.signedAt ? normaliseInstant(opts.signedAt) : stampInstant(opts.stamp);
+  const signedAt = opts.signedAt ? normaliseInstant(opts.signedAt) : isoSecond(Date.now());
   const days = opts.validDays ?? DEFAULT_VALID_DAYS;
   if (!(days > 0) || !Number.isFinite(days)) throw new Error(`validity must be a positive number of days, not ${days}`);
   const body: Omit<SignatureDoc, 'signature'> = {

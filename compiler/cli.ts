@@ -14,7 +14,7 @@ import { verifyDist } from './dist-manifest.ts';
 import { readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
 import { DEFAULT_VALID_DAYS, normaliseInstant, parseSignature, sha256Hex } from '../common/signing.ts';
 import { INDEX_FILE, INDEX_SIG_FILE } from '../common/dist-layout.ts';
-import { signDist, signingKeyOf, validDays } from './sign-cli.ts';
+import { signDist, signingKeyOf, signingTimeOf, validDays } from './sign-cli.ts';
 
 export const compileCommand = defineCommand({
   meta: { name: 'compile', description: 'Compile every release not compiled yet, oldest first (or one stamp), into the dist folder' },
@@ -24,13 +24,17 @@ export const compileCommand = defineCommand({
     stamp: { type: 'string', description: 'Compile only this release (again, if it is compiled already)', valueHint: 'STAMP' },
     strict: { type: 'boolean', description: 'Refuse a release with referential slack instead of dropping and counting it' },
     sign: { type: 'string', description: 'Sign each compiled stamp and index.json with this private key (`register signing-key new`)', valueHint: 'FILE' },
-    'valid-days': { type: 'string', description: `With --sign: days from the release's stamp to the signatures' valid_until (default ${DEFAULT_VALID_DAYS})`, valueHint: 'N' },
+    'valid-days': { type: 'string', description: `With --sign: days from the signing time to the signatures' valid_until (default ${DEFAULT_VALID_DAYS})`, valueHint: 'N' },
+    'signed-at': { type: 'string', description: 'With --sign: signing time, ISO 8601 (default: SOURCE_DATE_EPOCH if set, else now)', valueHint: 'TIME' },
   },
   async run(ctx) {
     const { releases, out, stamp, strict } = ctx.args;
     const io = ioOf(ctx);
     // The key is read before compiling: a wrong path must not cost a compile.
     const days = validDays('compile', ctx.args['valid-days']);
+    if (ctx.args.sign === undefined && ctx.args['signed-at'] !== undefined) throw badValue('compile', '--signed-at dates signatures: give --sign too');
+    // Resolved (and a signature that would be born expired refused) before compiling, too.
+    const signing = ctx.args.sign !== undefined ? signingTimeOf('compile', ctx.args['signed-at'], days) : null;
     const key = ctx.args.sign !== undefined ? await signingKeyOf('compile', ctx.args.sign) : null;
     await findReleases(releases);
     const t0 = Date.now();
@@ -52,7 +56,7 @@ export const compileCommand = defineCommand({
     if (reports.length === 0) io.err('[compile] nothing to do: every release is compiled\n');
     else io.err(`[compile] ${reports.length} release(s) in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
     if (key) {
-      const written = await signDist(out, reports.map((r) => r.stamp), key, { validDays: days });
+      const written = await signDist(out, reports.map((r) => r.stamp), key, signing!);
       io.err(`[compile] signed ${written.length - 1} stamp(s) and index.json with key ${key.keyId}\n`);
     } else if (reports.length > 0 && (await staleIndexSignature(out))) {
       // The old signature stays (the bytes written are those of an unsigned compile) and no longer matches.

@@ -7,7 +7,7 @@ import { STAMP } from '../common/ids.ts';
 import { badValue, ioOf } from '../cli/command-line.ts';
 import { readSigningKey, signDistIndex, signStampManifest, writeNewSigningKey, type DistSignOptions } from '../common/signing-files.ts';
 import { INDEX_SIG_FILE, manifestSigPath } from '../common/dist-layout.ts';
-import { DEFAULT_VALID_DAYS, normaliseInstant, type SigningKey } from '../common/signing.ts';
+import { checkLifetime, DEFAULT_VALID_DAYS, signingInstant, type SigningKey } from '../common/signing.ts';
 import { listStamps } from './compile.ts';
 
 /** `--valid-days`: a whole number of days from 1 to 3650. */
@@ -16,6 +16,25 @@ export function validDays(command: string, raw: string | undefined): number {
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1 && n <= 3650)) throw badValue(command, `bad --valid-days ${JSON.stringify(raw)} (a whole number of days from 1 to 3650)`);
   return n;
+}
+
+/**
+ * The signed_at of this run and its validity, refused (exit 1, naming the dates) when the signatures would be expired
+ * or expire within a day: `--signed-at` if given, else SOURCE_DATE_EPOCH (reproducible signing), else now.
+ */
+export function signingTimeOf(command: string, signedAt: string | undefined, days: number, now = new Date()): DistSignOptions {
+  let at: string;
+  try {
+    at = signingInstant({ signedAt, sourceDateEpoch: process.env.SOURCE_DATE_EPOCH, now });
+  } catch (e) {
+    throw badValue(command, `${signedAt !== undefined ? '--signed-at: ' : ''}${(e as Error).message}`);
+  }
+  try {
+    checkLifetime(at, days, now);
+  } catch (e) {
+    throw new RegisterError(command, `refused: ${(e as Error).message}`);
+  }
+  return { signedAt: at, validDays: days };
 }
 
 /** The signing key of `--sign`/`--key`, or a refusal naming the file. */
@@ -74,21 +93,13 @@ export const signCommand = defineCommand({
     stamp: { type: 'string', description: 'Sign only this stamp (and index.json); default every compiled stamp', valueHint: 'STAMP' },
     key: { type: 'string', description: 'Private key file (`register signing-key new`)', valueHint: 'FILE', required: true },
     'valid-days': { type: 'string', description: `Days from the signing time to valid_until (default ${DEFAULT_VALID_DAYS})`, valueHint: 'N' },
-    'signed-at': { type: 'string', description: "Signing time, ISO 8601 (default: each stamp's own instant, so signing again gives the same bytes); set it later to re-sign before expiry", valueHint: 'TIME' },
+    'signed-at': { type: 'string', description: 'Signing time, ISO 8601 (default: SOURCE_DATE_EPOCH if set, else now); the same time, key and dist give the same bytes', valueHint: 'TIME' },
   },
   async run(ctx) {
     const io = ioOf(ctx);
     const { dist, stamp } = ctx.args;
     if (stamp !== undefined && !STAMP.test(stamp)) throw badValue('sign', `bad --stamp ${JSON.stringify(stamp)} (e.g. 20261101T000000Z)`);
-    let signedAt: string | undefined;
-    if (ctx.args['signed-at'] !== undefined) {
-      try {
-        signedAt = normaliseInstant(ctx.args['signed-at']);
-      } catch (e) {
-        throw badValue('sign', `--signed-at: ${(e as Error).message}`);
-      }
-    }
-    const opts = { validDays: validDays('sign', ctx.args['valid-days']), signedAt };
+    const opts = signingTimeOf('sign', ctx.args['signed-at'], validDays('sign', ctx.args['valid-days']));
     const key = await signingKeyOf('sign', ctx.args.key);
     const compiled = await listStamps(dist);
     if (compiled.length === 0) throw new RegisterError('sign', `no compiled release under ${dist}/`);

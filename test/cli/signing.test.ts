@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommandLine } from '../../cli/command-line.ts';
 import { registerCommand } from '../../cli/register-command.ts';
 import { writeIndex } from '../../compiler/compile.ts';
-import { readTrust, verifyDistSignatures } from '../../common/signing-files.ts';
+import { readSigningKey, readTrust, signStampManifest, verifyDistSignatures } from '../../common/signing-files.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { client } from '../helpers/api-client.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -24,6 +24,8 @@ const BIN = join(ROOT, 'bin/register.mjs');
 const LISTENING = /\[serve\] listening on (http:\/\/127\.0\.0\.1:\d+)\/api\/v1/;
 const [OLDEST, V1, NEXT] = STAMPS; // v1 serves the publishable 20261008, next the staging-only 20261015
 const spawned: ChildProcess[] = [];
+/** Reproducible signing: every signature of the shared dist is dated NEXT's instant (valid 180 days, to 2027-04-13). */
+const SIGNED_AT = '2026-10-15T00:00:00Z';
 
 /** `register ARGS` in this process (the command line is the subject, not the process): its exit and its output. */
 async function register(...args: string[]): Promise<{ ok: boolean; out: string }> {
@@ -90,7 +92,7 @@ beforeAll(async () => {
   for (const m of made) expect(m.status, m.stderr).toBe(0);
   [idA, idB] = made.map((m) => m.stdout.trim());
   expect(idA).toMatch(/^[0-9a-f]{16}$/);
-  expect((await register('sign', '--dist', world.dist, '--key', keyA)).ok).toBe(true);
+  expect((await register('sign', '--dist', world.dist, '--key', keyA, '--signed-at', SIGNED_AT)).ok).toBe(true);
 });
 
 afterAll(() => {
@@ -103,7 +105,7 @@ describe('signing a dist', () => {
   it('compile --sign writes the same bytes as compile then sign, and signing again changes nothing', async () => {
     const fresh = mkdtempSync(join(tmpdir(), 'ir-signed-compile-'));
     copies.push(fresh);
-    const r = await register('compile', '--releases', world.releases, '--out', fresh, '--sign', keyA);
+    const r = await register('compile', '--releases', world.releases, '--out', fresh, '--sign', keyA, '--signed-at', SIGNED_AT);
     expect(r.ok, r.out).toBe(true);
     const signed = tree(world.dist);
     // The command line also writes its compile reports (HTML for people); compare the dist proper.
@@ -111,7 +113,7 @@ describe('signing a dist', () => {
     expect(strip(tree(fresh))).toEqual(strip(signed));
     expect(signed.has(`/${NEXT}/public/manifest.json.sig`)).toBe(true);
     expect(signed.has('/index.json.sig')).toBe(true);
-    expect((await register('sign', '--dist', world.dist, '--key', keyA)).ok).toBe(true);
+    expect((await register('sign', '--dist', world.dist, '--key', keyA, '--signed-at', SIGNED_AT)).ok).toBe(true);
     expect(tree(world.dist)).toEqual(signed);
 
     // Compiled again without --sign, a stamp gives the same bytes, so its signatures and the index's still hold.
@@ -119,6 +121,47 @@ describe('signing a dist', () => {
     expect(again.out).not.toMatch(/warning/);
     const check = await verifyDistSignatures(fresh, STAMPS, await readTrust([`${keyA}.pub`]), new Date());
     expect([check.index, [...check.stamps.values()].flat()]).toEqual([[], []]);
+  });
+
+  it('signs at the signing moment by default: a release stamped longer ago than --valid-days is accepted by verify --trust', async () => {
+    // Stamped 2026-10-01..15; valid 30 days from the stamp, the signatures would have expired by 2026-11-14.
+    const dist = copyDist();
+    const r = await register('sign', '--dist', dist, '--key', keyA, '--valid-days', '30');
+    expect(r.ok, r.out).toBe(true);
+    const signedAt = JSON.parse(readFileSync(join(dist, 'index.json.sig'), 'utf8')).signed_at as string;
+    expect(Date.now() - Date.parse(signedAt)).toBeLessThan(3_600_000);
+    const v = await register('verify', '--dist', dist, '--trust', `${keyA}.pub`);
+    expect(v.ok, v.out).toBe(true);
+    expect(v.out).toContain(`${NEXT}: ok, signed by ${idA}`);
+  });
+
+  it('compile --sign and sign refuse, naming the date, a signature that would be born expired or expire within a day', async () => {
+    const fresh = mkdtempSync(join(tmpdir(), 'ir-signed-refused-'));
+    copies.push(fresh);
+    const r = await register('compile', '--releases', world.releases, '--out', fresh, '--sign', keyA, '--signed-at', '2020-01-01T00:00:00Z');
+    expect(r.ok).toBe(false);
+    expect(r.out).toMatch(/\[compile\] refused: a signature made at 2020-01-01T00:00:00Z, valid 180 days, expires at 2020-06-29T00:00:00Z: already expired at /);
+    expect(readdirSync(fresh)).toEqual([]); // refused before compiling
+    const soon = new Date(Date.now() - 29.5 * 86_400_000).toISOString();
+    const s = await register('sign', '--dist', copyDist(), '--key', keyA, '--signed-at', soon, '--valid-days', '30');
+    expect(s.ok).toBe(false);
+    expect(s.out).toMatch(/\[sign\] refused: .* expires at \S+: expiring within a day/);
+  });
+
+  it('SOURCE_DATE_EPOCH signs reproducibly: two runs, the same signature bytes; a malformed value is refused', async () => {
+    const env = { ...process.env, SOURCE_DATE_EPOCH: '1793491200' }; // 2026-11-01T00:00:00Z
+    const [one, two] = [copyDist(), copyDist()];
+    for (const d of [one, two]) {
+      const r = await runToExit(process.execPath, [BIN, 'sign', '--dist', d, '--key', keyA], { env });
+      expect(r.status, r.stderr).toBe(0);
+    }
+    const sigs = (d: string) => new Map([...tree(d)].filter(([f]) => f.endsWith('.sig')));
+    expect(sigs(one).size).toBe(STAMPS.length + 1);
+    expect(sigs(two)).toEqual(sigs(one));
+    expect(JSON.parse(readFileSync(join(one, 'index.json.sig'), 'utf8')).signed_at).toBe('2026-11-01T00:00:00Z');
+    const bad = await runToExit(process.execPath, [BIN, 'sign', '--dist', one, '--key', keyA], { env: { ...process.env, SOURCE_DATE_EPOCH: '2026-11-01' } });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/SOURCE_DATE_EPOCH="2026-11-01" is not a whole number of seconds/);
   });
 
   it('verify --trust passes a signed dist and names the key', async () => {
@@ -200,7 +243,7 @@ beforeAll(async () => {
   cpSync(world.dist, past, { recursive: true });
   rmSync(join(past, NEXT), { recursive: true });
   await writeIndex(past);
-  expect((await register('sign', '--dist', past, '--stamp', V1, '--key', keyA)).ok).toBe(true);
+  expect((await register('sign', '--dist', past, '--stamp', V1, '--key', keyA, '--signed-at', '2026-10-08T00:00:00Z')).ok).toBe(true);
   older = { index: readFileSync(join(past, 'index.json')), sig: readFileSync(join(past, 'index.json.sig')) };
 });
 
@@ -234,7 +277,8 @@ describe('serve --trust', () => {
     const dist = copyDist();
     // v1: expired long ago; next: signed by B, which is not trusted; index.json (signed last) by A, valid.
     expect((await register('sign', '--dist', dist, '--stamp', NEXT, '--key', keyB)).ok).toBe(true);
-    expect((await register('sign', '--dist', dist, '--stamp', V1, '--key', keyA, '--signed-at', '2026-01-01T00:00:00Z', '--valid-days', '30')).ok).toBe(true);
+    // A signature that expired in use (`sign` refuses to write one): made by the library, as it was then.
+    await signStampManifest(dist, V1, await readSigningKey(keyA), { signedAt: '2026-01-01T00:00:00Z', validDays: 30 });
     expect((await register('sign', '--dist', dist, '--stamp', OLDEST, '--key', keyA)).ok).toBe(true);
     const s = await serve(dist, apiKeys, `${keyA}.pub`);
     const call = client(s.url);

@@ -26,7 +26,7 @@ const runAll = (cases: string[][], cwd?: string) => Promise.all(cases.map((args)
 const OPTIONS: Record<string, string[]> = {
   generate: ['--out', '--entities', '--seed', '--prior', '--gzip-level', '--force'],
   'import-v0': ['--from', '--out', '--force'],
-  compile: ['--releases', '--out', '--stamp', '--strict', '--sign', '--valid-days'],
+  compile: ['--releases', '--out', '--stamp', '--strict', '--sign', '--valid-days', '--signed-at'],
   verify: ['--dist', '--trust', '--at'],
   pull: ['--out', '--stamp', '--trust', '--parallel'],
   sign: ['--dist', '--stamp', '--key', '--valid-days', '--signed-at'],

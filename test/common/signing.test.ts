@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  generateSigningKey, parsePublicKey, parseSigningKey, signBytes, stampInstant, trustedKeys, verifyBytes, keyIdOf, fromBase64,
+  generateSigningKey, parsePublicKey, parseSigningKey, signBytes, trustedKeys, verifyBytes, keyIdOf, fromBase64, signingInstant, checkLifetime,
   SIGNS_INDEX, SIGNS_MANIFEST,
 } from '../../common/signing.ts';
 import { readTrust, readSigningKey, writeNewSigningKey } from '../../common/signing-files.ts';
@@ -21,6 +21,7 @@ describe('common/signing', async () => {
   const trustA = trustedKeys([await parsePublicKey(a.publicKeyText)]);
   const bytes = new TextEncoder().encode('{"stamp":"20261101T000000Z","files":{}}');
   const opts = { signs: SIGNS_MANIFEST, stamp: STAMP, trusted: trustA, now: NOW };
+  const AT = '2026-11-01T00:00:00Z';
 
   it('key ID is the first 16 hex digits of the sha256 of the raw public key', async () => {
     const raw = fromBase64(a.publicKeyText.slice('ed25519:'.length));
@@ -30,17 +31,45 @@ describe('common/signing', async () => {
     expect(keyA.keyId).toBe(a.keyId);
   });
 
-  it('signs deterministically, with signed_at from the stamp and a validity', async () => {
-    const one = await signBytes(bytes, keyA, { signs: SIGNS_MANIFEST, stamp: STAMP, validDays: 30 });
-    expect(await signBytes(bytes, keyA, { signs: SIGNS_MANIFEST, stamp: STAMP, validDays: 30 })).toBe(one);
+  it('signs deterministically for a given signed_at, with a validity', async () => {
+    const at = { signs: SIGNS_MANIFEST, stamp: STAMP, validDays: 30, signedAt: '2026-11-01T00:00:00Z' };
+    const one = await signBytes(bytes, keyA, at);
+    expect(await signBytes(bytes, keyA, at)).toBe(one);
     const doc = JSON.parse(one);
     expect(doc).toMatchObject({ signs: 'public/manifest.json', stamp: STAMP, key_id: a.keyId, signed_at: '2026-11-01T00:00:00Z', valid_until: '2026-12-01T00:00:00Z' });
-    expect(stampInstant('20261005T180536Z')).toBe('2026-10-05T18:05:36Z');
-    expect(() => stampInstant('2026-10-05')).toThrow(/YYYYMMDDTHHMMSSZ/);
+  });
+
+  it('signs at the signing moment by default: a release stamped long ago is signed valid from now', async () => {
+    const before = Date.now();
+    const sig = await signBytes(bytes, keyA, { signs: SIGNS_MANIFEST, stamp: '20200101T000000Z', validDays: 30 });
+    const doc = JSON.parse(sig);
+    // Whole seconds: signed_at is the moment of signing, truncated.
+    expect(Date.parse(doc.signed_at)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(Date.parse(doc.signed_at)).toBeLessThanOrEqual(Date.now());
+    expect((await verifyBytes(sig, bytes, { ...opts, stamp: '20200101T000000Z', now: new Date() })).ok).toBe(true);
+  });
+
+  it('takes signed_at from --signed-at, else SOURCE_DATE_EPOCH, else now; refuses a malformed SOURCE_DATE_EPOCH', () => {
+    const now = new Date('2026-12-04T10:11:12.345Z');
+    expect(signingInstant({ now })).toBe('2026-12-04T10:11:12Z');
+    expect(signingInstant({ now, sourceDateEpoch: '1793491200' })).toBe('2026-11-01T00:00:00Z');
+    expect(signingInstant({ now, sourceDateEpoch: '' })).toBe('2026-12-04T10:11:12Z'); // set but empty: unset
+    expect(signingInstant({ now, sourceDateEpoch: '1793491200', signedAt: '2026-11-20T00:00:00+01:00' })).toBe('2026-11-19T23:00:00Z');
+    for (const bad of ['1793491200.5', '-1', ' 1793491200', '2026-11-01', 'now']) {
+      expect(() => signingInstant({ now, sourceDateEpoch: bad })).toThrow(/SOURCE_DATE_EPOCH=.* is not a whole number of seconds/);
+    }
+  });
+
+  it('refuses a lifetime that is already over or ends within a day, naming the dates', () => {
+    const now = new Date('2026-12-04T00:00:00Z');
+    expect(() => checkLifetime('2026-01-01T00:00:00Z', 180, now)).toThrow(/expires at 2026-06-30T00:00:00Z: already expired at 2026-12-04T00:00:00Z/);
+    expect(() => checkLifetime('2026-11-04T12:00:00Z', 30, now)).toThrow(/expires at 2026-12-04T12:00:00Z: expiring within a day/);
+    expect(() => checkLifetime('2026-11-05T00:00:00Z', 30, now)).not.toThrow(); // exactly a day left
+    expect(() => checkLifetime('2026-12-04T00:00:00Z', 1, now)).not.toThrow();
   });
 
   it('accepts a good signature and refuses each fault with its reason', async () => {
-    const sig = await signBytes(bytes, keyA, { signs: SIGNS_MANIFEST, stamp: STAMP });
+    const sig = await signBytes(bytes, keyA, { signs: SIGNS_MANIFEST, stamp: STAMP, signedAt: AT });
     expect(await verifyBytes(sig, bytes, opts)).toMatchObject({ ok: true, keyId: a.keyId });
     const reason = async (s: string | null, b: Uint8Array | string = bytes, o = opts) => {
       const r = await verifyBytes(s, b, o);

@@ -45,6 +45,9 @@ const same = (a: string, b: string): void => {
 const fresh = (name: string): string => join(root, name);
 const quiet = () => {};
 
+const PUBLISHED_AT = '2026-10-15T00:00:00Z';
+const BEFORE_S3 = '2026-10-08T00:00:00Z';
+
 beforeAll(async () => {
   world = await makeHandWorld();
   root = mkdtempSync(join(tmpdir(), 'ir-pull-'));
@@ -57,8 +60,9 @@ beforeAll(async () => {
   keyPub = (await writeNewSigningKey(keyFile)).publicKeyPath;
   otherPub = (await writeNewSigningKey(join(root, 'other.key'))).publicKeyPath;
   const key = await readSigningKey(keyFile);
-  for (const s of STAMPS) await signStampManifest(upload, s, key);
-  await signDistIndex(upload, key);
+  // Dated as when S3 was published, so an index signed earlier (S3 not yet out) is an older one.
+  for (const s of STAMPS) await signStampManifest(upload, s, key, { signedAt: PUBLISHED_AT });
+  await signDistIndex(upload, key, { signedAt: PUBLISHED_AT });
   trusted = await readTrust([keyPub]);
   host = await serveDir(upload);
   keysFile = join(root, 'keys.json');
@@ -197,7 +201,7 @@ describe('register pull', () => {
     const olderText = sealIndex({ ...published, v1: S2, next: S2, releases: published.releases.filter((r) => r.stamp !== S3) });
     try {
       writeFileSync(join(upload, INDEX_FILE), olderText);
-      writeFileSync(join(upload, INDEX_SIG_FILE), await signBytes(olderText, await readSigningKey(join(root, 'release.key')), { signs: SIGNS_INDEX, stamp: S2 }));
+      writeFileSync(join(upload, INDEX_SIG_FILE), await signBytes(olderText, await readSigningKey(join(root, 'release.key')), { signs: SIGNS_INDEX, stamp: S2, signedAt: BEFORE_S3 }));
       const e = await pull({ origin: host.baseUrl, out, stamp: S2, trusted, log: quiet }).then(() => 'pulled', (x: Error) => x.message);
       expect(e).toMatch(/index\.json: refused \(rollback\)/);
     } finally {
@@ -348,7 +352,7 @@ describe('register pull', () => {
     const keptIndex = [readFileSync(join(upload, INDEX_FILE)), readFileSync(join(upload, INDEX_SIG_FILE))] as const;
     try {
       writeFileSync(join(upload, INDEX_FILE), olderText);
-      writeFileSync(join(upload, INDEX_SIG_FILE), await signBytes(olderText, key, { signs: SIGNS_INDEX, stamp: S2 }));
+      writeFileSync(join(upload, INDEX_SIG_FILE), await signBytes(olderText, key, { signs: SIGNS_INDEX, stamp: S2, signedAt: BEFORE_S3 }));
       const r = await runToExit(process.execPath, [BIN, 'pull', host.baseUrl, '--out', out, '--trust', keyPub]);
       expect(r.status).toBe(1);
       expect(r.stderr).toContain(`${host.baseUrl}index.json: its newest stamp ${S2} is older than ${S3}`);

@@ -21,8 +21,8 @@ beforeAll(async () => {
   const made = await generateSigningKey();
   key = await parseSigningKey(made.privateKeyFile);
   trust = trustedKeys([await parsePublicKey(made.publicKeyText)]);
-  // valid_until = each stamp's instant + 30 days; index.json's: NEXT's + 30 days = 2026-11-14.
-  await signDist(world.dist, STAMPS, key, { validDays: 30 });
+  // Each stamp signed at its own instant, valid 30 days; index.json last, at NEXT's: valid to 2026-11-14.
+  for (const s of STAMPS) await signDist(world.dist, [s], key, { validDays: 30, signedAt: `${s.slice(0, 4)}-${s.slice(4, 6)}-${s.slice(6, 8)}T00:00:00Z` });
 });
 afterAll(() => rmSync(world.root, { recursive: true, force: true }));
 

@@ -17,6 +17,8 @@ import { listen, type RunningServer } from './node-adapter.ts';
 import type { LogRecord, ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
 import type { TrustedKeys } from '../common/signing.ts';
+import type { MarkStore } from '../common/trust.ts';
+import { openServeMarks } from './release/trust-mark-place.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import { allRoutes } from './routes/index.ts';
 import { openapiBytesOf } from './openapi-json.ts';
@@ -41,6 +43,8 @@ export interface RuntimeOptions {
    * not older than what was served (docs/integrity.md, "Signatures"). Default none: signatures are not read.
    */
   trust?: TrustedKeys;
+  /** With trust: where the rollback mark persists. Default: beside a local dist, or in the --state folder (openServeMarks). */
+  trustMarks?: MarkStore;
   /** The state store: `sqlite:PATH`, a folder (its `register.db`), `redis://…` or `memory:`. Default `.state`. */
   state?: string;
   /** A read-only mirror: acknowledgements answer 503; quota is kept in the state store like on any instance. Default false. */
@@ -118,7 +122,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
   const log = opts.problems ?? problemLogOf(opts.logger ?? null, opts.log);
   const catalog = new ReleaseCatalog({
     source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log, pin: opts.stamp,
-    trust: opts.trust,
+    trust: opts.trust, trustMarks: opts.trustMarks,
   });
   const metrics = opts.metrics ?? createMetrics(() => catalog, () => opts.keyStore);
   const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
@@ -174,6 +178,7 @@ export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRunt
   const dist = opts.dist ?? 'dist';
   const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const logger = opts.logger ?? null;
+  const trustMarks = opts.trust ? (opts.trustMarks ?? (await openServeMarks(dist, isUrl(dist), opts.state ?? DEFAULT_STATE, log))) : undefined;
   const opened = opts.store ? null : await openStateStore(opts.state ?? DEFAULT_STATE, { readOnly: opts.readOnly, check: opts.checkState, log });
   const rawStore = opts.store ?? opened!.store;
   let keyStore: KeyStore;
@@ -194,7 +199,7 @@ export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRunt
   const metrics = createMetrics(() => catalog, () => keyStore);
   // The store writes one line when it stops answering and one when it answers again (to `log`), not one per request.
   const store = instrumentStore(rawStore, metrics);
-  const built = buildApp({ ...opts, problems, source, store, keyStore, metrics });
+  const built = buildApp({ ...opts, trustMarks, problems, source, store, keyStore, metrics });
   catalog = built.catalog;
   const app = built.app;
   const close = async (): Promise<void> => {

@@ -11,7 +11,8 @@ import { ArtefactError, fileOf, readFailure, UntrustedError, UpstreamError } fro
 import { loadRelease, type Release } from './open-release.ts';
 import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
 import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
-import { SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, verifyDigest, type SignatureDoc, type TrustedKeys, type VerifyResult } from '../../common/signing.ts';
+import type { SignatureDoc, TrustedKeys } from '../../common/signing.ts';
+import { TrustedSet, type IndexVerdict, type MarkStore } from '../../common/trust.ts';
 import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from './body-cache.ts';
 
 /** Options of a ReleaseCatalog. */
@@ -35,6 +36,11 @@ export interface CatalogOptions {
    * valid, unexpired signature from one of them (docs/integrity.md, "Signatures"), checked against `clock`.
    */
   trust?: TrustedKeys;
+  /**
+   * With trust: where the rollback mark persists, so a restart never goes back to an older index (common/trust.ts).
+   * Default: memory, this catalog's lifetime only.
+   */
+  trustMarks?: MarkStore;
 }
 
 /** Why a file the catalog needs cannot be used. */
@@ -66,10 +72,8 @@ export class ReleaseCatalog {
   /** With trust: the accepted index's signature text and document (its signed_at is the rollback high-water mark). */
   private indexSigText: string | null = null;
   private indexSig: SignatureDoc | null = null;
-  /** signed_at of the newest index signature accepted in this process: an older one is a rollback. */
-  private indexSignedAt: string | undefined;
-  /** With trust: the newest stamp each namespace has served in this process; an index naming an older one is refused. */
-  private readonly highest: Record<Namespace, string | null> = { v1: null, next: null };
+  /** With trust: the one trust check and its rollback mark (common/trust.ts), opened on the first re-read. */
+  private trustSet: Promise<TrustedSet> | null = null;
   /** With trust: the verified signature of each opened release (by releaseKey), whose valid_until is watched. */
   private readonly stampSigs = new Map<string, SignatureDoc>();
   private readonly log: ProblemLog;
@@ -146,23 +150,23 @@ export class ReleaseCatalog {
       return this.indexUnusable(new ArtefactError(file, (err as Error).message));
     }
     let sigDoc: SignatureDoc | null = null;
+    let set: TrustedSet | null = null;
+    // Where the index points, for the rollback rule; a pinned server's pointers are the operator's, not the index's.
+    const pointers = this.opts.pin === undefined ? { v1: parsed.v1, next: parsed.next } : null;
     if (trust) {
+      try {
+        set = await this.trusted(trust);
+      } catch (err) {
+        return this.indexUnusable(new UntrustedError(this.opts.trustMarks?.where ?? 'trust mark', (err as Error).message));
+      }
       // The clock now, not when this re-read began: a re-read still under way when a signature expires must not
       // bring back what expireSigned has just dropped.
-      const checked = origin ? await this.checkOriginBacked(parsed, origin) : null;
+      const checked = origin ? await this.checkOriginBacked(set, parsed, origin, pointers) : null;
       if (checked instanceof UntrustedError) return this.indexUnusable(checked);
-      const verdict = checked ?? (await verifyBytes(sigText, bytes, {
-        signs: SIGNS_INDEX, stamp: parsed.next ?? undefined, trusted: trust, now: new Date(this.opts.clock.now()), notBefore: this.indexSignedAt,
-      }));
+      const verdict = checked ?? (await set.checkIndex(sigText, bytes, { stamp: parsed.next, pointers, now: new Date(this.opts.clock.now()) }));
       // Fetched mid-publish (index.json and its signature from two moments), refused: the next re-read tries again.
-      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, INDEX_SIG_FILE), verdict.detail));
+      if (!verdict.ok) return this.indexUnusable(new UntrustedError(fileOf(this.opts.source, 'pointer' in verdict ? INDEX_FILE : INDEX_SIG_FILE), verdict.detail));
       sigDoc = verdict.doc;
-      for (const ns of ['v1', 'next'] as const) {
-        const was = this.highest[ns];
-        if (this.opts.pin === undefined && was !== null && parsed[ns] !== null && parsed[ns]! < was) {
-          return this.indexUnusable(new UntrustedError(file, `names ${parsed[ns]} for ${ns}, older than ${was} already served (rollback refused)`));
-        }
-      }
     }
     const pin = this.opts.pin;
     if (pin !== undefined) {
@@ -179,14 +183,20 @@ export class ReleaseCatalog {
     // A first index is taken even with a broken stamp: the namespace it serves answers 503 naming no file, the other
     // is served. A later one only when every stamp it names opened.
     if (this.index && problems.length) return;
+    // The mark is saved before the index is served: a restart after this never goes back to an older one.
+    if (set) {
+      try {
+        await set.accept(sigDoc!, pointers);
+      } catch (err) {
+        return this.indexUnusable(new UntrustedError(set.where, `cannot save the trust mark (${(err as Error).message}), so this index is not served`));
+      }
+    }
     this.index = parsed;
     this.indexText = text;
     this.indexFailure = null;
     if (trust) {
       this.indexSigText = voucher;
       this.indexSig = sigDoc;
-      if (this.indexSignedAt === undefined || sigDoc!.signed_at > this.indexSignedAt) this.indexSignedAt = sigDoc!.signed_at;
-      for (const ns of ['v1', 'next'] as const) if (parsed[ns] !== null && (this.highest[ns] === null || parsed[ns]! > this.highest[ns]!)) this.highest[ns] = parsed[ns];
     }
     this.servedKeys = { v1: keyIn(parsed, parsed.v1), next: keyIn(parsed, parsed.next) };
     const opened = (stamp: string | null) => (stamp === null ? null : openedNow.get(stamp));
@@ -227,7 +237,9 @@ export class ReleaseCatalog {
    * not older than one accepted, and every entry the local index lists the origin's own, same stamp, same manifest
    * sha256, same flags. Its pointers then name only stamps the origin signed. The verdict, or why it is refused.
    */
-  private async checkOriginBacked(local: DistIndex, origin: { bytes: Uint8Array; text: string; sigText: string | null }): Promise<VerifyResult | UntrustedError> {
+  private async checkOriginBacked(
+    set: TrustedSet, local: DistIndex, origin: { bytes: Uint8Array; text: string; sigText: string | null }, pointers: { v1: string | null; next: string | null } | null,
+  ): Promise<IndexVerdict | UntrustedError> {
     const originFile = fileOf(this.opts.source, ORIGIN_INDEX_FILE);
     let signed: DistIndex;
     try {
@@ -235,10 +247,9 @@ export class ReleaseCatalog {
     } catch (err) {
       return new UntrustedError(originFile, (err as Error).message);
     }
-    const verdict = await verifyBytes(origin.sigText, origin.bytes, {
-      signs: SIGNS_INDEX, stamp: signed.next ?? undefined, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()), notBefore: this.indexSignedAt,
-    });
-    if (!verdict.ok) return new UntrustedError(fileOf(this.opts.source, ORIGIN_INDEX_SIG_FILE), verdict.detail);
+    // The origin's signature, and the rollback rule over the local pointers (what is served).
+    const verdict = await set.checkIndex(origin.sigText, origin.bytes, { stamp: signed.next, pointers, now: new Date(this.opts.clock.now()) });
+    if (!verdict.ok) return new UntrustedError(fileOf(this.opts.source, 'pointer' in verdict ? INDEX_FILE : ORIGIN_INDEX_SIG_FILE), verdict.detail);
     const file = fileOf(this.opts.source, INDEX_FILE);
     for (const r of local.releases) {
       const theirs = signed.releases.find((o) => o.stamp === r.stamp);
@@ -267,11 +278,19 @@ export class ReleaseCatalog {
     } catch (err) {
       throw readFailure(err, fileOf(this.opts.source, path));
     }
-    const verdict = await verifyDigest(sig && new TextDecoder().decode(sig), manifestSha256, {
-      signs: SIGNS_MANIFEST, stamp, trusted: this.opts.trust!, now: new Date(this.opts.clock.now()),
-    });
+    const set = await this.trusted(this.opts.trust!);
+    const verdict = await set.checkManifest(sig && new TextDecoder().decode(sig), { sha256: manifestSha256 }, stamp, new Date(this.opts.clock.now()));
     if (!verdict.ok) throw new UntrustedError(fileOf(this.opts.source, path), verdict.detail);
     return verdict.doc;
+  }
+
+  /** The trust check over its persisted mark, opened once; a mark that cannot be read is tried again on the next re-read. */
+  private trusted(trust: TrustedKeys): Promise<TrustedSet> {
+    this.trustSet ??= TrustedSet.open({ trusted: trust, store: this.opts.trustMarks }).catch((err: unknown) => {
+      this.trustSet = null;
+      throw err;
+    });
+    return this.trustSet;
   }
 
   /** One log line per stamp and reason it cannot be opened (a refused signature: however many answers it fails). */

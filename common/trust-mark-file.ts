@@ -10,6 +10,12 @@ import { decodeMark, encodeMark, raiseMark, type MarkStore, type TrustMark } fro
 export const TRUST_MARK_FILE = '.trust-mark.json';
 
 /**
+ * Saves in flight per mark file in this process, chained: durable-file.ts names its temporary file by the process, so
+ * two writes of one file at once in one process would share it.
+ */
+const saving = new Map<string, Promise<void>>();
+
+/**
  * The mark in `dir`/.trust-mark.json. A missing file is "nothing accepted here yet"; a damaged one rejects (never
  * read as empty). Saving merges with what the file holds (the newer of each field), so writers in several processes
  * over one folder (`--workers`, a pull beside a server) do not lower each other's mark.
@@ -29,10 +35,15 @@ export function fileMarkStore(dir: string): MarkStore {
   return {
     where: path,
     load,
-    async save(mark) {
-      // A damaged file on disk is replaced by the mark held in memory, which is at least as new as anything loaded.
-      const there = await load().catch(() => null);
-      await writeAtomically(dir, TRUST_MARK_FILE, encodeMark(there ? raiseMark(there, mark) : mark));
+    save(mark) {
+      const run = (saving.get(path) ?? Promise.resolve()).catch(() => {}).then(async () => {
+        // A damaged file on disk is replaced by the mark held in memory, which is at least as new as anything loaded.
+        const there = await load().catch(() => null);
+        await writeAtomically(dir, TRUST_MARK_FILE, encodeMark(there ? raiseMark(there, mark) : mark));
+      });
+      saving.set(path, run);
+      void run.finally(() => saving.get(path) === run && saving.delete(path)).catch(() => {});
+      return run;
     },
   };
 }

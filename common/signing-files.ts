@@ -5,7 +5,9 @@ import { writeAtomically } from './durable-file.ts';
 import { join } from 'node:path';
 import { INDEX_FILE, MANIFEST_FILE, PUBLIC_DIR, type DistIndex, INDEX_SIG_FILE, manifestSigPath, MANIFEST_SIG_FILE } from './dist-layout.ts';
 import { openIndex } from './index-file.ts';
-import { generateSigningKey, isPublicKeyText, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, signBytes, SIGNS_INDEX, SIGNS_MANIFEST, trustedKeys, verifyBytes, type SigningKey, type TrustedKey, type TrustedKeys, type VerifyResult } from './signing.ts';
+import { generateSigningKey, isPublicKeyText, parsePublicKey, parseSigningKey, publicKeyFileText, PUB_SUFFIX, signBytes, SIGNS_INDEX, SIGNS_MANIFEST, trustedKeys, type SigningKey, type TrustedKey, type TrustedKeys, type VerifyResult } from './signing.ts';
+import { TrustedSet } from './trust.ts';
+import { fileMarkStore } from './trust-mark-file.ts';
 
 /**
  * Writes a new key pair: the private key to `out` (created with mode 0600, refusing to overwrite a file), the public
@@ -97,20 +99,13 @@ export async function signDistIndex(dist: string, key: SigningKey, opts: DistSig
 }
 
 /** Checks a stamp's manifest signature on disk. */
-async function verifyStampSignature(dist: string, stamp: string, trusted: TrustedKeys, now: Date): Promise<VerifyResult> {
+async function verifyStampSignature(dist: string, stamp: string, set: TrustedSet, now: Date): Promise<VerifyResult> {
   const bytes = await readFile(join(dist, stamp, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
   if (bytes === null) {
     const detail = `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE} is missing, nothing to verify`;
     return { ok: false, reason: 'missing', message: `${manifestSigPath(stamp)}: ${detail}`, detail };
   }
-  return verifyBytes(await readOptional(join(dist, manifestSigPath(stamp))), bytes, { signs: SIGNS_MANIFEST, stamp, trusted, now });
-}
-
-/** Checks dist/index.json's signature on disk (`index`: the opened index, whose newest stamp the signature must name). */
-async function verifyIndexSignature(
-  dist: string, indexText: string, index: DistIndex, trusted: TrustedKeys, now: Date, notBefore?: string,
-): Promise<VerifyResult> {
-  return verifyBytes(await readOptional(join(dist, INDEX_SIG_FILE)), indexText, { signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted, now, notBefore });
+  return set.checkManifest(await readOptional(join(dist, manifestSigPath(stamp))), { bytes }, stamp, now);
 }
 
 /** The values of one `--trust` option: comma-separated (citty keeps only the last of a repeated option). */
@@ -125,16 +120,26 @@ export interface SignatureVerdict {
 }
 
 /**
- * Checks index.json's signature and every compiled stamp's (`stamps`) against `trusted` at `now`. Besides each
- * signature's own checks, an index.json older than a signed stamp in the dist that it does not list (an older index
- * put back, with its own old signature) is named as a rollback.
+ * Checks index.json's signature and every compiled stamp's (`stamps`) against `trusted` at `now`, through the one
+ * trust check (common/trust.ts). Its rollback mark, read only: the one a `serve --trust` or `pull --trust` of this
+ * dist saved beside it, raised by what the dist itself shows (its newest signed stamp is what `next` has reached), so
+ * an older index.json put back over a newer signed stamp it does not list is named as a rollback.
  */
 export async function verifyDistSignatures(dist: string, stamps: readonly string[], trusted: TrustedKeys, now: Date): Promise<SignatureVerdict> {
   const verdict: SignatureVerdict = { index: [], stamps: new Map(), signedBy: new Map() };
+  const checker = await TrustedSet.open({ trusted, readOnly: true });
   for (const stamp of stamps) {
-    const r = await verifyStampSignature(dist, stamp, trusted, now);
+    const r = await verifyStampSignature(dist, stamp, checker, now);
     verdict.stamps.set(stamp, r.ok ? [] : [`${PUBLIC_DIR}/${MANIFEST_SIG_FILE}: ${r.reason}: ${r.detail}`]);
     if (r.ok) verdict.signedBy.set(stamp, r.keyId);
+  }
+  const newestSigned = [...verdict.signedBy.keys()].sort().at(-1) ?? null;
+  let set: TrustedSet;
+  try {
+    set = await TrustedSet.open({ trusted, store: fileMarkStore(dist), evidence: { next: newestSigned }, readOnly: true });
+  } catch (e) {
+    verdict.index.push((e as Error).message);
+    set = await TrustedSet.open({ trusted, evidence: { next: newestSigned }, readOnly: true });
   }
   let text: string;
   let index: DistIndex;
@@ -145,12 +150,7 @@ export async function verifyDistSignatures(dist: string, stamps: readonly string
     verdict.index.push(`${INDEX_SIG_FILE}: index.json cannot be read, so its signature cannot be checked`);
     return verdict;
   }
-  const r = await verifyIndexSignature(dist, text, index, trusted, now);
-  if (!r.ok) verdict.index.push(`${INDEX_SIG_FILE}: ${r.reason}: ${r.detail}`);
-  const listed = new Set(index.releases.map((e) => e.stamp));
-  for (const stamp of stamps) {
-    if (listed.has(stamp) || !verdict.signedBy.has(stamp) || (index.next !== null && stamp < index.next)) continue;
-    verdict.index.push(`${INDEX_FILE}: rollback: its newest stamp is ${index.next ?? 'none'}, but ${stamp}, signed and newer, is in the dist and not listed (an older index.json put back?)`);
-  }
+  const r = await set.checkIndex(await readOptional(join(dist, INDEX_SIG_FILE)), text, { stamp: index.next, pointers: { v1: index.v1, next: index.next }, now });
+  if (!r.ok) verdict.index.push(`${'pointer' in r ? INDEX_FILE : INDEX_SIG_FILE}: ${r.reason}: ${r.detail}`);
   return verdict;
 }

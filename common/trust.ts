@@ -75,7 +75,8 @@ const sameMark = (a: TrustMark, b: TrustMark): boolean => a.indexSignedAt === b.
 
 /** What an index shows the rollback rule: its signature's signed_at and, unless pinned, where it points. */
 export interface IndexSeen {
-  signedAt: string;
+  /** Its signature's signed_at (none: only where it points is judged, e.g. an index a pull writes of its own). */
+  signedAt?: string;
   /** The pointers served (null: a pinned server, whose pointers are the operator's choice, not the index's). */
   pointers: Record<Pointer, string | null> | null;
 }
@@ -85,7 +86,7 @@ export interface IndexSeen {
  * points a namespace at an older stamp than one accepted for it. Why, in words, or null when it is not.
  */
 export function rollbackOf(mark: TrustMark, seen: IndexSeen): string | null {
-  if (mark.indexSignedAt !== null && seen.signedAt < mark.indexSignedAt) {
+  if (mark.indexSignedAt !== null && seen.signedAt !== undefined && seen.signedAt < mark.indexSignedAt) {
     return `signed at ${seen.signedAt}, older than ${mark.indexSignedAt} already accepted (rollback refused)`;
   }
   for (const ns of POINTERS) {
@@ -156,6 +157,11 @@ export class TrustedSet {
     if (why === null) return v;
     const pointer = !why.startsWith('signed at');
     return pointer ? { ok: false, reason: 'rollback', message: `index.json: ${why}`, detail: why, pointer: true } : { ok: false, reason: 'rollback', message: `${SIGNS_INDEX}.sig: ${why}`, detail: why };
+  }
+
+  /** The rollback rule for where an unsigned index points (a partial copy's own): why it goes back, or null. */
+  pointersBack(pointers: NonNullable<IndexSeen['pointers']>): string | null {
+    return rollbackOf(this.current, { pointers });
   }
 
   /** Checks a stamp's public manifest signature, over its bytes or their sha256 (hex), unexpired at `now`. */

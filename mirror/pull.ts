@@ -11,7 +11,9 @@ import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
 import { openIndex, sealIndex } from '../common/index-file.ts';
 import { Progress } from '../common/progress.ts';
-import { parseSignature, SIGNS_INDEX, SIGNS_MANIFEST, verifyBytes, type TrustedKeys } from '../common/signing.ts';
+import { parseSignature, type SignatureDoc, type TrustedKeys } from '../common/signing.ts';
+import { TrustedSet } from '../common/trust.ts';
+import { fileMarkStore } from '../common/trust-mark-file.ts';
 import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
 import { sha256File } from '../compiler/read/release-input.ts';
@@ -102,17 +104,25 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     await refuseRollback(opts.out, index, where(INDEX_FILE));
     const now = opts.now ?? (() => new Date());
     let indexSig: Buffer | null = null;
+    let set: TrustedSet | null = null;
+    let accepted: SignatureDoc | null = null;
     if (opts.trusted) {
       indexSig = await getWhole(origin, INDEX_SIG_FILE, MAX_SIG_BYTES).catch((e: Error) => {
         throw refuse(`cannot read it: ${e.message}`, where(INDEX_SIG_FILE));
       });
-      // The newest origin signature this dist holds (its own index's, or the origin's kept beside a partial copy's):
-      // an origin index signed before it is a rollback, so the kept one is only ever replaced by a newer one.
-      const before = await keptSignedAt(opts.out);
-      const v = await verifyBytes(indexSig?.toString('utf8') ?? null, indexBytes, {
-        signs: SIGNS_INDEX, stamp: index.next ?? undefined, trusted: opts.trusted, now: now(), notBefore: before,
-      });
+      // The one trust check, its mark the one `serve --trust` of this dist keeps beside it, raised by the newest origin
+      // signature the dist holds (its own index's, or the origin's kept beside a partial copy's): an origin index
+      // signed before it is a rollback, so what is kept is only ever replaced by something newer.
+      try {
+        set = await TrustedSet.open({ trusted: opts.trusted, store: fileMarkStore(opts.out), evidence: { indexSignedAt: await keptSignedAt(opts.out) } });
+      } catch (e) {
+        throw refuse((e as Error).message);
+      }
+      // Where the origin points is not what this copy will serve (a partial copy points at what it holds): the
+      // pointers are checked against the mark once the local index is known, below.
+      const v = await set.checkIndex(indexSig?.toString('utf8') ?? null, indexBytes, { stamp: index.next, pointers: null, now: now() });
       if (!v.ok) throw refuse(`refused (${v.reason}): ${v.message}`, where(INDEX_FILE));
+      accepted = v.doc;
     } else {
       log(`[pull] no --trust: files are checked against the host's own sealed index.json, so this copy is exactly as trustworthy as the host`);
     }
@@ -124,13 +134,19 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     const progress = opts.progress ?? new Progress(undefined, 'pull');
     const stamps: StampPulled[] = [];
     for (const release of wanted) {
-      stamps.push(await pullStamp(origin, opts.out, release, { parallel, attempts: opts.attempts ?? 3, progress, where, log, trusted: opts.trusted, now }));
+      stamps.push(await pullStamp(origin, opts.out, release, { parallel, attempts: opts.attempts ?? 3, progress, where, log, trust: set, now }));
     }
 
     // index.json last: the origin's own bytes when every stamp it lists is here, else one naming only those that are.
     const held = await heldStamps(opts.out, index);
     const indexIsOrigin = held.length === index.releases.length;
-    const text = indexIsOrigin ? indexBytes : Buffer.from(sealIndex(localIndex(index, held)));
+    const served = indexIsOrigin ? index : localIndex(index, held);
+    const text = indexIsOrigin ? indexBytes : Buffer.from(sealIndex(served));
+    const pointers = { v1: served.v1, next: served.next };
+    if (set) {
+      const back = set.pointersBack(pointers);
+      if (back) throw refuse(`refused (rollback): the index it would write ${back}`, join(opts.out, INDEX_FILE));
+    }
     // An index of our own is signed by no one: the origin's signed index, verified above, is kept verbatim beside it
     // (before it, so a server that sees the new local index finds what vouches for it), for `serve --trust`.
     if (!indexIsOrigin && indexSig) {
@@ -144,6 +160,9 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     else if (!indexIsOrigin) await rm(join(opts.out, INDEX_SIG_FILE), { force: true });
     // A full copy is the origin's own signed index: nothing else is needed, so nothing else is left.
     if (indexIsOrigin && indexSig) for (const f of [ORIGIN_INDEX_SIG_FILE, ORIGIN_INDEX_FILE]) await rm(join(opts.out, f), { force: true });
+    // The mark follows what was written (the signature kept here covers a crash in between): a `serve --trust` of
+    // this dist, restarted, never goes back past it.
+    if (set && accepted) await set.accept(accepted, pointers);
     if (!indexIsOrigin) log(`[pull] index.json lists the ${held.length} of ${index.releases.length} stamps held here (v1 ${localIndex(index, held).v1 ?? '-'}, next ${localIndex(index, held).next ?? '-'})`);
     return { stamps, indexIsOrigin };
   } finally {
@@ -223,7 +242,8 @@ interface StampContext {
   progress: Progress;
   where: (path: string) => string;
   log: (line: string) => void;
-  trusted?: TrustedKeys;
+  /** With --trust: the one trust check (each stamp's manifest signature). */
+  trust: TrustedSet | null;
   now: () => Date;
 }
 
@@ -237,10 +257,10 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   const inPlace = await readFile(join(final, PUBLIC_DIR, MANIFEST_FILE)).catch(() => null);
   if (inPlace && sha256Hex(inPlace) === release.sha256.public) {
     // Pulled earlier, perhaps without --trust: its signature must be here and good for `serve --trust` to take it.
-    if (ctx.trusted) {
+    if (ctx.trust) {
       const sigPath = join(final, PUBLIC_DIR, MANIFEST_SIG_FILE);
       const mine = await readFile(sigPath, 'utf8').catch(() => null);
-      const v = await verifyBytes(mine, inPlace, { signs: SIGNS_MANIFEST, stamp, trusted: ctx.trusted, now: ctx.now() });
+      const v = await ctx.trust.checkManifest(mine, { bytes: inPlace }, stamp, ctx.now());
       if (!v.ok) {
         const sig = await fetchManifestSignature(origin, stamp, inPlace, ctx);
         await writeAtomically(join(final, PUBLIC_DIR), MANIFEST_SIG_FILE, sig);
@@ -269,7 +289,7 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
     throw refuse(`not the public manifest of ${stamp}`, ctx.where(manifestPath));
   }
   // Its signature is checked before a single file is fetched, and kept beside it for `serve --trust`.
-  const manifestSig = ctx.trusted ? await fetchManifestSignature(origin, stamp, manifestBytes, ctx) : null;
+  const manifestSig = ctx.trust ? await fetchManifestSignature(origin, stamp, manifestBytes, ctx) : null;
   const files = Object.entries(manifest.files).map(([path, want]) => {
     // The index vouches for these bytes, but a path must still never leave the stamp's folder.
     try {
@@ -367,7 +387,7 @@ async function fetchManifestSignature(origin: Origin, stamp: string, manifestByt
   const sig = await getWhole(origin, path, MAX_SIG_BYTES).catch((e: Error) => {
     throw refuse(`cannot read it: ${e.message}`, ctx.where(path));
   });
-  const v = await verifyBytes(sig?.toString('utf8') ?? null, manifestBytes, { signs: SIGNS_MANIFEST, stamp, trusted: ctx.trusted!, now: ctx.now() });
+  const v = await ctx.trust!.checkManifest(sig?.toString('utf8') ?? null, { bytes: manifestBytes }, stamp, ctx.now());
   if (!v.ok) throw refuse(`refused (${v.reason}): ${v.message}`, ctx.where(`${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`));
   return sig!;
 }

@@ -12,6 +12,7 @@ import { INDEX_FILE, ORIGIN_INDEX_FILE, type DistIndex, INDEX_SIG_FILE, manifest
 import { RegisterError } from '../../common/errors.ts';
 import { openIndex, sealIndex } from '../../common/index-file.ts';
 import { readSigningKey, readTrust, signDistIndex, signStampManifest, writeNewSigningKey } from '../../common/signing-files.ts';
+import { TRUST_MARK_FILE } from '../../common/trust-mark-file.ts';
 import { signBytes, SIGNS_INDEX, type TrustedKeys } from '../../common/signing.ts';
 import { pull } from '../../mirror/pull.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
@@ -81,6 +82,10 @@ describe('register pull', () => {
     const r = await runToExit(process.execPath, [BIN, 'pull', host.baseUrl, '--out', out, '--trust', keyPub]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`\\[pull\\] ${S2}: \\d+ files: \\d+ fetched .*, \\d+ linked from earlier stamps`));
+    // Beside the copy, the rollback mark of --trust (common/trust.ts): what this copy accepted, never gone back on.
+    const mark = JSON.parse(readFileSync(join(out, TRUST_MARK_FILE), 'utf8'));
+    expect(mark).toMatchObject({ index_signed_at: PUBLISHED_AT, next: openIndex(readFileSync(join(upload, INDEX_FILE), 'utf8')).next });
+    rmSync(join(out, TRUST_MARK_FILE));
     same(upload, out);
     // Nothing private on a public host, so nothing private in the copy.
     expect(tree(out).some((f) => f.includes('private'))).toBe(false);

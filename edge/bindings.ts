@@ -31,10 +31,14 @@ export const BINDINGS = {
   cursorSecret: 'CURSOR_SECRET',
   /** Secret: the bearer token of the admin route (at least 32 characters). */
   adminToken: 'ADMIN_TOKEN',
+  /** Var: trusted signing keys (`ed25519:…`, comma-separated); when set, only signed releases are served (`serve --trust`). */
+  trust: 'TRUST',
+  /** Durable Object holding the rollback mark of TRUST (edge/trust-mark.ts). */
+  trustMark: 'TRUST_MARK',
 } as const;
 
 /** The Durable Object classes the bundle exports, by binding (wrangler.toml's [[durable_objects.bindings]]). */
-export const DURABLE_CLASSES = { KEYS: 'KeyObject', PROVIDERS: 'ProviderObject', DIRECTORY: 'KeyDirectory' } as const;
+export const DURABLE_CLASSES = { KEYS: 'KeyObject', PROVIDERS: 'ProviderObject', DIRECTORY: 'KeyDirectory', TRUST_MARK: 'TrustMarkObject' } as const;
 
 export interface EdgeEnv {
   DIST?: R2BucketLike;
@@ -45,4 +49,6 @@ export interface EdgeEnv {
   DIRECTORY: Namespace<import('./durable-objects.ts').KeyDirectory>;
   CURSOR_SECRET?: string;
   ADMIN_TOKEN?: string;
+  TRUST?: string;
+  TRUST_MARK?: Namespace<import('./trust-mark.ts').TrustMarkObject>;
 }

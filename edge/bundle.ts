@@ -146,8 +146,15 @@ bucket_name = "${o.privateBucket}"
 ${objects}
 [[migrations]]
 tag = "v1"
-new_sqlite_classes = [${Object.values(DURABLE_CLASSES).map((c) => `"${c}"`).join(', ')}]
+new_sqlite_classes = [${Object.values(DURABLE_CLASSES).filter((c) => c !== DURABLE_CLASSES.TRUST_MARK).map((c) => `"${c}"`).join(', ')}]
 
+# The rollback mark of ${BINDINGS.trust} (edge/trust-mark.ts), added after v1 was deployed.
+[[migrations]]
+tag = "v2"
+new_sqlite_classes = ["${DURABLE_CLASSES.TRUST_MARK}"]
+
+# Serve only signed releases: set the var ${BINDINGS.trust} to the trusted public keys (ed25519:…, comma-separated),
+# in [vars] here or with the dashboard (docs/integrity.md, "Signatures").
 # Secrets, set with \`wrangler secret put\` (never in this file):
 #   ${BINDINGS.cursorSecret}  signs /matches cursors (at least 32 characters)
 #   ${BINDINGS.adminToken}    the admin route's token, for \`register keys … --edge URL\` (at least 32 characters)

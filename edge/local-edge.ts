@@ -22,6 +22,8 @@ export interface LocalEdgeOptions {
   adminToken?: string | null;
   /** Read the public dist from this static host (the DIST_ORIGIN var) rather than from the local R2 bucket. */
   origin?: string | null;
+  /** Serve only releases signed by these public keys (the TRUST var: `ed25519:…`, comma-separated); default none. */
+  trust?: string | null;
   /** Whether the Worker has the Cache API (caches.default); default true. */
   cache?: boolean;
   /** A prebuilt bundle's code; default: bundled now. */
@@ -119,6 +121,7 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
   if (o.cursorSecret) bindings[BINDINGS.cursorSecret] = o.cursorSecret;
   if (o.adminToken) bindings[BINDINGS.adminToken] = o.adminToken;
   if (o.origin) bindings[BINDINGS.distOrigin] = o.origin;
+  if (o.trust) bindings[BINDINGS.trust] = o.trust;
   const shared = {
     compatibilityDate: COMPATIBILITY_DATE,
     r2Buckets: { [BINDINGS.dist]: LOCAL_BUCKETS.public, [BINDINGS.private]: LOCAL_BUCKETS.private },

@@ -23,8 +23,10 @@ import type { EdgeEnv } from './bindings.ts';
 import { edgeAuthenticator, edgeStateStore } from './edge-state.ts';
 import { appRequest, edgeResponse } from './http.ts';
 import { bundledPages } from './pages.ts';
+import { edgeTrust } from './trust-mark.ts';
 
 export { KeyDirectory, KeyObject, ProviderObject } from './durable-objects.ts';
+export { TrustMarkObject } from './trust-mark.ts';
 
 /** Largest accepted request body, as on Node (runtime/server.ts). */
 const MAX_BODY_BYTES = 256 * 1024;
@@ -61,7 +63,7 @@ function distSource(env: EdgeEnv): ShardSource & { stats(): unknown } {
 function appFor(env: EdgeEnv): App {
   if (built) return built.app;
   const source = distSource(env);
-  const catalog = new ReleaseCatalog({ source, clock: systemClock, cacheBytes: CACHE_BYTES.buckets, shardCacheBytes: CACHE_BYTES.shards, bodyCacheBytes: CACHE_BYTES.bodies, log });
+  const catalog = new ReleaseCatalog({ source, clock: systemClock, cacheBytes: CACHE_BYTES.buckets, shardCacheBytes: CACHE_BYTES.shards, bodyCacheBytes: CACHE_BYTES.bodies, log, ...edgeTrust(env) });
   const privateSource = env.PRIVATE ? createR2Source({ bucket: env.PRIVATE, name: 'PRIVATE' }) : null;
   const store = edgeStateStore(env);
   const app: App = createApp({

@@ -33,9 +33,10 @@ export interface CatalogOptions {
   pin?: string;
   /**
    * Keys whose signatures are trusted (`serve --trust`): when set, index.json and every stamp served must carry a
-   * valid, unexpired signature from one of them (docs/integrity.md, "Signatures"), checked against `clock`.
+   * valid, unexpired signature from one of them (docs/integrity.md, "Signatures"), checked against `clock`. A
+   * promise (keys parsed from the edge's TRUST var) is awaited on the first re-read; a rejection answers 503.
    */
-  trust?: TrustedKeys;
+  trust?: TrustedKeys | Promise<TrustedKeys>;
   /**
    * With trust: where the rollback mark persists, so a restart never goes back to an older index (common/trust.ts).
    * Default: memory, this catalog's lifetime only.
@@ -285,8 +286,8 @@ export class ReleaseCatalog {
   }
 
   /** The trust check over its persisted mark, opened once; a mark that cannot be read is tried again on the next re-read. */
-  private trusted(trust: TrustedKeys): Promise<TrustedSet> {
-    this.trustSet ??= TrustedSet.open({ trusted: trust, store: this.opts.trustMarks }).catch((err: unknown) => {
+  private trusted(trust: TrustedKeys | Promise<TrustedKeys>): Promise<TrustedSet> {
+    this.trustSet ??= Promise.resolve(trust).then((trusted) => TrustedSet.open({ trusted, store: this.opts.trustMarks })).catch((err: unknown) => {
       this.trustSet = null;
       throw err;
     });

@@ -101,7 +101,8 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     }
     for (const r of index.releases) if (!STAMP.test(r.stamp)) throw refuse(`lists ${JSON.stringify(r.stamp)}, which is not a stamp`, where(INDEX_FILE));
     await mkdir(opts.out, { recursive: true });
-    await refuseRollback(opts.out, index, where(INDEX_FILE));
+    // With --trust the one rollback rule judges (below); without, only the stamps the host lists can tell.
+    if (!opts.trusted) await refuseRollback(opts.out, index, where(INDEX_FILE));
     const now = opts.now ?? (() => new Date());
     let indexSig: Buffer | null = null;
     let set: TrustedSet | null = null;
@@ -182,7 +183,7 @@ async function keptSignedAt(out: string): Promise<string | undefined> {
 }
 
 /**
- * A host whose index is older than the one this dist already serves is stale or rolled back: its newest stamp is
+ * Without --trust: a host whose index is older than the one this dist already serves is stale or rolled back: its newest stamp is
  * older, or it no longer lists the newest stamp served here. Refused, so a mirror never steps back.
  */
 async function refuseRollback(out: string, index: DistIndex, file: string): Promise<void> {

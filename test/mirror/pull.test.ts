@@ -360,7 +360,14 @@ describe('register pull', () => {
       writeFileSync(join(upload, INDEX_SIG_FILE), await signBytes(olderText, key, { signs: SIGNS_INDEX, stamp: S2, signedAt: BEFORE_S3 }));
       const r = await runToExit(process.execPath, [BIN, 'pull', host.baseUrl, '--out', out, '--trust', keyPub]);
       expect(r.status).toBe(1);
-      expect(r.stderr).toContain(`${host.baseUrl}index.json: its newest stamp ${S2} is older than ${S3}`);
+      expect(r.stderr).toContain(`${host.baseUrl}index.json: refused (rollback): index.json.sig: signed at ${BEFORE_S3}, older than ${PUBLISHED_AT} already accepted`);
+      // The mark beside the copy refuses it by itself, with the signatures held here gone.
+      rmSync(join(out, INDEX_SIG_FILE));
+      const again = await refusal(pull({ origin: host.baseUrl, out, trusted, log: quiet }));
+      expect(again).toMatch(/refused \(rollback\)/);
+      // Without --trust, the host's own listing tells: its newest stamp is older than the one held.
+      const unsigned = await refusal(pull({ origin: host.baseUrl, out, log: quiet }));
+      expect(unsigned).toContain(`its newest stamp ${S2} is older than ${S3}`);
     } finally {
       writeFileSync(join(upload, INDEX_FILE), keptIndex[0]);
       writeFileSync(join(upload, INDEX_SIG_FILE), keptIndex[1]);

@@ -78,7 +78,7 @@ type SignatureFailure =
   | 'other_bytes' // an authentic signature, but over other bytes than those given (rewritten, or fetched mid-publish)
   | 'stamp_mismatch' // signs another stamp than the one expected
   | 'expired' // now is after valid_until
-  | 'rollback'; // signed_at is older than one already accepted
+  | 'rollback'; // older than what was already accepted (common/trust.ts's rule; never returned here)
 
 export type VerifyResult =
   | { ok: true; doc: SignatureDoc; keyId: string }
@@ -284,8 +284,6 @@ export interface VerifyOptions {
   trusted: TrustedKeys;
   /** The clock, injectable for tests. */
   now: Date;
-  /** signed_at of one already accepted (the rollback high-water mark): an older one is refused. */
-  notBefore?: string;
 }
 
 const fail = (reason: SignatureFailure, what: string, detail: string): VerifyResult => ({ ok: false, reason, message: `${what}: ${detail}`, detail });
@@ -320,8 +318,5 @@ export async function verifyDigest(signatureText: string | null, actual: string,
   if (actual !== doc.sha256) return fail('other_bytes', what, `signs bytes with sha256 ${doc.sha256}, ${opts.signs} has ${actual}`);
   if (opts.stamp !== undefined && doc.stamp !== opts.stamp) return fail('stamp_mismatch', what, `signs stamp ${doc.stamp}, expected ${opts.stamp}`);
   if (opts.now.getTime() > Date.parse(doc.valid_until)) return fail('expired', what, `expired at ${doc.valid_until} (re-sign with \`register sign\`)`);
-  if (opts.notBefore !== undefined && Date.parse(doc.signed_at) < Date.parse(opts.notBefore)) {
-    return fail('rollback', what, `signed at ${doc.signed_at}, older than ${opts.notBefore} already accepted (rollback refused)`);
-  }
   return { ok: true, doc, keyId: doc.key_id };
 }

@@ -183,8 +183,8 @@ async function keptSignedAt(out: string): Promise<string | undefined> {
 }
 
 /**
- * Without --trust: a host whose index is older than the one this dist already serves is stale or rolled back: its newest stamp is
- * older, or it no longer lists the newest stamp served here. Refused, so a mirror never steps back.
+ * Without --trust: a host whose index is older than the one this dist already serves is stale or rolled back: its
+ * newest stamp is older, or it no longer lists the newest stamp served here. Refused, so a mirror never steps back.
  */
 async function refuseRollback(out: string, index: DistIndex, file: string): Promise<void> {
   const text = await readFile(join(out, INDEX_FILE), 'utf8').catch(() => null);

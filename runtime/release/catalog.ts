@@ -285,7 +285,7 @@ export class ReleaseCatalog {
     return verdict.doc;
   }
 
-  /** The trust check over its persisted mark, opened once; a mark that cannot be read is tried again on the next re-read. */
+  /** The trust check over its persisted mark, opened once; a mark that cannot be read is tried on the next re-read. */
   private trusted(trust: TrustedKeys | Promise<TrustedKeys>): Promise<TrustedSet> {
     this.trustSet ??= Promise.resolve(trust).then((trusted) => TrustedSet.open({ trusted, store: this.opts.trustMarks })).catch((err: unknown) => {
       this.trustSet = null;

@@ -1,7 +1,7 @@
 // `serve --trust` at the edge: the TRUST var (public keys, `ed25519:…`, comma-separated) turns it on, and the
 // rollback mark of common/trust.ts lives in one Durable Object for the deployment (TrustMarkObject), so neither an
-// isolate evicted nor a redeploy goes back to an older index. edgeTrust() gives the catalog its `trust` and `trustMarks`
-// options; the worker (or its composer) only spreads them in.
+// isolate evicted nor a redeploy goes back to an older index. edgeTrust() gives the catalog its `trust` and
+// `trustMarks` options; the worker (or its composer) only spreads them in.
 import { DurableObject } from 'cloudflare:workers';
 import { parsePublicKey, trustedKeys, type TrustedKeys } from '../common/signing.ts';
 import { decodeMark, encodeMark, raiseMark, type MarkStore } from '../common/trust.ts';

@@ -6,18 +6,18 @@
 //   request is one call (`enter`: the secret's hash, revocation and expiry checked with the rate and the charge).
 // - ProviderObject, one per provider: the seen and acknowledged state of its notices.
 // - KeyDirectory, one for the deployment: the list the admin route shows. Only the admin route reaches it.
+// None reads a binding, so none names the Worker's env (bindings.ts names these classes: that way round, no cycle).
 import { DurableObject } from 'cloudflare:workers';
 import { fromHex, sameBytes } from '#platform/crypto';
 import type { Admission, AuthResult, ChargeResult, KeyAdmission, KeyEntry, NoticeState } from '../runtime/interfaces.ts';
 import { toKeyRecord } from '../runtime/keys/key-entry.ts';
 import { RateWindows } from '../runtime/state/rate-window.ts';
 import { checkCharge, StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
-import type { EdgeEnv } from './bindings.ts';
 
 /** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
 const NO_HASH = new Uint8Array(32);
 
-export class KeyObject extends DurableObject<EdgeEnv> {
+export class KeyObject extends DurableObject {
   private entry: KeyEntry | null = null;
   /** Lookups charged by quota period ("2026-11"). */
   private readonly used = new Map<string, number>();
@@ -28,7 +28,7 @@ export class KeyObject extends DurableObject<EdgeEnv> {
    */
   private calls = 0;
 
-  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+  constructor(ctx: ConstructorParameters<typeof DurableObject>[0], env: unknown) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       this.entry = (await ctx.storage.get<KeyEntry>('entry')) ?? null;
@@ -145,11 +145,11 @@ export class KeyObject extends DurableObject<EdgeEnv> {
 /** Stored per finding: [seen_at, acknowledged_at, actor, note]. */
 type StoredNotice = [string | null, string | null, string | null, string | null];
 
-export class ProviderObject extends DurableObject<EdgeEnv> {
+export class ProviderObject extends DurableObject {
   /** This provider's notices (StateCore keys them by provider too; here it is always the same one). */
   private readonly core = new StateCore();
 
-  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+  constructor(ctx: ConstructorParameters<typeof DurableObject>[0], env: unknown) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       const notices: [string, number, string, ...StoredNotice][] = [];
@@ -192,12 +192,12 @@ export class ProviderObject extends DurableObject<EdgeEnv> {
 }
 
 /** The deployment's list of keys, for `register keys list --edge`; a request's authentication never reads it. */
-export class KeyDirectory extends DurableObject<EdgeEnv> {
+export class KeyDirectory extends DurableObject {
   /** By id, in the order they were added; each stored under `k:<id>` (a stored value is bounded at 128 KiB). */
   private readonly entries = new Map<string, KeyEntry>();
   private version = 0;
 
-  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+  constructor(ctx: ConstructorParameters<typeof DurableObject>[0], env: unknown) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       const stored = [...(await ctx.storage.list<KeyEntry>({ prefix: 'k:' })).values()];

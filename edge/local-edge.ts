@@ -11,7 +11,7 @@ import { bundleWorker, COMPATIBILITY_DATE, WORKER_FILE } from './bundle.ts';
 import type { PublishTarget } from './publish.ts';
 
 /** The local bucket names behind the two R2 bindings. */
-export const LOCAL_BUCKETS = { public: 'register-dist', private: 'register-private' } as const;
+const LOCAL_BUCKETS = { public: 'register-dist', private: 'register-private' } as const;
 
 export interface LocalEdgeOptions {
   /** Folder holding the local R2 buckets and Durable Objects; none: in memory, gone when it stops. */

@@ -11,7 +11,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { fromHex, sameBytes } from '#platform/crypto';
 import type { Admission, AuthResult, ChargeResult, KeyAdmission, KeyEntry, NoticeState } from '../runtime/interfaces.ts';
 import { toKeyRecord } from '../runtime/keys/key-entry.ts';
-import { RateWindows } from '../runtime/state/rate-window.ts';
+import { admitInWindow } from '../runtime/state/rate-window.ts';
 import { checkCharge, StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
 
 /** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
@@ -21,7 +21,11 @@ export class KeyObject extends DurableObject {
   private entry: KeyEntry | null = null;
   /** Lookups charged by quota period ("2026-11"). */
   private readonly used = new Map<string, number>();
-  private readonly rates = new RateWindows();
+  /**
+   * The key's rate window: its admission times in the last second, ascending. Stored with each admission, as the
+   * other durable drivers store theirs, so a restarted object does not hand out a second second's worth of requests.
+   */
+  private readonly window: number[] = [];
   /**
    * Calls this object has answered since it was loaded, `stats` aside: the Durable Object requests the platform
    * bills. Kept in memory only (a write per request would cost more than it tells); the admin route shows it.
@@ -33,6 +37,7 @@ export class KeyObject extends DurableObject {
     void ctx.blockConcurrencyWhile(async () => {
       this.entry = (await ctx.storage.get<KeyEntry>('entry')) ?? null;
       for (const [k, n] of await ctx.storage.list<number>({ prefix: 'used:' })) this.used.set(k.slice(5), n);
+      this.window.push(...((await ctx.storage.get<number[]>('window')) ?? []));
     });
   }
 
@@ -95,13 +100,20 @@ export class KeyObject extends DurableObject {
 
   hit(nowMs: number, rate: number): number {
     this.calls++;
-    return this.rates.hit('key', nowMs, rate);
+    return this.hitNow(nowMs, rate);
   }
 
   private admitNow(nowMs: number, rate: number, period: string, cost: number, quota: number): Admission {
-    const wait = this.rates.hit('key', nowMs, rate);
+    const wait = this.hitNow(nowMs, rate);
     if (wait > 0) return { wait, charge: null };
     return { wait: 0, charge: this.chargeNow(period, cost, quota) };
+  }
+
+  private hitNow(nowMs: number, rate: number): number {
+    const wait = admitInWindow(this.window, nowMs, rate);
+    // Not awaited, as setUsed's: the output gate holds the answer until it is durable.
+    if (wait === 0) void this.ctx.storage.put('window', this.window);
+    return wait;
   }
 
   private chargeNow(period: string, cost: number, quota: number): ChargeResult {

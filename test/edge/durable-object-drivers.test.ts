@@ -1,0 +1,90 @@
+// The edge's state and key drivers (edge/edge-state.ts over the Durable Objects of edge/durable-objects.ts) run the
+// same contract suites as the memory, SQLite and Redis drivers, on workerd (miniflare), not on mocks: a test Worker
+// (support/drivers-worker.ts) calls the drivers as the Worker does and hands their answers back to Node. Two copies
+// of it, each its own isolate over the same Durable Object classes, stand for two instances of the Worker (the
+// contract's sibling handles); restarting workerd over the same persisted folder is the contract's restart.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Miniflare, type MiniflareOptions } from 'miniflare';
+import { afterAll, beforeAll } from 'vitest';
+import { DURABLE_CLASSES } from '../../edge/bindings.ts';
+import { bundleWorker, COMPATIBILITY_DATE } from '../../edge/bundle.ts';
+import { StateUnavailableError, type StateStore } from '../../runtime/interfaces.ts';
+import { stateStoreContract } from '../runtime/state/state-store-contract.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const INSTANCES = ['a', 'b'] as const;
+type Instance = (typeof INSTANCES)[number];
+
+/** workerd with the drivers' Worker twice (a and b, the Durable Objects a's), over `persist`; replaced by restart(). */
+let mf: Miniflare;
+let options: MiniflareOptions;
+
+beforeAll(async () => {
+  const code = (await bundleWorker(undefined, join(ROOT, 'test/edge/support/drivers-worker.ts'))).code;
+  const persist = mkdtempSync(join(tmpdir(), 'do-drivers-'));
+  const modules = [{ type: 'ESModule' as const, path: join(ROOT, 'drivers.mjs'), contents: code }];
+  options = {
+    durableObjectsPersist: persist,
+    host: '127.0.0.1',
+    workers: INSTANCES.map((name) => ({
+      name,
+      compatibilityDate: COMPATIBILITY_DATE,
+      modules,
+      routes: [`${name}.drivers/*`],
+      // The classes are a's; b binds a's (two Workers of one deployment share its Durable Objects).
+      durableObjects: name === 'a' ? { ...DURABLE_CLASSES } : Object.fromEntries(Object.entries(DURABLE_CLASSES).map(([binding, className]) => [binding, { className, scriptName: 'a' }])),
+    })),
+  };
+  mf = new Miniflare(options);
+  await mf.ready;
+});
+afterAll(async () => {
+  await mf?.dispose();
+});
+
+/** workerd stopped and started again over the same persisted Durable Objects. */
+async function restart(): Promise<void> {
+  await mf.dispose();
+  mf = new Miniflare(options);
+  await mf.ready;
+}
+
+/** The errors a contract case expects by class, rebuilt from the name the Worker sent. */
+function rebuilt(e: { name: string; message: string }): Error {
+  if (e.name === 'RangeError') return new RangeError(e.message);
+  if (e.name === 'StateUnavailableError') return new StateUnavailableError(e.message);
+  return Object.assign(new Error(e.message), { name: e.name });
+}
+
+const revive = (v: unknown): unknown => (v !== null && typeof v === 'object' && '$map' in v ? new Map((v as { $map: [unknown, unknown][] }).$map) : v);
+
+/** One call of a driver's method in instance `on`'s isolate, on the objects of `scope`. */
+async function call(on: Instance, driver: 'state' | 'auth', scope: string, method: string, args: unknown[]): Promise<unknown> {
+  const body = JSON.stringify({ driver, scope, method, args: args.map((a) => (a instanceof Date ? { $date: a.toISOString() } : a)) });
+  const res = await mf.dispatchFetch(`http://${on}.drivers/`, { method: 'POST', body });
+  if (res.status !== 200) throw new Error(`drivers worker answered ${res.status}: ${await res.text()}`);
+  const out = (await res.json()) as { value: unknown } | { error: { name: string; message: string } };
+  if ('error' in out) throw rebuilt(out.error);
+  return revive(out.value);
+}
+
+const STATE_METHODS = ['charge', 'refund', 'remaining', 'hit', 'admit', 'notices', 'markSeen', 'acknowledge', 'close'] as const;
+
+/** edgeStateStore as instance `on` runs it, on the objects of `scope`. */
+async function edgeStore(on: Instance, scope: string): Promise<StateStore> {
+  const methods = Object.fromEntries(STATE_METHODS.map((m) => [m, (...args: unknown[]) => call(on, 'state', scope, m, args)]));
+  return { ...methods, writable: (await call(on, 'state', scope, 'writable', [])) as boolean, scope } as unknown as StateStore;
+}
+const scopeOf = (store: StateStore): string => (store as StateStore & { scope: string }).scope;
+
+let scopes = 0;
+stateStoreContract('durable objects (edge)', () => edgeStore('a', `state${++scopes}`), {
+  reopen: async (store) => {
+    await store.close();
+    await restart();
+    return edgeStore('a', scopeOf(store));
+  },
+  sibling: (store) => edgeStore('b', scopeOf(store)),
+});

@@ -228,9 +228,9 @@ export class KeyDirectory extends DurableObject {
     return true;
   }
 
-  /** Records what the key's own object now holds for it (a revocation). */
+  /** Records what the key's own object now holds for it (a revocation); the version moves only if that changed it. */
   update(entry: KeyEntry): void {
-    this.save(entry);
+    if (JSON.stringify(this.entries.get(entry.id)) !== JSON.stringify(entry)) this.save(entry);
   }
 
   private save(entry: KeyEntry): void {

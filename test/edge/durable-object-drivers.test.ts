@@ -2,7 +2,9 @@
 // same contract suites as the memory, SQLite and Redis drivers, on workerd (miniflare), not on mocks: a test Worker
 // (support/drivers-worker.ts) calls the drivers as the Worker does and hands their answers back to Node. Two copies
 // of it, each its own isolate over the same Durable Object classes, stand for two instances of the Worker (the
-// contract's sibling handles); restarting workerd over the same persisted folder is the contract's restart.
+// contract's sibling handles); restarting workerd over the same persisted folder is the contract's restart. The keys
+// are managed as an operator manages them, through the Worker's admin route (the tier's bundle, edgeKeyRepository),
+// and checked by edgeAuthenticator as the Worker checks them, each call at the moment the case names.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,8 +12,11 @@ import { Miniflare, type MiniflareOptions } from 'miniflare';
 import { afterAll, beforeAll } from 'vitest';
 import { DURABLE_CLASSES } from '../../edge/bindings.ts';
 import { bundleWorker, COMPATIBILITY_DATE } from '../../edge/bundle.ts';
-import { StateUnavailableError, type StateStore } from '../../runtime/interfaces.ts';
+import { StateUnavailableError, type AuthResult, type StateStore } from '../../runtime/interfaces.ts';
+import { edgeKeyRepository } from '../../runtime/keys/edge-key-repository.ts';
+import { keyRepositoryContract, type OpenedKeys } from '../runtime/keys/key-store-contract.ts';
 import { stateStoreContract } from '../runtime/state/state-store-contract.ts';
+import { ADMIN_TOKEN, workerCode } from './edge-support.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const INSTANCES = ['a', 'b'] as const;
@@ -21,10 +26,14 @@ type Instance = (typeof INSTANCES)[number];
 let mf: Miniflare;
 let options: MiniflareOptions;
 
+/** The drivers' Worker, bundled as the Worker is (edge/bundle.ts). */
+const workerModules = bundleWorker(undefined, join(ROOT, 'test/edge/support/drivers-worker.ts')).then((b) => [
+  { type: 'ESModule' as const, path: join(ROOT, 'drivers.mjs'), contents: b.code },
+]);
+
 beforeAll(async () => {
-  const code = (await bundleWorker(undefined, join(ROOT, 'test/edge/support/drivers-worker.ts'))).code;
   const persist = mkdtempSync(join(tmpdir(), 'do-drivers-'));
-  const modules = [{ type: 'ESModule' as const, path: join(ROOT, 'drivers.mjs'), contents: code }];
+  const modules = await workerModules;
   options = {
     durableObjectsPersist: persist,
     host: '127.0.0.1',
@@ -61,9 +70,9 @@ function rebuilt(e: { name: string; message: string }): Error {
 const revive = (v: unknown): unknown => (v !== null && typeof v === 'object' && '$map' in v ? new Map((v as { $map: [unknown, unknown][] }).$map) : v);
 
 /** One call of a driver's method in instance `on`'s isolate, on the objects of `scope`. */
-async function call(on: Instance, driver: 'state' | 'auth', scope: string, method: string, args: unknown[]): Promise<unknown> {
+async function call(on: Instance, driver: 'state' | 'auth', scope: string | null, method: string, args: unknown[], via: Miniflare = mf): Promise<unknown> {
   const body = JSON.stringify({ driver, scope, method, args: args.map((a) => (a instanceof Date ? { $date: a.toISOString() } : a)) });
-  const res = await mf.dispatchFetch(`http://${on}.drivers/`, { method: 'POST', body });
+  const res = await via.dispatchFetch(`http://${on}.drivers/`, { method: 'POST', body });
   if (res.status !== 200) throw new Error(`drivers worker answered ${res.status}: ${await res.text()}`);
   const out = (await res.json()) as { value: unknown } | { error: { name: string; message: string } };
   if ('error' in out) throw rebuilt(out.error);
@@ -88,3 +97,52 @@ stateStoreContract('durable objects (edge)', () => edgeStore('a', `state${++scop
   },
   sibling: (store) => edgeStore('b', scopeOf(store)),
 });
+
+/**
+ * The key contract's edge: the Worker (the tier's bundle) with its admin route on a free port, and the drivers'
+ * Worker (a) on its Durable Objects; a fresh workerd for each case, since the admin route deletes no key.
+ */
+async function edgeKeys(): Promise<OpenedKeys> {
+  const drivers = (await workerModules)[0];
+  const edge = new Miniflare({
+    host: '127.0.0.1',
+    port: 0,
+    workers: [
+      {
+        name: 'register',
+        compatibilityDate: COMPATIBILITY_DATE,
+        modules: [{ type: 'ESModule', path: join(ROOT, 'worker.mjs'), contents: await workerCode() }],
+        durableObjects: { ...DURABLE_CLASSES },
+        bindings: { ADMIN_TOKEN },
+      },
+      {
+        name: 'a',
+        compatibilityDate: COMPATIBILITY_DATE,
+        modules: [drivers],
+        routes: ['a.drivers/*'],
+        durableObjects: Object.fromEntries(Object.entries(DURABLE_CLASSES).map(([binding, className]) => [binding, { className, scriptName: 'register' }])),
+      },
+    ],
+  });
+  const url = (await edge.ready).toString().replace(/\/$/, '');
+  const opened = (owner: boolean): OpenedKeys => ({
+    repository: edgeKeyRepository(url, ADMIN_TOKEN),
+    sibling: async () => opened(false),
+    async serve() {
+      let checks = 0;
+      return {
+        async authenticate(authorization: string | null, now: Date) {
+          const result = (await call('a', 'auth', null, 'authenticate', [authorization, now], edge)) as AuthResult;
+          checks++;
+          return result;
+        },
+        checks: () => checks,
+        close() {},
+      };
+    },
+    close: async () => void (owner && (await edge.dispose())),
+  });
+  return opened(true);
+}
+
+keyRepositoryContract('durable objects (edge)', edgeKeys, { damages: false });

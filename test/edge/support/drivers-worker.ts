@@ -2,14 +2,15 @@
 // (`state`: edgeStateStore, `auth`: edgeAuthenticator), one of its methods and the arguments, and answers what the
 // call resolved to or the error it threw (name and message). The drivers run as in the Worker, over the real
 // Durable Object classes on workerd; only the names are scoped, so that each contract case starts on objects of its
-// own. It talks to the StateStore and Authenticator interfaces alone, not to the objects' methods.
+// own (or, given none, the Worker's own names). It talks to the StateStore and Authenticator interfaces alone, not
+// to the objects' methods.
 import type { EdgeEnv } from '../../../edge/bindings.ts';
 import { edgeAuthenticator, edgeStateStore } from '../../../edge/edge-state.ts';
 
 export { KeyDirectory, KeyObject, ProviderObject } from '../../../edge/durable-objects.ts';
 
 /** A call as Node sends it: Dates as { $date }, and what comes back: Maps as { $map: entries }. */
-type Call = { driver: 'state' | 'auth'; scope: string; method: string; args: unknown[] };
+type Call = { driver: 'state' | 'auth'; scope: string | null; method: string; args: unknown[] };
 
 const revive = (v: unknown): unknown => (v !== null && typeof v === 'object' && '$date' in v ? new Date((v as { $date: string }).$date) : v);
 const encode = (v: unknown): unknown => (v instanceof Map ? { $map: [...v.entries()] } : v);
@@ -24,7 +25,8 @@ function scoped(env: EdgeEnv, scope: string): EdgeEnv {
 export default {
   async fetch(request: Request, env: EdgeEnv): Promise<Response> {
     const call = (await request.json()) as Call;
-    const on = scoped(env, call.scope);
+    // No scope: the objects as the Worker names them (the key contract's, which the admin route fills).
+    const on = call.scope === null ? env : scoped(env, call.scope);
     const driver = (call.driver === 'state' ? edgeStateStore(on) : edgeAuthenticator(on)) as unknown as Record<string, (...a: unknown[]) => unknown>;
     try {
       const member = driver[call.method];

@@ -69,14 +69,55 @@ function rebuilt(e: { name: string; message: string }): Error {
 
 const revive = (v: unknown): unknown => (v !== null && typeof v === 'object' && '$map' in v ? new Map((v as { $map: [unknown, unknown][] }).$map) : v);
 
-/** One call of a driver's method in instance `on`'s isolate, on the objects of `scope`. */
-async function call(on: Instance, driver: 'state' | 'auth', scope: string | null, method: string, args: unknown[], via: Miniflare = mf): Promise<unknown> {
-  const body = JSON.stringify({ driver, scope, method, args: args.map((a) => (a instanceof Date ? { $date: a.toISOString() } : a)) });
-  const res = await via.dispatchFetch(`http://${on}.drivers/`, { method: 'POST', body });
-  if (res.status !== 200) throw new Error(`drivers worker answered ${res.status}: ${await res.text()}`);
-  const out = (await res.json()) as { value: unknown } | { error: { name: string; message: string } };
-  if ('error' in out) throw rebuilt(out.error);
-  return revive(out.value);
+type Answer = { value: unknown } | { error: { name: string; message: string } };
+type Pending = { call: object; settle: (a: Answer) => void; fail: (e: unknown) => void };
+
+/** The calls waiting to go to each Worker, sent together once the tick that made them ends. */
+const queues = new Map<string, { via: Miniflare; on: Instance; calls: Pending[] }>();
+/** Calls per request: a bound on one request's work (each call is a Durable Object request of its own). */
+const BATCH = 250;
+
+/** Sends `calls` in parts of BATCH, all parts at once (so all the calls race in the Worker). */
+async function send(via: Miniflare, on: Instance, calls: Pending[]): Promise<void> {
+  const parts = Array.from({ length: Math.ceil(calls.length / BATCH) }, (_, i) => calls.slice(i * BATCH, (i + 1) * BATCH));
+  await Promise.all(
+    parts.map(async (part) => {
+      try {
+        const res = await via.dispatchFetch(`http://${on}.drivers/`, { method: 'POST', body: JSON.stringify(part.map((p) => p.call)) });
+        if (res.status !== 200) throw new Error(`drivers worker answered ${res.status}: ${await res.text()}`);
+        const answers = (await res.json()) as Answer[];
+        part.forEach((p, j) => p.settle(answers[j]));
+      } catch (e) {
+        part.forEach((p) => p.fail(e));
+      }
+    }),
+  );
+}
+
+/**
+ * One call of a driver's method in instance `on`'s isolate, on the objects of `scope` (null: the Worker's own
+ * names). The calls of one tick go in one request and are made at once in the Worker: a race stays a race, on
+ * one connection rather than thousands (which a busy machine answers with resets).
+ */
+function call(on: Instance, driver: 'state' | 'auth', scope: string | null, method: string, args: unknown[], via: Miniflare = mf): Promise<unknown> {
+  const body = { driver, scope, method, args: args.map((a) => (a instanceof Date ? { $date: a.toISOString() } : a)) };
+  return new Promise<Answer>((settle, fail) => {
+    const key = `${on}@${via === mf ? 'state' : 'keys'}`;
+    let queue = queues.get(key);
+    if (!queue || queue.via !== via) {
+      const q = { via, on, calls: [] as Pending[] };
+      queues.set(key, q);
+      setTimeout(() => {
+        if (queues.get(key) === q) queues.delete(key);
+        void send(q.via, q.on, q.calls);
+      }, 0);
+      queue = q;
+    }
+    queue.calls.push({ call: body, settle, fail });
+  }).then((out) => {
+    if ('error' in out) throw rebuilt(out.error);
+    return revive(out.value);
+  });
 }
 
 const STATE_METHODS = ['charge', 'refund', 'remaining', 'hit', 'admit', 'notices', 'markSeen', 'acknowledge', 'close'] as const;

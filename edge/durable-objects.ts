@@ -17,13 +17,18 @@ import { checkCharge, StateCore, type NoticeDetail } from '../runtime/state/stat
 /** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
 const NO_HASH = new Uint8Array(32);
 
+/** A period's stored count and the rate window as it was then (a bare count: stored before windows were). */
+type StoredUse = number | [number, number[]];
+
 export class KeyObject extends DurableObject {
   private entry: KeyEntry | null = null;
   /** Lookups charged by quota period ("2026-11"). */
   private readonly used = new Map<string, number>();
   /**
    * The key's rate window: its admission times in the last second, ascending. Stored with each admission, as the
-   * other durable drivers store theirs, so a restarted object does not hand out a second second's worth of requests.
+   * other durable drivers store theirs, so a restarted object does not hand out a second second's worth of requests:
+   * in the charged period's row beside its count (a charged lookup still writes one row), or, for an admission that
+   * charges nothing, under `window`. Loaded from whichever holds the latest time.
    */
   private readonly window: number[] = [];
   /**
@@ -36,8 +41,14 @@ export class KeyObject extends DurableObject {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       this.entry = (await ctx.storage.get<KeyEntry>('entry')) ?? null;
-      for (const [k, n] of await ctx.storage.list<number>({ prefix: 'used:' })) this.used.set(k.slice(5), n);
-      this.window.push(...((await ctx.storage.get<number[]>('window')) ?? []));
+      let latest = (await ctx.storage.get<number[]>('window')) ?? [];
+      // A count alone is a row written before windows were stored.
+      for (const [k, v] of await ctx.storage.list<StoredUse>({ prefix: 'used:' })) {
+        const [n, w] = typeof v === 'number' ? [v, []] : v;
+        this.used.set(k.slice(5), n);
+        if ((w.at(-1) ?? -Infinity) > (latest.at(-1) ?? -Infinity)) latest = w;
+      }
+      this.window.push(...latest);
     });
   }
 
@@ -104,16 +115,23 @@ export class KeyObject extends DurableObject {
   }
 
   private admitNow(nowMs: number, rate: number, period: string, cost: number, quota: number): Admission {
-    const wait = this.hitNow(nowMs, rate);
+    const wait = admitInWindow(this.window, nowMs, rate);
     if (wait > 0) return { wait, charge: null };
-    return { wait: 0, charge: this.chargeNow(period, cost, quota) };
+    const charge = this.chargeNow(period, cost, quota);
+    // A charge stored the window with its count; an admission that charged nothing stores it alone.
+    if (!charge.ok || cost === 0) this.storeWindow();
+    return { wait: 0, charge };
   }
 
   private hitNow(nowMs: number, rate: number): number {
     const wait = admitInWindow(this.window, nowMs, rate);
-    // Not awaited, as setUsed's: the output gate holds the answer until it is durable.
-    if (wait === 0) void this.ctx.storage.put('window', this.window);
+    if (wait === 0) this.storeWindow();
     return wait;
+  }
+
+  private storeWindow(): void {
+    // Not awaited, as setUsed's: the output gate holds the answer until it is durable.
+    void this.ctx.storage.put('window', this.window);
   }
 
   private chargeNow(period: string, cost: number, quota: number): ChargeResult {
@@ -150,7 +168,7 @@ export class KeyObject extends DurableObject {
   private setUsed(period: string, n: number): void {
     this.used.set(period, n);
     // Not awaited: the write is made now, and the output gate holds the answer until it is durable.
-    void this.ctx.storage.put(`used:${period}`, n);
+    void this.ctx.storage.put<StoredUse>(`used:${period}`, [n, this.window]);
   }
 }
 

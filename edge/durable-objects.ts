@@ -20,6 +20,12 @@ const NO_HASH = new Uint8Array(32);
 /** A period's stored count and the rate window as it was then (a bare count: stored before windows were). */
 type StoredUse = number | [number, number[]];
 
+/**
+ * The window as stored: its latest 1,024 times at most (9 KiB), far under a stored value's 128 KiB whatever the
+ * key's rate. A key admitted faster than that may, after a restart, get a little more than its rate for a second.
+ */
+const storedWindow = (w: number[]): number[] => (w.length > 1024 ? w.slice(-1024) : w);
+
 export class KeyObject extends DurableObject {
   private entry: KeyEntry | null = null;
   /** Lookups charged by quota period ("2026-11"). */
@@ -131,7 +137,7 @@ export class KeyObject extends DurableObject {
 
   private storeWindow(): void {
     // Not awaited, as setUsed's: the output gate holds the answer until it is durable.
-    void this.ctx.storage.put('window', this.window);
+    void this.ctx.storage.put('window', storedWindow(this.window));
   }
 
   private chargeNow(period: string, cost: number, quota: number): ChargeResult {
@@ -168,7 +174,7 @@ export class KeyObject extends DurableObject {
   private setUsed(period: string, n: number): void {
     this.used.set(period, n);
     // Not awaited: the write is made now, and the output gate holds the answer until it is durable.
-    void this.ctx.storage.put<StoredUse>(`used:${period}`, [n, this.window]);
+    void this.ctx.storage.put<StoredUse>(`used:${period}`, [n, storedWindow(this.window)]);
   }
 }
 

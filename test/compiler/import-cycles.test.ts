@@ -89,6 +89,15 @@ describe('runtime, edge, mirror, cli, client and explorer imports', () => {
     expect(cycles).toEqual([]);
   });
 
+  // The edge and the mirrors are adapters of the one app: they build on the runtime, and nothing of the runtime,
+  // the compiler, the client or the explorer builds on them (the CLI alone reaches them, to run their commands).
+  it('has no module under runtime/, common/, compiler/, client/ or explorer/ import edge/ or mirror/', () => {
+    const rel = (f: string) => relative(ROOT, f);
+    const graph = importGraph(['runtime', 'common', 'compiler', 'client', 'explorer'].flatMap((dir) => tsFiles(join(ROOT, dir))));
+    const wrong = [...graph].flatMap(([f, deps]) => deps.filter((d) => /^(edge|mirror)\//.test(rel(d))).map((d) => `${rel(f)} → ${rel(d)}`));
+    expect(wrong).toEqual([]);
+  });
+
   // The contract is what the document, the request checks and the client follow from: it states the API without
   // knowing the server that answers it. Its one import from the runtime is the Error body it refuses requests with
   // (runtime/api-error.ts, which imports nothing of the runtime itself).

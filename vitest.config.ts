@@ -34,7 +34,8 @@ class LongPolesFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
+    // The edge tier's one Worker bundle, after the build it bundles the pages of.
+    globalSetup: ['test/global-setup.ts', 'test/edge/edge-global-setup.ts'],
     // Bounds that stop a hung test, not measures of speed: the slowest test takes ~35 s on a quiet machine, and the
     // suite must still pass with every core busy (npm run test:loaded), when tests take several times as long.
     testTimeout: 180_000,

@@ -3,10 +3,10 @@
 import type { R2BucketLike } from '../runtime/source/r2-source.ts';
 
 /** A Durable Object's RPC stub: each public method of the class, answered as a promise. */
-export type Stub<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
+type Stub<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : never };
 
 /** A Durable Object namespace, as much of it as the Worker uses: the object for a name, and its RPC stub. */
-export interface Namespace<T> {
+interface Namespace<T> {
   idFromName(name: string): unknown;
   get(id: unknown): Stub<T>;
 }

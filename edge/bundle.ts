@@ -76,11 +76,14 @@ export interface WorkerBundle {
   gzipBytes: number;
 }
 
-/** The Worker bundle, in memory, with the pages of `pagesDir`. Throws naming any Node built-in it would import. */
-export async function bundleWorker(pagesDir: string = PAGES_DIR): Promise<WorkerBundle> {
+/**
+ * The Worker bundle, in memory, with the pages of `pagesDir`. Throws naming any Node built-in it would import.
+ * `entry`: another Worker module bundled the same way (a test's Worker over the edge's drivers).
+ */
+export async function bundleWorker(pagesDir: string = PAGES_DIR, entry = join(ROOT, 'edge/worker.ts')): Promise<WorkerBundle> {
   const { build } = await import('esbuild');
   const result = await build({
-    entryPoints: [join(ROOT, 'edge/worker.ts')],
+    entryPoints: [entry],
     absWorkingDir: ROOT,
     bundle: true,
     format: 'esm',

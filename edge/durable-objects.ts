@@ -6,33 +6,55 @@
 //   request is one call (`enter`: the secret's hash, revocation and expiry checked with the rate and the charge).
 // - ProviderObject, one per provider: the seen and acknowledged state of its notices.
 // - KeyDirectory, one for the deployment: the list the admin route shows. Only the admin route reaches it.
+// None reads a binding, so none names the Worker's env (bindings.ts names these classes: that way round, no cycle).
 import { DurableObject } from 'cloudflare:workers';
 import { fromHex, sameBytes } from '#platform/crypto';
 import type { Admission, AuthResult, ChargeResult, KeyAdmission, KeyEntry, NoticeState } from '../runtime/interfaces.ts';
 import { toKeyRecord } from '../runtime/keys/key-entry.ts';
-import { RateWindows } from '../runtime/state/rate-window.ts';
+import { admitInWindow } from '../runtime/state/rate-window.ts';
 import { checkCharge, StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
-import type { EdgeEnv } from './bindings.ts';
 
 /** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
 const NO_HASH = new Uint8Array(32);
 
-export class KeyObject extends DurableObject<EdgeEnv> {
+/** A period's stored count and the rate window as it was then (a bare count: stored before windows were). */
+type StoredUse = number | [number, number[]];
+
+/**
+ * The window as stored: its latest 1,024 times at most (9 KiB), far under a stored value's 128 KiB whatever the
+ * key's rate. A key admitted faster than that may, after a restart, get a little more than its rate for a second.
+ */
+const storedWindow = (w: number[]): number[] => (w.length > 1024 ? w.slice(-1024) : w);
+
+export class KeyObject extends DurableObject {
   private entry: KeyEntry | null = null;
   /** Lookups charged by quota period ("2026-11"). */
   private readonly used = new Map<string, number>();
-  private readonly rates = new RateWindows();
+  /**
+   * The key's rate window: its admission times in the last second, ascending. Stored with each admission, as the
+   * other durable drivers store theirs, so a restarted object does not hand out a second second's worth of requests:
+   * in the charged period's row beside its count (a charged lookup still writes one row), or, for an admission that
+   * charges nothing, under `window`. Loaded from whichever holds the latest time.
+   */
+  private readonly window: number[] = [];
   /**
    * Calls this object has answered since it was loaded, `stats` aside: the Durable Object requests the platform
    * bills. Kept in memory only (a write per request would cost more than it tells); the admin route shows it.
    */
   private calls = 0;
 
-  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+  constructor(ctx: ConstructorParameters<typeof DurableObject>[0], env: unknown) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       this.entry = (await ctx.storage.get<KeyEntry>('entry')) ?? null;
-      for (const [k, n] of await ctx.storage.list<number>({ prefix: 'used:' })) this.used.set(k.slice(5), n);
+      let latest = (await ctx.storage.get<number[]>('window')) ?? [];
+      // A count alone is a row written before windows were stored.
+      for (const [k, v] of await ctx.storage.list<StoredUse>({ prefix: 'used:' })) {
+        const [n, w] = typeof v === 'number' ? [v, []] : v;
+        this.used.set(k.slice(5), n);
+        if ((w.at(-1) ?? -Infinity) > (latest.at(-1) ?? -Infinity)) latest = w;
+      }
+      this.window.push(...latest);
     });
   }
 
@@ -95,13 +117,27 @@ export class KeyObject extends DurableObject<EdgeEnv> {
 
   hit(nowMs: number, rate: number): number {
     this.calls++;
-    return this.rates.hit('key', nowMs, rate);
+    return this.hitNow(nowMs, rate);
   }
 
   private admitNow(nowMs: number, rate: number, period: string, cost: number, quota: number): Admission {
-    const wait = this.rates.hit('key', nowMs, rate);
+    const wait = admitInWindow(this.window, nowMs, rate);
     if (wait > 0) return { wait, charge: null };
-    return { wait: 0, charge: this.chargeNow(period, cost, quota) };
+    const charge = this.chargeNow(period, cost, quota);
+    // A charge stored the window with its count; an admission that charged nothing stores it alone.
+    if (!charge.ok || cost === 0) this.storeWindow();
+    return { wait: 0, charge };
+  }
+
+  private hitNow(nowMs: number, rate: number): number {
+    const wait = admitInWindow(this.window, nowMs, rate);
+    if (wait === 0) this.storeWindow();
+    return wait;
+  }
+
+  private storeWindow(): void {
+    // Not awaited, as setUsed's: the output gate holds the answer until it is durable.
+    void this.ctx.storage.put('window', storedWindow(this.window));
   }
 
   private chargeNow(period: string, cost: number, quota: number): ChargeResult {
@@ -138,18 +174,18 @@ export class KeyObject extends DurableObject<EdgeEnv> {
   private setUsed(period: string, n: number): void {
     this.used.set(period, n);
     // Not awaited: the write is made now, and the output gate holds the answer until it is durable.
-    void this.ctx.storage.put(`used:${period}`, n);
+    void this.ctx.storage.put<StoredUse>(`used:${period}`, [n, storedWindow(this.window)]);
   }
 }
 
 /** Stored per finding: [seen_at, acknowledged_at, actor, note]. */
 type StoredNotice = [string | null, string | null, string | null, string | null];
 
-export class ProviderObject extends DurableObject<EdgeEnv> {
+export class ProviderObject extends DurableObject {
   /** This provider's notices (StateCore keys them by provider too; here it is always the same one). */
   private readonly core = new StateCore();
 
-  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+  constructor(ctx: ConstructorParameters<typeof DurableObject>[0], env: unknown) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       const notices: [string, number, string, ...StoredNotice][] = [];
@@ -192,12 +228,12 @@ export class ProviderObject extends DurableObject<EdgeEnv> {
 }
 
 /** The deployment's list of keys, for `register keys list --edge`; a request's authentication never reads it. */
-export class KeyDirectory extends DurableObject<EdgeEnv> {
+export class KeyDirectory extends DurableObject {
   /** By id, in the order they were added; each stored under `k:<id>` (a stored value is bounded at 128 KiB). */
   private readonly entries = new Map<string, KeyEntry>();
   private version = 0;
 
-  constructor(ctx: ConstructorParameters<typeof DurableObject<EdgeEnv>>[0], env: EdgeEnv) {
+  constructor(ctx: ConstructorParameters<typeof DurableObject>[0], env: unknown) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       const stored = [...(await ctx.storage.list<KeyEntry>({ prefix: 'k:' })).values()];
@@ -216,9 +252,9 @@ export class KeyDirectory extends DurableObject<EdgeEnv> {
     return true;
   }
 
-  /** Records what the key's own object now holds for it (a revocation). */
+  /** Records what the key's own object now holds for it (a revocation); the version moves only if that changed it. */
   update(entry: KeyEntry): void {
-    this.save(entry);
+    if (JSON.stringify(this.entries.get(entry.id)) !== JSON.stringify(entry)) this.save(entry);
   }
 
   private save(entry: KeyEntry): void {

@@ -1,6 +1,8 @@
 // `register edge build|dev|publish`: the Worker bundle and its wrangler.toml; the Worker on this machine (workerd,
 // through miniflare) over a dist loaded into its local R2; a dist published into R2, local or Cloudflare's.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
 import { RegisterError } from '../common/errors.ts';
@@ -64,26 +66,34 @@ const dev = defineCommand({
     origin: { type: 'string', description: 'Read the public dist from this static host (http(s) URL of the dist root) instead of the local R2', valueHint: 'URL' },
     port: { type: 'string', description: 'Port on 127.0.0.1 (0: any free one)', valueHint: 'P', required: true },
     persist: { type: 'string', description: 'Keep the local R2 buckets and Durable Objects in this folder (default: in memory)', valueHint: 'DIR' },
+    worker: { type: 'string', description: 'Run this bundle (worker.mjs, as `edge build` wrote it) rather than bundling the sources now', valueHint: 'FILE' },
   },
   async run(ctx) {
     const a = ctx.args;
     const io = ioOf(ctx);
+    const code = a.worker === undefined ? undefined : await readFile(a.worker, 'utf8').catch((e: NodeJS.ErrnoException) => {
+      throw badValue('edge', `--worker ${a.worker}: ${e.code === 'ENOENT' ? 'no such file (write it with register edge build --out DIR)' : e.message}`);
+    });
     const port = /^\d+$/.test(a.port) && Number(a.port) <= 65535 ? Number(a.port) : NaN;
     if (Number.isNaN(port)) throw badValue('edge', `--port must be a port number, got ${JSON.stringify(a.port)}`);
     const origin = a.origin === undefined ? null : originUrl(a.origin);
     if (origin === null && a.dist === undefined) throw badValue('edge', 'give --dist DIST (loaded into the local R2) or --origin URL (a static host holding the dist)');
-    const edge = await startLocalEdge({ port, persist: a.persist ?? null, origin, ...secretsFromEnv() });
+    // The dist goes into the local R2 before the port opens: whoever waits for the port (as every wait-on tool
+    // does) finds the Worker answering from it, never a 503 while it loads.
+    const dist = a.dist;
+    const edge = await startLocalEdge({
+      port,
+      persist: a.persist ?? null,
+      origin,
+      code,
+      ...secretsFromEnv(),
+      load: dist === undefined ? undefined : async (loading) => {
+        const report = await publishDist(dist, origin === null ? await loading.target('public') : null, await loading.target('private'));
+        io.err(reportLine(`loaded ${origin === null ? dist : `the private part of ${dist}`} into the local R2`, report));
+      },
+    });
     let stopping: Promise<void> | null = null;
     const stop = () => (stopping ??= edge.close());
-    try {
-      if (a.dist !== undefined) {
-        const report = await publishDist(a.dist, origin === null ? await edge.target('public') : null, await edge.target('private'));
-        io.err(reportLine(`loaded ${origin === null ? a.dist : `the private part of ${a.dist}`} into the local R2`, report));
-      }
-    } catch (e) {
-      await stop();
-      throw e;
-    }
     const from = origin === null ? '' : `; the dist from ${origin}`;
     io.err(`[edge] listening on ${edge.url}/api/v1 (workerd; R2 and Durable Objects ${a.persist ? `in ${resolve(a.persist)}` : 'in memory'}${from})\n`);
     await new Promise<void>((done) => {
@@ -95,6 +105,8 @@ const dev = defineCommand({
 /** A real R2 bucket, written through wrangler (its credentials are wrangler's: `wrangler login` or CLOUDFLARE_API_TOKEN). */
 function wranglerTarget(bucket: string): PublishTarget {
   const wrangler = resolve(import.meta.dirname, '..', 'node_modules/.bin/wrangler');
+  // A development dependency, as miniflare is (local-edge.ts): an install without them says what to do.
+  if (!existsSync(wrangler)) throw new RegisterError('edge', 'wrangler is not installed (it uploads to R2, and is a development dependency): run `npm install -D wrangler miniflare`, or `npm ci` in a clone of the register');
   const run = (args: string[]) =>
     new Promise<void>((done, fail) => {
       const child = spawn(wrangler, args, { stdio: ['ignore', 'ignore', 'pipe'] });

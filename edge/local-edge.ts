@@ -6,12 +6,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Miniflare, MiniflareOptions } from 'miniflare';
+import { RegisterError } from '../common/errors.ts';
 import { BINDINGS, DURABLE_CLASSES } from './bindings.ts';
 import { bundleWorker, COMPATIBILITY_DATE, WORKER_FILE } from './bundle.ts';
 import type { PublishTarget } from './publish.ts';
 
 /** The local bucket names behind the two R2 bindings. */
-export const LOCAL_BUCKETS = { public: 'register-dist', private: 'register-private' } as const;
+const LOCAL_BUCKETS = { public: 'register-dist', private: 'register-private' } as const;
 
 export interface LocalEdgeOptions {
   /** Folder holding the local R2 buckets and Durable Objects; none: in memory, gone when it stops. */
@@ -28,6 +29,11 @@ export interface LocalEdgeOptions {
   cache?: boolean;
   /** A prebuilt bundle's code; default: bundled now. */
   code?: string;
+  /**
+   * What to store in the local R2 (through `edge.target`) before the Worker is served: until it resolves, nothing
+   * answers on `port`. The targets it is handed serve the load only.
+   */
+  load?: (edge: LocalEdge) => Promise<void>;
 }
 
 /**
@@ -69,8 +75,8 @@ const LOADER = `export default {
 
 export interface LocalEdge {
   mf: Miniflare;
-  /** http://127.0.0.1:PORT, when it listens. */
-  url: string | null;
+  /** http://127.0.0.1:PORT, once it listens (after the load). */
+  readonly url: string | null;
   target(which: 'public' | 'private'): Promise<PublishTarget>;
   close(): Promise<void>;
 }
@@ -110,13 +116,28 @@ function reapWithParent(pids: number[]): { stop(): void } {
   return { stop: () => void (watchdog.pid !== undefined && watchdog.exitCode === null && watchdog.kill('SIGKILL')) };
 }
 
+/**
+ * miniflare, loaded when an edge command runs: it is a development dependency (it carries workerd, which the Node
+ * image has no use for), so an install without them (`npm ci --omit=dev`) says what to do rather than a stack.
+ */
+async function loadMiniflare(): Promise<typeof import('miniflare')> {
+  try {
+    return await import('miniflare');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException)?.code !== 'ERR_MODULE_NOT_FOUND' || !/'miniflare'/.test((e as Error).message)) throw e;
+    throw new RegisterError('edge', 'miniflare is not installed (it runs workerd, and is a development dependency): run `npm install -D wrangler miniflare`, or `npm ci` in a clone of the register');
+  }
+}
+
 export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
-  const { Miniflare } = await import('miniflare');
+  const { Miniflare } = await loadMiniflare();
   const persist = o.persist ? resolve(o.persist) : null;
   if (persist) await mkdir(persist, { recursive: true });
   // Without a socket the edge only publishes: the loader worker alone, and no bundle to make.
   const serving = o.port !== null && o.port !== undefined;
-  const code = serving ? (o.code ?? (await bundleWorker()).code) : null;
+  // Made while the local R2 loads, where there is a load.
+  const code = serving ? (o.code !== undefined ? Promise.resolve(o.code) : bundleWorker().then((b) => b.code)) : null;
+  code?.catch(() => {});
   const bindings: Record<string, string> = {};
   if (o.cursorSecret) bindings[BINDINGS.cursorSecret] = o.cursorSecret;
   if (o.adminToken) bindings[BINDINGS.adminToken] = o.adminToken;
@@ -126,22 +147,23 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
     compatibilityDate: COMPATIBILITY_DATE,
     r2Buckets: { [BINDINGS.dist]: LOCAL_BUCKETS.public, [BINDINGS.private]: LOCAL_BUCKETS.private },
   };
-  const options: MiniflareOptions = {
+  const optionsFor = (worker: string | null): MiniflareOptions => ({
     r2Persist: persist ? join(persist, 'r2') : false,
     durableObjectsPersist: persist ? join(persist, 'do') : false,
     // The Cache API (caches.default), kept with the rest: a restarted edge dev is a fresh isolate over a warm cache.
     cachePersist: persist ? join(persist, 'cache') : false,
     host: '127.0.0.1',
-    ...(o.port === null || o.port === undefined ? {} : { port: o.port }),
+    // No port: any free one, which nobody is told (miniflare always listens, for its first worker).
+    ...(worker === null ? {} : { port: o.port! }),
     workers: [
-      // miniflare always listens, for its first worker: without the Worker, one that answers nothing, so the loader
-      // stays off the socket (bound to the buckets all the same: mf.getR2Bucket reads the first worker's).
-      ...(code === null
+      // Without the Worker, a first worker that answers nothing, so the loader stays off the socket (bound to the
+      // buckets all the same: mf.getR2Bucket reads the first worker's).
+      ...(worker === null
         ? [{ name: 'closed', modules: true, script: 'export default { fetch: () => new Response(null, { status: 404 }) };', ...shared }]
         : [
             {
               name: 'register',
-              modules: [{ type: 'ESModule' as const, path: join(process.cwd(), WORKER_FILE), contents: code }],
+              modules: [{ type: 'ESModule' as const, path: join(process.cwd(), WORKER_FILE), contents: worker }],
               durableObjects: { ...DURABLE_CLASSES },
               bindings,
               cache: o.cache ?? true,
@@ -152,16 +174,21 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
       // that stores a batch of objects per request, where miniflare's binding proxy costs a round trip each.
       { name: 'loader', modules: true, script: LOADER, ...shared },
     ],
-  };
+  });
   // Another edge this process runs (tests start several) has its own workerd and its own watchdog.
   const before = new Set(workerdChildren());
-  const mf = new Miniflare(options);
-  const url = serving ? (await mf.ready).toString().replace(/\/$/, '') : null;
-  if (url === null) await mf.ready;
-  const reaper = reapWithParent(workerdChildren().filter((p) => !before.has(p)));
-  return {
+  // With a load, the buckets are filled first with nothing on the given port, then workerd is started again with
+  // the Worker on it (miniflare keeps even in-memory storage in a folder of its own across the restart): whoever
+  // waits for the port finds it open only once the Worker can answer from what was loaded.
+  const mf = new Miniflare(optionsFor(code !== null && !o.load ? await code : null));
+  await mf.ready;
+  let reaper = reapWithParent(workerdChildren().filter((p) => !before.has(p)));
+  let url: string | null = null;
+  const edge: LocalEdge = {
     mf,
-    url,
+    get url() {
+      return url;
+    },
     async target(which) {
       const binding = which === 'public' ? BINDINGS.dist : BINDINGS.private;
       const loader = (await mf.getWorker('loader')) as unknown as { fetch(url: string, init?: object): Promise<Response> };
@@ -208,4 +235,19 @@ export async function startLocalEdge(o: LocalEdgeOptions): Promise<LocalEdge> {
       reaper.stop();
     },
   };
+  try {
+    if (o.load) await o.load(edge);
+    if (code !== null) {
+      if (o.load) {
+        await mf.setOptions(optionsFor(await code));
+        reaper.stop();
+        reaper = reapWithParent(workerdChildren().filter((p) => !before.has(p)));
+      }
+      url = (await mf.ready).toString().replace(/\/$/, '');
+    }
+  } catch (e) {
+    await edge.close();
+    throw e;
+  }
+  return edge;
 }

@@ -10,9 +10,9 @@ import { sha256Hex } from '#platform/crypto';
 import { RegisterError } from '../common/errors.ts';
 import { INDEX_FILE, INDEX_SIG_FILE, PRIVATE_DIR, PUBLIC_DIR } from '../common/dist-layout.ts';
 
-export const IMMUTABLE = 'public, max-age=31536000, immutable';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** index.json: re-read by every isolate at most once a second anyway; a cache in front keeps it a few seconds at most. */
-export const POINTER = 'public, max-age=5';
+const POINTER = 'public, max-age=5';
 
 /** Where objects go: a local R2 bucket (miniflare's, for `edge dev`), or a real one through wrangler. */
 export interface PublishTarget {
@@ -48,7 +48,7 @@ async function filesUnder(root: string, rel: string): Promise<string[]> {
 const isDir = (p: string) => stat(p).then((s) => s.isDirectory(), () => false);
 
 /** The dist's files for each bucket, in upload order (the public bucket's pointer files last). */
-export async function distFiles(dist: string): Promise<{ public: DistFile[]; private: DistFile[]; stamps: string[] }> {
+async function distFiles(dist: string): Promise<{ public: DistFile[]; private: DistFile[]; stamps: string[] }> {
   if (!(await isDir(dist)) || !(await stat(join(dist, INDEX_FILE)).catch(() => null))) {
     throw new RegisterError('edge', `${dist} is not a compiled dist (no ${INDEX_FILE}): run register compile first`);
   }

@@ -11,7 +11,7 @@ const SWEEP_EVERY = 4096;
  * the times that left the window. Returns 0 when admitted, else the milliseconds (>= 1) until enough of the window
  * expires to admit one more.
  */
-function admitInWindow(w: number[], nowMs: number, rate: number): number {
+export function admitInWindow(w: number[], nowMs: number, rate: number): number {
   if (!Number.isFinite(nowMs)) throw new RangeError(`[state] rate hit: not a time: ${nowMs}`);
   const limit = Math.floor(rate);
   if (!(limit >= 1)) return 1000; // a plan that admits nothing (rate 0) never frees a slot; ask again in a second

@@ -69,11 +69,12 @@ describe('compiler imports', () => {
   });
 });
 
-// The same rule for the server, the CLI, the client and the explorer: their modules and the imports among them
-// form no cycle (type-only and dynamic imports included: a lazy import still ties two modules together).
-describe('runtime, cli, client and explorer imports', () => {
-  it('has no import cycle under runtime/, cli/, client/ or explorer/', () => {
-    const files = ['runtime', 'cli', 'client', 'explorer'].flatMap((dir) => tsFiles(join(ROOT, dir)));
+// The same rule for the server, the edge, the mirrors, the CLI, the client and the explorer: their modules and the
+// imports among them form no cycle (type-only and dynamic imports included: a lazy import still ties two modules
+// together).
+describe('runtime, edge, mirror, cli, client and explorer imports', () => {
+  it('has no import cycle under runtime/, edge/, mirror/, cli/, client/ or explorer/', () => {
+    const files = ['runtime', 'edge', 'mirror', 'cli', 'client', 'explorer'].flatMap((dir) => tsFiles(join(ROOT, dir)));
     const graph = importGraph(files);
     expect(graph.size).toBeGreaterThan(80);
     const cycles: string[][] = [];
@@ -86,6 +87,15 @@ describe('runtime, cli, client and explorer imports', () => {
       graph.set(from, graph.get(from)!.filter((d) => d !== to));
     }
     expect(cycles).toEqual([]);
+  });
+
+  // The edge and the mirrors are adapters of the one app: they build on the runtime, and nothing of the runtime,
+  // the compiler, the client or the explorer builds on them (the CLI alone reaches them, to run their commands).
+  it('has no module under runtime/, common/, compiler/, client/ or explorer/ import edge/ or mirror/', () => {
+    const rel = (f: string) => relative(ROOT, f);
+    const graph = importGraph(['runtime', 'common', 'compiler', 'client', 'explorer'].flatMap((dir) => tsFiles(join(ROOT, dir))));
+    const wrong = [...graph].flatMap(([f, deps]) => deps.filter((d) => /^(edge|mirror)\//.test(rel(d))).map((d) => `${rel(f)} → ${rel(d)}`));
+    expect(wrong).toEqual([]);
   });
 
   // The contract is what the document, the request checks and the client follow from: it states the API without

@@ -38,6 +38,9 @@ function copyFromContext(src: string, dest: string): void {
   }
 }
 
+/** The packages that carry workerd or deploy to Cloudflare: miniflare, wrangler, workerd and its platform builds. */
+const EDGE_TOOLS = /^(miniflare|wrangler|workerd|@cloudflare\/workerd-.*)$/;
+
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -62,6 +65,17 @@ describe('the Dockerfile and compose.yaml', () => {
     const dist = /^ {2}dist:\n([\s\S]*?)\n\n/m.exec(compose)![1];
     expect(dist).toContain('node_modules/serve/build/main.js');
     expect(dist).toMatch(/environment:\n(\s+#.*\n)*\s+NO_UPDATE_CHECK: "1"/);
+  });
+
+  // The edge's local runtime (miniflare, which ships workerd's binary) and Cloudflare's CLI are development
+  // dependencies: the image serves on Node and never needs them. The lockfile says what `npm ci --omit=dev` installs.
+  it('installs no workerd, miniflare or wrangler with --omit=dev', () => {
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+    const installed = Object.entries(lock.packages).filter(([path, p]) => path !== '' && !p.dev).map(([path]) => path.replace(/^.*node_modules\//, ''));
+    expect(installed.length).toBeGreaterThan(20);
+    expect(installed.filter((name) => EDGE_TOOLS.test(name))).toEqual([]);
+    // Still there for development (the edge tests, `register edge dev`).
+    expect(Object.keys(lock.packages).filter((path) => EDGE_TOOLS.test(path.replace(/^.*node_modules\//, ''))).length).toBeGreaterThanOrEqual(3);
   });
 
   it("the build stage's COPY lines and install step build a copy that compiles and serves a release, /matches included", async () => {
@@ -89,12 +103,20 @@ describe('the Dockerfile and compose.yaml', () => {
     const built = await runToExit('sh', ['-c', install[0]], { cwd: app, env, timeoutMs: 170_000 });
     expect(built.status, built.stdout + built.stderr).toBe(0);
     expect(existsSync(join(app, 'build/register.mjs'))).toBe(true);
+    // No workerd in the image: what was installed, and what the edge's commands then say.
+    const modules = [...readdirSync(join(app, 'node_modules')), ...(existsSync(join(app, 'node_modules/@cloudflare')) ? readdirSync(join(app, 'node_modules/@cloudflare')).map((n) => `@cloudflare/${n}`) : [])];
+    expect(modules.filter((name) => EDGE_TOOLS.test(name))).toEqual([]);
 
     // What the image runs: node bin/register.mjs, NODE_ENV=production (the runtime stage's ENV).
     const runEnv = { ...process.env, NODE_ENV: 'production' };
     const register = (args: string[]) => runToExit(process.execPath, [join(app, 'bin/register.mjs'), ...args], { cwd: work, env: runEnv });
     const compiled = await register(['compile', '--releases', join(ROOT, 'releases'), '--out', join(work, 'dist'), '--stamp', '20261001T120000Z']);
     expect(compiled.status, compiled.stderr).toBe(0);
+    for (const args of [['edge', 'dev', '--dist', join(work, 'dist'), '--port', '0'], ['edge', 'publish', '--dist', join(work, 'dist'), '--bucket', 'b']]) {
+      const edge = await register(args);
+      expect(edge.status, edge.stderr).toBe(1);
+      expect(edge.stderr).toContain('npm install -D wrangler miniflare');
+    }
     const added = await register(['keys', 'add', '--name', 'container', '--keys', join(work, 'keys.json')]);
     expect(added.status, added.stderr).toBe(0);
     const key = added.stdout.trim().split('\n').at(-1)!;

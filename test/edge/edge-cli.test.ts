@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent } from 'node:http';
+import { Agent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wranglerToml } from '../../edge/bundle.ts';
@@ -14,7 +15,9 @@ import { startLocalEdge } from '../../edge/local-edge.ts';
 import { makeHandWorld, ID, type World } from '../fixtures/hand-world.ts';
 import { rawRequest } from '../helpers/raw-http.ts';
 import { runToExit } from '../helpers/run-command.ts';
-import { ADMIN_TOKEN, CURSOR_SECRET } from './edge-support.ts';
+import { ADMIN_TOKEN, CURSOR_SECRET, edgeOver, workerFile } from './edge-support.ts';
+import { edgeKeyRepository } from '../../runtime/keys/edge-key-repository.ts';
+import { addKey } from '../../runtime/keys/key-file.ts';
 
 const env = { ...process.env, REGISTER_EDGE_ADMIN_TOKEN: ADMIN_TOKEN, REGISTER_CURSOR_SECRET: CURSOR_SECRET };
 const register = (args: string[]) => runToExit(process.execPath, ['bin/register.mjs', ...args], { env });
@@ -32,10 +35,9 @@ beforeAll(async () => {
   persist = join(mkdtempSync(join(tmpdir(), 'edge-cli-')), 'persist');
 });
 
-/** `register edge dev` on the test's dist and --persist; resolves with its URL once it listens. */
+/** `register edge dev` on the test's dist and --persist (the tier's bundle); resolves with its URL once it listens. */
 async function startDev(): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, ['bin/register.mjs', 'edge', 'dev', '--dist', world.dist, '--port', '0', '--persist', persist], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
+  const child = spawnDev(['--port', '0', '--persist', persist]);
   child.once('exit', () => running.delete(child));
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (err += d));
@@ -52,6 +54,21 @@ async function startDev(): Promise<{ child: ChildProcess; url: string; stderr: (
     child.once('exit', (code) => reject(new Error(`edge dev exited ${code}: ${err}`)));
   });
   return { child, url, stderr: () => err };
+}
+
+function spawnDev(args: string[]): ChildProcess {
+  const child = spawn(process.execPath, ['bin/register.mjs', 'edge', 'dev', '--dist', world.dist, '--worker', workerFile(), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  return child;
+}
+
+/** A port free a moment ago, for a test that must poll it before the process it starts says which it took. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
 }
 
 const json = (r: { body: Buffer }) => JSON.parse(r.body.toString());
@@ -217,5 +234,62 @@ describe('register edge', () => {
       await new Promise((r) => (again.child.exitCode !== null ? r(null) : again.child.once('exit', r)));
     }
     expect(again.stderr()).not.toContain(ADMIN_TOKEN);
+  });
+  it('dev answers nothing until its local R2 is loaded: polled from its start, the port refuses, then answers 200', async () => {
+    // A key in the Durable Objects of a --persist folder whose R2 is empty, so that dev loads the whole dist.
+    const folder = join(mkdtempSync(join(tmpdir(), 'edge-cli-')), 'persist');
+    const keyed = await edgeOver(null, folder);
+    let key: string;
+    try {
+      ({ key } = await addKey({ repository: edgeKeyRepository(keyed.url!, ADMIN_TOKEN), name: 'waiter', quota: 1000, rate: 1000 }));
+    } finally {
+      await keyed.close();
+    }
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const paths = ['/', '/api/v1/meta', '/api/v1/providers'];
+    const child = spawnDev(['--port', String(port), '--persist', folder]);
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d));
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    let listening = false;
+    /** Answers seen before `listening` was printed, and how many polls found the port closed then. */
+    const early: string[] = [];
+    let refused = 0;
+    const poll = async (path: string): Promise<number | null> => {
+      try {
+        return (await rawRequest(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } })).status;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ECONNREFUSED' || (e as NodeJS.ErrnoException).code === 'ECONNRESET') return null;
+        throw e;
+      }
+    };
+    try {
+      // Bounded by the dev process: it prints `listening`, or exits.
+      let ended = false;
+      void exited.then(() => (ended = true));
+      while (!listening && !ended) {
+        const seenBefore = /\[edge\] listening on /.test(err);
+        for (const path of paths) {
+          const status = await poll(path);
+          if (status === null) {
+            if (!seenBefore) refused++;
+          } else if (!seenBefore) early.push(`${path} ${status}`);
+        }
+        listening = seenBefore;
+        if (!listening) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(listening, err).toBe(true);
+      expect(err).toMatch(/loaded .* into the local R2: .* [1-9]\d* object\(s\) uploaded/);
+      expect(err.indexOf('loaded ')).toBeLessThan(err.indexOf('listening on '));
+      // The port was polled while it loaded, and whatever answered before the line (the moment between workerd
+      // binding the port and the line reaching here) answered from the loaded dist.
+      expect(refused).toBeGreaterThan(0);
+      expect(early.filter((e) => !e.endsWith(' 200'))).toEqual([]);
+      for (const path of paths) expect(await poll(path), path).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 });

@@ -1,8 +1,9 @@
 // What the edge tests share: a local edge (workerd through miniflare, in this process) over a compiled dist, keys
 // issued to it through its admin route, and the same keys in a keys file for a Node runtime beside it.
 import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { inject } from 'vitest';
 import { join } from 'node:path';
-import { bundleWorker } from '../../edge/bundle.ts';
 import { startLocalEdge, type LocalEdge } from '../../edge/local-edge.ts';
 import { publishDist } from '../../edge/publish.ts';
 import type { KeyEntry } from '../../runtime/interfaces.ts';
@@ -12,15 +13,26 @@ import { addKey, type AddKeyOptions } from '../../runtime/keys/key-file.ts';
 export const ADMIN_TOKEN = 'edge-admin-token-for-tests-0123456789abcdef';
 export const CURSOR_SECRET = 'edge-cursor-secret-for-tests-0123456789abcdef';
 
-/** The Worker bundled once per test file: every edge a file starts runs the same code over its own dist. */
-let bundled: Promise<string> | undefined;
-export const workerCode = (): Promise<string> => (bundled ??= bundleWorker().then((b) => b.code));
+/**
+ * The tier's one Worker bundle (edge-global-setup.ts builds it once a run): every edge the files start, in this
+ * process or as `register edge dev --worker`, runs the same code over its own dist.
+ */
+export function workerFile(): string {
+  const file = inject('edgeWorker');
+  if (!file) throw new Error('no edge Worker bundle: the edge tests need test/edge/edge-global-setup.ts among their globalSetup (vitest.config.ts)');
+  return file;
+}
+let code: Promise<string> | undefined;
+export const workerCode = (): Promise<string> => (code ??= readFile(workerFile(), 'utf8'));
 
-export async function edgeOver(dist: string, persist: string | null = null): Promise<LocalEdge> {
-  const code = await workerCode();
-  const edge = await startLocalEdge({ port: 0, persist, adminToken: ADMIN_TOKEN, cursorSecret: CURSOR_SECRET, code });
+/**
+ * A local edge on a free port with the tests' secrets, then `dist` published into its local R2 (null: left empty).
+ * Published once it serves, not as its load: a load restarts workerd (local-edge.ts), and no test asks before this.
+ */
+export async function edgeOver(dist: string | null, persist: string | null = null): Promise<LocalEdge> {
+  const edge = await startLocalEdge({ port: 0, persist, adminToken: ADMIN_TOKEN, cursorSecret: CURSOR_SECRET, code: await workerCode() });
   try {
-    await publishDist(dist, await edge.target('public'), await edge.target('private'));
+    if (dist !== null) await publishDist(dist, await edge.target('public'), await edge.target('private'));
   } catch (e) {
     await edge.close();
     throw e;

@@ -33,7 +33,7 @@ export const BINDINGS = {
   adminToken: 'ADMIN_TOKEN',
   /** Var: trusted signing keys (`ed25519:…`, comma-separated); when set, only signed releases are served (`serve --trust`). */
   trust: 'TRUST',
-  /** Durable Object holding the rollback mark of TRUST (edge/trust-mark.ts). */
+  /** Durable Object holding the rollback mark of TRUST (TrustMarkObject; edge/trust-mark.ts reads and raises it). */
   trustMark: 'TRUST_MARK',
 } as const;
 
@@ -50,5 +50,5 @@ export interface EdgeEnv {
   CURSOR_SECRET?: string;
   ADMIN_TOKEN?: string;
   TRUST?: string;
-  TRUST_MARK?: Namespace<import('./trust-mark.ts').TrustMarkObject>;
+  TRUST_MARK?: Namespace<import('./durable-objects.ts').TrustMarkObject>;
 }

@@ -151,7 +151,7 @@ ${objects}
 tag = "v1"
 new_sqlite_classes = [${Object.values(DURABLE_CLASSES).filter((c) => c !== DURABLE_CLASSES.TRUST_MARK).map((c) => `"${c}"`).join(', ')}]
 
-# The rollback mark of ${BINDINGS.trust} (edge/trust-mark.ts), added after v1 was deployed.
+# The rollback mark of ${BINDINGS.trust} (edge/durable-objects.ts, used by edge/trust-mark.ts), added after v1 was deployed.
 [[migrations]]
 tag = "v2"
 new_sqlite_classes = ["${DURABLE_CLASSES.TRUST_MARK}"]

@@ -13,6 +13,7 @@ import type { Admission, AuthResult, ChargeResult, KeyAdmission, KeyEntry, Notic
 import { toKeyRecord } from '../runtime/keys/key-entry.ts';
 import { admitInWindow } from '../runtime/state/rate-window.ts';
 import { checkCharge, StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
+import { decodeMark, encodeMark, raiseMark } from '../common/trust.ts';
 
 /** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
 const NO_HASH = new Uint8Array(32);
@@ -261,5 +262,32 @@ export class KeyDirectory extends DurableObject {
     this.entries.set(entry.id, entry);
     this.version++;
     void this.ctx.storage.put({ [`k:${entry.id}`]: entry, version: this.version });
+  }
+}
+
+/** Storage key of the trust mark (its text, as common/trust.ts encodes it). */
+const MARK_KEY = 'mark';
+
+/**
+ * Holds the mark. A Durable Object runs one event at a time and its storage writes are atomic and durable before the
+ * caller sees the answer, so a save merges with what is stored and never lowers it, whichever isolate saves.
+ */
+export class TrustMarkObject extends DurableObject {
+  /** The stored mark's text, or null when none was ever saved. */
+  async load(): Promise<string | null> {
+    return (await this.ctx.storage.get<string>(MARK_KEY)) ?? null;
+  }
+
+  /** Stores the newer of `text` and what is stored, field by field. */
+  async save(text: string): Promise<void> {
+    const mark = decodeMark(text);
+    const stored = await this.ctx.storage.get<string>(MARK_KEY);
+    let merged = mark;
+    try {
+      if (stored !== undefined) merged = raiseMark(decodeMark(stored), mark);
+    } catch {
+      // A damaged stored mark is replaced by the one given, which the caller loaded (refusing damage) and raised.
+    }
+    await this.ctx.storage.put(MARK_KEY, encodeMark(merged));
   }
 }

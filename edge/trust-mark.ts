@@ -1,44 +1,18 @@
 // `serve --trust` at the edge: the TRUST var (public keys, `ed25519:…`, comma-separated) turns it on, and the
-// rollback mark of common/trust.ts lives in one Durable Object for the deployment (TrustMarkObject), so neither an
+// rollback mark of common/trust.ts lives in one Durable Object for the deployment (TrustMarkObject, in
+// durable-objects.ts with the other classes), so neither an
 // isolate evicted nor a redeploy goes back to an older index. edgeTrust() gives the catalog its `trust` and
 // `trustMarks` options; the worker (or its composer) only spreads them in.
-import { DurableObject } from 'cloudflare:workers';
 import { parsePublicKey, trustedKeys, type TrustedKeys } from '../common/signing.ts';
-import { decodeMark, encodeMark, raiseMark, type MarkStore } from '../common/trust.ts';
+import { decodeMark, encodeMark, type MarkStore } from '../common/trust.ts';
 import type { CatalogOptions } from '../runtime/release/catalog.ts';
-import { BINDINGS, type EdgeEnv, type Namespace } from './bindings.ts';
+import { BINDINGS, type EdgeEnv } from './bindings.ts';
 
-/** Storage key of the mark (its text, as common/trust.ts encodes it). */
-const MARK_KEY = 'mark';
 /** The one object's name: one mark per deployment, as one dist is served. */
 const OBJECT_NAME = 'dist';
 
-/**
- * Holds the mark. A Durable Object runs one event at a time and its storage writes are atomic and durable before the
- * caller sees the answer, so a save merges with what is stored and never lowers it, whichever isolate saves.
- */
-export class TrustMarkObject extends DurableObject<EdgeEnv> {
-  /** The stored mark's text, or null when none was ever saved. */
-  async load(): Promise<string | null> {
-    return (await this.ctx.storage.get<string>(MARK_KEY)) ?? null;
-  }
-
-  /** Stores the newer of `text` and what is stored, field by field. */
-  async save(text: string): Promise<void> {
-    const mark = decodeMark(text);
-    const stored = await this.ctx.storage.get<string>(MARK_KEY);
-    let merged = mark;
-    try {
-      if (stored !== undefined) merged = raiseMark(decodeMark(stored), mark);
-    } catch {
-      // A damaged stored mark is replaced by the one given, which the caller loaded (refusing damage) and raised.
-    }
-    await this.ctx.storage.put(MARK_KEY, encodeMark(merged));
-  }
-}
-
 /** The MarkStore over the deployment's TrustMarkObject. */
-function durableMarkStore(ns: Namespace<TrustMarkObject>): MarkStore {
+function durableMarkStore(ns: NonNullable<EdgeEnv['TRUST_MARK']>): MarkStore {
   const stub = ns.get(ns.idFromName(OBJECT_NAME));
   const where = `Durable Object ${BINDINGS.trustMark}/${OBJECT_NAME}`;
   return {

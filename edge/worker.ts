@@ -25,8 +25,7 @@ import { appRequest, edgeResponse } from './http.ts';
 import { bundledPages } from './pages.ts';
 import { edgeTrust } from './trust-mark.ts';
 
-export { KeyDirectory, KeyObject, ProviderObject } from './durable-objects.ts';
-export { TrustMarkObject } from './trust-mark.ts';
+export { KeyDirectory, KeyObject, ProviderObject, TrustMarkObject } from './durable-objects.ts';
 
 /** Largest accepted request body, as on Node (runtime/server.ts). */
 const MAX_BODY_BYTES = 256 * 1024;

@@ -20,7 +20,7 @@ import { createHttpSource } from '../runtime/source/http-source.ts';
 import { createR2Source, type R2SourceOptions } from '../runtime/source/r2-source.ts';
 import { ADMIN_PREFIX, adminAnswer } from './admin.ts';
 import type { EdgeEnv } from './bindings.ts';
-import { edgeAuthenticator, edgeStateStore } from './edge-state.ts';
+import { edgeGate, edgeStateStore } from './edge-state.ts';
 import { appRequest, edgeResponse } from './http.ts';
 import { bundledPages } from './pages.ts';
 
@@ -66,7 +66,7 @@ function appFor(env: EdgeEnv): App {
   const store = edgeStateStore(env);
   const app: App = createApp({
     catalog,
-    keys: edgeAuthenticator(env),
+    gate: edgeGate(env),
     store,
     routes: allRoutes({
       openapiJson: openapiBytesOf(() => app.routes),

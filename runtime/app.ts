@@ -6,11 +6,10 @@
 // Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError, errorReply } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type Admission, type AuthResult, type Authenticator, type Clock, type KeyAdmission, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type Admission, type AuthResult, type Clock, type Gate, type KeyAdmission, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Release } from './release/open-release.ts';
 import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
-import { admit } from './state/admit.ts';
 import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { pathAsSent, requestTarget } from './request-target.ts';
 import { ArtefactError, UpstreamError, UntrustedError } from './read-errors.ts';
@@ -23,7 +22,8 @@ import { MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../common/request-limit
 /** Options of createApp. */
 export interface AppOptions {
   catalog: ReleaseCatalog;
-  keys: Authenticator;
+  /** Who may ask, and whether a costing request may go ahead (interfaces.ts Gate). */
+  gate: Gate;
   store: StateStore;
   /** Every route: the API's, the operational endpoints and the pages (server.ts routeTable). */
   routes: RouteDef[];
@@ -119,7 +119,7 @@ interface Exchange {
   params: Record<string, string>;
   now: number;
   key: KeyRecord | null;
-  /** The key is to be checked in the call that charges the request (Authenticator.authenticateAndAdmit). */
+  /** The key is to be checked in the call that charges the request (Gate.enter). */
   keyLater: boolean;
   costing: boolean;
   prepared: Prepared | null;
@@ -251,11 +251,11 @@ export function createApp(opts: AppOptions): App {
         if (x.api) x.headers['cache-control'] = 'no-cache';
         return;
       }
-      // Where the key is checked in the call that charges (the edge's), a costing request's key is checked after the
-      // validation steps, by `admitting`, or by `keyFirst` if they refuse it: one call either way.
-      if (def.costing && opts.keys.authenticateAndAdmit) return void (x.keyLater = true);
-      // A key store may have to ask elsewhere (the edge's): only then is this step awaited.
-      const checked: MaybePromise<AuthResult> = opts.keys.authenticate(x.request.headers.get('authorization'), new Date(x.now));
+      // A costing request's key is checked in the call that charges it (Gate.enter), after the validation steps, by
+      // `admitting`, or by `keyFirst` if they refuse it: one call either way, on every platform.
+      if (def.costing) return void (x.keyLater = true);
+      // A gate may have to ask elsewhere (the edge's): only then is this step awaited.
+      const checked: MaybePromise<AuthResult> = opts.gate.check(x.request.headers.get('authorization'), new Date(x.now));
       if (!isPromise(checked)) return void admitKey(x, def, checked);
       return checked.then((r) => admitKey(x, def, r));
     },
@@ -276,7 +276,6 @@ export function createApp(opts: AppOptions): App {
     },
     function admitting(x) {
       if (x.keyLater) return checkAndCharge(x);
-      if (x.costing && x.key) return charge(x, x.key);
     },
     function run(x) {
       const reply = x.prepared!.run();
@@ -303,14 +302,7 @@ export function createApp(opts: AppOptions): App {
     },
   ];
 
-  /** Rate limit, then quota: a refusal of either charges nothing. */
-  async function charge(x: Exchange, key: KeyRecord): Promise<void> {
-    const cost = x.def!.costOf(x.prepared!);
-    x.period = quotaPeriod(x.now);
-    settle(x, key, cost, await admit(opts.store, key.id, x.now, key.rate, x.period, cost, key.quota));
-  }
-
-  /** The key check, the rate limit and the quota in one call (the edge's key object): refused in that order. */
+  /** The key check, the rate limit and the quota in one call (Gate.enter): refused in that order, a refusal charging nothing. */
   async function checkAndCharge(x: Exchange): Promise<void> {
     x.keyLater = false;
     const cost = x.def!.costOf(x.prepared!);
@@ -322,9 +314,9 @@ export function createApp(opts: AppOptions): App {
     settle(x, r.key, cost, r.admission!);
   }
 
-  /** The request's key checked and, given a cost, the request admitted, in one call (Authenticator.authenticateAndAdmit). */
+  /** The request's key checked and, given a cost, the request admitted, in one call (Gate.enter). */
   function checkKey(x: Exchange, period: string, cost: number | null): Promise<KeyAdmission> {
-    return opts.keys.authenticateAndAdmit!(x.request.headers.get('authorization'), new Date(x.now), period, cost);
+    return opts.gate.enter(x.request.headers.get('authorization'), new Date(x.now), period, cost);
   }
 
   /**

@@ -47,8 +47,8 @@ export interface RequestContext {
   /** The release this namespace serves (null only for routes that allow it). */
   release: Release;
   /**
-   * The authenticated key; null on a route without auth, and on a costing route where the key is checked in the call
-   * that charges it, after prepare() (the edge: Authenticator.authenticateAndAdmit): a costing route does not read it.
+   * The authenticated key; null on a route without auth, and on a costing route, whose key is checked in the call that
+   * charges it, after prepare() (Gate.enter): a costing route does not read it.
    */
   key: KeyRecord | null;
   now: number;

@@ -24,6 +24,7 @@ import { batchOptionsFor } from './routes/batch.ts';
 import type { KeyExtension } from './routes/key.ts';
 import { createFsSource } from './source/fs-source.ts';
 import { createHttpSource } from './source/http-source.ts';
+import { keyStoreGate } from './state/admit.ts';
 import { DEFAULT_STATE, describeStateLocation, openStateStore } from './state/open-state-store.ts';
 
 /** Options of startRuntime. */
@@ -126,7 +127,7 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
   const logger = opts.logger ?? null;
   const app: App = createApp({
     catalog,
-    keys: opts.keyStore,
+    gate: keyStoreGate(opts.keyStore, opts.store),
     store: opts.store,
     clock,
     routes: allRoutes({

@@ -44,6 +44,12 @@ export interface AppOptions {
    * the file or URL and the check; never a key. Default: each record's line on stderr.
    */
   log?: ProblemLog;
+  /**
+   * A platform in front of the app codes the bodies it sends (the edge's front end): App.fetch's Responses then name
+   * Accept-Encoding in Vary and state their identity length, as the Node adapter's coded answers do (toResponse).
+   * Default false.
+   */
+  codedAhead?: boolean;
 }
 
 /** Sees every answer once it is made: the request, the answer, and the seconds it took. */
@@ -139,6 +145,7 @@ export function createApp(opts: AppOptions): App {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? stderrProblemLog;
   const observe = opts.observe ?? null;
+  const codedAhead = opts.codedAhead ?? false;
 
   /**
    * What a client is told for a failure, and the one log line about it. Domain errors carry the file or URL and the
@@ -231,7 +238,7 @@ export function createApp(opts: AppOptions): App {
       }
       // A page path asked with another method is no path at all: the pages are not part of the API's paths.
       if (allowed.length && scope !== 'pages') {
-        if (scope === 'operations') x.headers = { 'content-type': JSON_TYPE };
+        if (scope === 'operations' || scope === 'admin') x.headers = { 'content-type': JSON_TYPE };
         throw new ApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`, { headers: { allow: allowed.join(', ') } });
       }
       throw new ApiError(404, 'not_found', x.ns ? 'No such path.' : 'No such path; the API lives under /api/v1 and /api/next.');
@@ -417,7 +424,7 @@ export function createApp(opts: AppOptions): App {
   }
 
   return {
-    fetch: async (request) => toResponse(await answerOf(request)),
+    fetch: async (request) => toResponse(await answerOf(request), codedAhead),
     answer: answerOf,
     routes: opts.routes,
   };
@@ -430,10 +437,27 @@ function meterOf(x: Exchange): Meter | null {
 }
 
 
-/** The answer as a Web Response (app.fetch): headers and bytes as the Node adapter writes them. */
-function toResponse(a: Answer): Response {
-  const body = Array.isArray(a.body) ? new Blob(a.body as BlobPart[]) : a.body;
-  return new Response(body as BodyInit | null, { status: a.status, headers: a.headers });
+/**
+ * The one writer of a Web Response from an answer (App.fetch: route specs, the Worker, any Web-standard host): its
+ * status, headers and bytes as the Node adapter writes them; a HEAD answer states its GET's headers without the body.
+ * `codedAhead` (the edge): the platform in front codes the body to what the client accepts (Cloudflare's front end,
+ * and miniflare's entry worker, which does as it does, hand the Worker `Accept-Encoding: br, gzip` whatever the client
+ * sent), so the app answers identity, names Accept-Encoding in Vary on every answer with a body or standing for one,
+ * as Node does, and states the identity length; a client that sends no Accept-Encoding gets Node's bytes and headers
+ * exactly (docs/edge.md, "Compression").
+ */
+export function toResponse(a: Answer, codedAhead = false): Response {
+  let body = a.body;
+  if (codedAhead) {
+    const out = a.headers;
+    // Text as its bytes, so the platform adds no type of its own to a body sent without one.
+    if (typeof body === 'string') body = utf8.encode(body);
+    const stated = body ?? a.omitted ?? null;
+    if (a.status !== 204) out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
+    if (stated !== null) out['content-length'] = String(bodyLength(stated));
+    else if (a.status !== 304 && a.status !== 204 && out['content-length'] === undefined) out['content-length'] = '0';
+  }
+  return new Response((Array.isArray(body) ? new Blob(body as BlobPart[]) : body) as BodyInit | null, { status: a.status, headers: a.headers });
 }
 
 /** The byte length of a body. */

@@ -446,7 +446,7 @@ function meterOf(x: Exchange): Meter | null {
  * as Node does, and states the identity length; a client that sends no Accept-Encoding gets Node's bytes and headers
  * exactly (docs/edge.md, "Compression").
  */
-export function toResponse(a: Answer, codedAhead = false): Response {
+function toResponse(a: Answer, codedAhead = false): Response {
   let body = a.body;
   if (codedAhead) {
     const out = a.headers;

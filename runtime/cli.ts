@@ -181,7 +181,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       keyExtension: keyExtension(values),
       cursorSecret: secret,
       // The admin routes (/_admin/keys) open only to this token; without it they answer 503 admin_disabled.
-      adminToken: process.env[ADMIN_TOKEN_ENV] ?? null,
+      adminToken: process.env[ADMIN_TOKEN_ENV] || null,
       stamp: values.stamp,
       trust: trust ?? undefined,
     });

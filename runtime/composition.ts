@@ -18,7 +18,7 @@ import { allRoutes } from './routes/index.ts';
 import type { KeyExtension } from './routes/key.ts';
 
 /** Largest accepted request body by default, in bytes; larger is 413. */
-export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 
 /** What an app is made of: each platform's choice of parts. */
 export interface AppParts {

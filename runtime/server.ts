@@ -19,7 +19,7 @@ import { listen, type RunningServer } from './node-adapter.ts';
 import type { LogRecord, ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog } from './release/catalog.ts';
 import type { TrustedKeys } from '../common/signing.ts';
-import { repositoryAdminKeys } from './routes/admin.ts';
+import { MIN_ADMIN_TOKEN, repositoryAdminKeys } from './routes/admin.ts';
 import type { KeyExtension } from './routes/key.ts';
 import { createFsSource } from './source/fs-source.ts';
 import { createHttpSource } from './source/http-source.ts';
@@ -176,6 +176,10 @@ export interface OpenedRuntime {
  * that hands the app requests itself (`app.fetch`), as route specs and other Web-standard hosts do.
  */
 export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRuntime> {
+  // A short token would leave the admin routes closed without saying so at start: refused here, as the edge's CLI does.
+  if (typeof opts.adminToken === 'string' && opts.adminToken.length < MIN_ADMIN_TOKEN) {
+    throw new RegisterError('serve', `${ADMIN_TOKEN_ENV} must be at least ${MIN_ADMIN_TOKEN} characters`);
+  }
   const dist = opts.dist ?? 'dist';
   const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const logger = opts.logger ?? null;

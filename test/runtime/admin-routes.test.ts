@@ -57,6 +57,10 @@ describe('the admin routes on Node', () => {
     expect(doc).not.toContain('_admin');
   });
 
+  it('refuse to start with a token shorter than 32 characters, which would leave them closed unsaid', async () => {
+    await expect(startRuntime({ dist: world.dist, keys, state: 'memory:', port: 0, adminToken: 'short', log: () => {} })).rejects.toThrow(/REGISTER_ADMIN_TOKEN must be at least 32 characters/);
+  });
+
   it('refuse any other token, and an API key, with 401 before reading the body', async () => {
     const rt = await serve(TOKEN);
     const { key } = await addKey({ file: keys, name: 'not an admin' });

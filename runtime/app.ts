@@ -25,7 +25,7 @@ export interface AppOptions {
   /** Who may ask, and whether a costing request may go ahead (interfaces.ts Gate). */
   gate: Gate;
   store: StateStore;
-  /** Every route: the API's, the operational endpoints and the pages (server.ts routeTable). */
+  /** Every route: the API's, the operational endpoints, the pages and the admin routes (composition.ts). */
   routes: RouteDef[];
   /** What the operational routes read (ops/operations.ts). */
   operations: Operations;

@@ -12,7 +12,7 @@ import { fromHex, sameBytes } from '#platform/crypto';
 import type { Admission, AuthResult, ChargeResult, KeyAdmission, KeyEntry, NoticeState } from '../runtime/interfaces.ts';
 import { toKeyRecord } from '../runtime/keys/key-entry.ts';
 import { admitInWindow } from '../runtime/state/rate-window.ts';
-import { checkCharge, StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
+import { admission, chargeOn, checkCharge, creditsLeft, refundOn, StateCore, type NoticeDetail } from '../runtime/state/state-core.ts';
 import { decodeMark, encodeMark, raiseMark } from '../common/trust.ts';
 
 /** Stands in for a missing key's hash, so an unknown key is compared like a known one. */
@@ -107,8 +107,7 @@ export class KeyObject extends DurableObject {
 
   refund(period: string, cost: number): void {
     this.calls++;
-    const used = this.used.get(period) ?? 0;
-    this.setUsed(period, used - Math.min(cost, used));
+    this.setUsed(period, refundOn(this.used.get(period) ?? 0, cost));
   }
 
   remaining(period: string, quota: number): number {
@@ -122,12 +121,10 @@ export class KeyObject extends DurableObject {
   }
 
   private admitNow(nowMs: number, rate: number, period: string, cost: number, quota: number): Admission {
-    const wait = admitInWindow(this.window, nowMs, rate);
-    if (wait > 0) return { wait, charge: null };
-    const charge = this.chargeNow(period, cost, quota);
+    const result = admission(admitInWindow(this.window, nowMs, rate), () => this.chargeNow(period, cost, quota));
     // A charge stored the window with its count; an admission that charged nothing stores it alone.
-    if (!charge.ok || cost === 0) this.storeWindow();
-    return { wait: 0, charge };
+    if (result.charge && (!result.charge.ok || cost === 0)) this.storeWindow();
+    return result;
   }
 
   private hitNow(nowMs: number, rate: number): number {
@@ -143,13 +140,13 @@ export class KeyObject extends DurableObject {
 
   private chargeNow(period: string, cost: number, quota: number): ChargeResult {
     const used = this.used.get(period) ?? 0;
-    if (used + cost > quota) return { ok: false, remaining: Math.max(0, quota - used) };
-    if (cost > 0) this.setUsed(period, used + cost);
-    return { ok: true, remaining: Math.max(0, quota - used - cost) };
+    const result = chargeOn(used, cost, quota);
+    if (result.ok && cost > 0) this.setUsed(period, used + cost);
+    return result;
   }
 
   private left(period: string, quota: number): number {
-    return Math.max(0, quota - (this.used.get(period) ?? 0));
+    return creditsLeft(this.used.get(period) ?? 0, quota);
   }
 
   /** Stores a new key's entry; false when this id already has one. */

@@ -1,10 +1,9 @@
-// The app's key check and state store at the edge: each call goes to the Durable Object of the key or provider it
-// is about (durable-objects.ts), so requests of different keys never meet in one object. The secret is hashed here,
-// so no object ever sees it. A costing request is one call to its key's object: the key's check, the rate and the
-// charge in one atomic step (Authenticator.authenticateAndAdmit); any other authenticated request, one call to check
-// the key (authenticate).
+// The app's gate and state store at the edge: each call goes to the Durable Object of the key or provider it is
+// about (durable-objects.ts), so requests of different keys never meet in one object. The secret is hashed here, so
+// no object ever sees it. A costing request is one call to its key's object: the key's check, the rate and the
+// charge in one atomic step (Gate.enter); any other authenticated request, one call to check the key (Gate.check).
 import { sha256Hex } from '#platform/crypto';
-import type { Admission, Authenticator, AuthResult, ChargeResult, KeyAdmission, NoticeState, StateStore } from '../runtime/interfaces.ts';
+import type { Admission, AuthResult, ChargeResult, Gate, KeyAdmission, NoticeState, StateStore } from '../runtime/interfaces.ts';
 import { API_KEY, BEARER } from '../runtime/keys/key-entry.ts';
 import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund } from '../runtime/state/state-core.ts';
 import type { EdgeEnv } from './bindings.ts';
@@ -21,13 +20,13 @@ function credential(authorization: string | null): { id: string; hash: string } 
   return { id: parts[1], hash: sha256Hex(parts[2]) };
 }
 
-export function edgeAuthenticator(env: EdgeEnv): Authenticator {
+export function edgeGate(env: EdgeEnv): Gate {
   return {
-    async authenticate(authorization: string | null, now: Date): Promise<AuthResult> {
+    async check(authorization: string | null, now: Date): Promise<AuthResult> {
       const c = credential(authorization);
       return 'id' in c ? keyObject(env, c.id).authenticate(c.hash, now.getTime()) : c;
     },
-    async authenticateAndAdmit(authorization: string | null, now: Date, period: string, cost: number | null): Promise<KeyAdmission> {
+    async enter(authorization: string | null, now: Date, period: string, cost: number | null): Promise<KeyAdmission> {
       const c = credential(authorization);
       return 'id' in c ? keyObject(env, c.id).enter(c.hash, now.getTime(), period, cost) : c;
     },

@@ -1,34 +1,26 @@
-// The Worker: the one app (runtime/app.ts and the route table, unchanged) over the edge's parts: the public dist from
-// the R2 bucket DIST (or, given DIST_ORIGIN, from a static host over fetch, through runtime/source's HTTP source), the private part (notices) from PRIVATE, keys and state in Durable Objects. Everything read
-// from R2 passes the same integrity checks as on Node (runtime/release/). Built per isolate on its first request and
-// kept: index.json is re-read at most once a second (the catalog's refresh), verified pieces stay in the isolate's
-// caches. The pages (`/`, `/docs`, `/assets/…`) are the built pages folder, carried in the bundle (pages.ts).
-// `/_admin/` is the admin route (admin.ts); every other path is the app's.
+// The Worker: the one app (runtime/composition.ts composeApp, as Node composes it) over the edge's parts: the public
+// dist from the R2 bucket DIST (or, given DIST_ORIGIN, from a static host over fetch, through runtime/source's HTTP
+// source), the private part (notices) from PRIVATE, the gate and the state in Durable Objects (edge-state.ts), the
+// admin routes over the key objects (admin.ts). Everything read from R2 passes the same integrity checks as on Node
+// (runtime/release/). Built per isolate on its first request and kept: index.json is re-read at most once a second
+// (the catalog's refresh), verified pieces stay in the isolate's caches. The pages (`/`, `/docs`, `/assets/…`) are
+// the built pages folder, carried in the bundle (pages.ts).
 import pageFiles from 'register:pages';
-import { createApp, type App } from '../runtime/app.ts';
-import { openapiBytesOf } from '../runtime/openapi-json.ts';
-import { operationsOf } from '../runtime/ops/operations.ts';
-import { METRICS_TYPE } from '../runtime/ops/ops-routes.ts';
-import { systemClock } from '../runtime/interfaces.ts';
+import type { App } from '../runtime/app.ts';
+import { composeApp } from '../runtime/composition.ts';
 import type { ProblemLog } from '../runtime/problem-log.ts';
-import { ReleaseCatalog } from '../runtime/release/catalog.ts';
-import { createNoticeReader } from '../runtime/release/notice-reader.ts';
-import { batchOptionsFor } from '../runtime/routes/batch.ts';
-import { allRoutes } from '../runtime/routes/index.ts';
 import type { ShardSource } from '../runtime/interfaces.ts';
 import { createHttpSource } from '../runtime/source/http-source.ts';
 import { createR2Source, type R2SourceOptions } from '../runtime/source/r2-source.ts';
-import { ADMIN_PREFIX, adminAnswer } from './admin.ts';
+import { edgeAdminKeys } from './admin.ts';
 import type { EdgeEnv } from './bindings.ts';
-import { edgeAuthenticator, edgeStateStore } from './edge-state.ts';
-import { appRequest, edgeResponse } from './http.ts';
+import { edgeGate, edgeStateStore } from './edge-state.ts';
+import { appRequest } from './http.ts';
 import { bundledPages } from './pages.ts';
 import { edgeTrust } from './trust-mark.ts';
 
 export { KeyDirectory, KeyObject, ProviderObject, TrustMarkObject } from './durable-objects.ts';
 
-/** Largest accepted request body, as on Node (runtime/server.ts). */
-const MAX_BODY_BYTES = 256 * 1024;
 /** What an isolate keeps of a dist (it has 128 MB in all): verified buckets, shards, finished answers. */
 const CACHE_BYTES = { buckets: 24 * 1024 * 1024, shards: 16 * 1024 * 1024, bodies: 8 * 1024 * 1024, source: 32 * 1024 * 1024 };
 
@@ -41,7 +33,7 @@ const EDGE_METRICS = '# identity-register at the edge keeps no counters: each is
 
 const log: ProblemLog = (r) => console.error(r.line);
 
-let built: { app: App; source: ShardSource & { stats(): unknown } } | null = null;
+let built: App | null = null;
 
 /** The Cache API where the runtime has one (workerd's `caches.default`). */
 const sharedCache = (): R2SourceOptions['cache'] => (globalThis as { caches?: { default?: R2SourceOptions['cache'] } }).caches?.default ?? null;
@@ -60,34 +52,28 @@ function distSource(env: EdgeEnv): ShardSource & { stats(): unknown } {
 }
 
 function appFor(env: EdgeEnv): App {
-  if (built) return built.app;
+  if (built) return built;
   const source = distSource(env);
-  const catalog = new ReleaseCatalog({ source, clock: systemClock, cacheBytes: CACHE_BYTES.buckets, shardCacheBytes: CACHE_BYTES.shards, bodyCacheBytes: CACHE_BYTES.bodies, log, ...edgeTrust(env) });
-  const privateSource = env.PRIVATE ? createR2Source({ bucket: env.PRIVATE, name: 'PRIVATE' }) : null;
-  const store = edgeStateStore(env);
-  const app: App = createApp({
-    catalog,
-    keys: edgeAuthenticator(env),
-    store,
-    routes: allRoutes({
-      openapiJson: openapiBytesOf(() => app.routes),
-      maxBodyBytes: MAX_BODY_BYTES,
-      batch: batchOptionsFor(source),
-      matches: { cursorSecret: env.CURSOR_SECRET ?? null },
-    }),
-    operations: { ...operationsOf({ catalog, store, source, metrics: null }), metrics: async () => ({ type: METRICS_TYPE, text: EDGE_METRICS }) },
+  built = composeApp({
+    source,
+    privateSource: env.PRIVATE ? createR2Source({ bucket: env.PRIVATE, name: 'PRIVATE' }) : null,
+    store: edgeStateStore(env),
+    gate: edgeGate(env),
     pages: bundledPages(pageFiles),
-    maxBodyBytes: MAX_BODY_BYTES,
-    readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,
     log,
-  });
-  built = { app, source };
-  return app;
+    metrics: null,
+    metricsNote: EDGE_METRICS,
+    limits: { cacheBytes: CACHE_BYTES.buckets, shardCacheBytes: CACHE_BYTES.shards, bodyCacheBytes: CACHE_BYTES.bodies },
+    cursorSecret: env.CURSOR_SECRET ?? null,
+    // serve --trust at the edge: the TRUST var's keys and the rollback mark's Durable Object (trust-mark.ts).
+    catalog: edgeTrust(env),
+    admin: { token: env.ADMIN_TOKEN, tokenHint: 'set the ADMIN_TOKEN secret', keys: edgeAdminKeys(env), sourceStats: () => source.stats() },
+    // Cloudflare's front end codes the Worker's answers (http.ts).
+    codedAhead: true,
+  }).app;
+  return built;
 }
 
 export default {
-  async fetch(request: Request, env: EdgeEnv): Promise<Response> {
-    if (new URL(request.url).pathname.startsWith(ADMIN_PREFIX)) return adminAnswer(request, env, () => built?.source.stats() ?? null);
-    return edgeResponse(await appFor(env).answer(appRequest(request)));
-  },
+  fetch: (request: Request, env: EdgeEnv): Promise<Response> => appFor(env).fetch(appRequest(request)),
 };

@@ -6,11 +6,10 @@
 // Nothing here touches node:http; runtime/node-adapter.ts does.
 import { NAMESPACES, type Namespace } from '../common/ids.ts';
 import { ApiError, errorReply } from './api-error.ts';
-import { isPromise, systemClock, StateUnavailableError, type Admission, type AuthResult, type Authenticator, type Clock, type KeyAdmission, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
+import { isPromise, systemClock, StateUnavailableError, type Admission, type AuthResult, type Clock, type Gate, type KeyAdmission, type KeyRecord, type MaybePromise, type StateStore } from './interfaces.ts';
 import type { ReleaseCatalog } from './release/catalog.ts';
 import type { Release } from './release/open-release.ts';
 import type { AppRequest, Body, Operations, PageFiles, Prepared, Reply, RequestContext, RouteDef, Scope, Services } from './route.ts';
-import { admit } from './state/admit.ts';
 import { quotaPeriod, quotaPeriodEnd } from './state/quota-period.ts';
 import { pathAsSent, requestTarget } from './request-target.ts';
 import { ArtefactError, UpstreamError, UntrustedError } from './read-errors.ts';
@@ -23,9 +22,10 @@ import { MAX_PATH_PARAMETER_CHARS, MAX_URL_CHARS } from '../common/request-limit
 /** Options of createApp. */
 export interface AppOptions {
   catalog: ReleaseCatalog;
-  keys: Authenticator;
+  /** Who may ask, and whether a costing request may go ahead (interfaces.ts Gate). */
+  gate: Gate;
   store: StateStore;
-  /** Every route: the API's, the operational endpoints and the pages (server.ts routeTable). */
+  /** Every route: the API's, the operational endpoints, the pages and the admin routes (composition.ts). */
   routes: RouteDef[];
   /** What the operational routes read (ops/operations.ts). */
   operations: Operations;
@@ -44,6 +44,12 @@ export interface AppOptions {
    * the file or URL and the check; never a key. Default: each record's line on stderr.
    */
   log?: ProblemLog;
+  /**
+   * A platform in front of the app codes the bodies it sends (the edge's front end): App.fetch's Responses then name
+   * Accept-Encoding in Vary and state their identity length, as the Node adapter's coded answers do (toResponse).
+   * Default false.
+   */
+  codedAhead?: boolean;
 }
 
 /** Sees every answer once it is made: the request, the answer, and the seconds it took. */
@@ -119,7 +125,7 @@ interface Exchange {
   params: Record<string, string>;
   now: number;
   key: KeyRecord | null;
-  /** The key is to be checked in the call that charges the request (Authenticator.authenticateAndAdmit). */
+  /** The key is to be checked in the call that charges the request (Gate.enter). */
   keyLater: boolean;
   costing: boolean;
   prepared: Prepared | null;
@@ -139,6 +145,7 @@ export function createApp(opts: AppOptions): App {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? stderrProblemLog;
   const observe = opts.observe ?? null;
+  const codedAhead = opts.codedAhead ?? false;
 
   /**
    * What a client is told for a failure, and the one log line about it. Domain errors carry the file or URL and the
@@ -231,7 +238,7 @@ export function createApp(opts: AppOptions): App {
       }
       // A page path asked with another method is no path at all: the pages are not part of the API's paths.
       if (allowed.length && scope !== 'pages') {
-        if (scope === 'operations') x.headers = { 'content-type': JSON_TYPE };
+        if (scope === 'operations' || scope === 'admin') x.headers = { 'content-type': JSON_TYPE };
         throw new ApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`, { headers: { allow: allowed.join(', ') } });
       }
       throw new ApiError(404, 'not_found', x.ns ? 'No such path.' : 'No such path; the API lives under /api/v1 and /api/next.');
@@ -251,11 +258,11 @@ export function createApp(opts: AppOptions): App {
         if (x.api) x.headers['cache-control'] = 'no-cache';
         return;
       }
-      // Where the key is checked in the call that charges (the edge's), a costing request's key is checked after the
-      // validation steps, by `admitting`, or by `keyFirst` if they refuse it: one call either way.
-      if (def.costing && opts.keys.authenticateAndAdmit) return void (x.keyLater = true);
-      // A key store may have to ask elsewhere (the edge's): only then is this step awaited.
-      const checked: MaybePromise<AuthResult> = opts.keys.authenticate(x.request.headers.get('authorization'), new Date(x.now));
+      // A costing request's key is checked in the call that charges it (Gate.enter), after the validation steps, by
+      // `admitting`, or by `keyFirst` if they refuse it: one call either way, on every platform.
+      if (def.costing) return void (x.keyLater = true);
+      // A gate may have to ask elsewhere (the edge's): only then is this step awaited.
+      const checked: MaybePromise<AuthResult> = opts.gate.check(x.request.headers.get('authorization'), new Date(x.now));
       if (!isPromise(checked)) return void admitKey(x, def, checked);
       return checked.then((r) => admitKey(x, def, r));
     },
@@ -276,7 +283,6 @@ export function createApp(opts: AppOptions): App {
     },
     function admitting(x) {
       if (x.keyLater) return checkAndCharge(x);
-      if (x.costing && x.key) return charge(x, x.key);
     },
     function run(x) {
       const reply = x.prepared!.run();
@@ -303,14 +309,7 @@ export function createApp(opts: AppOptions): App {
     },
   ];
 
-  /** Rate limit, then quota: a refusal of either charges nothing. */
-  async function charge(x: Exchange, key: KeyRecord): Promise<void> {
-    const cost = x.def!.costOf(x.prepared!);
-    x.period = quotaPeriod(x.now);
-    settle(x, key, cost, await admit(opts.store, key.id, x.now, key.rate, x.period, cost, key.quota));
-  }
-
-  /** The key check, the rate limit and the quota in one call (the edge's key object): refused in that order. */
+  /** The key check, the rate limit and the quota in one call (Gate.enter): refused in that order, a refusal charging nothing. */
   async function checkAndCharge(x: Exchange): Promise<void> {
     x.keyLater = false;
     const cost = x.def!.costOf(x.prepared!);
@@ -322,9 +321,9 @@ export function createApp(opts: AppOptions): App {
     settle(x, r.key, cost, r.admission!);
   }
 
-  /** The request's key checked and, given a cost, the request admitted, in one call (Authenticator.authenticateAndAdmit). */
+  /** The request's key checked and, given a cost, the request admitted, in one call (Gate.enter). */
   function checkKey(x: Exchange, period: string, cost: number | null): Promise<KeyAdmission> {
-    return opts.keys.authenticateAndAdmit!(x.request.headers.get('authorization'), new Date(x.now), period, cost);
+    return opts.gate.enter(x.request.headers.get('authorization'), new Date(x.now), period, cost);
   }
 
   /**
@@ -425,7 +424,7 @@ export function createApp(opts: AppOptions): App {
   }
 
   return {
-    fetch: async (request) => toResponse(await answerOf(request)),
+    fetch: async (request) => toResponse(await answerOf(request), codedAhead),
     answer: answerOf,
     routes: opts.routes,
   };
@@ -438,10 +437,27 @@ function meterOf(x: Exchange): Meter | null {
 }
 
 
-/** The answer as a Web Response (app.fetch): headers and bytes as the Node adapter writes them. */
-function toResponse(a: Answer): Response {
-  const body = Array.isArray(a.body) ? new Blob(a.body as BlobPart[]) : a.body;
-  return new Response(body as BodyInit | null, { status: a.status, headers: a.headers });
+/**
+ * The one writer of a Web Response from an answer (App.fetch: route specs, the Worker, any Web-standard host): its
+ * status, headers and bytes as the Node adapter writes them; a HEAD answer states its GET's headers without the body.
+ * `codedAhead` (the edge): the platform in front codes the body to what the client accepts (Cloudflare's front end,
+ * and miniflare's entry worker, which does as it does, hand the Worker `Accept-Encoding: br, gzip` whatever the client
+ * sent), so the app answers identity, names Accept-Encoding in Vary on every answer with a body or standing for one,
+ * as Node does, and states the identity length; a client that sends no Accept-Encoding gets Node's bytes and headers
+ * exactly (docs/edge.md, "Compression").
+ */
+function toResponse(a: Answer, codedAhead = false): Response {
+  let body = a.body;
+  if (codedAhead) {
+    const out = a.headers;
+    // Text as its bytes, so the platform adds no type of its own to a body sent without one.
+    if (typeof body === 'string') body = utf8.encode(body);
+    const stated = body ?? a.omitted ?? null;
+    if (a.status !== 204) out.vary = out.vary ? `${out.vary}, Accept-Encoding` : 'Accept-Encoding';
+    if (stated !== null) out['content-length'] = String(bodyLength(stated));
+    else if (a.status !== 304 && a.status !== 204 && out['content-length'] === undefined) out['content-length'] = '0';
+  }
+  return new Response((Array.isArray(body) ? new Blob(body as BlobPart[]) : body) as BodyInit | null, { status: a.status, headers: a.headers });
 }
 
 /** The byte length of a body. */

@@ -161,7 +161,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   }
   // Loaded here, not at the top: a `--workers` primary never serves, and skipping the runtime's modules (routes,
   // the OpenAPI document, the compiler for `start`) is most of its start-up, so workers fork sooner.
-  const { startRuntime, isUrl } = await import('./server.ts');
+  const { startRuntime, isUrl, ADMIN_TOKEN_ENV } = await import('./server.ts');
   // Without the access log, failure lines go to stderr with the start-up lines, and pino is never loaded.
   const logger = withAccessLog ? (await import('./ops/logger.ts')).createLogger() : null;
   let rt: Runtime;
@@ -180,6 +180,8 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       host,
       keyExtension: keyExtension(values),
       cursorSecret: secret,
+      // The admin routes (/_admin/keys) open only to this token; without it they answer 503 admin_disabled.
+      adminToken: process.env[ADMIN_TOKEN_ENV] || null,
       stamp: values.stamp,
       trust: trust ?? undefined,
     });

@@ -132,27 +132,31 @@ export type AuthResult =
   | { ok: false; code: AuthErrorCode };
 
 /**
- * What the app authenticates with: a KeyStore (keys held in this process, answered at once), or where each key's
- * record lives elsewhere, a call away (the edge: the key's Durable Object, edge/edge-state.ts).
+ * The admission port: who may ask, and whether a costing request may go ahead. One order of checks on every platform
+ * (runtime/app.ts STEPS): a costing request's key is checked in the call that charges it, after the validation steps,
+ * and a request those steps refuse makes the call with no cost, so a bad key is 401 before any 400. Node's gate is
+ * its key store with its state store (state/admit.ts keyStoreGate); the edge's, the key's Durable Object, where the
+ * check, the rate and the charge are one atomic call (edge/edge-state.ts).
  */
-export interface Authenticator {
-  authenticate(authorization: string | null, now: Date): MaybePromise<AuthResult>;
+export interface Gate {
+  /** Checks a key (a route that needs one and costs nothing): its record, or why it is refused. */
+  check(authorization: string | null, now: Date): MaybePromise<AuthResult>;
   /**
-   * Optional, where a key's record is held a call away together with its rate window and quota (the edge: one
-   * Durable Object per key): checks the key and, given a `cost`, admits the costing request by the key's own plan
-   * (rate, then quota, as StateStore.admit) in the same atomic call; given null, only checks it. `remaining` is the
-   * key's credits in `period` after that. With it, the app checks a costing request's key after the validation steps,
-   * in the call that charges it, and a request those steps refuse makes the call with null: still 401 before 400.
+   * Checks the key and, given a `cost`, admits the costing request by the key's own plan (rate, then quota, as
+   * StateStore.admit) charging `cost` in `period`; given null, only checks it.
    */
-  authenticateAndAdmit?(authorization: string | null, now: Date, period: string, cost: number | null): Promise<KeyAdmission>;
+  enter(authorization: string | null, now: Date, period: string, cost: number | null): Promise<KeyAdmission>;
 }
 
-/** What Authenticator.authenticateAndAdmit decided: the key refused, or its record, the admission (null: none asked) and its credits. */
+/**
+ * What Gate.enter decided: the key refused, or its record, the admission (null: none asked) and the key's credits
+ * in `period` after it (null: not read in the same call; the app asks the state store when it needs them).
+ */
 export type KeyAdmission =
   | { ok: false; code: AuthErrorCode }
-  | { ok: true; key: KeyRecord; admission: Admission | null; remaining: number };
+  | { ok: true; key: KeyRecord; admission: Admission | null; remaining: number | null };
 
-export interface KeyStore extends Authenticator {
+export interface KeyStore {
   /** Checks `Authorization` header value against the keys file (constant-time secret comparison). */
   authenticate(authorization: string | null, now: Date): AuthResult;
   /**

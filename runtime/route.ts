@@ -47,8 +47,8 @@ export interface RequestContext {
   /** The release this namespace serves (null only for routes that allow it). */
   release: Release;
   /**
-   * The authenticated key; null on a route without auth, and on a costing route where the key is checked in the call
-   * that charges it, after prepare() (the edge: Authenticator.authenticateAndAdmit): a costing route does not read it.
+   * The authenticated key; null on a route without auth, and on a costing route, whose key is checked in the call that
+   * charges it, after prepare() (Gate.enter): a costing route does not read it.
    */
   key: KeyRecord | null;
   now: number;
@@ -109,11 +109,12 @@ interface PreparedPerItem extends Prepared {
 /** A route as its module declares it: where it answers, what the document says of it, and its handler. */
 /**
  * Where a route answers and which rules frame it. `api`: under each namespace (/api/v1, /api/next), with the CORS
- * headers, the release stamp, the URL cap, the key and the quota as the route declares. `operations` and `pages`:
- * at the server root, for operators and for people, framed by nothing but their own headers; a page path asked
- * with another method is an unknown path (pages are documented apart from the API's paths, under `x-pages`).
+ * headers, the release stamp, the URL cap, the key and the quota as the route declares. `operations`, `pages` and
+ * `admin`: at the server root, for operators, for people and for the holder of the admin token, framed by nothing
+ * but their own headers; a page path asked with another method is an unknown path (pages are documented apart from
+ * the API's paths, under `x-pages`); the admin routes are left out of the published document (routes/admin.ts).
  */
-export type Scope = 'api' | 'operations' | 'pages';
+export type Scope = 'api' | 'operations' | 'pages' | 'admin';
 
 interface RouteSpec {
   method: 'GET' | 'POST';

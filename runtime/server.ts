@@ -1,17 +1,19 @@
-// Wires a runtime from its parts: a shard source (local dist or HTTP mirror), the key store, the state store, the
-// route table and the operational wrapper (health, readiness, metrics, access log), into one app (openRuntime); and
-// serves it with the Node adapter (startRuntime). `register serve`, `npm start` and the socket tests start it here;
-// route specs open it and call the app in process.
-import { createApp, type App } from './app.ts';
-import { systemClock, type Clock, type KeyStore, type ShardSource, type StateStore } from './interfaces.ts';
+// Node's choice of parts: a shard source (local dist or HTTP mirror), the key store with the state store as its gate,
+// the pages folder, the metrics and the access log, the admin routes over the keys it serves; composed into the one
+// app by composition.ts, as the Worker's are (openRuntime); and served with the Node adapter (startRuntime).
+// `register serve`, `npm start` and the socket tests start it here; route specs open it and call the app in process.
+import type { App } from './app.ts';
+import { composeApp } from './composition.ts';
+import type { Clock, KeyRepository, KeyStore, ShardSource, StateStore } from './interfaces.ts';
 import { RegisterError } from '../common/errors.ts';
 import { INDEX_FILE } from '../common/dist-layout.ts';
 import { openIndex } from '../common/index-file.ts';
 import { openKeyStore, openRepositoryKeyStore } from './keys/key-store.ts';
+import { fileKeyRepository } from './keys/file-key-repository.ts';
 import { keyRepositoryFor } from './keys/state-key-repository.ts';
 import type { Logger } from './ops/logger.ts';
 import { createMetrics, instrumentStore, type RuntimeMetrics } from './ops/metrics.ts';
-import { observerOf, operationsOf } from './ops/operations.ts';
+import { observerOf } from './ops/operations.ts';
 import { pageFolder } from './pages/page-folder.ts';
 import { listen, type RunningServer } from './node-adapter.ts';
 import type { LogRecord, ProblemLog } from './problem-log.ts';
@@ -19,14 +21,15 @@ import { ReleaseCatalog } from './release/catalog.ts';
 import type { TrustedKeys } from '../common/signing.ts';
 import type { MarkStore } from '../common/trust.ts';
 import { openServeMarks } from './release/trust-mark-place.ts';
-import { createNoticeReader } from './release/notice-reader.ts';
-import { allRoutes } from './routes/index.ts';
-import { openapiBytesOf } from './openapi-json.ts';
-import { batchOptionsFor } from './routes/batch.ts';
+import { MIN_ADMIN_TOKEN, repositoryAdminKeys } from './routes/admin.ts';
 import type { KeyExtension } from './routes/key.ts';
 import { createFsSource } from './source/fs-source.ts';
 import { createHttpSource } from './source/http-source.ts';
+import { keyStoreGate } from './state/admit.ts';
 import { DEFAULT_STATE, describeStateLocation, openStateStore } from './state/open-state-store.ts';
+
+/** Where `register serve` reads the admin token (a flag's value would show in `ps`). */
+export const ADMIN_TOKEN_ENV = 'REGISTER_ADMIN_TOKEN';
 
 /** Options of startRuntime. */
 export interface RuntimeOptions {
@@ -78,7 +81,13 @@ export interface RuntimeOptions {
   pages?: string | null;
   /** Where plain start-up and state lines go. Default stderr. */
   log?: (line: string) => void;
-  /** Overrides for tests: a state store or key store built elsewhere. */
+  /**
+   * The admin token (at least 32 characters): opens the admin routes (`/_admin/keys`, routes/admin.ts) over the keys
+   * this server serves, so `register keys … --edge URL` manages them as at the edge. `register serve` takes it from
+   * $REGISTER_ADMIN_TOKEN. Default none: the admin routes answer 503 admin_disabled.
+   */
+  adminToken?: string | null;
+  /** Overrides for tests: a state store or key store built elsewhere (with a `keyStore`, no admin routes). */
   store?: StateStore;
   keyStore?: KeyStore;
   /**
@@ -106,51 +115,47 @@ export function isUrl(s: string): boolean {
 }
 
 /**
- * The one app over its parts, with no socket: the API, the operational endpoints and (unless `pages` is null) the
- * pages. `metrics`: the registry the state store was instrumented with (startRuntime); default a new one. `close`
- * releases what it opened itself (the private part's file handles).
+ * The one app over its parts, with no socket (composition.ts composeApp, as the Worker builds it): the API, the
+ * operational endpoints, (unless `pages` is null) the pages, and given a `keyRepository` the admin routes over it.
+ * `metrics`: the registry the state store was instrumented with (startRuntime); default a new one. `close` releases
+ * what it opened itself (the private part's file handles).
  */
-export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: StateStore; keyStore: KeyStore; metrics?: RuntimeMetrics }): {
+export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: StateStore; keyStore: KeyStore; metrics?: RuntimeMetrics; keyRepository?: KeyRepository }): {
   app: App;
   catalog: ReleaseCatalog;
   metrics: RuntimeMetrics;
   close(): Promise<void>;
 } {
-  const clock = opts.clock ?? systemClock;
   const dist = opts.dist ?? 'dist';
   const privateDist = opts.privateDist !== undefined ? opts.privateDist : isUrl(dist) ? null : dist;
-  const log = opts.problems ?? problemLogOf(opts.logger ?? null, opts.log);
-  const catalog = new ReleaseCatalog({
-    source: opts.source, clock, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, log, pin: opts.stamp,
-    trust: opts.trust, trustMarks: opts.trustMarks,
-  });
-  const metrics = opts.metrics ?? createMetrics(() => catalog, () => opts.keyStore);
-  const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
-  const maxBodyBytes = opts.maxBodyBytes ?? 256 * 1024;
   const logger = opts.logger ?? null;
-  const app: App = createApp({
-    catalog,
-    keys: opts.keyStore,
+  let catalog: ReleaseCatalog | null = null;
+  const metrics = opts.metrics ?? createMetrics(() => catalog, () => opts.keyStore);
+  // Notices are read from the local private part only; a mirror never hosts them.
+  const privateSource = privateDist ? createFsSource({ root: privateDist }) : null;
+  const composed = composeApp({
+    source: opts.source,
+    privateSource,
     store: opts.store,
-    clock,
-    routes: allRoutes({
-      // The document this app serves is the one of its own table.
-      openapiJson: openapiBytesOf(() => app.routes),
-      maxBodyBytes,
-      batch: batchOptionsFor(opts.source),
-      key: { extension: opts.keyExtension },
-      matches: { cursorSecret: opts.cursorSecret ?? null, maxPageBytes: opts.matchPageBytes },
-      pages: opts.pages !== null,
-    }),
-    operations: operationsOf({ catalog, store: opts.store, source: opts.source, metrics }),
+    gate: keyStoreGate(opts.keyStore, opts.store),
     pages: opts.pages === null ? null : pageFolder(opts.pages),
+    log: opts.problems ?? problemLogOf(logger, opts.log),
+    clock: opts.clock,
+    metrics,
     observe: observerOf(metrics, logger && (opts.accessLog ?? true) ? logger : null),
-    maxBodyBytes,
-    // Notices are read from the local private part only; a mirror never hosts them.
-    readNotices: privateSource ? createNoticeReader(privateSource, catalog) : undefined,
-    log,
+    limits: { maxBodyBytes: opts.maxBodyBytes, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, matchPageBytes: opts.matchPageBytes },
+    cursorSecret: opts.cursorSecret,
+    keyExtension: opts.keyExtension,
+    catalog: { pin: opts.stamp, trust: opts.trust, trustMarks: opts.trustMarks },
+    admin: opts.keyRepository && {
+      token: opts.adminToken,
+      tokenHint: `start the server with ${ADMIN_TOKEN_ENV} set`,
+      keys: repositoryAdminKeys(opts.keyRepository),
+      sourceStats: () => (opts.source as { stats?: () => unknown }).stats?.() ?? null,
+    },
   });
-  return { app, catalog, metrics, close: async () => privateSource?.close() };
+  catalog = composed.catalog;
+  return { app: composed.app, catalog, metrics, close: async () => privateSource?.close() };
 }
 
 /** Refuses to start pinned to a stamp the dist does not hold, naming the stamps it does. */
@@ -175,6 +180,10 @@ export interface OpenedRuntime {
  * that hands the app requests itself (`app.fetch`), as route specs and other Web-standard hosts do.
  */
 export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRuntime> {
+  // A short token would leave the admin routes closed without saying so at start: refused here, as the edge's CLI does.
+  if (typeof opts.adminToken === 'string' && opts.adminToken.length < MIN_ADMIN_TOKEN) {
+    throw new RegisterError('serve', `${ADMIN_TOKEN_ENV} must be at least ${MIN_ADMIN_TOKEN} characters`);
+  }
   const dist = opts.dist ?? 'dist';
   const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const logger = opts.logger ?? null;
@@ -182,12 +191,18 @@ export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRunt
   const opened = opts.store ? null : await openStateStore(opts.state ?? DEFAULT_STATE, { readOnly: opts.readOnly, check: opts.checkState, log });
   const rawStore = opts.store ?? opened!.store;
   let keyStore: KeyStore;
+  // Where the keys are kept, for the admin routes: the key store serves what they write at its next check.
+  let keyRepository: KeyRepository | undefined;
   try {
     if (opts.keyStore) keyStore = opts.keyStore;
     else if (opts.keys === 'state') {
       if (!opened) throw new RegisterError('keys', '--keys state needs the state store opened from --state');
-      keyStore = await openRepositoryKeyStore({ repository: keyRepositoryFor(opened, describeStateLocation(opened.location)), log });
-    } else keyStore = openKeyStore({ file: opts.keys ?? 'keys.json', log });
+      keyRepository = keyRepositoryFor(opened, describeStateLocation(opened.location));
+      keyStore = await openRepositoryKeyStore({ repository: keyRepository, log });
+    } else {
+      keyStore = openKeyStore({ file: opts.keys ?? 'keys.json', log });
+      keyRepository = fileKeyRepository(opts.keys ?? 'keys.json');
+    }
   } catch (e) {
     await rawStore.close();
     throw e;
@@ -199,7 +214,7 @@ export async function openRuntime(opts: RuntimeOptions = {}): Promise<OpenedRunt
   const metrics = createMetrics(() => catalog, () => keyStore);
   // The store writes one line when it stops answering and one when it answers again (to `log`), not one per request.
   const store = instrumentStore(rawStore, metrics);
-  const built = buildApp({ ...opts, trustMarks, problems, source, store, keyStore, metrics });
+  const built = buildApp({ ...opts, trustMarks, problems, source, store, keyStore, metrics, keyRepository });
   catalog = built.catalog;
   const app = built.app;
   const close = async (): Promise<void> => {

@@ -37,8 +37,8 @@ export interface DocumentedRoute {
   method: string;
   path: string;
   auth: boolean;
-  /** `api` (default): under the namespaces; `operations` and `pages`: at the server root. */
-  scope?: 'api' | 'operations' | 'pages';
+  /** `api` (default): under the namespaces; `operations` and `pages`: at the server root; `admin`: not published. */
+  scope?: 'api' | 'operations' | 'pages' | 'admin';
   operation: RouteOperation;
 }
 
@@ -164,6 +164,8 @@ export function buildDocument(routes: readonly DocumentedRoute[]): OpenApiDocume
   const pages: Record<string, PathItem> = {};
   for (const route of routes) {
     const scope = route.scope ?? 'api';
+    // The admin routes are the operator's (runtime/routes/admin.ts), no part of the published API.
+    if (scope === 'admin') continue;
     const method = route.method.toLowerCase() as 'get' | 'post';
     if (scope === 'api') (paths[route.path] ??= {})[method] = operationOf(route);
     else ((scope === 'pages' ? pages : rootPaths)[route.path] ??= { servers: ROOT_SERVERS[scope] })[method] = operationOf(route);

@@ -1,8 +1,10 @@
-// The route table: every path the server answers, in one list: the API's, then the operational endpoints and the
-// pages at the server root (compared against the OpenAPI paths by a test, and the document is built from it).
+// The route table: every path the server answers, in one list: the API's, then the operational endpoints, the
+// pages and the admin routes at the server root (compared against the OpenAPI paths by a test, and the document is
+// built from it, the admin routes left out).
 import { operationRoutes } from '../ops/ops-routes.ts';
 import { pageRoutes } from '../pages/page-routes.ts';
 import type { RouteDef } from '../route.ts';
+import { adminRoutes, type AdminOptions } from './admin.ts';
 import { batchRoutes, type BatchOptions } from './batch.ts';
 import { changesRoutes } from './changes.ts';
 import { entityRoutes } from './entities.ts';
@@ -23,6 +25,8 @@ export interface RouteTableOptions {
   matches?: MatchesOptions;
   /** Whether the table holds the pages for people (`/`, `/docs`, `/assets/…`). Default true. */
   pages?: boolean;
+  /** The admin routes (`/_admin/…`, never in the document) and what they act on; absent: none. */
+  admin?: AdminOptions;
 }
 
 export function allRoutes(opts: RouteTableOptions): RouteDef[] {
@@ -30,6 +34,6 @@ export function allRoutes(opts: RouteTableOptions): RouteDef[] {
   return [
     ...metadataRoutes(opts.openapiJson), ...keyRoutes(opts.key ?? {}), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, opts.batch ?? {}), ...entityRoutes,
     ...noticeRoutes(maxBodyBytes), ...changesRoutes, ...matchesRoutes(opts.matches ?? {}),
-    ...operationRoutes, ...(opts.pages === false ? [] : pageRoutes),
+    ...operationRoutes, ...(opts.pages === false ? [] : pageRoutes), ...(opts.admin ? adminRoutes(opts.admin) : []),
   ];
 }

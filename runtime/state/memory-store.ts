@@ -2,7 +2,7 @@
 
 import type { ChargeResult, NoticeState } from '../interfaces.ts';
 import { RateWindows } from './rate-window.ts';
-import { StateCore, checkCharge, checkNoticeArgs, checkRefund, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
+import { StateCore, checkCharge, checkNoticeArgs, checkRefund, creditsLeft, refundOn, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
 
 /** A StateStore whose state lives and dies with the process. `writable` is true: within the process it keeps what it is told. */
 export function createMemoryStore(): InspectableStateStore {
@@ -17,9 +17,10 @@ export function createMemoryStore(): InspectableStateStore {
     },
     refund: async (keyId: string, period: string, cost: number): Promise<void> => {
       checkRefund(cost);
-      core.addUsed(keyId, period, -Math.min(cost, core.used(keyId, period)));
+      const used = core.used(keyId, period);
+      core.addUsed(keyId, period, refundOn(used, cost) - used);
     },
-    remaining: async (keyId: string, period: string, quota: number): Promise<number> => Math.max(0, quota - core.used(keyId, period)),
+    remaining: async (keyId: string, period: string, quota: number): Promise<number> => creditsLeft(core.used(keyId, period), quota),
     hit: async (keyId: string, nowMs: number, rate: number): Promise<number> => rates.hit(keyId, nowMs, rate),
     notices: async (provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> => {
       checkNoticeArgs('notices', provider, batchId, findingIds);

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis, ReplyError } from 'ioredis';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { redisLabel } from './redis-label.ts';
-import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
+import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, creditsLeft, noticeStatesOf, type InspectableStateStore, type NoticeDetail } from './state-core.ts';
 
 /** Options of openRedisStore. */
 export interface RedisStoreOptions {
@@ -299,7 +299,7 @@ class RedisStore implements RedisStateStore {
   async remaining(keyId: string, period: string, quota: number): Promise<number> {
     this.usable();
     const used = Number((await this.send<string | null>('get', this.quotaKey(keyId, period))) ?? 0);
-    return Math.max(0, quota - used);
+    return creditsLeft(used, quota);
   }
 
   async notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> {

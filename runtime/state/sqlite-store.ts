@@ -20,7 +20,7 @@ import { accessSync, closeSync, constants, mkdirSync, openSync, statSync } from 
 import { dirname, resolve } from 'node:path';
 import { StateUnavailableError, type Admission, type ChargeResult, type NoticeState } from '../interfaces.ts';
 import { RATE_SCHEMA, TurnWindows, rateStatements, type RateStatements } from './sqlite-rate-windows.ts';
-import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, noticeStatesOf, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
+import { admission, chargeOn, checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund, creditsLeft, noticeStatesOf, refundOn, type InspectableStateStore, type NoticeDetail, type StateImage } from './state-core.ts';
 
 /** Options of openSqliteStore. */
 export interface SqliteStoreOptions {
@@ -235,7 +235,7 @@ class SqliteStore implements SqliteStateStore {
   }
 
   async remaining(keyId: string, period: string, quota: number): Promise<number> {
-    return Math.max(0, quota - this.read(() => (this.sql.used.get(keyId, period) as number | undefined) ?? 0));
+    return creditsLeft(this.read(() => (this.sql.used.get(keyId, period) as number | undefined) ?? 0), quota);
   }
 
   async notices(provider: string, batchId: number, findingIds: string[]): Promise<Map<string, NoticeState>> {
@@ -419,18 +419,17 @@ class SqliteStore implements SqliteStateStore {
     const hit = (keyId: string, nowMs: number, rate: number): number => windows.hit(keyId, nowMs, rate);
     const charge = (keyId: string, period: string, cost: number, quota: number): ChargeResult => {
       const c = counter(keyId, period);
-      if (c.used + cost > quota) return { ok: false, remaining: Math.max(0, quota - c.used) };
-      if (cost > 0) {
+      const result = chargeOn(c.used, cost, quota);
+      if (result.ok && cost > 0) {
         c.used += cost;
         c.dirty = true;
       }
-      return { ok: true, remaining: Math.max(0, quota - c.used) };
+      return result;
     };
     const results = batch.map(({ op }): unknown => {
       switch (op.kind) {
         case 'admit': {
-          const wait = hit(op.keyId, op.nowMs, op.rate);
-          return wait > 0 ? { wait, charge: null } : { wait: 0, charge: charge(op.keyId, op.period, op.cost, op.quota) };
+          return admission(hit(op.keyId, op.nowMs, op.rate), () => charge(op.keyId, op.period, op.cost, op.quota));
         }
         case 'hit':
           return hit(op.keyId, op.nowMs, op.rate);
@@ -438,9 +437,9 @@ class SqliteStore implements SqliteStateStore {
           return charge(op.keyId, op.period, op.cost, op.quota);
         case 'refund': {
           const c = counter(op.keyId, op.period);
-          const back = Math.min(op.cost, c.used);
-          if (back > 0) {
-            c.used -= back;
+          const next = refundOn(c.used, op.cost);
+          if (next !== c.used) {
+            c.used = next;
             c.dirty = true;
           }
           return undefined;

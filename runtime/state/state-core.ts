@@ -1,7 +1,36 @@
 // The in-memory picture of runtime state (quota counters and notice states): the memory store's whole state, the
 // image an earlier version's journal is imported through, and the argument checks every driver shares.
 
-import type { ChargeResult, NoticeState, StateStore } from '../interfaces.ts';
+import type { Admission, ChargeResult, NoticeState, StateStore } from '../interfaces.ts';
+
+/**
+ * The quota rule, written once: `cost` more lookups on `used` of `quota` fit, or are refused charging nothing; the
+ * credits left after it. Every driver applies it to its own counter (the memory store through StateCore, SQLite in
+ * its tick, the edge's key object); Redis runs the same rule in its script, next to the counter, in one round trip.
+ * The caller adds `cost` to its counter when `ok`.
+ */
+export function chargeOn(used: number, cost: number, quota: number): ChargeResult {
+  if (used + cost > quota) return { ok: false, remaining: creditsLeft(used, quota) };
+  return { ok: true, remaining: creditsLeft(used + cost, quota) };
+}
+
+/** Credits left of `quota` once `used` were charged: never below zero (a plan lowered below its month's use). */
+export function creditsLeft(used: number, quota: number): number {
+  return Math.max(0, quota - used);
+}
+
+/** The counter after a refund of `cost`: never below zero used. */
+export function refundOn(used: number, cost: number): number {
+  return used - Math.min(cost, used);
+}
+
+/**
+ * Rate, then quota, for one costing request: refused by the rate (`wait` ms, nothing charged), or the charge.
+ * `charge` is called only when the rate admitted the request.
+ */
+export function admission(wait: number, charge: () => ChargeResult): Admission {
+  return wait > 0 ? { wait, charge: null } : { wait: 0, charge: charge() };
+}
 
 /** Everything stored about one finding of one provider's batch. */
 export interface NoticeDetail {
@@ -56,10 +85,9 @@ export class StateCore {
 
   /** Checks and charges in one synchronous step, so no interleaving caller can slip between check and increment. */
   tryCharge(keyId: string, period: string, cost: number, quota: number, reserved = 0): ChargeResult {
-    const used = this.used(keyId, period) + reserved;
-    if (used + cost > quota) return { ok: false, remaining: Math.max(0, quota - used) };
-    if (cost > 0) this.addUsed(keyId, period, cost);
-    return { ok: true, remaining: Math.max(0, quota - used - cost) };
+    const result = chargeOn(this.used(keyId, period) + reserved, cost, quota);
+    if (result.ok && cost > 0) this.addUsed(keyId, period, cost);
+    return result;
   }
 
   noticeStates(provider: string, batchId: number, findingIds: string[]): Map<string, NoticeState> {

@@ -4,7 +4,7 @@
 // of it, each its own isolate over the same Durable Object classes, stand for two instances of the Worker (the
 // contract's sibling handles); restarting workerd over the same persisted folder is the contract's restart. The keys
 // are managed as an operator manages them, through the Worker's admin route (the tier's bundle, edgeKeyRepository),
-// and checked by edgeAuthenticator as the Worker checks them, each call at the moment the case names.
+// and checked by the edge gate (edgeGate) as the Worker checks them, each call at the moment the case names.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';

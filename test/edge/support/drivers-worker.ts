@@ -1,11 +1,11 @@
 // A test Worker that exposes the edge's drivers to the contract suites run from Node: each call names a driver
-// (`state`: edgeStateStore, `auth`: edgeAuthenticator), one of its methods and the arguments, and is answered with
+// (`state`: edgeStateStore, `auth`: edgeGate's key check, as `authenticate`), one of its methods and the arguments, and is answered with
 // what the call resolved to or the error it threw (name and message). The drivers run as in the Worker, over the real
 // Durable Object classes on workerd; only the names are scoped, so that each contract case starts on objects of its
-// own (or, given none, the Worker's own names). It talks to the StateStore and Authenticator interfaces alone, not
+// own (or, given none, the Worker's own names). It talks to the StateStore and Gate interfaces alone, not
 // to the objects' methods.
 import type { EdgeEnv } from '../../../edge/bindings.ts';
-import { edgeAuthenticator, edgeStateStore } from '../../../edge/edge-state.ts';
+import { edgeGate, edgeStateStore } from '../../../edge/edge-state.ts';
 
 export { KeyDirectory, KeyObject, ProviderObject } from '../../../edge/durable-objects.ts';
 
@@ -24,7 +24,8 @@ function scoped(env: EdgeEnv, scope: string): EdgeEnv {
 
 async function one(env: EdgeEnv, call: Call): Promise<unknown> {
   const on = call.scope === null ? env : scoped(env, call.scope);
-  const driver = (call.driver === 'state' ? edgeStateStore(on) : edgeAuthenticator(on)) as unknown as Record<string, (...a: unknown[]) => unknown>;
+  // The key contract asks a served key store's `authenticate`; at the edge that is the gate's key check.
+  const driver = (call.driver === 'state' ? edgeStateStore(on) : { authenticate: edgeGate(on).check }) as unknown as Record<string, (...a: unknown[]) => unknown>;
   try {
     const member = driver[call.method];
     // A property (StateStore.writable) is read, a method called.

@@ -2,7 +2,7 @@
 // operations the CLI uses (addKey, listKeys, revokeKey) and the key store a server authenticates with.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Authenticator, KeyEntry, KeyRepository, KeyStore } from '../../../runtime/interfaces.ts';
+import type { AuthResult, KeyEntry, KeyRepository, KeyStore, MaybePromise } from '../../../runtime/interfaces.ts';
 import { addKey, listKeys, revokeKey } from '../../../runtime/keys/key-file.ts';
 import { openRepositoryKeyStore } from '../../../runtime/keys/key-store.ts';
 import { expectBySecondCheck } from '../../helpers/key-checks.ts';
@@ -27,7 +27,7 @@ export interface OpenedKeys {
 }
 
 /** A server's key check: answered at once (a key store) or a call away (the edge), and its count of checks. */
-type ServedKeys = Pick<KeyStore, 'checks' | 'close'> & Authenticator;
+type ServedKeys = Pick<KeyStore, 'checks' | 'close'> & { authenticate(authorization: string | null, now: Date): MaybePromise<AuthResult> };
 
 const NOW = new Date('2026-11-15T12:00:00Z');
 const POLL_MS = 25;

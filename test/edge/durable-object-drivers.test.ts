@@ -154,6 +154,8 @@ async function edgeKeys(): Promise<OpenedKeys> {
         compatibilityDate: COMPATIBILITY_DATE,
         modules: [{ type: 'ESModule', path: join(ROOT, 'worker.mjs'), contents: await workerCode() }],
         durableObjects: { ...DURABLE_CLASSES },
+        // Bound as in every deployment (wrangler.toml), and empty: the admin routes need no release.
+        r2Buckets: ['DIST'],
         bindings: { ADMIN_TOKEN },
       },
       {

@@ -5,6 +5,8 @@ import { renderUsage, type ArgDef, type ArgsDef, type CommandContext, type Comma
 import { parseArgs, stripVTControlCharacters, type ParseArgsConfig } from 'node:util';
 import { RegisterError } from '../common/errors.ts';
 import { endProgressLines } from '../common/progress.ts';
+import { readTrust, splitTrust } from '../common/signing-files.ts';
+import type { TrustedKeys } from '../common/signing.ts';
 
 /** A command line that cannot be right whatever the files say: an unknown option, a missing or bad value. Exit 2. */
 export class UsageError extends RegisterError {
@@ -148,6 +150,21 @@ export function badValue(command: string, message: string): UsageError {
   const e = new UsageError(command, message);
   e.command = `register ${command}`;
   return e;
+}
+
+/**
+ * The keys of a `--trust` value (serve, pull, verify, edge dev: .pub files or `ed25519:…` keys, comma-separated), or
+ * null when it is not given. Naming no key is a usage error; a key that cannot be read, a refusal naming it.
+ */
+export async function trustOption(command: string, value: string | undefined): Promise<TrustedKeys | null> {
+  if (value === undefined) return null;
+  const values = splitTrust(value);
+  if (values.length === 0) throw badValue(command, '--trust names no key');
+  try {
+    return await readTrust(values);
+  } catch (e) {
+    throw new RegisterError(command, (e as Error).message);
+  }
 }
 
 /**

@@ -7,11 +7,11 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
-import { badValue, ioOf } from '../cli/command-line.ts';
+import { badValue, ioOf, trustOption } from '../cli/command-line.ts';
 import { compileAll, listStamps } from './compile.ts';
 import { writeCompileReport } from './compile-report.ts';
 import { verifyDist } from './dist-manifest.ts';
-import { readTrust, splitTrust, verifyDistSignatures } from '../common/signing-files.ts';
+import { verifyDistSignatures } from '../common/signing-files.ts';
 import { DEFAULT_VALID_DAYS, normaliseInstant, parseSignature, sha256Hex } from '../common/signing.ts';
 import { INDEX_FILE, INDEX_SIG_FILE } from '../common/dist-layout.ts';
 import { signDist, signingKeyOf, signingTimeOf, validDays } from './sign-cli.ts';
@@ -103,9 +103,7 @@ export const verifyCommand = defineCommand({
   async run(ctx) {
     const { dist } = ctx.args;
     const io = ioOf(ctx);
-    const trustValues = splitTrust(ctx.args.trust);
-    if (ctx.args.trust !== undefined && trustValues.length === 0) throw badValue('verify', '--trust names no key');
-    if (ctx.args.at !== undefined && trustValues.length === 0) throw badValue('verify', '--at checks signatures: give --trust too');
+    if (ctx.args.at !== undefined && ctx.args.trust === undefined) throw badValue('verify', '--at checks signatures: give --trust too');
     let now = new Date();
     if (ctx.args.at !== undefined) {
       try {
@@ -114,12 +112,7 @@ export const verifyCommand = defineCommand({
         throw badValue('verify', `--at: ${(e as Error).message}`);
       }
     }
-    let trusted = null;
-    try {
-      trusted = trustValues.length ? await readTrust(trustValues) : null;
-    } catch (e) {
-      throw new RegisterError('verify', (e as Error).message);
-    }
+    const trusted = await trustOption('verify', ctx.args.trust);
     const stamps = await listStamps(dist);
     if (stamps.length === 0) throw new RegisterError('verify', `no compiled release under ${dist}/`);
     const verdict = await verifyDist(dist, stamps);

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { relative, resolve } from 'node:path';
 import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
 import { RegisterError } from '../common/errors.ts';
-import { badValue, ioOf } from '../cli/command-line.ts';
+import { badValue, ioOf, trustOption } from '../cli/command-line.ts';
 import { MIN_ADMIN_TOKEN } from './admin.ts';
 import { buildEdge } from './bundle.ts';
 import { startLocalEdge } from './local-edge.ts';
@@ -67,10 +67,14 @@ const dev = defineCommand({
     port: { type: 'string', description: 'Port on 127.0.0.1 (0: any free one)', valueHint: 'P', required: true },
     persist: { type: 'string', description: 'Keep the local R2 buckets and Durable Objects in this folder (default: in memory)', valueHint: 'DIR' },
     worker: { type: 'string', description: 'Run this bundle (worker.mjs, as `edge build` wrote it) rather than bundling the sources now', valueHint: 'FILE' },
+    trust: { type: 'string', description: 'Serve only releases signed by one of these public keys (.pub files or ed25519:… keys, comma-separated): the TRUST var', valueHint: 'KEY[,KEY…]' },
   },
   async run(ctx) {
     const a = ctx.args;
     const io = ioOf(ctx);
+    // The Worker takes the keys themselves (a var), whether given as keys or as .pub files.
+    const keys = await trustOption('edge', a.trust);
+    const trust = keys && [...keys.values()].map((k) => k.text).join(',');
     const code = a.worker === undefined ? undefined : await readFile(a.worker, 'utf8').catch((e: NodeJS.ErrnoException) => {
       throw badValue('edge', `--worker ${a.worker}: ${e.code === 'ENOENT' ? 'no such file (write it with register edge build --out DIR)' : e.message}`);
     });
@@ -86,6 +90,7 @@ const dev = defineCommand({
       persist: a.persist ?? null,
       origin,
       code,
+      trust,
       ...secretsFromEnv(),
       load: dist === undefined ? undefined : async (loading) => {
         const report = await publishDist(dist, origin === null ? await loading.target('public') : null, await loading.target('private'));

@@ -1,10 +1,8 @@
 // `register pull`: its options (declared once, for parsing and help) around pull().
 import { defineCommand } from 'citty';
 import { STAMP } from '../common/ids.ts';
-import { badValue, ioOf } from '../cli/command-line.ts';
+import { badValue, ioOf, trustOption } from '../cli/command-line.ts';
 import { wholeNumber } from '../cli/generate-commands.ts';
-import { readTrust, splitTrust } from '../common/signing-files.ts';
-import { RegisterError } from '../common/errors.ts';
 import { pull } from './pull.ts';
 
 export const pullCommand = defineCommand({
@@ -33,10 +31,7 @@ export const pullCommand = defineCommand({
     if (stamp !== undefined && !STAMP.test(stamp)) throw badValue('pull', `--stamp must be a stamp like 20261005T180536Z, got ${JSON.stringify(stamp)}`);
     const jobs = wholeNumber('pull', 'parallel', parallel, 1, 64);
     // Comma-separated as for verify and serve (the parser refuses it given twice rather than drop a key).
-    const values = splitTrust(ctx.args.trust);
-    const trusted = values.length ? await readTrust(values).catch((e: Error) => {
-      throw new RegisterError('pull', e.message);
-    }) : undefined;
+    const trusted = (await trustOption('pull', ctx.args.trust)) ?? undefined;
     const t0 = Date.now();
     const result = await pull({ origin, out, stamp, trusted, parallel: jobs, log: (l) => io.err(l + '\n') });
     const bytes = result.stamps.reduce((s, p) => s + p.fetchedBytes, 0);

@@ -5,15 +5,13 @@ import { access, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
-import { badValue, ioOf } from '../cli/command-line.ts';
+import { badValue, ioOf, trustOption } from '../cli/command-line.ts';
 import { StateUnavailableError } from './interfaces.ts';
 import { availableParallelism } from 'node:os';
 import { isClusterWorker, runPrimary } from './cluster.ts';
 import { distWarning, listeningLine, stopWithNpm, type ServedFrom } from './serve-process.ts';
 import type { Runtime } from './server.ts';
 import { DEFAULT_KEY_EXTENSION, type KeyExtension } from './routes/key.ts';
-import { readTrust, splitTrust } from '../common/signing-files.ts';
-import type { TrustedKeys } from '../common/signing.ts';
 
 /** serve's options, which start takes too. Defaults that the environment can change (PORT, HOST) are applied in run(). */
 const SERVE_ARGS = {
@@ -73,18 +71,6 @@ async function cursorSecret(file: string | undefined): Promise<string | null> {
   return secret;
 }
 
-/** `--trust`: the keys it names, or null when it is not given (signatures are then not read). */
-async function trustedKeysOf(value: string | undefined): Promise<TrustedKeys | null> {
-  if (value === undefined) return null;
-  const values = splitTrust(value);
-  if (values.length === 0) throw badValue('serve', '--trust names no key');
-  try {
-    return await readTrust(values);
-  } catch (e) {
-    throw new RegisterError('serve', (e as Error).message);
-  }
-}
-
 /** The port from --port (a usage error when bad) or $PORT (a refusal naming the variable), else `fallback`. */
 function port(flag: string | undefined, fallback: number): number {
   const raw = flag ?? (process.env.PORT || undefined); // an empty PORT is no PORT
@@ -137,7 +123,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const withAccessLog = values['access-log'] === 'on';
   const log = (line: string) => void process.stderr.write(`${line}\n`);
   const secret = await cursorSecret(values['cursor-secret-file']);
-  const trust = await trustedKeysOf(values.trust);
+  const trust = await trustOption('serve', values.trust);
   if (trust && !isClusterWorker()) log(`[serve] serving only releases signed by ${[...trust.keys()].join(', ')}`);
   if (secret === null && !isClusterWorker()) log(`[serve] /matches answers 503 until a cursor secret is set (${CURSOR_SECRET_ENV} or --cursor-secret-file)`);
   const from: ServedFrom = { dist, state, keys: values.keys, stamp: values.stamp, workers };

@@ -37,7 +37,7 @@ const OPTIONS: Record<string, string[]> = {
   'keys list': ['--keys', '--state', '--edge'],
   'keys revoke': ['--keys', '--state', '--edge'],
   'edge build': ['--out', '--name', '--bucket', '--private-bucket'],
-  'edge dev': ['--dist', '--port', '--persist'],
+  'edge dev': ['--dist', '--origin', '--port', '--persist', '--worker', '--trust'],
   'edge publish': ['--dist', '--bucket', '--private-bucket', '--local', '--persist'],
 };
 
@@ -79,6 +79,9 @@ describe('register usage', () => {
       [['serve', '--workers', '0'], /^\[serve\] bad --workers "0"/],
       [['sign', '--key', 'no.key', '--valid-days', 'zero'], /^\[sign\] bad --valid-days "zero"/],
       [['verify', '--at', '2027-01-01'], /^\[verify\] --at checks signatures: give --trust too/],
+      [['verify', '--trust', ' , '], /^\[verify\] --trust names no key/],
+      [['pull', 'http://127.0.0.1:9/', '--out', 'x', '--trust', ''], /^\[pull\] --trust names no key/],
+      [['edge', 'dev', '--dist', 'dist', '--port', '0', '--trust', ','], /^\[edge\] --trust names no key/],
       [['serve', '--access-log', 'loud'], /^\[serve\] bad --access-log "loud" \(one of on, off\)/],
       [['start', '--no-such'], /^\[start\] Unknown option '--no-such'/],
       [['keys', 'add'], /^\[keys\] --name NAME is required/],

@@ -108,8 +108,10 @@ export default defineConfig({
       tier('sockets', TIERS.sockets),
       tier('reliability', TIERS.reliability),
       tier('edge', TIERS.edge, {
-        // The edge tier's own set-up (one worker bundle for its files) hooks in here, after the run's:
-        // globalSetup: ['test/global-setup.ts', 'test/edge/edge-global-setup.ts'],
+        // The edge tier's own set-up (one Worker bundle for its files) hooks in here. A project's globalSetup is
+        // added to the run's (test/global-setup.ts, below, which comes first); set at the top level instead, it
+        // would run once for each project.
+        // globalSetup: ['test/edge/edge-global-setup.ts'],
       }),
       tier('browser', TIERS.browser),
     ],

@@ -16,8 +16,7 @@
 // Three workers on the 2-core machine: many tests wait on the processes they start (crash loops, compiles, the
 // browser, the edge), and a third worker fills that wait (bench/HISTORY.md, 2026-11-27).
 // Files share their worker's module graph (isolate: false): loading the runtime and compiler afresh for each file was
-// ~30 s of the suite's CPU, and no test relies on a fresh module state (the whole suite passes either way). A worker
-// runs the files of one project only, so the order below keeps each project's files together after the long poles.
+// ~30 s of the suite's CPU, and no test relies on a fresh module state (the whole suite passes either way).
 import fg from 'fast-glob';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
@@ -67,29 +66,37 @@ for (const [name, globs] of Object.entries(TIERS)) {
   }
 }
 
-// The files that take longest, longest first. A fresh clone has no timings cached, and vitest would then order files
-// by size; a long file started late is the suite's tail, with one core idle meanwhile.
+// The order files start in. A worker runs the files of one project only (a file of another project gets a fresh
+// worker, which loads its modules again), so each project's files run together: the projects with the longest files
+// first, those files first within them, and the in-process tier's many short files last, where they fill the cores
+// while the long files end. A fresh clone has no timings cached, and vitest would then order files by size; a long
+// file started late is the suite's tail, with one core idle meanwhile.
+const PROJECT_ORDER = ['reliability', 'browser', 'edge', 'sockets', 'in-process'];
 const LONG_POLES = [
   'test/reliability/crash-safety.test.ts',
   'test/reliability/compile-kill.test.ts',
-  'test/explorer/explorer-browser.test.ts',
   'test/reliability/damage.test.ts',
+  'test/explorer/explorer-browser.test.ts',
   'test/edge/edge-cli.test.ts',
-  'test/docs/readme-blocks.test.ts',
-  'test/compiler/compile-determinism.test.ts',
   'test/edge/edge-parity-releases.test.ts',
+  'test/docs/readme-blocks.test.ts',
   'test/docs/container.test.ts',
+  'test/compiler/compile-determinism.test.ts',
 ];
 
 class LongPolesFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    // The base order groups files by project (and within one, longest first by cached timings).
+    // The base order: by project, then longest first by cached timings.
     const sorted = await super.sort(files);
+    const project = (f: TestSpecification): number => PROJECT_ORDER.indexOf(f.project.name);
     const rank = (f: TestSpecification): number => {
       const i = LONG_POLES.findIndex((p) => f.moduleId.endsWith(p));
       return i < 0 ? LONG_POLES.length : i;
     };
-    return sorted.map((f, i) => ({ f, i })).sort((a, b) => rank(a.f) - rank(b.f) || a.i - b.i).map(({ f }) => f);
+    return sorted
+      .map((f, i) => ({ f, i }))
+      .sort((a, b) => project(a.f) - project(b.f) || rank(a.f) - rank(b.f) || a.i - b.i)
+      .map(({ f }) => f);
   }
 }
 

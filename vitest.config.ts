@@ -123,6 +123,8 @@ export default defineConfig({
       tier('browser', TIERS.browser),
     ],
     globalSetup: ['test/global-setup.ts'],
+    // IR_TEST_CPU_LOG=FILE: each file's CPU and wall time as JSON lines (test/helpers/cpu-log.ts).
+    setupFiles: ['test/helpers/cpu-log.ts'],
     // Bounds that stop a hung test, not measures of speed: the slowest test takes ~35 s on a quiet machine, and the
     // suite must still pass with every core busy (npm run test:loaded), when tests take several times as long.
     testTimeout: 180_000,

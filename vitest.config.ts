@@ -37,7 +37,6 @@ const TIERS = {
     'test/runtime/cluster.test.ts',
     'test/runtime/head.test.ts',
     'test/runtime/in-process.test.ts',
-    'test/runtime/matches-bytes.test.ts',
     'test/runtime/mirror.test.ts',
     'test/runtime/no-charge-for-failure.test.ts',
     'test/runtime/one-app.test.ts',
@@ -126,9 +125,10 @@ export default defineConfig({
     // IR_TEST_CPU_LOG=FILE: each file's CPU and wall time as JSON lines (test/helpers/cpu-log.ts).
     setupFiles: ['test/helpers/cpu-log.ts'],
     // Bounds that stop a hung test, not measures of speed: the slowest test takes ~35 s on a quiet machine, and the
-    // suite must still pass with every core busy (npm run test:loaded), when tests take several times as long.
-    testTimeout: 180_000,
-    hookTimeout: 300_000,
+    // suite must still pass with every core busy (npm run test:loaded) and other work beside it, when tests take
+    // several times as long: at a load of ~20 on the 2 cores, damage's in-process test ran past the 180 s it had.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     pool: 'forks',
     maxWorkers: 3,
     isolate: false,

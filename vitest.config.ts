@@ -48,6 +48,10 @@ const TIERS = {
     'test/runtime/ops/operations.test.ts',
     'test/runtime/source/http-source.test.ts',
     'test/runtime/state/redis-store.test.ts',
+    // Files of branches not merged yet (issue 47 items 2 and 4) that start a server: named now, so they arrive in
+    // their tier; a glob that matches no file is harmless.
+    'test/runtime/admin-routes.test.ts',
+    'test/runtime/release/trust-restart.test.ts',
   ],
   reliability: ['test/reliability/**/*.test.ts'],
   edge: ['test/edge/**/*.test.ts', 'test/runtime/source/r2-source.test.ts'],

@@ -25,13 +25,19 @@ function runParent(): string {
   return tmpdir();
 }
 
-export async function setup(): Promise<() => void> {
+/** Set while a run's folder exists: each vitest project inherits this setup, and the run makes one folder, not five. */
+const RUN_MARK = 'IR_TEST_RUN_DIR';
+
+export async function setup(): Promise<(() => void) | void> {
+  if (process.env[RUN_MARK]) return;
   await ensureBuilt();
   const outer = process.env.TMPDIR;
   const dir = mkdtempSync(join(runParent(), 'ir-test-run-'));
   // Test workers are started after this and copy this process's environment.
   process.env.TMPDIR = dir;
+  process.env[RUN_MARK] = dir;
   return () => {
+    delete process.env[RUN_MARK];
     if (outer === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = outer;
     if (!process.env.IR_KEEP_TEST_TMP) rmSync(dir, { recursive: true, force: true });

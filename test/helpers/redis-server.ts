@@ -83,7 +83,16 @@ export async function startRedis(extraArgs: string[] = []): Promise<RedisServer>
       await done;
     },
     async start() {
-      await launch();
+      // Its port was free while it was down, and a busy test run may have handed it to a client's connection for a
+      // moment meanwhile: try again until that has gone (only "in use" is retried).
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await launch();
+        } catch (e) {
+          if (attempt >= 50 || !/in use/i.test((e as Error).message)) throw e;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
     },
     async dispose() {
       await server.kill();

@@ -8,11 +8,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileAll } from '../../compiler/compile.ts';
 import { readCsv } from '../../compiler/read/csv-reader.ts';
-import { importV0 } from '../../generator/from-v0.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
-import { startRuntime, type Runtime } from '../../runtime/server.ts';
+import { openRuntime, type OpenedRuntime } from '../../runtime/server.ts';
+import { compiledRealData, compiledSamples, type Compiled } from '../fixtures/compiled-fixtures.ts';
 import { validateResponse } from '../helpers/openapi-validator.ts';
 
 const GOLDEN = join(import.meta.dirname, 'matches-bytes.json');
@@ -44,16 +43,17 @@ interface Answer extends Asked {
 let root: string;
 let key: string;
 let now = NOW;
-const runtimes = new Map<string, Runtime>();
+let samples: Compiled;
+let real: Compiled;
+const runtimes = new Map<string, OpenedRuntime>();
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'ir-matches-bytes-'));
   const keys = join(root, 'keys.json');
   key = (await addKey({ file: keys, name: 'bytes', quota: 1_000_000, rate: 1_000_000 })).key;
-  await importV0({ from: V0, out: join(root, 'real', REAL_STAMP) });
-  await compileAll({ releases: SAMPLES, dist: join(root, 'sample-dist'), progress: false });
-  await compileAll({ releases: join(root, 'real'), dist: join(root, 'real-dist'), progress: false });
-}, 240_000);
+  // The run's shared compiles (compiled-fixtures.ts) of the samples and of the v0 data as REAL_STAMP: read only.
+  [samples, real] = await Promise.all([compiledSamples(), compiledRealData(V0, REAL_STAMP)]);
+});
 
 afterAll(async () => {
   for (const r of runtimes.values()) await r.close();
@@ -236,7 +236,7 @@ describe('GET /matches answers', () => {
     if (RECORD) {
       await restart();
       const requests: Asked[] = [];
-      for (const [server, release] of [['sample', join(SAMPLES, '20261008T120000Z')], ['real', join(root, 'real', REAL_STAMP)]] as const) {
+      for (const [server, release] of [['sample', join(SAMPLES, '20261008T120000Z')], ['real', join(real.releases, REAL_STAMP)]] as const) {
         requests.push(...(await requestsFor(server, release)));
       }
       // Finding the requests charged lookups: start again, so the credits headers are a function of this list alone.
@@ -262,15 +262,15 @@ describe('GET /matches answers', () => {
         status: e.status, headers: e.headers, body: e.body, next: e.next,
       });
     }
-  }, 240_000);
+  });
 });
 
 /** Each server the requests name: its dist and what its runtime options change. */
-const SERVERS: Record<string, { dist: string; extra: { cursorSecret?: string | null; matchPageBytes?: number } }> = {
-  sample: { dist: 'sample-dist', extra: {} },
-  'sample-no-secret': { dist: 'sample-dist', extra: { cursorSecret: null } },
-  'sample-small-pages': { dist: 'sample-dist', extra: { matchPageBytes: 700 } },
-  real: { dist: 'real-dist', extra: {} },
+const SERVERS: Record<string, { dist: () => string; extra: { cursorSecret?: string | null; matchPageBytes?: number } }> = {
+  sample: { dist: () => samples.dist, extra: {} },
+  'sample-no-secret': { dist: () => samples.dist, extra: { cursorSecret: null } },
+  'sample-small-pages': { dist: () => samples.dist, extra: { matchPageBytes: 700 } },
+  real: { dist: () => real.dist, extra: {} },
 };
 
 /** (Re)starts every server with fresh state (the credits headers count from the list's start), same dists and clock. */
@@ -279,6 +279,6 @@ async function restart(): Promise<void> {
   const clock = { now: () => now };
   for (const [name, { dist, extra }] of Object.entries(SERVERS)) {
     await runtimes.get(name)?.close();
-    runtimes.set(name, await startRuntime({ dist: join(root, dist), keys, state: 'memory:', port: 0, clock, cursorSecret: SECRET, ...extra }));
+    runtimes.set(name, await openRuntime({ dist: dist(), keys, state: 'memory:', clock, cursorSecret: SECRET, ...extra }));
   }
 }

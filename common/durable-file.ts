@@ -16,9 +16,16 @@ export async function fsyncPath(path: string): Promise<void> {
   }
 }
 
-/** Writes `name` in `dir` through a temporary file: write, fsync, rename, fsync of `dir`. */
+/** Writes in flight in this process: each takes a temporary name of its own. */
+let writes = 0;
+
+/**
+ * Writes `name` in `dir` through a temporary file: write, fsync, rename, fsync of `dir`. The temporary file is named
+ * by the process and the write, so two writes of one file at once (in one process or several) never share it; the
+ * last rename wins.
+ */
 export async function writeAtomically(dir: string, name: string, bytes: Uint8Array | string): Promise<void> {
-  const temp = join(dir, `.${name}.${process.pid}.tmp`);
+  const temp = join(dir, `.${name}.${process.pid}-${++writes}.tmp`);
   const fh = await open(temp, 'w');
   try {
     await fh.writeFile(bytes);

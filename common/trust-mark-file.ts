@@ -10,8 +10,8 @@ import { decodeMark, encodeMark, raiseMark, type MarkStore, type TrustMark } fro
 export const TRUST_MARK_FILE = '.trust-mark.json';
 
 /**
- * Saves in flight per mark file in this process, chained: durable-file.ts names its temporary file by the process, so
- * two writes of one file at once in one process would share it.
+ * Saves in flight per mark file in this process, chained: a save reads the file, merges and writes, so two at once
+ * would each merge with the same old mark and the later rename would drop the other's raise.
  */
 const saving = new Map<string, Promise<void>>();
 

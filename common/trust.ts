@@ -43,6 +43,18 @@ export function memoryMarkStore(where = 'memory'): MarkStore {
   return { where, load: async () => kept, save: async (m) => void (kept = { ...m }) };
 }
 
+/**
+ * The mark saved in `store`, or null when none was ever saved there. A damaged one rejects, naming the store: it is
+ * never read as empty, which would accept older indexes again.
+ */
+export async function loadMark(store: MarkStore): Promise<TrustMark | null> {
+  try {
+    return await store.load();
+  } catch (e) {
+    throw new Error(`${store.where}: ${(e as Error).message}; it is never read as empty (that would accept older indexes again): restore it, or remove it to trust again any validly signed index`);
+  }
+}
+
 /** The text a store persists for `mark` (one line of JSON and a newline). */
 export const encodeMark = (mark: TrustMark): string =>
   `${JSON.stringify({ format: MARK_FORMAT, index_signed_at: mark.indexSignedAt, v1: mark.v1, next: mark.next })}\n`;
@@ -81,19 +93,27 @@ export interface IndexSeen {
   pointers: Record<Pointer, string | null> | null;
 }
 
+/** The rule's first half: a signature older than the newest one accepted. Why, or null. */
+function signatureBack(mark: TrustMark, signedAt: string | undefined): string | null {
+  if (mark.indexSignedAt === null || signedAt === undefined || signedAt >= mark.indexSignedAt) return null;
+  return `signed at ${signedAt}, older than ${mark.indexSignedAt} already accepted (rollback refused)`;
+}
+
+/** The rule's second half: a namespace pointed at an older stamp than one accepted for it. Why, or null. */
+function pointerBack(mark: TrustMark, pointers: IndexSeen['pointers']): string | null {
+  for (const ns of POINTERS) {
+    const at = pointers?.[ns] ?? null;
+    if (at !== null && mark[ns] !== null && at < mark[ns]!) return `names ${at} for ${ns}, older than ${mark[ns]} already accepted (rollback refused)`;
+  }
+  return null;
+}
+
 /**
  * THE rollback rule: an index is a rollback when its signature is older than the newest one accepted, or when it
  * points a namespace at an older stamp than one accepted for it. Why, in words, or null when it is not.
  */
 export function rollbackOf(mark: TrustMark, seen: IndexSeen): string | null {
-  if (mark.indexSignedAt !== null && seen.signedAt !== undefined && seen.signedAt < mark.indexSignedAt) {
-    return `signed at ${seen.signedAt}, older than ${mark.indexSignedAt} already accepted (rollback refused)`;
-  }
-  for (const ns of POINTERS) {
-    const at = seen.pointers?.[ns] ?? null;
-    if (at !== null && mark[ns] !== null && at < mark[ns]!) return `names ${at} for ${ns}, older than ${mark[ns]} already accepted (rollback refused)`;
-  }
-  return null;
+  return signatureBack(mark, seen.signedAt) ?? pointerBack(mark, seen.pointers);
 }
 
 /** An index refused by the rollback rule for where it points (its signature itself was good). */
@@ -126,12 +146,7 @@ export class TrustedSet {
   /** Opens the set over its store's mark. Rejects, naming the store, when the mark there is damaged. */
   static async open(opts: TrustedSetOptions): Promise<TrustedSet> {
     const store = opts.store ?? memoryMarkStore();
-    let stored: TrustMark | null;
-    try {
-      stored = await store.load();
-    } catch (e) {
-      throw new Error(`${store.where}: ${(e as Error).message}; it is never read as empty (that would accept older indexes again): restore it, or remove it to trust again any validly signed index`);
-    }
+    const stored = await loadMark(store);
     return new TrustedSet(opts.trusted, raiseMark(stored ?? EMPTY_MARK, opts.evidence ?? {}), store, opts.readOnly === true);
   }
 
@@ -153,15 +168,15 @@ export class TrustedSet {
   async checkIndex(sigText: string | null, signedBytes: Uint8Array | string, o: { stamp: string | null; pointers: IndexSeen['pointers']; now: Date }): Promise<IndexVerdict> {
     const v = await verifyBytes(sigText, signedBytes, { signs: SIGNS_INDEX, stamp: o.stamp ?? undefined, trusted: this.trusted, now: o.now });
     if (!v.ok) return v;
-    const why = rollbackOf(this.current, { signedAt: v.doc.signed_at, pointers: o.pointers });
-    if (why === null) return v;
-    const pointer = !why.startsWith('signed at');
-    return pointer ? { ok: false, reason: 'rollback', message: `index.json: ${why}`, detail: why, pointer: true } : { ok: false, reason: 'rollback', message: `${SIGNS_INDEX}.sig: ${why}`, detail: why };
+    const signed = signatureBack(this.current, v.doc.signed_at);
+    if (signed !== null) return { ok: false, reason: 'rollback', message: `${SIGNS_INDEX}.sig: ${signed}`, detail: signed };
+    const pointed = pointerBack(this.current, o.pointers);
+    return pointed === null ? v : { ok: false, reason: 'rollback', message: `${SIGNS_INDEX}: ${pointed}`, detail: pointed, pointer: true };
   }
 
   /** The rollback rule for where an unsigned index points (a partial copy's own): why it goes back, or null. */
   pointersBack(pointers: NonNullable<IndexSeen['pointers']>): string | null {
-    return rollbackOf(this.current, { pointers });
+    return pointerBack(this.current, pointers);
   }
 
   /** Checks a stamp's public manifest signature, over its bytes or their sha256 (hex), unexpired at `now`. */

@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { RegisterError } from '../../common/errors.ts';
 import { fileMarkStore } from '../../common/trust-mark-file.ts';
-import { EMPTY_MARK, memoryMarkStore, type MarkStore } from '../../common/trust.ts';
+import { EMPTY_MARK, loadMark, memoryMarkStore, type MarkStore } from '../../common/trust.ts';
 import { describeStateLocation, parseStateLocation } from '../state/open-state-store.ts';
 
 /**
@@ -28,12 +28,9 @@ export async function openServeMarks(dist: string, fromUrl: boolean, state: stri
     await mkdir(dir, { recursive: true }).catch(() => {}); // the state store makes it too; refused below if it cannot be
   }
   const store = fileMarkStore(dir);
-  let mark;
-  try {
-    mark = await store.load();
-  } catch (e) {
-    throw new RegisterError('serve', `${store.where}: ${(e as Error).message}; it is never read as empty (that would accept older indexes again): restore it, or remove it to trust again any validly signed index`);
-  }
+  const mark = await loadMark(store).catch((e: Error) => {
+    throw new RegisterError('serve', e.message);
+  });
   try {
     await store.save(mark ?? EMPTY_MARK);
   } catch (e) {

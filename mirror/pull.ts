@@ -164,7 +164,7 @@ export async function pull(opts: PullOptions): Promise<PullResult> {
     // The mark follows what was written (the signature kept here covers a crash in between): a `serve --trust` of
     // this dist, restarted, never goes back past it.
     if (set && accepted) await set.accept(accepted, pointers);
-    if (!indexIsOrigin) log(`[pull] index.json lists the ${held.length} of ${index.releases.length} stamps held here (v1 ${localIndex(index, held).v1 ?? '-'}, next ${localIndex(index, held).next ?? '-'})`);
+    if (!indexIsOrigin) log(`[pull] index.json lists the ${held.length} of ${index.releases.length} stamps held here (v1 ${served.v1 ?? '-'}, next ${served.next ?? '-'})`);
     return { stamps, indexIsOrigin };
   } finally {
     origin.agent.destroy();

@@ -4,25 +4,23 @@
 // are measured by.
 import type { AdminKeys } from '../runtime/routes/admin.ts';
 import type { EdgeEnv } from './bindings.ts';
-
-export { MIN_ADMIN_TOKEN } from '../runtime/routes/admin.ts';
+import { keyObject } from './edge-state.ts';
 
 export function edgeAdminKeys(env: EdgeEnv): AdminKeys {
   const directory = () => env.DIRECTORY.get(env.DIRECTORY.idFromName('keys'));
-  const keyObject = (id: string) => env.KEYS.get(env.KEYS.idFromName(id));
   return {
     list: () => directory().list(),
     async insert(entry) {
       if (!(await directory().insert(entry))) return false;
       // The key's own object is what a request's check reads: the key works from the moment this resolves.
-      await keyObject(entry.id).create(entry);
+      await keyObject(env, entry.id).create(entry);
       return true;
     },
     async revoke(id) {
-      const entry = await keyObject(id).revoke();
+      const entry = await keyObject(env, id).revoke();
       if (entry) await directory().update(entry);
       return entry;
     },
-    stats: (id) => keyObject(id).stats(),
+    stats: (id) => keyObject(env, id).stats(),
   };
 }

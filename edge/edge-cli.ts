@@ -7,7 +7,7 @@ import { relative, resolve } from 'node:path';
 import { defineCommand, type ArgsDef, type CommandDef } from 'citty';
 import { RegisterError } from '../common/errors.ts';
 import { badValue, ioOf, trustOption } from '../cli/command-line.ts';
-import { MIN_ADMIN_TOKEN } from './admin.ts';
+import { MIN_ADMIN_TOKEN } from '../runtime/routes/admin.ts';
 import { buildEdge } from './bundle.ts';
 import { startLocalEdge } from './local-edge.ts';
 import { publishDist, type PublishReport, type PublishTarget } from './publish.ts';

@@ -8,7 +8,8 @@ import { API_KEY, BEARER } from '../runtime/keys/key-entry.ts';
 import { checkCharge, checkMarkArgs, checkNoticeArgs, checkRefund } from '../runtime/state/state-core.ts';
 import type { EdgeEnv } from './bindings.ts';
 
-const keyObject = (env: EdgeEnv, keyId: string) => env.KEYS.get(env.KEYS.idFromName(keyId));
+/** The Durable Object of key `keyId` (named by the id): what the gate, the state store and the admin routes call. */
+export const keyObject = (env: EdgeEnv, keyId: string) => env.KEYS.get(env.KEYS.idFromName(keyId));
 const providerObject = (env: EdgeEnv, provider: string) => env.PROVIDERS.get(env.PROVIDERS.idFromName(provider));
 
 /** The key's id and its secret's sha256 (hex) from an Authorization header, or why it is refused without a call. */

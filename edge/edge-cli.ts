@@ -9,7 +9,7 @@ import { RegisterError } from '../common/errors.ts';
 import { badValue, ioOf, trustOption } from '../cli/command-line.ts';
 import { MIN_ADMIN_TOKEN } from '../runtime/routes/admin.ts';
 import { buildEdge } from './bundle.ts';
-import { startLocalEdge } from './local-edge.ts';
+import { INSTALL_EDGE_TOOLS, startLocalEdge } from './local-edge.ts';
 import { publishDist, type PublishReport, type PublishTarget } from './publish.ts';
 
 const DEFAULT_NAME = 'identity-register';
@@ -111,7 +111,7 @@ const dev = defineCommand({
 function wranglerTarget(bucket: string): PublishTarget {
   const wrangler = resolve(import.meta.dirname, '..', 'node_modules/.bin/wrangler');
   // A development dependency, as miniflare is (local-edge.ts): an install without them says what to do.
-  if (!existsSync(wrangler)) throw new RegisterError('edge', 'wrangler is not installed (it uploads to R2, and is a development dependency): run `npm install -D wrangler miniflare`, or `npm ci` in a clone of the register');
+  if (!existsSync(wrangler)) throw new RegisterError('edge', `wrangler is not installed (it uploads to R2, and is a development dependency): ${INSTALL_EDGE_TOOLS}`);
   const run = (args: string[]) =>
     new Promise<void>((done, fail) => {
       const child = spawn(wrangler, args, { stdio: ['ignore', 'ignore', 'pipe'] });

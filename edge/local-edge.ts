@@ -116,6 +116,9 @@ function reapWithParent(pids: number[]): { stop(): void } {
   return { stop: () => void (watchdog.pid !== undefined && watchdog.exitCode === null && watchdog.kill('SIGKILL')) };
 }
 
+/** What an install without the edge's development dependencies is told to do (`edge dev`, `edge publish`). */
+export const INSTALL_EDGE_TOOLS = 'run `npm install -D wrangler miniflare`, or `npm ci` in a clone of the register';
+
 /**
  * miniflare, loaded when an edge command runs: it is a development dependency (it carries workerd, which the Node
  * image has no use for), so an install without them (`npm ci --omit=dev`) says what to do rather than a stack.
@@ -125,7 +128,7 @@ async function loadMiniflare(): Promise<typeof import('miniflare')> {
     return await import('miniflare');
   } catch (e) {
     if ((e as NodeJS.ErrnoException)?.code !== 'ERR_MODULE_NOT_FOUND' || !/'miniflare'/.test((e as Error).message)) throw e;
-    throw new RegisterError('edge', 'miniflare is not installed (it runs workerd, and is a development dependency): run `npm install -D wrangler miniflare`, or `npm ci` in a clone of the register');
+    throw new RegisterError('edge', `miniflare is not installed (it runs workerd, and is a development dependency): ${INSTALL_EDGE_TOOLS}`);
   }
 }
 

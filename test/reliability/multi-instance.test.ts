@@ -60,7 +60,19 @@ async function lookup(i: number, key: string, id: string): Promise<{ status: num
     return null; // the instance was killed under this request
   }
 }
-const used = async (i: number, key: string, quota: number): Promise<number> => quota - (await client(bases[i], key)('/key')).json.key.credits_remaining;
+/**
+ * Lookups charged to `key`, as /key on instance `i` tells, once it tells: just after Redis came back, an instance
+ * whose connection is still being made again answers /key 503 state_unavailable for a moment.
+ */
+async function used(i: number, key: string, quota: number): Promise<number> {
+  let credits: number | undefined;
+  await eventually(`GET /key on instance ${i} to answer`, async () => {
+    const r = await client(bases[i], key)('/key');
+    credits = r.status === 200 ? r.json.key.credits_remaining : undefined;
+    return credits !== undefined;
+  }, 60_000);
+  return quota - credits!;
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {

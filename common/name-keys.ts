@@ -24,30 +24,62 @@ export function nameTokens(text: string): string[] {
 /**
  * Tokens a name may carry or drop and still name the same club or person: legal-form and sport affixes ("FC",
  * "Club") and the commonest particles ("de", "da"). Dropped from the keys so "Arsenal FC", "Arsenal" and "FC
- * Arsenal" share them; scoring still sees every token.
+ * Arsenal" share them; scoring still sees every token, and tells "AC Oulu" from "FC Oulu" (affixSignature).
  */
-const AFFIXES = new Set([
+const CLUB_AFFIXES = new Set([
   'fc', 'afc', 'cf', 'sc', 'ac', 'cd', 'ud', 'sd', 'ca', 'cs', 'sv', 'fk', 'nk', 'sk', 'bk', 'if', 'ik', 'ff', 'ssc', 'us', 'as',
-  'club', 'clube', 'football', 'futbol', 'futebol', 'calcio', 'the', 'de', 'del', 'da', 'do', 'di', 'la', 'le', 'van', 'von', 'der',
+  'club', 'clube', 'football', 'futbol', 'futebol', 'calcio',
 ]);
+const PARTICLES = new Set(['the', 'de', 'del', 'da', 'do', 'di', 'la', 'le', 'van', 'von', 'der']);
+const isAffix = (t: string): boolean => CLUB_AFFIXES.has(t) || PARTICLES.has(t);
 
 /**
- * The tokens that are not affixes; all of them when every token is one (a club called "AS" stays "as"). An affix
- * written with dots ("F.C.", tokens "f" and "c") is one too: a run of single letters that spells one is dropped.
+ * A name's tokens cut into units: a word, or a run of single letters that spells a club affix ("F.C.", tokens "f"
+ * and "c", is the unit "fc"); `affix` tells the units the keys drop.
  */
-export function coreTokens(tokens: readonly string[]): string[] {
-  const core: string[] = [];
+function units(tokens: readonly string[]): { text: string; tokens: string[]; affix: boolean }[] {
+  const out: { text: string; tokens: string[]; affix: boolean }[] = [];
   for (let i = 0; i < tokens.length; ) {
     let end = i;
     while (end < tokens.length && tokens[end].length === 1) end++;
-    if (end - i >= 2 && AFFIXES.has(tokens.slice(i, end).join(''))) {
+    const run = tokens.slice(i, end).join('');
+    if (end - i >= 2 && CLUB_AFFIXES.has(run)) {
+      out.push({ text: run, tokens: tokens.slice(i, end), affix: true });
       i = end;
       continue;
     }
-    if (end === i) end = i + 1;
-    for (; i < end; i++) if (!AFFIXES.has(tokens[i])) core.push(tokens[i]);
+    out.push({ text: tokens[i], tokens: [tokens[i]], affix: isAffix(tokens[i]) });
+    i++;
   }
+  return out;
+}
+
+/** The tokens that are not affixes; all of them when every token is one (a club called "AS" stays "as"). */
+export function coreTokens(tokens: readonly string[]): string[] {
+  const core = units(tokens).filter((u) => !u.affix).flatMap((u) => u.tokens);
   return core.length ? core : tokens.slice();
+}
+
+/**
+ * The club affixes of a name as one short code, so that forms of one affix agree and different ones do not: an
+ * abbreviation as it is, a word by its initial ("F.C.", "FC", "Football Club" and "Futebol Clube" are all "fc";
+ * "AC" is "ac"). Particles are not affixes here. Empty when the name has none.
+ */
+export function affixSignature(tokens: readonly string[]): string {
+  let out = '';
+  for (const u of units(tokens)) if (u.affix && !PARTICLES.has(u.text)) out += u.text.length <= 3 ? u.text : u.text[0];
+  return out;
+}
+
+/**
+ * Whether two names' affixes can be the same club's: either has none, or one's code holds the other's letters in
+ * order ("afc" and "fc", "fc" and "c" for a bare "Club"). "ac" and "fc" cannot.
+ */
+export function affixesAgree(a: string, b: string): boolean {
+  const [short, long] = a.length <= b.length ? [a, b] : [b, a];
+  let at = 0;
+  for (const c of long) if (at < short.length && c === short[at]) at++;
+  return at === short.length;
 }
 
 /**

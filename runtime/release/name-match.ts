@@ -3,7 +3,7 @@
 // name scores the same for both, on Node and at the edge (scores are rounded to thousandths, so JSON bytes agree).
 import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import type { NameKeyEntry } from '../../common/dist-layout.ts';
-import { coreTokens, initialsForm, MAX_NAME_CHARS, nameKeys, nameTokens, soundKey } from '../../common/name-keys.ts';
+import { affixesAgree, affixSignature, coreTokens, initialsForm, MAX_NAME_CHARS, nameKeys, nameTokens, soundKey } from '../../common/name-keys.ts';
 import type { Release } from './open-release.ts';
 
 export interface NameQuery {
@@ -17,7 +17,10 @@ export interface NameQuery {
 export interface NameFeatures {
   /** 1: the name as given is one of the entity's names, letter for letter (spaces collapsed). */
   exact: number;
-  /** 1: the same tokens in the same order once case, diacritics and script fold away; 0.5: the same core tokens in another order or with affixes ("FC") added or dropped. */
+  /**
+   * 1: the same tokens in the same order once case, diacritics and script fold away; 0.5: the same core tokens in
+   * another order, or with affixes ("FC") added, dropped or written otherwise, but not another affix ("AC", "FC").
+   */
   normalised: number;
   /** What kind of name matched: 0 the label, 0.5 an alias, 1 an alias of the knowledge-base overlay. */
   alias: number;
@@ -85,6 +88,8 @@ interface NameParts {
   normalised: string;
   core: string[];
   sortedCore: string;
+  /** affixSignature: "AC Oulu" and "FC Oulu" have the same core and different affixes. */
+  affixes: string;
   initials: string | null;
 }
 
@@ -96,6 +101,7 @@ function partsOf(name: string): NameParts {
     normalised: tokens.join(' '),
     core,
     sortedCore: core.slice().sort().join(' '),
+    affixes: affixSignature(tokens),
     initials: initialsForm(core),
   };
 }
@@ -136,7 +142,7 @@ function pairTokens(q: readonly string[], f: readonly string[]): { sum: number; 
 function nameFeatures(q: NameParts, form: string, source: number): Pick<NameFeatures, 'exact' | 'normalised' | 'alias' | 'token_overlap' | 'initials'> {
   const f = partsOf(form);
   const exact = q.verbatim === f.verbatim ? 1 : 0;
-  const normalised = q.normalised === f.normalised ? 1 : q.sortedCore === f.sortedCore ? 0.5 : 0;
+  const normalised = q.normalised === f.normalised ? 1 : q.sortedCore === f.sortedCore && affixesAgree(q.affixes, f.affixes) ? 0.5 : 0;
   const { sum, all } = pairTokens(q.core, f.core);
   let overlap = q.core.length + f.core.length ? (2 * sum) / (q.core.length + f.core.length) : 0;
   // A name written as one run of syllables ("BeiJingGuoAn") against the same name in words.

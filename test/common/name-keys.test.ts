@@ -2,7 +2,7 @@
 // every name with it and the runtime keys every query with it, so a name and its variants meet only where the
 // keys below say they do.
 import { describe, expect, it } from 'vitest';
-import { nameKeys, nameTokens, soundKey } from '../../common/name-keys.ts';
+import { affixesAgree, affixSignature, nameKeys, nameTokens, soundKey } from '../../common/name-keys.ts';
 
 /** Whether two names share a key of the given kind (`w:`, `p:`, `i:`). */
 const share = (a: string, b: string, kind: string): boolean => nameKeys(a).some((k) => k.startsWith(kind) && nameKeys(b).includes(k));
@@ -80,5 +80,19 @@ describe('affixes', () => {
     expect(nameKeys('Arsenal F.C.')[0]).toBe('w:arsenal');
     expect(nameKeys('A.F.C. Bournemouth')[0]).toBe('w:bournemouth');
     expect(nameKeys('J. P. Smith')[0]).toBe('w:j p smith');
+  });
+});
+
+describe('affixSignature and affixesAgree', () => {
+  const sig = (s: string) => affixSignature(nameTokens(s));
+  it('write one affix one way, and tell different affixes apart', () => {
+    expect(['Arsenal F.C.', 'Arsenal FC', 'Arsenal Football Club', 'Arsenal Futebol Clube'].map(sig)).toEqual(['fc', 'fc', 'fc', 'fc']);
+    expect(sig('AC Oulu')).toBe('ac');
+    expect(sig('Real Madrid')).toBe('');
+    expect(sig('Sporting de Gijón')).toBe('');
+    expect(affixesAgree(sig('AC Oulu'), sig('FC Oulu'))).toBe(false);
+    expect(affixesAgree(sig('AFC Bournemouth'), sig('Bournemouth FC'))).toBe(true);
+    expect(affixesAgree(sig('Club Almagro'), sig('Almagro CF'))).toBe(true);
+    expect(affixesAgree(sig('Oulu'), sig('AC Oulu'))).toBe(true);
   });
 });

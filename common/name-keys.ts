@@ -17,9 +17,12 @@ const NOT_TOKEN = /[^a-z0-9]+/;
  * capitalised syllables run together ("北京国安" is "BeiJingGuoAn"), one token here.
  */
 export function nameTokens(text: string): string[] {
-  const ascii = foldText(anyAscii(text.slice(0, MAX_NAME_CHARS))).replace(APOSTROPHES, '');
+  const cut = text.slice(0, MAX_NAME_CHARS);
+  // Most names are plain ASCII, for which transliteration and the fold are only a lower-casing.
+  const ascii = (ASCII.test(cut) ? cut.toLowerCase() : foldText(anyAscii(cut))).replace(APOSTROPHES, '');
   return ascii.split(NOT_TOKEN).filter((t) => t.length > 0);
 }
+const ASCII = /^[\x00-\x7f]*$/;
 
 /**
  * Tokens a name may carry or drop and still name the same club or person: legal-form and sport affixes ("FC",
@@ -56,6 +59,8 @@ function units(tokens: readonly string[]): { text: string; tokens: string[]; aff
 
 /** The tokens that are not affixes; all of them when every token is one (a club called "AS" stays "as"). */
 export function coreTokens(tokens: readonly string[]): string[] {
+  // Most names have no affix and no single letter: nothing to cut.
+  if (!tokens.some((t) => t.length === 1 || isAffix(t))) return tokens.slice();
   const core = units(tokens).filter((u) => !u.affix).flatMap((u) => u.tokens);
   return core.length ? core : tokens.slice();
 }
@@ -85,31 +90,39 @@ export function affixesAgree(a: string, b: string): boolean {
 /**
  * A consonant skeleton, the phonetic key of this module (a Soundex cousin with no digit codes and no length cut):
  * spelling and transliteration variants mostly differ in vowels, doubled letters and a few letter pairs, so it
- * rewrites those pairs to one letter (sch/sh -> s, ch/tch -> c, ph -> f, th -> t, kh -> k, gh -> g, ck/q -> k,
- * zh/dj -> j, x -> ks), folds letters heard alike (c -> k, z -> s, w/v -> f), keeps the first letter, drops every
- * later vowel and h, and collapses repeats. "Müller" and "Mueller" are both "mlr"; "Beijing Guoan" and
+ * reads those pairs as one letter (sch/sh -> s, ch/tch/ck -> k, ph -> f, th -> t, kh -> k, gh -> g, zh/dj -> j,
+ * x -> ks), folds letters heard alike (c/q -> k, z -> s, w/v -> f), keeps the first letter, drops every later
+ * vowel and h, and collapses repeats. "Müller" and "Mueller" are both "mlr"; "Beijing Guoan" and
  * "BeiJingGuoAn" both "bjngn".
  */
 export function soundKey(word: string): string {
-  const s = word
-    .replace(/sch|sh/g, 's')
-    .replace(/tch|ch/g, 'c')
-    .replace(/ph/g, 'f')
-    .replace(/th/g, 't')
-    .replace(/kh/g, 'k')
-    .replace(/gh/g, 'g')
-    .replace(/ck|q/g, 'k')
-    .replace(/zh|dj/g, 'j')
-    .replace(/x/g, 'ks')
-    .replace(/[cz wv]/g, (c) => (c === 'c' ? 'k' : c === 'z' ? 's' : 'f'));
   let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if (i > 0 && 'aeiouyh'.includes(c)) continue;
+  for (let i = 0; i < word.length; i++) {
+    let c = word[i];
+    const next = word[i + 1];
+    // One pass, longest pair first: the letter a pair stands for, or a letter heard like another.
+    if (c === 's' && next === 'c' && word[i + 2] === 'h') i += 2;
+    else if (c === 't' && next === 'c' && word[i + 2] === 'h') (c = 'k'), (i += 2);
+    else if (next === 'h' && (c === 's' || c === 't' || c === 'k' || c === 'g')) i++;
+    else if (next === 'h' && c === 'c') (c = 'k'), i++;
+    else if (next === 'h' && c === 'p') (c = 'f'), i++;
+    else if (next === 'h' && c === 'z') (c = 'j'), i++;
+    else if (c === 'd' && next === 'j') (c = 'j'), i++;
+    else if (c === 'c' && next === 'k') (c = 'k'), i++;
+    else if (c === 'c' || c === 'q') c = 'k';
+    else if (c === 'z') c = 's';
+    else if (c === 'w' || c === 'v') c = 'f';
+    else if (c === 'x') {
+      if (out[out.length - 1] !== 'k') out += 'k';
+      c = 's';
+    }
+    // The first letter stays whatever it is; later vowels and h go; a letter repeated counts once.
+    if (out.length > 0 && VOWELS_H.includes(c)) continue;
     if (out[out.length - 1] !== c) out += c;
   }
   return out;
 }
+const VOWELS_H = 'aeiouyh';
 
 /** Shortest sound key indexed: shorter skeletons ("Hoy" is "h") would put thousands of names under one key. */
 const MIN_SOUND_KEY = 3;
@@ -137,13 +150,18 @@ export function initialsForm(core: readonly string[]): string | null {
  * None for a name with no letter or digit.
  */
 export function nameKeys(text: string): string[] {
-  const tokens = nameTokens(text);
+  return keysOfTokens(nameTokens(text));
+}
+
+/** nameKeys of a name's nameTokens, for a caller that has them already. */
+export function keysOfTokens(tokens: readonly string[]): string[] {
   if (tokens.length === 0) return [];
-  const sorted = coreTokens(tokens).sort();
+  const core = coreTokens(tokens);
+  const sorted = core.slice().sort();
   const out = [WORD_KEY + sorted.join(' ')];
   const sound = soundKey(sorted.join(''));
   if (sound.length >= MIN_SOUND_KEY) out.push(SOUND_KEY + sound);
-  const initials = initialsForm(coreTokens(tokens));
+  const initials = initialsForm(core);
   if (initials !== null) out.push(INITIALS_KEY + initials);
   return out;
 }

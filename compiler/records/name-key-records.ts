@@ -5,7 +5,7 @@
 // A line: `key \t bridges \t source \t register ID \t type index \t country \t name`. Keys are made of [a-z0-9 :]
 // and the other fields hold no tab or newline (the name's are made spaces), so no escaping is needed.
 import { bucketOf } from '../../common/hash.ts';
-import { MAX_NAME_CHARS, nameKeys, nameTokens } from '../../common/name-keys.ts';
+import { keysOfTokens, MAX_NAME_CHARS, nameTokens } from '../../common/name-keys.ts';
 import { ownCopy } from '../../common/own-copy.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
 
@@ -46,8 +46,9 @@ export class NameKeyCollector {
     const take = (name: string, source: number) => {
       const form = name.slice(0, MAX_NAME_CHARS).replace(CONTROL, ' ').trim();
       if (!form) return;
-      const normalised = nameTokens(form).join(' ');
-      for (const key of nameKeys(form)) {
+      const tokens = nameTokens(form);
+      const normalised = tokens.join(' ');
+      for (const key of keysOfTokens(tokens)) {
         let forms = seen.get(key);
         if (!forms) seen.set(key, (forms = new Map()));
         const had = forms.get(normalised);

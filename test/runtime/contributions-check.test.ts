@@ -81,6 +81,17 @@ describe('POST /contributions/check', () => {
     });
   });
 
+  it('finds name-only candidates from the release's name keys, and never picks one of two plausible ones', async () => {
+    // Two sample players are both called Bruno Dias; one Marcus Foden; nobody Nobody Atall.
+    const r = await call('/contributions/check', csv('provider,external_id,name,type\nkicker,k-5,Marcus Foden,player\nkicker,k-9,Bruno Dias,player\nkicker,k-7,Nobody Atall,player\n'));
+    const [one, two, none] = r.json.results;
+    expect(one).toMatchObject({ status: 'new_bridge', reep_id: 'rp10d88a6570bb3f', band: 0.8, reasons: ['name_only'] });
+    expect(one.candidates[0]).toMatchObject({ reep_id: 'rp10d88a6570bb3f', entity_type: 'player', label: 'Marcus Foden' });
+    expect(two).toMatchObject({ status: 'ambiguous', reep_id: null, band: null, reasons: ['candidates_tied'] });
+    expect(two.candidates.slice(0, 2).map((c: any) => c.score)).toEqual([two.candidates[0].score, two.candidates[0].score]);
+    expect(none).toMatchObject({ status: 'no_candidate', reep_id: null, band: null, reasons: ['below_match_score'] });
+  });
+
   it('answers JSON rows as CSV rows, without lines, numbered from first_row', async () => {
     const [head, ...lines] = SAMPLE_ROWS.trim().split('\n');
     const names = head.split(',');

@@ -81,7 +81,7 @@ describe('POST /contributions/check', () => {
     });
   });
 
-  it('finds name-only candidates from the release's name keys, and never picks one of two plausible ones', async () => {
+  it("finds name-only candidates from the release's name keys, and never picks one of two plausible ones", async () => {
     // Two sample players are both called Bruno Dias; one Marcus Foden; nobody Nobody Atall.
     const r = await call('/contributions/check', csv('provider,external_id,name,type\nkicker,k-5,Marcus Foden,player\nkicker,k-9,Bruno Dias,player\nkicker,k-7,Nobody Atall,player\n'));
     const [one, two, none] = r.json.results;

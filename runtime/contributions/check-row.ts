@@ -13,7 +13,7 @@ import type { ContributionRow } from './contribution-file.ts';
 const STATUSES = CHECK_STATUSES;
 export type Status = (typeof STATUSES)[number];
 /** 1: a direct typed bridge; 0.95: cross-ID plus the normalised full name; 0.9: for review; 0.8: a name candidate only. */
-export type Band = (typeof CHECK_BANDS)[number];
+type Band = (typeof CHECK_BANDS)[number];
 
 /**
  * Every reason code, with what it means (docs/contributions.md lists the same, with an example row each; a test

@@ -20,7 +20,7 @@ type Known = (typeof KNOWN)[number];
 const KNOWN_SET: ReadonlySet<string> = new Set(KNOWN);
 
 /** Where each column of a header goes: a known field, a cross-ID (`<provider>_id`), or passed through as written. */
-export interface Columns {
+interface Columns {
   known: Partial<Record<Known, number>>;
   /** `<provider>_id` columns whose provider the release knows, in header order. */
   crossIds: { provider: string; column: number }[];
@@ -45,7 +45,7 @@ export interface ContributionRow {
  * The columns of `header` (names trimmed, compared lower-cased). `providers` decides which `<provider>_id` columns
  * are cross-IDs. Throws for a header without `provider` or `external_id`, or naming a column twice.
  */
-export function columnsOf(header: readonly string[], providers: ReadonlySet<string>, line = 1): Columns {
+function columnsOf(header: readonly string[], providers: ReadonlySet<string>, line = 1): Columns {
   const cols: Columns = { known: {}, crossIds: [], extras: [], width: header.length };
   const seen = new Set<string>();
   header.forEach((raw, column) => {
@@ -62,7 +62,7 @@ export function columnsOf(header: readonly string[], providers: ReadonlySet<stri
 }
 
 /** A record's fields as a row, by `cols`. */
-export function rowOf(cols: Columns, fields: readonly string[], row: number, line?: number): ContributionRow {
+function rowOf(cols: Columns, fields: readonly string[], row: number, line?: number): ContributionRow {
   const out: ContributionRow = { row, fields: {}, crossIds: [], extra: [], problem: null };
   if (line !== undefined) out.line = line;
   if (fields.length !== cols.width) {

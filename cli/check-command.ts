@@ -88,7 +88,7 @@ export const checkCommand = defineCommand({
     const origin = ctx.args.origin as string | undefined;
     if (origin !== undefined && !/^https?:\/\//i.test(origin)) throw badValue('check', `--origin ${JSON.stringify(origin)} is no http(s):// URL`);
     const dist = (ctx.args.dist as string | undefined) ?? 'dist';
-    const source = origin !== undefined ? createHttpSource({ baseUrl: origin }) : createFsSource({ root: dist });
+    const source = origin !== undefined ? createHttpSource({ baseUrl: origin }) : createFsSource({ root: dist, reads: 'sync' });
     try {
       const release = await openRelease(source, stamp, origin ?? dist);
       const input = createReadStream(file, { highWaterMark: 1 << 16 });

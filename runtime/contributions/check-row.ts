@@ -126,9 +126,12 @@ function birthDates(e: LiveEntity): string[] {
   return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];
 }
 
+/** The name score of an entity for one row's query, each entity scored once however often the row's check asks. */
+type Scores = (id: string) => Promise<NameCandidate | null>;
+
 /** The candidate shape for an entity an ID led to: scored against the row's name when it has one. */
-async function candidateOf(release: Release, e: LiveEntity, q: NameQuery): Promise<NameCandidate> {
-  const scored = await scoreNameOf(release, e.id, q);
+async function candidateOf(scores: Scores, e: LiveEntity): Promise<NameCandidate> {
+  const scored = await scores(e.id);
   if (scored) return scored;
   // Live by its shard yet not scored (no name keys for it): its facts alone, scoring nothing.
   return {
@@ -171,6 +174,12 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
   const type = (f.type || null) as EntityType | null;
   const q: NameQuery = { name: f.name ?? '', type, country: f.nationality || null };
   const reasons = new Set<Reason>();
+  const scored = new Map<string, Promise<NameCandidate | null>>();
+  const scores: Scores = (id) => {
+    let s = scored.get(id);
+    if (!s) scored.set(id, (s = scoreNameOf(release, id, q)));
+    return s;
+  };
   const done = async (status: Status, target: LiveEntity | null, band: Band | null, involved: LiveEntity[], reepId: string | null = target?.id ?? null) => {
     result.status = status;
     result.reep_id = reepId;
@@ -179,7 +188,7 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
     for (const e of involved) {
       if (seen.has(e.id)) continue;
       seen.add(e.id);
-      result.candidates.push(await candidateOf(release, e, q));
+      result.candidates.push(await candidateOf(scores, e));
     }
     result.reasons = [...reasons];
     return result;
@@ -230,7 +239,7 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
       reasons.add('provider_id_on_other_entity');
       return done('conflict', holder, null, [holder, target]);
     }
-    await nameReasons(release, holder, q, f.date_of_birth, reasons);
+    await nameReasons(scores, holder, q, f.date_of_birth, reasons);
     return done(merged ? 'redirected' : 'already_bridged', holder, 1, [holder]);
   }
   if (held.otherType) reasons.add('type_mismatch');
@@ -245,7 +254,7 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
       reasons.add('two_ids_one_namespace');
       return done('conflict', target, null, [target]);
     }
-    const agrees = await nameReasons(release, target, q, f.date_of_birth, reasons);
+    const agrees = await nameReasons(scores, target, q, f.date_of_birth, reasons);
     return done(merged ? 'redirected' : 'new_bridge', target, agrees ? 0.95 : 0.9, [target]);
   }
   // Nothing but the name: candidates from the release's name keys, a match only with a clear lead.
@@ -287,11 +296,11 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
  * Adds what the row's name and date of birth say of `e` to `reasons`; true when the name agrees (band 0.95): the
  * normalised full name, and no date of birth that differs.
  */
-async function nameReasons(release: Release, e: LiveEntity, q: NameQuery, dob: string | undefined, reasons: Set<Reason>): Promise<boolean> {
+async function nameReasons(scores: Scores, e: LiveEntity, q: NameQuery, dob: string | undefined, reasons: Set<Reason>): Promise<boolean> {
   let agrees = false;
   if (!q.name) reasons.add('no_name');
   else {
-    const scored = await scoreNameOf(release, e.id, q);
+    const scored = await scores(e.id);
     agrees = scored !== null && (scored.features.exact === 1 || scored.features.normalised === 1);
     reasons.add(agrees ? 'name_agrees' : 'name_differs');
   }

@@ -77,11 +77,11 @@ export const contributionRoutes = (maxBodyBytes: number): RouteDef[] => [
     },
     async prepare(c) {
       const type = (c.request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
+      // The body is read whatever is refused next: one left unread would be taken for the next request on the connection.
+      const bytes = await bodyBytes(c.request, maxBodyBytes);
       let rows: ContributionRow[];
-      let bytes: Uint8Array;
       let parts: string[];
       if (type === 'application/json') {
-        bytes = await bodyBytes(c.request, maxBodyBytes);
         let parsed: unknown;
         try {
           parsed = JSON.parse(dec.decode(bytes));
@@ -93,7 +93,6 @@ export const contributionRoutes = (maxBodyBytes: number): RouteDef[] => [
         parts = ['json'];
       } else if (type === 'text/csv') {
         const p = readParameters(c);
-        bytes = await bodyBytes(c.request, maxBodyBytes);
         rows = await csvRows(c.release, bytes, p.first_row);
         if (rows.length === 0) throw new ApiError(400, 'empty_check', 'The CSV holds a header and no rows.');
         parts = ['csv', String(p.first_row)];

@@ -23,7 +23,7 @@ export const REASONS = {
   wrong_field_count: 'The CSV record has more or fewer fields than the header.',
   missing_field: 'The row has no provider or no external_id (or a JSON row names a column twice).',
   unknown_provider: 'The release knows no such provider.',
-  bad_id_format: 'An ID (external_id, a cross-ID, reep_id) is empty of meaning: longer than 512 characters, holding NUL, or not a register ID.',
+  bad_id_format: 'An ID (external_id, a cross-ID) longer than a path parameter may be or holding NUL, or a reep_id that is no register ID.',
   unknown_entity_type: 'The type column is no entity type of the register.',
   bad_date_format: 'date_of_birth is not YYYY-MM-DD (or YYYY-MM, YYYY).',
   provider_id_on_other_entity: "The release bridges the row's provider ID to another entity than the one its other columns point at.",

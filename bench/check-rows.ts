@@ -9,7 +9,10 @@
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
 import { readCsv } from '../compiler/read/csv-reader.ts';
+import { addKey } from '../runtime/keys/key-file.ts';
+import { openRuntime } from '../runtime/server.ts';
 import { runToExit } from '../test/helpers/run-command.ts';
 
 const { values } = parseArgs({ options: { entities: { type: 'string', default: '100000' }, rows: { type: 'string', default: '100000' } }, strict: true });
@@ -100,4 +103,27 @@ const result = {
   peak_rss_mib: t ? Math.round(Number(t[4]) / 1024) : null,
   summary,
 };
-process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+
+// The route: POST /contributions/check of 1,000 rows (CSV), one request after another, in process (no socket: the
+// check's own time), on the same release and file.
+const keys = join(dir, 'keys.json');
+const key = (await addKey({ file: keys, name: 'bench', quota: 10_000_000, rate: 1_000_000 })).key;
+const rt = await openRuntime({ dist, keys, state: 'memory:', stamp: STAMP, pages: null });
+const [head, ...records] = readFileSync(file, 'utf8').trimEnd().split('\n');
+const times: number[] = [];
+const REQUESTS = 40;
+// The first requests open the release and warm its caches: WARM_UP of them are sent first and not counted.
+const WARM_UP = 3;
+for (let i = -WARM_UP; i < REQUESTS; i++) {
+  const from = (i + WARM_UP) * 1000;
+  const body = `${head}\n${records.slice(from, from + 1000).join('\n')}\n`;
+  const t = performance.now();
+  const res = await rt.app.fetch(new Request('http://bench.test/api/v1/contributions/check', { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' } }));
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`POST /contributions/check: ${res.status}`);
+  if (i >= 0) times.push(performance.now() - t);
+}
+await rt.close();
+const sorted = [...times].sort((a, b) => a - b);
+const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]);
+process.stdout.write(`${JSON.stringify({ ...result, route_1000_rows_ms: { requests: REQUESTS, p50: at(0.5), p99: at(0.99), max: at(1) } }, null, 2)}\n`);

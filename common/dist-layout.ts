@@ -154,6 +154,11 @@ export type SearchDoc = [string, number, string, number];
 export interface ProviderInfo {
   name: string;
   role: ProviderRole;
+  /**
+   * The namespaces this provider's bridges use per entity type, most used first (compiler/records/provider-rollup.ts);
+   * absent for a provider without bridges, and in a release compiled before contributions were checked.
+   */
+  namespaces?: Record<string, string[]>;
 }
 
 /** public/release.json: everything the runtime needs to open one compiled release. */

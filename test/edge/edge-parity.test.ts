@@ -74,6 +74,21 @@ function probes(): Probe[] {
   out.push({ method: 'POST', path: '/api/v1/batch', body: '{"requests":[' });
   out.push({ method: 'POST', path: '/api/v1/batch', key: 'tiny', body: { requests: [{ type: 'entity', id: ID.arsenal }, { type: 'entity', id: ID.chelsea }, { type: 'entity', id: ID.palmer }, { type: 'entity', id: ID.lodz }] } });
   out.push({ method: 'GET', path: '/api/v1/batch' });
+  // POST /contributions/check: the same result bytes and ETag from workerd as from Node, for JSON and CSV bodies.
+  const rows = [
+    { provider: 'transfermarkt', external_id: '11', name: 'Arsenal', type: 'team' },
+    { provider: 'fotmob', external_id: 'c-1', name: 'Arsenal FC', type: 'team', transfermarkt_id: '11', note: 'x' },
+    { provider: 'fotmob', external_id: 'c-2', name: 'Chelsea', type: 'team' },
+    { provider: 'fotmob', external_id: 'c-3', reep_id: ID.mergedOld },
+    { provider: 'fotmob', external_id: 'c-4', reep_id: ID.tomb },
+    { provider: 'nobody', external_id: '1' },
+  ];
+  out.push({ method: 'POST', path: '/api/v1/contributions/check', body: { rows, first_row: 3 } });
+  out.push({ method: 'POST', path: '/api/next/contributions/check', body: { rows } });
+  const csv = 'Provider,External_ID,Name,Type,Transfermarkt_ID\r\ntransfermarkt,500,,team,\r\n\r\nfotmob,c-5,"Palmer, Cole",player,\r\n';
+  out.push({ method: 'POST', path: '/api/v1/contributions/check?first_row=7', body: csv, headers: { 'content-type': 'text/csv' } });
+  out.push({ method: 'POST', path: '/api/v1/contributions/check', body: 'name\n1\n', headers: { 'content-type': 'text/csv' } });
+  out.push({ method: 'POST', path: '/api/v1/contributions/check', body: 'provider\n1\n', headers: { 'content-type': 'text/plain' } });
   out.push({ path: '/api/v1/notices?limit=2', key: 'opta', timed: true });
   out.push({ path: '/api/v1/notices', key: 'fbref', timed: true });
   out.push({ method: 'POST', path: '/api/v1/notices/ack', key: 'opta', body: { finding_ids: ['opta-2'], actor: 'ops', note: 'checked' } });
@@ -113,7 +128,7 @@ async function send(base: string, p: Probe, extra: Record<string, string> = {}):
   const headers: Record<string, string> = { ...p.headers, ...extra };
   if (key) headers.authorization = key.startsWith('rk_') || key === 'not a key' ? `Bearer ${key}` : key;
   const body = p.body === undefined ? undefined : typeof p.body === 'string' ? p.body : JSON.stringify(p.body);
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-type'] ??= 'application/json';
   // The operational routes are the document's too, at the server root (raw-http validates the API by its prefix).
   const validate = OPERATIONS.test(p.path) ? validateResponse : undefined;
   return rawRequest(base + p.path, { method: p.method ?? 'GET', headers, body, validate });
@@ -138,7 +153,9 @@ describe('the edge answers as Node does', () => {
     const etags: { probe: Probe; etag: string }[] = [];
     for (const p of list) {
       // Each runtime answers the probes in order; the two are asked at once.
-      const [a, b] = await Promise.all([send(node.url, p), send(edge.url!, p)]);
+      const [a, b] = await Promise.all([send(node.url, p), send(edge.url!, p)]).catch((e: Error) => {
+        throw new Error(`${p.method ?? 'GET'} ${p.path}: ${e.message}`);
+      });
       const what = `${p.method ?? 'GET'} ${p.path} (${String(p.key ?? '-')})`;
       expect(b.status, what).toBe(a.status);
       expect(comparable(b.headers), what).toEqual(comparable(a.headers));

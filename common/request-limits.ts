@@ -16,3 +16,6 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** Items one POST /batch may hold, and resolve items among them. */
 export const MAX_BATCH_ITEMS = 100;
 export const MAX_BATCH_RESOLVES = 20;
+
+/** Queries one reconciliation request (GET or POST /reconcile) may hold: more is 413 `payload_too_large`. */
+export const MAX_RECONCILE_QUERIES = 50;

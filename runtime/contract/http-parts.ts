@@ -305,5 +305,7 @@ export interface RouteOperation {
   parameters?: readonly Parameter[];
   /** The JSON request body's schema (a component). */
   requestBody?: TSchema;
+  /** A request body of several media types instead (POST /reconcile: a form or JSON), each type's schema a component. */
+  requestMedia?: Record<string, TSchema>;
   responses: Record<string, Node>;
 }

@@ -25,3 +25,6 @@ export const MAX_CHECK_ROWS = 1000;
  * the read with an error naming its line, before more of it is held in memory.
  */
 export const MAX_CONTRIBUTION_RECORD_CHARS = 64 * 1024;
+
+/** Queries one reconciliation request (GET or POST /reconcile) may hold: more is 413 `payload_too_large`. */
+export const MAX_RECONCILE_QUERIES = 50;

@@ -254,7 +254,7 @@ export function createApp(opts: AppOptions): App {
     function auth(x) {
       const def = x.def!;
       x.now = clock.now();
-      if (!def.auth) {
+      if (!def.auth || def.keyless?.(x.query)) {
         if (x.api) x.headers['cache-control'] = 'no-cache';
         return;
       }
@@ -262,7 +262,7 @@ export function createApp(opts: AppOptions): App {
       // `admitting`, or by `keyFirst` if they refuse it: one call either way, on every platform.
       if (def.costing) return void (x.keyLater = true);
       // A gate may have to ask elsewhere (the edge's): only then is this step awaited.
-      const checked: MaybePromise<AuthResult> = opts.gate.check(x.request.headers.get('authorization'), new Date(x.now));
+      const checked: MaybePromise<AuthResult> = opts.gate.check(authorizationOf(x), new Date(x.now));
       if (!isPromise(checked)) return void admitKey(x, def, checked);
       return checked.then((r) => admitKey(x, def, r));
     },
@@ -323,7 +323,7 @@ export function createApp(opts: AppOptions): App {
 
   /** The request's key checked and, given a cost, the request admitted, in one call (Gate.enter). */
   function checkKey(x: Exchange, period: string, cost: number | null): Promise<KeyAdmission> {
-    return opts.gate.enter(x.request.headers.get('authorization'), new Date(x.now), period, cost);
+    return opts.gate.enter(authorizationOf(x), new Date(x.now), period, cost);
   }
 
   /**
@@ -431,6 +431,17 @@ export function createApp(opts: AppOptions): App {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
+
+/**
+ * The request's credentials: its Authorization header, or on a route that allows it (route.ts `queryKey`) and when
+ * no header is sent, the `key` query parameter, read as the bearer token it stands for.
+ */
+function authorizationOf(x: Exchange): string | null {
+  const header = x.request.headers.get('authorization');
+  if (header !== null || !x.def?.queryKey) return header;
+  const key = x.query.get('key');
+  return key === null ? null : `Bearer ${key}`;
+}
 
 function meterOf(x: Exchange): Meter | null {
   return x.costing && x.key ? { key: x.key, now: x.now, credits: x.credits } : null;

@@ -132,6 +132,17 @@ interface RouteSpec {
    * derived from both (response-headers.ts derivedEtag), and a matching If-None-Match answers 304.
    */
   perStamp?: boolean;
+  /**
+   * The key may also come as the `key` query parameter when no Authorization header is sent: the reconciliation
+   * routes only (routes/reconcile.ts), since OpenRefine cannot send headers to a reconciliation service. The access
+   * log writes the path without the query (ops/operations.ts), so that key is logged nowhere.
+   */
+  queryKey?: boolean;
+  /**
+   * A request this route answers without a key and at no cost, decided from the query before the key is asked for:
+   * the reconciliation service's manifest (GET /reconcile without `queries`), which its spec says needs no credentials.
+   */
+  keyless?(query: URLSearchParams): boolean;
   /** The cost is the operation's (declared once, in the document); only a `per_item` route says it per request. */
   prepare(c: RequestContext): MaybePromise<Prepared & { cost?: number }>;
 }

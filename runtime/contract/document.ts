@@ -39,6 +39,8 @@ export interface DocumentedRoute {
   auth: boolean;
   /** `api` (default): under the namespaces; `operations` and `pages`: at the server root; `admin`: not published. */
   scope?: 'api' | 'operations' | 'pages' | 'admin';
+  /** The key may also come as the `key` query parameter (runtime/route.ts). */
+  queryKey?: boolean;
   operation: RouteOperation;
 }
 
@@ -134,6 +136,9 @@ function operationOf(route: DocumentedRoute): JsonObject {
   if (spec.parameters?.length) op.parameters = spec.parameters.map(parameterEntry);
   if (spec.requestBody) op.requestBody = { required: true, content: jsonContent(ref(spec.requestBody)) };
   if (spec.requestBodyCsv) (op.requestBody as { content: JsonObject }).content['text/csv'] = { schema: { type: 'string', description: spec.requestBodyCsv } };
+  if (spec.requestMedia) op.requestBody = { required: true, content: Object.fromEntries(Object.entries(spec.requestMedia).map(([type, schema]) => [type, { schema: ref(schema) }])) };
+  // A route that also takes its key as a query parameter (route.ts `queryKey`) states that second scheme.
+  if (route.auth && route.queryKey) op.security = [{ bearerAuth: [] }, { queryKey: [] }];
   // Any API operation answers 414 to an overlong URL, before anything else is read.
   op.responses = (route.scope ?? 'api') === 'api' ? { ...spec.responses, '414': responseRef('UriTooLong') } : spec.responses;
   return op as JsonObject;
@@ -205,6 +210,12 @@ export function buildDocument(routes: readonly DocumentedRoute[]): OpenApiDocume
     'x-pages': pages,
     components: {
       securitySchemes: {
+        queryKey: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'key',
+          description: 'The key as the `key` query parameter, on /reconcile only (OpenRefine sends no headers). Logged nowhere.',
+        },
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',

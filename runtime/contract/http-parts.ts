@@ -307,5 +307,7 @@ export interface RouteOperation {
   requestBody?: TSchema;
   /** The request body may also be CSV (`text/csv`), as this says. */
   requestBodyCsv?: string;
+  /** A request body of several media types instead (POST /reconcile: a form or JSON), each type's schema a component. */
+  requestMedia?: Record<string, TSchema>;
   responses: Record<string, Node>;
 }

@@ -349,6 +349,89 @@ export const SearchResponse = component(
   }),
 );
 
+// The reconciliation service (routes/reconcile.ts): the W3C Entity Reconciliation Community Group's Service API
+// 0.2, whose own JSON schemas the tests also validate these bodies against (test/fixtures/reconciliation-api-0.2/).
+
+const ReconcileType = component(
+  'ReconcileType',
+  closed('A type of the reconciliation service: an entity type of the register.', { id: ref(EntityType), name: str('The type as people read it.') }),
+);
+export const ReconcileManifest = component(
+  'ReconcileManifest',
+  closed(
+    'The service manifest (Reconciliation Service API 0.2, "Service Manifest"). URLs are absolute, made from the ' +
+      'URL the manifest was asked at.',
+    {
+      versions: Type.Array(Literal('0.2'), { minItems: 1, maxItems: 1 }),
+      name: str('The register, the namespace and the release stamp this service answers from.'),
+      identifierSpace: str('Prefix of every candidate `id`: this namespace\'s `/entities/` path, so a prefix plus a register ID is that entity\'s URL.'),
+      schemaSpace: str('The Entity schema of this OpenAPI document.'),
+      defaultTypes: arrayOf(ref(ReconcileType), 'The entity types, in the register\'s order.'),
+      view: closed('The explorer\'s page of an entity.', { url: str('`{{id}}` stands for the register ID.') }),
+      batchSize: Type.Integer({ minimum: 1, description: 'Most queries one request may hold.' }),
+      authentication: closed(
+        'The key as an API key in the `key` query parameter (a Swagger 2.0 security scheme, as 0.2 asks); ' +
+          '`Authorization: Bearer` works as well. The manifest itself needs no key.',
+        { type: Literal('apiKey'), name: Literal('key'), in: Literal('query'), description: str() },
+      ),
+      documentation: str('How to use this service from OpenRefine.'),
+    },
+  ),
+);
+export const ReconcileQuery = component(
+  'ReconcileQuery',
+  closed(
+    'One reconciliation query (0.2): `query`, `properties` or both. `type` narrows the candidates to that entity ' +
+      'type (several types: no narrowing); `type_strict` is accepted and ignored, as the spec leaves it undefined.',
+    {
+      query: Optional(str('A name, or a register ID.')),
+      type: Optional(Type.Union([Type.String(), Type.Array(Type.String())], { 'x-error': 'unknown_entity_type' })),
+      limit: Optional(Type.Integer({ minimum: 1, description: 'Most candidates; larger is read as the most the service gives.' })),
+      properties: Optional(
+        Type.Array(
+          closed('A condition: a property (a provider, `<provider>:<namespace>`, or `country`) and its value or values.', {
+            pid: str(),
+            v: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Object({ id: Type.String() }), Type.Array(Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Object({ id: Type.String() })]))]),
+          }),
+        ),
+      ),
+      type_strict: Optional(oneOfValues(['any', 'should', 'all'])),
+    },
+    { 'x-error': 'invalid_query' },
+  ),
+);
+export const ReconcileQueryBatch = component('ReconcileQueryBatch', mapOf(ref(ReconcileQuery), 'A reconciliation query batch (0.2): queries by ID.'));
+const ReconcileCandidate = component(
+  'ReconcileCandidate',
+  closed('A candidate entity (0.2 "Reconciliation Candidate").', {
+    id: ref(RegisterId),
+    name: str('The canonical label.'),
+    type: arrayOf(ref(ReconcileType)),
+    score: Type.Number({ minimum: 0, maximum: 1, description: 'Higher is better; 1 for a provider-ID or register-ID hit.' }),
+    match: Type.Boolean(),
+    features: arrayOf(
+      closed('A matching feature, 0..1.', {
+        id: oneOfValues(['exact', 'normalised', 'alias', 'token_overlap', 'initials', 'type', 'country', 'provider_id', 'register_id']),
+        value: Type.Number({ minimum: 0, maximum: 1 }),
+      }),
+    ),
+  }),
+);
+export const ReconcileResults = component(
+  'ReconcileResults',
+  mapOf(
+    closed('The candidates of one query, best first; a query that cannot be asked has none and its `error` (not charged).', {
+      result: arrayOf(ref(ReconcileCandidate)),
+      error: Optional(errorOf(['invalid_query', 'unknown_entity_type', 'unknown_provider', 'invalid_id'])),
+    }),
+    'A reconciliation result batch (0.2): one entry per query, under its ID.',
+  ),
+);
+export const ReconcileForm = component(
+  'ReconcileForm',
+  closed('The form 0.2 posts.', { queries: str('A reconciliation query batch as JSON: query IDs to ReconcileQuery.') }),
+);
+
 // Request bodies. `x-error` names the 400 code a failed check answers (runtime/contract/request-check.ts); a node
 // without one answers its nearest annotated ancestor's code.
 

@@ -13,6 +13,7 @@ import { keyRoutes, type KeyRouteOptions } from './key.ts';
 import { matchesRoutes, type MatchesOptions } from './matches.ts';
 import { metadataRoutes } from './metadata.ts';
 import { noticeRoutes } from './notices.ts';
+import { reconcileRoutes } from './reconcile.ts';
 import { resolveRoutes } from './resolve.ts';
 import { searchRoutes } from './search.ts';
 
@@ -34,7 +35,7 @@ export function allRoutes(opts: RouteTableOptions): RouteDef[] {
   const { maxBodyBytes } = opts;
   return [
     ...metadataRoutes(opts.openapiJson), ...keyRoutes(opts.key ?? {}), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, opts.batch ?? {}), ...contributionRoutes(maxBodyBytes), ...entityRoutes,
-    ...noticeRoutes(maxBodyBytes), ...changesRoutes, ...matchesRoutes(opts.matches ?? {}),
+    ...noticeRoutes(maxBodyBytes), ...changesRoutes, ...matchesRoutes(opts.matches ?? {}), ...reconcileRoutes(maxBodyBytes),
     ...operationRoutes, ...(opts.pages === false ? [] : pageRoutes), ...(opts.admin ? adminRoutes(opts.admin) : []),
   ];
 }

@@ -1,0 +1,238 @@
+// The CSV side of the explorer's contribution check, kept free of the DOM so it is tested in process: a contribution
+// file cut into requests of at most MAX_CHECK_ROWS records, and the report of the results as CSV.
+//
+// The file is cut as bytes, not text: a record ends at a line feed outside quotes whatever the encoding, and bytes
+// the server must see as they are (a non-UTF-8 byte it reports as an `invalid` row naming the line, a BOM) reach it
+// unchanged, as they would reach `register check`. The cut follows the project's CSV reader
+// (compiler/read/csv-reader.ts): a quote opens a quoted field only at the start of a field, `""` inside one is a
+// quote, and a CR is part of a CRLF line end or data. Every chunk is the header's bytes and then whole records, so
+// each is a file the server reads alone, and the rows and lines it numbers are put back into the file's numbering.
+
+/** Records per request: the route's cap. */
+export const CHUNK_ROWS = 1000;
+/** Bytes per request, header included: within the server's default body cap (256 KiB) with room to spare. */
+export const CHUNK_BYTES = 240 * 1024;
+
+export interface CsvChunk {
+  /** The header's bytes and then this chunk's records, as in the file. */
+  body: Uint8Array;
+  /** Data records in the chunk (an empty line is one, as the reader counts it). */
+  rows: number;
+  /** The file's row number of the chunk's first record (the header is not a row): `?first_row=`. */
+  firstRow: number;
+  /** Add to a line the server numbers in this chunk to get the file's line (the header is line 1 in both). */
+  lineOffset: number;
+  /** Bytes of the file read so far, for the progress line. */
+  bytesRead: number;
+}
+
+const LF = 10;
+const QUOTE = 34;
+const COMMA = 44;
+
+/** Where the scan is within a record. */
+const enum At {
+  FieldStart,
+  Unquoted,
+  Quoted,
+  /** A quote inside a quoted field: it closes the field, or doubled stands for one. */
+  QuoteInQuoted,
+}
+
+/**
+ * Cuts the file (a stream of byte pieces, as `File.stream()` gives) into chunks of at most `maxRows` records and, where
+ * records allow, `maxBytes` bytes; a record longer than that goes alone in its chunk (the server then says what it
+ * thinks of it). A file without a header record yields nothing; a header alone yields nothing either.
+ */
+export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRows = CHUNK_ROWS, maxBytes = CHUNK_BYTES): AsyncGenerator<CsvChunk> {
+  let header: Uint8Array | null = null;
+  let headerLines = 0;
+  /** Bytes of the chunk being filled: complete records, then the record under way. */
+  let parts: Uint8Array[] = [];
+  let partsBytes = 0;
+  /** Offsets within `parts` (as a whole) where each complete record ends. */
+  let ends: number[] = [];
+  let state = At.FieldStart;
+  let rowsBefore = 0;
+  /** Line feeds before the first record of the chunk being filled (its start line is this + 1). */
+  let linesBefore = 0;
+  let bytesRead = 0;
+
+  const joined = (): Uint8Array => {
+    const all = new Uint8Array(partsBytes);
+    let at = 0;
+    for (const p of parts) {
+      all.set(p, at);
+      at += p.length;
+    }
+    return all;
+  };
+  /** Emits the first `count` complete records and keeps the rest. */
+  const cut = (count: number): CsvChunk => {
+    const all = joined();
+    const end = ends[count - 1];
+    const taken = all.subarray(0, end);
+    const body = new Uint8Array(header!.length + taken.length);
+    body.set(header!);
+    body.set(taken, header!.length);
+    const chunk: CsvChunk = { body, rows: count, firstRow: rowsBefore + 1, lineOffset: linesBefore - headerLines, bytesRead };
+    const takenLines = countLineFeeds(taken);
+    rowsBefore += count;
+    linesBefore += takenLines;
+    const rest = all.slice(end);
+    parts = rest.length ? [rest] : [];
+    partsBytes = rest.length;
+    ends = ends.slice(count).map((e) => e - end);
+    return chunk;
+  };
+
+  for await (const piece of pieces) {
+    bytesRead += piece.length;
+    let from = 0;
+    for (let i = 0; i < piece.length; i++) {
+      const c = piece[i];
+      if (state === At.Quoted) {
+        if (c === QUOTE) state = At.QuoteInQuoted;
+        continue;
+      }
+      if (state === At.QuoteInQuoted && c === QUOTE) {
+        state = At.Quoted;
+        continue;
+      }
+      if (c === COMMA) state = At.FieldStart;
+      else if (c === QUOTE && state === At.FieldStart) state = At.Quoted;
+      else if (c === LF) {
+        state = At.FieldStart;
+        const recordEnd = partsBytes + (i + 1 - from);
+        if (header === null) {
+          parts.push(piece.slice(from, i + 1));
+          partsBytes += i + 1 - from;
+          header = joined();
+          headerLines = countLineFeeds(header);
+          linesBefore = headerLines;
+          parts = [];
+          partsBytes = 0;
+          from = i + 1;
+          continue;
+        }
+        ends.push(recordEnd);
+        const over = header.length + recordEnd > maxBytes && ends.length > 1;
+        if (ends.length === maxRows || over) {
+          parts.push(piece.slice(from, i + 1));
+          partsBytes += i + 1 - from;
+          from = i + 1;
+          // Over the byte budget the last record starts the next chunk.
+          yield cut(over ? ends.length - 1 : ends.length);
+        }
+      } else if (state !== At.Unquoted) state = At.Unquoted;
+    }
+    if (from < piece.length) {
+      parts.push(piece.slice(from));
+      partsBytes += piece.length - from;
+    }
+  }
+  if (header === null) return;
+  // The last record may lack its line feed; it is a record all the same, unless nothing at all follows the last one.
+  const lastEnd = ends.length ? ends[ends.length - 1] : 0;
+  if (partsBytes > lastEnd) ends.push(partsBytes);
+  while (ends.length) {
+    const over = ends.findIndex((e) => header!.length + e > maxBytes);
+    yield cut(over > 0 ? over : over === 0 ? 1 : ends.length);
+  }
+}
+
+function countLineFeeds(bytes: Uint8Array): number {
+  let n = 0;
+  for (let i = bytes.indexOf(LF); i !== -1; i = bytes.indexOf(LF, i + 1)) n++;
+  return n;
+}
+
+/** The statuses of a checked row, in the order the view lists them. */
+export const STATUSES = ['already_bridged', 'new_bridge', 'conflict', 'redirected', 'retired', 'ambiguous', 'no_candidate', 'invalid'] as const;
+export type CheckStatus = (typeof STATUSES)[number];
+
+/** One result row as the route answers it (design of issue 48: POST /contributions/check). */
+export interface CheckResult {
+  row: number;
+  line?: number | null;
+  status: CheckStatus;
+  reep_id: string | null;
+  band: number | null;
+  reasons: string[];
+  provider: string;
+  namespace: string;
+  external_id: string;
+  candidates: { reep_id: string; label: string; score: number }[];
+  extra?: Record<string, string>;
+}
+
+/**
+ * What the view keeps of a result: the best candidate only (the report's columns), not every candidate's features,
+ * so 100k rows stay a few tens of megabytes in the tab.
+ */
+export interface CheckedRow {
+  row: number;
+  line: number | null;
+  status: CheckStatus;
+  reep_id: string | null;
+  band: number | null;
+  reasons: string[];
+  provider: string;
+  namespace: string;
+  external_id: string;
+  best: { reep_id: string; label: string; score: number } | null;
+  extra: Record<string, string>;
+}
+
+/** A result of one chunk in the file's numbering. */
+export function checkedRow(r: CheckResult, lineOffset: number): CheckedRow {
+  const best = r.candidates[0];
+  return {
+    row: r.row,
+    line: typeof r.line === 'number' ? r.line + lineOffset : null,
+    status: r.status,
+    reep_id: r.reep_id,
+    band: r.band,
+    reasons: r.reasons,
+    provider: r.provider,
+    namespace: r.namespace,
+    external_id: r.external_id,
+    best: best ? { reep_id: best.reep_id, label: best.label, score: best.score } : null,
+    extra: r.extra ?? {},
+  };
+}
+
+/** The report's own columns; the file's other columns follow them, in the order they first appear. */
+export const REPORT_COLUMNS = ['row', 'line', 'status', 'reep_id', 'band', 'reasons', 'provider', 'namespace', 'external_id', 'candidate_reep_id', 'candidate_label', 'candidate_score'];
+
+/**
+ * The report as CSV lines (each ending in CRLF, as RFC 4180 has it), header first: one string per row, so a Blob is
+ * made of them without one string of the whole report.
+ */
+export function reportLines(rows: readonly CheckedRow[]): string[] {
+  const extraColumns: string[] = [];
+  const seen = new Set<string>();
+  for (const r of rows) {
+    for (const k of Object.keys(r.extra)) {
+      if (!seen.has(k)) {
+        seen.add(k);
+        extraColumns.push(k);
+      }
+    }
+  }
+  const line = (cells: (string | number | null)[]) => `${cells.map(csvCell).join(',')}\r\n`;
+  const out = [line([...REPORT_COLUMNS, ...extraColumns])];
+  for (const r of rows) {
+    out.push(
+      line([r.row, r.line, r.status, r.reep_id, r.band, r.reasons.join(';'), r.provider, r.namespace, r.external_id, r.best?.reep_id ?? null, r.best?.label ?? null, r.best?.score ?? null, ...extraColumns.map((k) => r.extra[k] ?? null)]),
+    );
+  }
+  return out;
+}
+
+/** One CSV cell: quoted when it holds a comma, quote or line break; null is empty. */
+function csvCell(v: string | number | null): string {
+  if (v === null) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}

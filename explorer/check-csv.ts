@@ -15,7 +15,7 @@ export const CHUNK_BYTES = 240 * 1024;
 
 export interface CsvChunk {
   /** The header's bytes and then this chunk's records, as in the file. */
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
   /** Data records in the chunk (an empty line is one, as the reader counts it). */
   rows: number;
   /** The file's row number of the chunk's first record (the header is not a row): `?first_row=`. */

@@ -9,9 +9,9 @@
 // each is a file the server reads alone, and the rows and lines it numbers are put back into the file's numbering.
 
 /** Records per request: the route's cap. */
-export const CHUNK_ROWS = 1000;
+const CHUNK_ROWS = 1000;
 /** Bytes per request, header included: within the server's default body cap (256 KiB) with room to spare. */
-export const CHUNK_BYTES = 240 * 1024;
+const CHUNK_BYTES = 240 * 1024;
 
 export interface CsvChunk {
   /** The header's bytes and then this chunk's records, as in the file. */

@@ -125,7 +125,9 @@ async function start(ctx: ViewContext, file: File): Promise<void> {
         answer = await ctx.checkCsv(chunk.body, chunk.firstRow);
       } catch (e) {
         mine.state = 'failed';
-        mine.error = `Rows ${numberFormat.format(chunk.firstRow)}–${numberFormat.format(last)} were not checked: ${reason(e)}. The ${numberFormat.format(mine.rows.length)} rows checked before them are kept below.`;
+        const these = chunk.rows === 1 ? `Row ${numberFormat.format(chunk.firstRow)} was` : `Rows ${numberFormat.format(chunk.firstRow)}–${numberFormat.format(last)} were`;
+        const kept = mine.rows.length ? ` The ${numberFormat.format(mine.rows.length)} rows checked before ${chunk.rows === 1 ? 'it' : 'them'} are kept below.` : '';
+        mine.error = `${these} not checked: ${reason(e)}.${kept}`;
         break;
       }
       if (mine.stamp !== null && answer.stamp !== mine.stamp) {
@@ -158,8 +160,8 @@ async function start(ctx: ViewContext, file: File): Promise<void> {
       ? mine.rows.length === 0
         ? `${file.name} holds no rows to check (a header row, then one row per contribution).`
         : `Checked all ${n} rows of ${file.name}${against}, in ${requests}.`
-      : mine.state === 'stopped'
-        ? `Stopped after ${n} rows of ${file.name}${against}.`
+      : mine.rows.length === 0
+        ? `Nothing of ${file.name} was checked.`
         : `Stopped after ${n} rows of ${file.name}${against}, in ${requests}.`;
   repaint();
 }
@@ -183,8 +185,8 @@ function percent(part: number, whole: number): string {
 }
 
 function reason(e: unknown): string {
-  if (e instanceof RegisterApiError) return `${e.status} ${e.code}${e.body.message ? `: ${e.body.message}` : ''}`;
-  return (e as Error)?.message ?? String(e);
+  const said = e instanceof RegisterApiError ? `${e.status} ${e.code}${e.body.message ? `: ${e.body.message}` : ''}` : ((e as Error)?.message ?? String(e));
+  return said.replace(/\.$/, '');
 }
 
 /** The rows the filters let through. */

@@ -2,23 +2,25 @@
 // file cut into requests of at most MAX_CHECK_ROWS records, and the report of the results as CSV.
 //
 // The file is cut as bytes, not text: a record ends at a line feed outside quotes whatever the encoding, and bytes
-// the server must see as they are (a non-UTF-8 byte it reports as an `invalid` row naming the line, a BOM) reach it
-// unchanged, as they would reach `register check`. The cut follows the project's CSV reader
-// (compiler/read/csv-reader.ts): a quote opens a quoted field only at the start of a field, `""` inside one is a
-// quote, and a CR is part of a CRLF line end or data. Every chunk is the header's bytes and then whole records, so
+// the server must see as they are (a byte that is not UTF-8, which it refuses naming the line; a BOM) reach it
+// unchanged, as they would reach `register check`. The cut follows the project's CSV parser
+// (common/csv-records.ts) and the contribution reader on it (runtime/contributions/contribution-file.ts): a quote
+// opens a quoted field only at the start of a field, `""` inside one is a quote, a CR is part of a CRLF line end or
+// data, and a blank record (nothing in any field: an empty line, a line of commas) is no row, though its lines count;
+// the header is the first record that is not blank. Every chunk is the header's bytes and then whole records, so
 // each is a file the server reads alone, and the rows and lines it numbers are put back into the file's numbering.
+/** Records per request: the route's cap (MAX_CHECK_ROWS of common/request-limits.ts once the route is merged). */
+const MAX_CHECK_ROWS = 1000;
 
-/** Records per request: the route's cap. */
-const CHUNK_ROWS = 1000;
 /** Bytes per request, header included: within the server's default body cap (256 KiB) with room to spare. */
 const CHUNK_BYTES = 240 * 1024;
 
 export interface CsvChunk {
   /** The header's bytes and then this chunk's records, as in the file. */
   body: Uint8Array<ArrayBuffer>;
-  /** Data records in the chunk (an empty line is one, as the reader counts it). */
+  /** Rows in the chunk: its records that are not blank (at least one). */
   rows: number;
-  /** The file's row number of the chunk's first record (the header is not a row): `?first_row=`. */
+  /** The file's row number of the chunk's first row (the header is not a row): `?first_row=`. */
   firstRow: number;
   /** Add to a line the server numbers in this chunk to get the file's line (the header is line 1 in both). */
   lineOffset: number;
@@ -27,6 +29,7 @@ export interface CsvChunk {
 }
 
 const LF = 10;
+const CR = 13;
 const QUOTE = 34;
 const COMMA = 44;
 
@@ -40,19 +43,23 @@ const enum At {
 }
 
 /**
- * Cuts the file (a stream of byte pieces, as `File.stream()` gives) into chunks of at most `maxRows` records and, where
- * records allow, `maxBytes` bytes; a record longer than that goes alone in its chunk (the server then says what it
- * thinks of it). A file without a header record yields nothing; a header alone yields nothing either.
+ * Cuts the file (a stream of byte pieces, as `File.stream()` gives) into chunks of at most `maxRecords` records and,
+ * where records allow, `maxBytes` bytes; a record longer than that goes alone in its chunk (the server then says what
+ * it thinks of it). A chunk of blank records only is not sent. A file without a header yields nothing, and so does
+ * a header alone.
  */
-export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRows = CHUNK_ROWS, maxBytes = CHUNK_BYTES): AsyncGenerator<CsvChunk> {
+export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRecords = MAX_CHECK_ROWS, maxBytes = CHUNK_BYTES): AsyncGenerator<CsvChunk> {
   let header: Uint8Array | null = null;
   let headerLines = 0;
   /** Bytes of the chunk being filled: complete records, then the record under way. */
   let parts: Uint8Array[] = [];
   let partsBytes = 0;
-  /** Offsets within `parts` (as a whole) where each complete record ends. */
+  /** Offsets within `parts` (as a whole) where each complete record ends, and whether it is a row (not blank). */
   let ends: number[] = [];
+  let isRow: boolean[] = [];
   let state = At.FieldStart;
+  /** Whether the record under way has anything in a field. */
+  let content = false;
   let rowsBefore = 0;
   /** Line feeds before the first record of the chunk being filled (its start line is this + 1). */
   let linesBefore = 0;
@@ -67,22 +74,26 @@ export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRows = CH
     }
     return all;
   };
-  /** Emits the first `count` complete records and keeps the rest. */
-  const cut = (count: number): CsvChunk => {
+  /** Takes the first `count` complete records off: a chunk of them, or null when none is a row. */
+  const cut = (count: number): CsvChunk | null => {
     const all = joined();
     const end = ends[count - 1];
     const taken = all.subarray(0, end);
-    const body = new Uint8Array(header!.length + taken.length);
-    body.set(header!);
-    body.set(taken, header!.length);
-    const chunk: CsvChunk = { body, rows: count, firstRow: rowsBefore + 1, lineOffset: linesBefore - headerLines, bytesRead };
-    const takenLines = countLineFeeds(taken);
-    rowsBefore += count;
-    linesBefore += takenLines;
+    const rows = isRow.slice(0, count).filter(Boolean).length;
+    let chunk: CsvChunk | null = null;
+    if (rows > 0) {
+      const body = new Uint8Array(header!.length + taken.length);
+      body.set(header!);
+      body.set(taken, header!.length);
+      chunk = { body, rows, firstRow: rowsBefore + 1, lineOffset: linesBefore - headerLines, bytesRead };
+    }
+    rowsBefore += rows;
+    linesBefore += countLineFeeds(taken);
     const rest = all.slice(end);
     parts = rest.length ? [rest] : [];
     partsBytes = rest.length;
     ends = ends.slice(count).map((e) => e - end);
+    isRow = isRow.slice(count);
     return chunk;
   };
 
@@ -93,38 +104,52 @@ export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRows = CH
       const c = piece[i];
       if (state === At.Quoted) {
         if (c === QUOTE) state = At.QuoteInQuoted;
+        else content = true;
         continue;
       }
       if (state === At.QuoteInQuoted && c === QUOTE) {
         state = At.Quoted;
+        content = true;
         continue;
       }
       if (c === COMMA) state = At.FieldStart;
       else if (c === QUOTE && state === At.FieldStart) state = At.Quoted;
       else if (c === LF) {
         state = At.FieldStart;
+        const blank = !content;
+        content = false;
         const recordEnd = partsBytes + (i + 1 - from);
         if (header === null) {
           parts.push(piece.slice(from, i + 1));
           partsBytes += i + 1 - from;
-          header = joined();
-          headerLines = countLineFeeds(header);
-          linesBefore = headerLines;
+          const record = joined();
           parts = [];
           partsBytes = 0;
           from = i + 1;
+          // Blank records before the header are lines, nothing more.
+          if (blank) linesBefore += countLineFeeds(record);
+          else {
+            header = record;
+            headerLines = countLineFeeds(header);
+            linesBefore += headerLines;
+          }
           continue;
         }
         ends.push(recordEnd);
+        isRow.push(!blank);
         const over = header.length + recordEnd > maxBytes && ends.length > 1;
-        if (ends.length === maxRows || over) {
+        if (ends.length === maxRecords || over) {
           parts.push(piece.slice(from, i + 1));
           partsBytes += i + 1 - from;
           from = i + 1;
           // Over the byte budget the last record starts the next chunk.
-          yield cut(over ? ends.length - 1 : ends.length);
+          const chunk = cut(over ? ends.length - 1 : ends.length);
+          if (chunk) yield chunk;
         }
-      } else if (state !== At.Unquoted) state = At.Unquoted;
+      } else {
+        if (c !== CR) content = true;
+        state = At.Unquoted;
+      }
     }
     if (from < piece.length) {
       parts.push(piece.slice(from));
@@ -132,12 +157,16 @@ export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRows = CH
     }
   }
   if (header === null) return;
-  // The last record may lack its line feed; it is a record all the same, unless nothing at all follows the last one.
+  // The last record may lack its line feed; it is a record all the same.
   const lastEnd = ends.length ? ends[ends.length - 1] : 0;
-  if (partsBytes > lastEnd) ends.push(partsBytes);
+  if (partsBytes > lastEnd) {
+    ends.push(partsBytes);
+    isRow.push(content);
+  }
   while (ends.length) {
     const over = ends.findIndex((e) => header!.length + e > maxBytes);
-    yield cut(over > 0 ? over : over === 0 ? 1 : ends.length);
+    const chunk = cut(over > 0 ? over : over === 0 ? 1 : ends.length);
+    if (chunk) yield chunk;
   }
 }
 

@@ -27,6 +27,10 @@ async function chunksOf(text: string | Uint8Array, maxRows: number, maxBytes = 1
 }
 
 const lineFeeds = (s: string) => s.split('\n').length - 1;
+/** The reader's blank record: nothing in any field (an empty line, a line of commas); it is no row. */
+const isBlank = (fields: string[]) => fields.every((f) => f === '');
+/** A record's fields written back as CSV, for the line feeds its quoted fields hold. */
+const recordText = (fields: string[]) => fields.map((f) => (/[",\r\n]/.test(f) ? `"${f.replaceAll('"', '""')}"` : f)).join(',');
 
 /** A field as a writer would quote it (or not): plain, or quoted holding commas, quotes, LF, CRLF. */
 const field = fc.oneof(
@@ -36,53 +40,56 @@ const field = fc.oneof(
 const record = fc.oneof({ weight: 9, arbitrary: fc.array(field, { minLength: 3, maxLength: 3 }).map((f) => f.join(',')) }, { weight: 1, arbitrary: fc.constant('') });
 
 describe('csvChunks', () => {
-  it('cuts any file into chunks that parse to its records under its header, numbered as in the file', async () => {
+  it('cuts any file into chunks that parse to its rows under its header, numbered as in the file', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(record, { maxLength: 40 }),
         fc.constantFrom('\n', '\r\n'),
         fc.boolean(),
+        fc.nat(2),
         fc.integer({ min: 1, max: 7 }),
         fc.integer({ min: 30, max: 400 }),
         fc.array(fc.nat(2000), { maxLength: 8 }),
-        async (records, eol, finalEol, maxRows, maxBytes, cuts) => {
+        async (records, eol, finalEol, blanksFirst, maxRecords, maxBytes, cuts) => {
           const header = 'provider,external_id,"the ""name"",\nsaid"';
           // The file's last record may end without a line end, unless it is an empty one (then nothing would mark it).
           const last = records.length && (finalEol || records.at(-1) === '') ? eol : '';
-          const text = `${header}${eol}${records.join(eol)}${records.length ? last : ''}`;
-          const chunks = await chunksOf(text, maxRows, maxBytes, cuts);
-          const headerText = `${header}${eol}`;
-          const got: string[][] = [];
-          let row = 1;
-          // The file's line where each record starts: the header's lines, then each earlier record's.
-          const fileLine: number[] = [];
-          let l = 1 + lineFeeds(headerText);
+          const lead = eol.repeat(blanksFirst);
+          const text = `${lead}${header}${eol}${records.join(eol)}${records.length ? last : ''}`;
+          const chunks = await chunksOf(text, maxRecords, maxBytes, cuts);
+          // The file as the reader sees it: each record with the line it starts on; blank ones are no rows.
+          const fileRows: { fields: string[]; line: number }[] = [];
+          let line = 1 + blanksFirst + lineFeeds(header + eol);
           for (const r of records) {
-            fileLine.push(l);
-            l += lineFeeds(r + eol);
+            const fields = parseCsvText(r + eol)[0] ?? [''];
+            if (!isBlank(fields)) fileRows.push({ fields, line });
+            line += lineFeeds(r + eol);
           }
+          const headerText = `${header}${eol}`;
+          const got: { fields: string[]; line: number }[] = [];
           for (const c of chunks) {
             const body = dec.decode(c.body);
             expect(body.startsWith(headerText)).toBe(true);
-            expect(c.rows).toBeGreaterThan(0);
-            expect(c.rows).toBeLessThanOrEqual(maxRows);
             // Over the byte budget only when one record alone is.
-            if (c.body.length > maxBytes) expect(c.rows).toBe(1);
-            expect(c.firstRow).toBe(row);
+            if (c.body.length > maxBytes) expect(parseCsvText(body).length).toBe(2);
+            expect(c.firstRow).toBe(got.length + 1);
             const parsed = parseCsvText(body);
             expect(parsed[0]).toEqual(parseCsvText(headerText)[0]);
-            expect(parsed.length - 1).toBe(c.rows);
+            expect(parsed.length - 1).toBeLessThanOrEqual(maxRecords);
             // Each record's line in the chunk, moved by the offset, is its line in the file.
             let inChunk = 1 + lineFeeds(headerText);
-            for (let i = 0; i < c.rows; i++) {
-              expect(inChunk + c.lineOffset).toBe(fileLine[row - 1 + i]);
-              inChunk += lineFeeds(records[row - 1 + i] + eol);
+            let rows = 0;
+            for (const fields of parsed.slice(1)) {
+              if (!isBlank(fields)) {
+                got.push({ fields, line: inChunk + c.lineOffset });
+                rows++;
+              }
+              inChunk += lineFeeds(recordText(fields)) + 1;
             }
-            got.push(...parsed.slice(1));
-            row += c.rows;
+            expect(c.rows).toBe(rows);
+            expect(rows).toBeGreaterThan(0);
           }
-          expect(got).toEqual(parseCsvText(text).slice(1));
-          expect(row - 1).toBe(records.length);
+          expect(got).toEqual(fileRows);
           if (chunks.length) expect(chunks.at(-1)!.bytesRead).toBe(enc.encode(text).length);
         },
       ),
@@ -104,6 +111,14 @@ describe('csvChunks', () => {
     const [one, two] = await chunksOf(bad, 1);
     expect([...one.body].includes(0xfc)).toBe(true);
     expect(dec.decode(two.body)).toBe('provider,external_id,name\nfotmob,2,B\n');
+  });
+
+  it('the header is the first record that is not blank; blank records are no rows, and a chunk of them alone is not sent', async () => {
+    const chunks = await chunksOf('\n\nprovider,external_id\nfotmob,1\n\n,\n"",""\nfotmob,2\n', 2);
+    expect(chunks.map((c) => [dec.decode(c.body), c.rows, c.firstRow, c.lineOffset])).toEqual([
+      ['provider,external_id\nfotmob,1\n\n', 1, 1, 2],
+      ['provider,external_id\nfotmob,2\n', 1, 2, 6],
+    ]);
   });
 
   it('a quote inside an unquoted field does not open a quoted field (the reader refuses that record; the next one is its own)', async () => {

@@ -13,6 +13,7 @@ export const registerCommand = defineCommand({
     'import-v0': lazy(() => import('./generate-commands.ts'), (m) => m.importV0Command),
     compile: lazy(() => import('../compiler/cli.ts'), (m) => m.compileCommand),
     verify: lazy(() => import('../compiler/cli.ts'), (m) => m.verifyCommand),
+    check: lazy(() => import('./check-command.ts'), (m) => m.checkCommand),
     pull: lazy(() => import('../mirror/pull-cli.ts'), (m) => m.pullCommand),
     sign: lazy(() => import('../compiler/sign-cli.ts'), (m) => m.signCommand),
     'signing-key': lazy(() => import('../compiler/sign-cli.ts'), (m) => m.signingKeyCommand),

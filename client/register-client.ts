@@ -2,7 +2,8 @@
 // merged IDs' redirects surfaced, HTTP redirects refused, 409 candidates as data, batches split within the caps,
 // paged feeds as async iterators, and the stamp, credits and key-expiry headers on every result. Web-standard fetch
 // only, so it runs in Node 20 and browsers.
-import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../common/request-limits.ts';
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, MAX_CHECK_ROWS } from '../common/request-limits.ts';
+import { parseRecords } from '../common/csv-records.ts';
 import type { components, operations } from './openapi-types.ts';
 
 type Schemas = components['schemas'];
@@ -20,6 +21,19 @@ export type ChangeEvent = Schemas['ChangeEvent'];
 export type MatchRow = Schemas['MatchRow'];
 export type MatchQuery = QueryOf<'listMatches'>;
 export type IncludeName = Schemas['IncludeName'];
+/** One contribution row as JSON (`provider`, `external_id`, … as docs/contributions.md lists), and what the check says of it. */
+export type CheckRow = Schemas['CheckRequest']['rows'][number];
+export type CheckResult = Schemas['CheckResult'];
+/** A contribution CSV: its text, or its bytes as a stream (a File's `stream()`, a fetch body, a Node file stream). */
+export type CsvSource = string | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
+/** Rows one POST /contributions/check may hold (the server's own constant). */
+export const CHECK_MAX_ROWS = MAX_CHECK_ROWS;
+/**
+ * Characters of CSV a chunk is kept under, so 1,000 long rows still fit the server's 256 KiB body cap: a chunk is
+ * sent once it holds CHECK_MAX_ROWS rows or this much text, whichever comes first.
+ */
+const CHECK_CHUNK_CHARS = 192 * 1024;
 
 /** The contract's batch caps: items per request, and resolve items among them (the server's own constants). */
 export const BATCH_MAX_ITEMS = MAX_BATCH_ITEMS;
@@ -156,8 +170,10 @@ export function createRegisterClient(opts: RegisterClientOptions) {
     const url = base + path + queryString(query);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const payload = body === undefined ? undefined : JSON.stringify(body);
+    // A CsvBody travels as its text; anything else as JSON.
+    const csv = body instanceof CsvBody;
+    if (body !== undefined) headers['content-type'] = csv ? 'text/csv' : 'application/json';
+    const payload = body === undefined ? undefined : csv ? body.text : JSON.stringify(body);
     for (let retries = 0; ; retries++) {
       // Redirects are not followed: the API answers in place (a merged ID names its survivor in the body), so one
       // comes from something in front of it, and following it would send the key, and a batch's body, to wherever
@@ -296,6 +312,43 @@ export function createRegisterClient(opts: RegisterClientOptions) {
       return out;
     },
 
+    /** One `POST /contributions/check` of JSON rows (at most CHECK_MAX_ROWS), numbered from `firstRow`. */
+    checkRows: (rows: CheckRow[], firstRow = 1) => ok<BodyOf<'checkContributions', 200>>('POST', '/contributions/check', undefined, { rows, first_row: firstRow }),
+
+    /**
+     * Every row of a contribution CSV checked, in order, as an async iterator of results: the file is read as it is
+     * iterated and sent as CSV in chunks of at most `chunkRows` rows (`first_row` numbering them across chunks), each
+     * charged for its rows that are not `invalid`; results keep the file's own `line` numbers. A refused chunk stops
+     * the run with its RegisterApiError; the chunks before it were answered (and charged).
+     */
+    async *checkCsv(source: CsvSource, chunkRows = CHECK_MAX_ROWS): AsyncGenerator<CheckResult> {
+      let firstRow = 1;
+      for await (const chunk of csvChunks(source, chunkRows)) {
+        const text = `${chunk.header}\n${chunk.records.join('\n')}\n`;
+        const r = await ok<BodyOf<'checkContributions', 200>>('POST', '/contributions/check', { first_row: firstRow }, new CsvBody(text));
+        // The server numbers lines within the chunk; each record's line in the file is known here.
+        for (const result of r.data.results) yield { ...result, line: chunk.lines[result.row - firstRow] };
+        firstRow += chunk.records.length;
+      }
+    },
+
+    /** The same for rows as JSON objects, from any (async) iterable: results in order, chunks of at most `chunkRows`. */
+    async *checkAll(rows: Iterable<CheckRow> | AsyncIterable<CheckRow>, chunkRows = CHECK_MAX_ROWS): AsyncGenerator<CheckResult> {
+      let firstRow = 1;
+      let held: CheckRow[] = [];
+      const send = async () => {
+        const r = await client.checkRows(held, firstRow);
+        firstRow += held.length;
+        held = [];
+        return r.data.results;
+      };
+      for await (const row of rows) {
+        held.push(row);
+        if (held.length === chunkRows) yield* await send();
+      }
+      if (held.length) yield* await send();
+    },
+
     changesSummary: (query: QueryOf<'getChangesSummary'> = {}) => ok<BodyOf<'getChangesSummary', 200>>('GET', '/changes/summary', query as Query),
     changes: (query: QueryOf<'listChanges'> = {}) => ok<BodyOf<'listChanges', 200>>('GET', '/changes', query as Query),
     releases: () => ok<BodyOf<'listReleases', 200>>('GET', '/changes/releases'),
@@ -327,6 +380,66 @@ export function createRegisterClient(opts: RegisterClientOptions) {
 }
 
 export type RegisterClient = ReturnType<typeof createRegisterClient>;
+
+/** A request body sent as `text/csv`. */
+class CsvBody {
+  constructor(readonly text: string) {}
+}
+
+/** The bytes of a CSV source as chunks (a ReadableStream read with its reader: not every browser iterates one). */
+async function* bytesOf(source: Exclude<CsvSource, string>): AsyncGenerator<Uint8Array> {
+  if (typeof (source as ReadableStream).getReader !== 'function') return yield* source as AsyncIterable<Uint8Array>;
+  const reader = (source as ReadableStream<Uint8Array>).getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** A contribution CSV cut into chunks of whole records: the header's text, and each chunk's records with the file lines they start on. */
+async function* csvChunks(source: CsvSource, maxRows: number): AsyncGenerator<{ header: string; records: string[]; lines: number[] }> {
+  const decoder = new TextDecoder();
+  let header: string | null = null;
+  let line = 1;
+  let records: string[] = [];
+  let lines: number[] = [];
+  let size = 0;
+  let carry = '';
+  const ready: { header: string; records: string[]; lines: number[] }[] = [];
+  const emit = (fields: string[], raw: string) => {
+    const at = line;
+    line += 1 + (raw.match(/\n/g)?.length ?? 0);
+    if (fields.length === 1 && fields[0] === '') return;
+    if (header === null) {
+      header = raw;
+      return;
+    }
+    records.push(raw);
+    lines.push(at);
+    size += raw.length + 1;
+    if (records.length === maxRows || size >= CHECK_CHUNK_CHARS) {
+      ready.push({ header, records, lines });
+      records = [];
+      lines = [];
+      size = 0;
+    }
+  };
+  if (typeof source === 'string') carry = source;
+  else
+    for await (const bytes of bytesOf(source)) {
+      const text = carry + decoder.decode(bytes, { stream: true });
+      carry = text.slice(parseRecords(text, false, emit));
+      yield* ready.splice(0);
+    }
+  parseRecords(carry + decoder.decode(), true, emit);
+  yield* ready.splice(0);
+  if (records.length) yield { header: header!, records, lines };
+}
 
 /** `?a=1&b=x` from the defined values; an array repeats its parameter (`team=a&team=b`). */
 function queryString(query: Query | undefined): string {

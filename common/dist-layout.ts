@@ -9,9 +9,9 @@ import type { MatchesDoc } from './match-index.ts';
  * Format tag written into every release document; bump when the reader must change. 2: bridges stored compactly
  * (common/shard-format.ts). 3: shard and bucket checksums are CRC-32 (common/checksum.ts), not FNV-1a. 4: the match
  * index. 5: shards stored with the shard dictionary (common/shard-format.ts expandShard; the cuts index the stored
- * bytes).
+ * bytes). 6: the name keys family (families.names, name_countries) that name matching reads.
  */
-export const DIST_FORMAT = 'identity-register-dist/5';
+export const DIST_FORMAT = 'identity-register-dist/6';
 
 /** dist/index.json: the one small pointer, rewritten last and atomically after a compile. */
 export interface DistIndex {
@@ -136,12 +136,29 @@ export const resolveKey = (provider: string, namespace: string, externalId: stri
  * Ordinals number live entities by (bridge_count desc, reep_id asc), so the best candidates are the smallest.
  */
 export type SearchValue = [number[], number[]];
+/**
+ * Name keys values, keyed by a match key of common/name-keys.ts (`w:`, `p:` or `i:` and the key): [entities, entries].
+ * `entities` counts every live entity with a name under the key; `entries` holds the names of the first
+ * MAX_KEY_ENTITIES of them (label before alias, then most bridges, then register ID), each entity's names together.
+ */
+export type NameKeyValue = [number, NameKeyEntry[]];
+/**
+ * One name under a key: [reep_id, typeIndex, source, country, name]. source: 0 label, 1 alias, 2 overlay alias.
+ * country: 0 none, else a position in ReleaseDoc.name_countries, plus one. name: as the release spells it.
+ */
+export type NameKeyEntry = [string, number, number, number, string];
+
 /** Search docs (ordinal addressing): bucket = [[reep_id, typeIndex, label, bridge_count], ...]. */
 export type SearchDoc = [string, number, string, number];
 
 export interface ProviderInfo {
   name: string;
   role: ProviderRole;
+  /**
+   * The namespaces this provider's bridges use per entity type, most used first (compiler/records/provider-rollup.ts);
+   * absent for a provider without bridges, and in a release compiled before contributions were checked.
+   */
+  namespaces?: Record<string, string[]>;
 }
 
 /** public/release.json: everything the runtime needs to open one compiled release. */
@@ -161,7 +178,11 @@ export interface ReleaseDoc {
     resolve: BucketFamily;
     search: BucketFamily;
     search_docs: BucketFamily;
+    /** Name match keys (NameKeyValue). */
+    names: BucketFamily;
   };
+  /** The countries the name keys' entries number (NameKeyEntry), sorted. */
+  name_countries: string[];
   /** Precomputed response bodies (paths relative to public/, each file holding exact JSON bytes). */
   documents: {
     /** GET / per namespace */

@@ -16,3 +16,12 @@ export const MAX_HEADER_BYTES = 16 * 1024;
 /** Items one POST /batch may hold, and resolve items among them. */
 export const MAX_BATCH_ITEMS = 100;
 export const MAX_BATCH_RESOLVES = 20;
+
+/** Rows one POST /contributions/check may hold (the CLI checks files of any length, and the client sends chunks of it). */
+export const MAX_CHECK_ROWS = 1000;
+
+/**
+ * Longest record of a contribution file, in characters: a longer one (a runaway quote, 10 MB in one field) stops
+ * the read with an error naming its line, before more of it is held in memory.
+ */
+export const MAX_CONTRIBUTION_RECORD_CHARS = 64 * 1024;

@@ -18,6 +18,7 @@ import { resolveStage } from './stages/build-resolve.ts';
 import { buildSearchDocs, orderSearchDocs, searchTokensStage, type SearchOrder } from './stages/build-search.ts';
 import { buildChanges } from './stages/build-changes.ts';
 import { MATCH_JOBS, matchesStage } from './stages/build-matches.ts';
+import { nameKeysStage, type NameKeysBuilt } from './stages/build-name-keys.ts';
 import type { MatchesDoc } from '../common/match-index.ts';
 import { buildDocuments, releaseSummary, type DocumentsBuilt } from './stages/build-documents.ts';
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
@@ -38,6 +39,7 @@ interface Outputs {
   changes: ChangesDoc;
   documents: DocumentsBuilt;
   matches: MatchesDoc;
+  nameKeys: NameKeysBuilt;
 }
 
 const { here, inRanges, alongside, check } = declare<Outputs>();
@@ -61,6 +63,8 @@ const STAGES: Step<Outputs>[] = [
   check('refuse slack under --strict', refuseSlackUnderStrict),
   // The match index needs stage 2's match records and the redirects only.
   alongside('build match index', 'match index', 'matches', matchesStage, (o) => ({ records: o.entities.matches, redirects: o.tables.redirects })),
+  // The name keys need nothing but stage 2's name key lines.
+  alongside('build name keys', 'name keys', 'nameKeys', nameKeysStage, (o) => o.entities.names),
   here('order search docs', 'searchOrder', orderSearchDocs, (o) => o.entities.search.docs),
   // The token family needs nothing but the postings and the ordinals.
   alongside('build search tokens', 'search tokens', 'searchTokens', searchTokensStage, (o) => ({ search: o.entities.search, order: o.searchOrder })),
@@ -121,7 +125,8 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       counts: sortKeys(ctx.counts),
       providers: o.documents.providers,
       shard_packs: o.entities.shardPacks,
-      families: { entities: o.entityIndex, resolve: o.resolve, search: o.searchTokens, search_docs: o.searchDocs },
+      families: { entities: o.entityIndex, resolve: o.resolve, search: o.searchTokens, search_docs: o.searchDocs, names: o.nameKeys.family },
+      name_countries: o.nameKeys.countries,
       documents: o.documents.documents,
       changes: o.changes,
       matches: o.matches,

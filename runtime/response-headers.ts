@@ -55,6 +55,14 @@ function derivedEtag(manifestSha256: string, route: string, params: Record<strin
   return tagOf(sha256(text));
 }
 
+/**
+ * The strong ETag of an answer that is a function of the release and a request's body (POST /contributions/check):
+ * the release's public manifest, the API version, the route, the query pairs that matter and the body's bytes.
+ */
+export function bodyEtag(manifestSha256: string, route: string, parts: readonly string[], body: Uint8Array): string {
+  return tagOf(sha256(JSON.stringify([manifestSha256, API_VERSION, route, parts, toBase64url(sha256(body))])));
+}
+
 /** Tags already derived, by release and request target: a popular answer's tag is hashed once per stamp. */
 const derived = new Map<string, string>();
 /** Past this many, the tags are forgotten and derived again as asked: a bound, not a policy. */

@@ -9,7 +9,7 @@ import type { ProviderInfo, ReleaseDoc, ReleaseSummary } from '../../common/dist
 import { forEachNoticeBatch } from '../read/notice-batches.ts';
 import type { CompileContext } from '../context.ts';
 import type { TablesRead } from '../records/tables-read.ts';
-import type { ProviderRollup } from '../records/provider-rollup.ts';
+import { namespacesByType, type ProviderRollup } from '../records/provider-rollup.ts';
 
 /** What the documents are made from: stage 1's providers and coverage, and stage 2's rollup. */
 export interface DocumentsInput {
@@ -72,7 +72,7 @@ export async function buildDocuments(ctx: CompileContext, input: DocumentsInput)
     const listed = read.providerRoles.get(name);
     // A provider that only relays overlay IDs and is not listed is overlay data, never a canonical bridge.
     const role = (listed ?? (r && r.bridges === 0 ? 'overlay_only' : 'canonical_bridge')) as ProviderInfo['role'];
-    return { name, role };
+    return r && r.namespaces.size ? { name, role, namespaces: namespacesByType(r) } : { name, role };
   });
   const rollups = providers.map(({ name, role }) => {
     const r = rollup.get(name);

@@ -133,6 +133,7 @@ function operationOf(route: DocumentedRoute): JsonObject {
   if (!route.auth) op.security = [];
   if (spec.parameters?.length) op.parameters = spec.parameters.map(parameterEntry);
   if (spec.requestBody) op.requestBody = { required: true, content: jsonContent(ref(spec.requestBody)) };
+  if (spec.requestBodyCsv) (op.requestBody as { content: JsonObject }).content['text/csv'] = { schema: { type: 'string', description: spec.requestBodyCsv } };
   // Any API operation answers 414 to an overlong URL, before anything else is read.
   op.responses = (route.scope ?? 'api') === 'api' ? { ...spec.responses, '414': responseRef('UriTooLong') } : spec.responses;
   return op as JsonObject;

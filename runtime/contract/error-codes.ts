@@ -48,6 +48,8 @@ export const KNOWN_ERROR_CODES = [
   'invalid_filter', 'invalid_sort', 'invalid_limit', 'unknown_parameter', 'repeated_parameter',
   'wrong_entity_type',
   'match_response_too_large',
+  // POST /contributions/check (docs/contributions.md): refusals of the whole request, never charged.
+  'empty_check', 'check_too_large', 'invalid_csv', 'unsupported_media_type',
   ...PROTOCOL_REFUSAL_CODES,
 ] as const;
 /** The edge deployment's admin route (edge/admin.ts): no part of the published API, so not in its document. */

@@ -305,5 +305,7 @@ export interface RouteOperation {
   parameters?: readonly Parameter[];
   /** The JSON request body's schema (a component). */
   requestBody?: TSchema;
+  /** The request body may also be CSV (`text/csv`), as this says. */
+  requestBodyCsv?: string;
   responses: Record<string, Node>;
 }

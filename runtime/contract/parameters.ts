@@ -174,3 +174,7 @@ export const IfNoneMatch = named('IfNoneMatch', {
   description: 'An ETag from an earlier response; a match answers 304 with no body and no cost.',
   schema: Type.String(),
 });
+export const FirstRow = named(
+  'FirstRow',
+  intQuery('first_row', 'CSV body only: the number of its first row, so a file sent in chunks is numbered across them. Below 1: 400 `invalid_parameter`.', 1, undefined, 1),
+);

@@ -7,7 +7,7 @@ import { CHANGE_EVENT_TYPES } from '../../common/dist-layout.ts';
 import { API_SCHEMA, ENTITY_TYPES, INCLUDES, NAMESPACES, PROVIDER_ROLES, REGISTER_ID, STAMP, TIERS } from '../../common/ids.ts';
 import { MATCH_STATES, RESULT_FORMS, SCORE_BASES } from '../../common/scoreline.ts';
 import { MAX_CANDIDATES_PER_TOKEN } from '../../common/normalise.ts';
-import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES } from '../../common/request-limits.ts';
+import { MAX_BATCH_ITEMS, MAX_BATCH_RESOLVES, MAX_CHECK_ROWS, MAX_CONTRIBUTION_RECORD_CHARS } from '../../common/request-limits.ts';
 import { KNOWN_ERROR_CODES, UNANSWERED_CODES, type ErrorCode as Code } from './error-codes.ts';
 import { arrayOf, closed, component, count, mapOf, oneOfValues, orNull, ref, str, strOrNull } from './schema-kit.ts';
 
@@ -674,3 +674,84 @@ export type KeyExtensionBody = Static<typeof KeyExtension>;
 
 export { ref } from './schema-kit.ts';
 export type { TSchema as Schema } from '@sinclair/typebox';
+
+// ---------------------------------------------------------------------------------------------------------------
+// POST /contributions/check (docs/contributions.md).
+
+export const CHECK_STATUSES = ['already_bridged', 'new_bridge', 'conflict', 'redirected', 'retired', 'ambiguous', 'no_candidate', 'invalid'] as const;
+export const CHECK_BANDS = [1, 0.95, 0.9, 0.8] as const;
+
+export const CheckRequest = component(
+  'CheckRequest',
+  closed(
+    `At most ${MAX_CHECK_ROWS} rows, each an object of the contribution file's columns (names matched case-insensitively): ` +
+      '`provider`, `external_id`, and optionally `name`, `date_of_birth`, `type`, `nationality`, `namespace`, `reep_id`, ' +
+      "`<provider>_id` cross-IDs for providers the release knows; any other key is passed through in `extra`.",
+    {
+      rows: Type.Array(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Null()]), { description: 'One row: column name to value.' }), {
+        minItems: 1,
+        maxItems: MAX_CHECK_ROWS,
+        'x-error': { minItems: 'empty_check', maxItems: 'check_too_large' },
+      }),
+      first_row: Optional(Type.Integer({ minimum: 1, default: 1, description: 'The number of the first row, so the rows of a file sent in chunks are numbered across them.' })),
+    },
+    { 'x-error': 'invalid_body' },
+  ),
+);
+
+const CheckCandidate = component(
+  'CheckCandidate',
+  closed('An entity the row may name, with how well its name agrees (runtime/release/name-match.ts).', {
+    reep_id: ref(RegisterId),
+    entity_type: ref(EntityType),
+    label: str(),
+    score: Type.Number({ minimum: 0, maximum: 1, description: 'Rounded to thousandths.' }),
+    features: closed('Each feature 0..1.', {
+      exact: Type.Number(), normalised: Type.Number(), alias: Type.Number(), token_overlap: Type.Number(),
+      initials: Type.Number(), type: Type.Number(), country: Type.Number(),
+    }),
+  }),
+);
+
+const CheckResultRow = component(
+  'CheckResult',
+  closed('What the release says of one input row (docs/contributions.md lists every status, band and reason).', {
+    row: Type.Integer({ minimum: 1, description: 'The row number (data rows from `first_row`; the header is not one).' }),
+    line: Optional(Type.Integer({ minimum: 2, description: 'CSV input only: the physical line where the record starts (the header is line 1).' })),
+    status: oneOfValues(CHECK_STATUSES),
+    reep_id: orNull(ref(RegisterId), 'The entity the status names (a survivor for `redirected`, the retired ID for `retired`); null when none.'),
+    band: Type.Unsafe<(typeof CHECK_BANDS)[number] | null>({
+      type: ['number', 'null'],
+      enum: [...CHECK_BANDS, null],
+      description: '1 a direct typed bridge; 0.95 cross-ID plus the normalised full name; 0.9 for review; 0.8 a name candidate only; null: no write.',
+    }),
+    reasons: arrayOf(str(), 'Reason codes (docs/contributions.md).'),
+    provider: str(),
+    namespace: str('The namespace the provider ID was looked up in.'),
+    external_id: str(),
+    candidates: arrayOf(ref(CheckCandidate), 'The entities involved, with their name scores; for a name-only row, the best candidates first.'),
+    extra: mapOf(str(), 'The columns the check does not read, passed through as written.'),
+  }),
+);
+
+const countsOf = (keys: readonly string[], description: string) =>
+  closed(description, Object.fromEntries(keys.map((k) => [k, count(`Rows of ${k}.`)])) as Record<string, ReturnType<typeof count>>);
+
+export const CheckResponse = component(
+  'CheckResponse',
+  closed('One result per row, in order, and their counts.', {
+    stamp: ref(Stamp),
+    results: arrayOf(ref(CheckResultRow)),
+    count: count('Number of results (= number of rows).'),
+    summary: closed('Counts per status and per band.', {
+      statuses: countsOf(CHECK_STATUSES, 'Rows per status.'),
+      bands: countsOf(['1', '0.95', '0.9', '0.8', 'none'], 'Rows per band (`none`: no band).'),
+    }),
+  }),
+);
+
+/** The CSV body's description in the document (text/csv), with its limits. */
+export const CHECK_CSV_BODY =
+  'A contribution file: a header row naming `provider` and `external_id` (and any of the JSON form\'s columns), then ' +
+  `at most ${MAX_CHECK_ROWS} records, UTF-8, each at most ${MAX_CONTRIBUTION_RECORD_CHARS} characters. Number the rows ` +
+  'with `?first_row=`.';

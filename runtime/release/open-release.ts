@@ -5,7 +5,7 @@
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { checksum32 } from '../../common/checksum.ts';
 import { sha256Hex } from '#platform/crypto';
-import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, INDEX_FILE, LIVE_ENTRY, REDIRECT_ENTRY, TOMBSTONE_ENTRY, type LiveIndexValue, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
+import { DIST_FORMAT, ENTRY_REDIRECT, ENTRY_TOMBSTONE, INDEX_FILE, LIVE_ENTRY, REDIRECT_ENTRY, TOMBSTONE_ENTRY, type LiveIndexValue, MANIFEST_FILE, PUBLIC_DIR, RELEASE_DOC, type EntityIndexValue, type NameKeyValue, type ReleaseDoc, type ResolveValue, type SearchDoc, type SearchValue } from '../../common/dist-layout.ts';
 import { MAX_SHARD_BYTES } from '../../common/limits.ts';
 import { isPromise, type BucketFamilyReader, type MaybePromise, type ShardSource } from '../interfaces.ts';
 import { ArtefactError, fileOf, readFailure } from '../read-errors.ts';
@@ -58,6 +58,7 @@ export class Release {
   private readonly resolveIndex: BucketFamilyReader;
   private readonly search: BucketFamilyReader;
   private readonly docs: BucketFamilyReader;
+  private readonly names: BucketFamilyReader;
   private readonly streams = new Map<string, BucketFamilyReader>();
   private readonly documentCache = new Map<string, Promise<Uint8Array>>();
   private readonly recentIndex = new RecentMap<string, EntityIndexValue>(RECENT_INDEX_ENTRIES);
@@ -91,6 +92,7 @@ export class Release {
     this.resolveIndex = this.family(doc.families.resolve);
     this.search = this.family(doc.families.search);
     this.docs = this.family(doc.families.search_docs);
+    this.names = this.family(doc.families.names);
     // Per stamp, not per lookup: each shard pack's path, cache number and log name.
     this.shardPacks = doc.shard_packs.map((name) => {
       const path = `${this.stamp}/${PUBLIC_DIR}/${name}`;
@@ -187,6 +189,11 @@ export class Release {
 
   searchKey(key: string): MaybePromise<SearchValue | undefined> {
     return this.search.get<SearchValue>(key);
+  }
+
+  /** The names under one match key of common/name-keys.ts (runtime/release/name-match.ts reads them). */
+  nameKey(key: string): MaybePromise<NameKeyValue | undefined> {
+    return this.names.get<NameKeyValue>(key);
   }
 
   searchDoc(ordinal: number): Promise<SearchDoc | undefined> {

@@ -7,6 +7,7 @@ import type { RouteDef } from '../route.ts';
 import { adminRoutes, type AdminOptions } from './admin.ts';
 import { batchRoutes, type BatchOptions } from './batch.ts';
 import { changesRoutes } from './changes.ts';
+import { contributionRoutes } from './contributions.ts';
 import { entityRoutes } from './entities.ts';
 import { keyRoutes, type KeyRouteOptions } from './key.ts';
 import { matchesRoutes, type MatchesOptions } from './matches.ts';
@@ -32,7 +33,7 @@ export interface RouteTableOptions {
 export function allRoutes(opts: RouteTableOptions): RouteDef[] {
   const { maxBodyBytes } = opts;
   return [
-    ...metadataRoutes(opts.openapiJson), ...keyRoutes(opts.key ?? {}), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, opts.batch ?? {}), ...entityRoutes,
+    ...metadataRoutes(opts.openapiJson), ...keyRoutes(opts.key ?? {}), ...searchRoutes, ...resolveRoutes, ...batchRoutes(maxBodyBytes, opts.batch ?? {}), ...contributionRoutes(maxBodyBytes), ...entityRoutes,
     ...noticeRoutes(maxBodyBytes), ...changesRoutes, ...matchesRoutes(opts.matches ?? {}),
     ...operationRoutes, ...(opts.pages === false ? [] : pageRoutes), ...(opts.admin ? adminRoutes(opts.admin) : []),
   ];

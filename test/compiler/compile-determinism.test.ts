@@ -196,6 +196,7 @@ describe('compile is deterministic', () => {
       'entities/index-<hash>.pack', 'entities/index-dir-<hash>.bin',
       'matches/lists-<hash>.pack', 'matches/lists-dir-<hash>.bin', 'matches/refs-<hash>.pack', 'matches/refs-dir-<hash>.bin',
       'matches/rows-<hash>.pack', 'matches/rows-dir-<hash>.bin',
+      'names/keys-<hash>.pack', 'names/keys-dir-<hash>.bin',
       'release.json',
       'resolve/keys-<hash>.pack', 'resolve/keys-dir-<hash>.bin',
       'search/docs-<hash>.pack', 'search/docs-dir-<hash>.bin', 'search/tokens-<hash>.pack', 'search/tokens-dir-<hash>.bin',

@@ -20,6 +20,7 @@ import type { ThreadedStage } from '../../run-stages.ts';
 import type { RedirectInfo, TablesRead } from '../../records/tables-read.ts';
 import { joinSearchParts, SearchCollector, type SearchInput, type SearchPart } from '../../records/search-collector.ts';
 import { ProviderRollup, type RollupPart } from '../../records/provider-rollup.ts';
+import { NameKeyCollector, type NamePart } from '../../records/name-key-records.ts';
 import { RowReader } from './gather-rows.ts';
 import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
 import { EntityShardWriter } from './entity-shard.ts';
@@ -63,6 +64,8 @@ export interface EntitiesBuilt {
   rollup: ProviderRollup;
   /** For the match-index stage: each range's match and ref records (compiler/records/match-records.ts). */
   matches: MatchRecordsHandle[];
+  /** For the name keys stage: each range's name key lines (compiler/records/name-key-records.ts). */
+  names: NamePart[];
 }
 
 /** Everything one range of partitions is built from; plain data, so it can cross to a worker thread. */
@@ -105,6 +108,7 @@ export interface EntityRangeResult {
   search: SearchPart;
   events: GroupSpillHandle;
   matches: MatchRecordsHandle;
+  names: NamePart;
   rollup: RollupPart;
   counts: Record<string, number>;
   slack: [string, { count: number; example: string }][];
@@ -150,6 +154,7 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
       changes: new ChangeEvents([...read.providers].sort(), results.map((r) => r.events)),
       rollup: new ProviderRollup(),
       matches: results.map((r) => r.matches),
+      names: results.map((r) => r.names),
     };
     // `[first partition, first pack]` of each range, which this release's diff base records.
     const packRanges: [number, number][] = [];
@@ -215,6 +220,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   );
   const search = new SearchCollector(join(job.scratchDir, 'postings'));
   const matches = new MatchRecordWriter(join(job.scratchDir, 'matches'));
+  const names = new NameKeyCollector(join(job.scratchDir, 'names'));
   // The overlay's provider IDs never count as a match's public bridges.
   const publicBridge = (b: Bridge) => roleOf(b) !== 'overlay_only';
   const rollup = new ProviderRollup();
@@ -257,6 +263,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
             const shard = shards.live(a, type, bridges, section, chunk.facts[i]);
             changes.placed(shard.loc, shards.cuts);
             search.add(a.id, a.type, a.label, bridges.length, shard.aliases, shard.overlay?.aliases ?? null);
+            if (a.type !== MATCH_TYPE) names.add(a.id, a.type, bridges.length, a.attrs?.get('country')?.[0] ?? '', a.label, shard.aliases, shard.overlay?.aliases ?? null);
             rollup.bridges(type, bridges);
             matches.add(a, type, bridges, publicBridge, chunk.facts[i]);
             if (shard.overlay) rollup.overlay(shard.overlay.ids);
@@ -285,6 +292,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
     search: search.finish(),
     events: events.finish(),
     matches: matches.finish(),
+    names: names.finish(),
     rollup: rollup.part(),
     counts,
     slack: [...ctx.slack],

@@ -9,6 +9,7 @@
 // data, and a blank record (nothing in any field: an empty line, a line of commas) is no row, though its lines count;
 // the header is the first record that is not blank. Every chunk is the header's bytes and then whole records, so
 // each is a file the server reads alone, and the rows and lines it numbers are put back into the file's numbering.
+import type { CheckResult } from '../client/register-client.ts';
 /** Records per request: the route's cap (MAX_CHECK_ROWS of common/request-limits.ts once the route is merged). */
 const MAX_CHECK_ROWS = 1000;
 
@@ -22,8 +23,11 @@ export interface CsvChunk {
   rows: number;
   /** The file's row number of the chunk's first row (the header is not a row): `?first_row=`. */
   firstRow: number;
-  /** Add to a line the server numbers in this chunk to get the file's line (the header is line 1 in both). */
+  /** Add to the line the server gives a record of this chunk to get the record's line in the file. */
   lineOffset: number;
+  /** The file's line where the header starts (after any blank lines), and how many lines it spans. */
+  headerLine: number;
+  headerLines: number;
   /** Bytes of the file read so far, for the progress line. */
   bytesRead: number;
 }
@@ -51,6 +55,7 @@ const enum At {
 export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRecords = MAX_CHECK_ROWS, maxBytes = CHUNK_BYTES): AsyncGenerator<CsvChunk> {
   let header: Uint8Array | null = null;
   let headerLines = 0;
+  let headerLine = 1;
   /** Bytes of the chunk being filled: complete records, then the record under way. */
   let parts: Uint8Array[] = [];
   let partsBytes = 0;
@@ -85,7 +90,7 @@ export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRecords =
       const body = new Uint8Array(header!.length + taken.length);
       body.set(header!);
       body.set(taken, header!.length);
-      chunk = { body, rows, firstRow: rowsBefore + 1, lineOffset: linesBefore - headerLines, bytesRead };
+      chunk = { body, rows, firstRow: rowsBefore + 1, lineOffset: linesBefore - headerLines, headerLine, headerLines, bytesRead };
     }
     rowsBefore += rows;
     linesBefore += countLineFeeds(taken);
@@ -130,6 +135,7 @@ export async function* csvChunks(pieces: AsyncIterable<Uint8Array>, maxRecords =
           if (blank) linesBefore += countLineFeeds(record);
           else {
             header = record;
+            headerLine = linesBefore + 1;
             headerLines = countLineFeeds(header);
             linesBefore += headerLines;
           }
@@ -177,48 +183,34 @@ function countLineFeeds(bytes: Uint8Array): number {
 }
 
 /** The statuses of a checked row, in the order the view lists them. */
-export const STATUSES = ['already_bridged', 'new_bridge', 'conflict', 'redirected', 'retired', 'ambiguous', 'no_candidate', 'invalid'] as const;
-export type CheckStatus = (typeof STATUSES)[number];
-
-/** One result row as the route answers it (design of issue 48: POST /contributions/check). */
-export interface CheckResult {
-  row: number;
-  line?: number | null;
-  status: CheckStatus;
-  reep_id: string | null;
-  band: number | null;
-  reasons: string[];
-  provider: string;
-  namespace: string;
-  external_id: string;
-  candidates: { reep_id: string; label: string; score: number }[];
-  extra?: Record<string, string>;
-}
+export const STATUSES = ['already_bridged', 'new_bridge', 'conflict', 'redirected', 'retired', 'ambiguous', 'no_candidate', 'invalid'] as const satisfies readonly CheckResult['status'][];
 
 /**
- * What the view keeps of a result: the best candidate only (the report's columns), not every candidate's features,
- * so 100k rows stay a few tens of megabytes in the tab.
+ * What the view keeps of a result: the report's cells, and the best candidate's name for the table, not every
+ * candidate's features, so 100k rows stay a few tens of megabytes in the tab.
  */
 export interface CheckedRow {
   row: number;
   line: number | null;
-  status: CheckStatus;
+  status: CheckResult['status'];
   reep_id: string | null;
   band: number | null;
   reasons: string[];
   provider: string;
   namespace: string;
   external_id: string;
+  /** The report's `candidates` cell: `reep_id:score` of each, best first. */
+  candidates: string;
   best: { reep_id: string; label: string; score: number } | null;
   extra: Record<string, string>;
 }
 
 /** A result of one chunk in the file's numbering. */
-export function checkedRow(r: CheckResult, lineOffset: number): CheckedRow {
+export function checkedRow(r: CheckResult, chunk: Pick<CsvChunk, 'lineOffset'>): CheckedRow {
   const best = r.candidates[0];
   return {
     row: r.row,
-    line: typeof r.line === 'number' ? r.line + lineOffset : null,
+    line: r.line === undefined ? null : r.line + chunk.lineOffset,
     status: r.status,
     reep_id: r.reep_id,
     band: r.band,
@@ -226,42 +218,39 @@ export function checkedRow(r: CheckResult, lineOffset: number): CheckedRow {
     provider: r.provider,
     namespace: r.namespace,
     external_id: r.external_id,
+    candidates: r.candidates.map((c) => `${c.reep_id}:${c.score}`).join(' '),
     best: best ? { reep_id: best.reep_id, label: best.label, score: best.score } : null,
-    extra: r.extra ?? {},
+    extra: r.extra,
   };
 }
 
-/** The report's own columns; the file's other columns follow them, in the order they first appear. */
-export const REPORT_COLUMNS = ['row', 'line', 'status', 'reep_id', 'band', 'reasons', 'provider', 'namespace', 'external_id', 'candidate_reep_id', 'candidate_label', 'candidate_score'];
-
 /**
- * The report as CSV lines (each ending in CRLF, as RFC 4180 has it), header first: one string per row, so a Blob is
- * made of them without one string of the whole report.
+ * The report as CSV lines, header first, in the columns and bytes of `register check --format csv` (cli/check-command.ts)
+ * for the same file and stamp: its columns, then the pass-through ones (the file's other columns, as the first
+ * row names them). One string per row, so a Blob is made of them without one string of the whole report.
  */
 export function reportLines(rows: readonly CheckedRow[]): string[] {
-  const extraColumns: string[] = [];
-  const seen = new Set<string>();
-  for (const r of rows) {
-    for (const k of Object.keys(r.extra)) {
-      if (!seen.has(k)) {
-        seen.add(k);
-        extraColumns.push(k);
-      }
-    }
-  }
-  const line = (cells: (string | number | null)[]) => `${cells.map(csvCell).join(',')}\r\n`;
-  const out = [line([...REPORT_COLUMNS, ...extraColumns])];
+  const extras = rows.length ? Object.keys(rows[0].extra) : [];
+  const line = (cells: string[]) => `${cells.map(csvCell).join(',')}\n`;
+  const out = [line([...REPORT_COLUMNS, ...extras])];
   for (const r of rows) {
     out.push(
-      line([r.row, r.line, r.status, r.reep_id, r.band, r.reasons.join(';'), r.provider, r.namespace, r.external_id, r.best?.reep_id ?? null, r.best?.label ?? null, r.best?.score ?? null, ...extraColumns.map((k) => r.extra[k] ?? null)]),
+      line([String(r.row), r.line === null ? '' : String(r.line), r.status, r.reep_id ?? '', r.band === null ? '' : String(r.band), r.reasons.join(' '), r.provider, r.namespace, r.external_id, r.candidates, ...extras.map((k) => r.extra[k] ?? '')]),
     );
   }
   return out;
 }
 
-/** One CSV cell: quoted when it holds a comma, quote or line break; null is empty. */
-function csvCell(v: string | number | null): string {
-  if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+/** The report's own columns, before the pass-through ones. */
+export const REPORT_COLUMNS = ['row', 'line', 'status', 'reep_id', 'band', 'reasons', 'provider', 'namespace', 'external_id', 'candidates'];
+
+/** One CSV cell, quoted when it holds a comma, quote or line break. */
+const csvCell = (s: string): string => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+
+/**
+ * A message the server gave about a line of one chunk (`line 3: …`, an `invalid_csv` refusal) with the file's line:
+ * the header's lines are where the header is in the file, the records' lines are moved by the chunk's offset.
+ */
+export function withFileLines(message: string, chunk: Pick<CsvChunk, 'lineOffset' | 'headerLine' | 'headerLines'>): string {
+  return message.replace(/\bline (\d+)\b/g, (_, n: string) => `line ${Number(n) <= chunk.headerLines ? chunk.headerLine + Number(n) - 1 : Number(n) + chunk.lineOffset}`);
 }

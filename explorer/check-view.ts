@@ -4,7 +4,7 @@
 // message shown) stops the run and keeps the rows checked before it. The run is kept for the tab, so following a
 // row's entity link and coming back loses nothing.
 import { RegisterApiError } from '../client/register-client.ts';
-import { checkedRow, csvChunks, reportLines, STATUSES, type CheckedRow, type CheckStatus } from './check-csv.ts';
+import { checkedRow, csvChunks, reportLines, STATUSES, withFileLines, type CheckedRow } from './check-csv.ts';
 import type { ViewContext } from './context.ts';
 import { entityLink, h, numberFormat } from './dom.ts';
 
@@ -25,7 +25,7 @@ const bandKey = (band: number | null): string => BANDS.find((b) => b.value === b
 interface CheckRun {
   file: string;
   rows: CheckedRow[];
-  statusCounts: Map<CheckStatus, number>;
+  statusCounts: Map<CheckedRow['status'], number>;
   bandCounts: Map<string, number>;
   stamp: string | null;
   requests: number;
@@ -127,7 +127,7 @@ async function start(ctx: ViewContext, file: File): Promise<void> {
         mine.state = 'failed';
         const these = chunk.rows === 1 ? `Row ${numberFormat.format(chunk.firstRow)} was` : `Rows ${numberFormat.format(chunk.firstRow)}–${numberFormat.format(last)} were`;
         const kept = mine.rows.length ? ` The ${numberFormat.format(mine.rows.length)} rows checked before ${chunk.rows === 1 ? 'it' : 'them'} are kept below.` : '';
-        mine.error = `${these} not checked: ${reason(e)}.${kept}`;
+        mine.error = `${these} not checked: ${withFileLines(reason(e), chunk)}.${kept}`;
         break;
       }
       if (mine.stamp !== null && answer.stamp !== mine.stamp) {
@@ -139,7 +139,7 @@ async function start(ctx: ViewContext, file: File): Promise<void> {
       mine.stamp = answer.stamp;
       mine.requests++;
       for (const r of answer.results) {
-        const row = checkedRow(r, chunk.lineOffset);
+        const row = checkedRow(r, chunk);
         mine.rows.push(row);
         mine.statusCounts.set(row.status, (mine.statusCounts.get(row.status) ?? 0) + 1);
         const band = bandKey(row.band);

@@ -1,7 +1,6 @@
 // What every view of the explorer is given: the typed client for the chosen namespace, and the provider list it
 // reads once per namespace (roles for bridges, names for the resolve box and the change chart).
-import type { RegisterClient } from '../client/register-client.ts';
-import type { CheckResult } from './check-csv.ts';
+import type { CheckResult, RegisterClient } from '../client/register-client.ts';
 
 export interface ProviderInfo {
   name: string;

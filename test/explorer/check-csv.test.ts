@@ -5,7 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCsvText } from '../../compiler/read/csv-reader.ts';
-import { checkedRow, csvChunks, reportLines, REPORT_COLUMNS, type CheckedRow, type CsvChunk } from '../../explorer/check-csv.ts';
+import type { CheckResult } from '../../client/register-client.ts';
+import { checkedRow, csvChunks, reportLines, REPORT_COLUMNS, withFileLines, type CheckedRow, type CsvChunk } from '../../explorer/check-csv.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -115,9 +116,9 @@ describe('csvChunks', () => {
 
   it('the header is the first record that is not blank; blank records are no rows, and a chunk of them alone is not sent', async () => {
     const chunks = await chunksOf('\n\nprovider,external_id\nfotmob,1\n\n,\n"",""\nfotmob,2\n', 2);
-    expect(chunks.map((c) => [dec.decode(c.body), c.rows, c.firstRow, c.lineOffset])).toEqual([
-      ['provider,external_id\nfotmob,1\n\n', 1, 1, 2],
-      ['provider,external_id\nfotmob,2\n', 1, 2, 6],
+    expect(chunks.map((c) => [dec.decode(c.body), c.rows, c.firstRow, c.lineOffset, c.headerLine])).toEqual([
+      ['provider,external_id\nfotmob,1\n\n', 1, 1, 2, 3],
+      ['provider,external_id\nfotmob,2\n', 1, 2, 6, 3],
     ]);
   });
 
@@ -134,43 +135,41 @@ describe('csvChunks', () => {
 });
 
 describe('the report', () => {
-  const result = (over: Partial<Parameters<typeof checkedRow>[0]>) =>
-    checkedRow(
-      {
-        row: 1,
-        line: 2,
-        status: 'new_bridge',
-        reep_id: 'rp0123456789abcd',
-        band: 0.95,
-        reasons: [],
-        provider: 'fotmob',
-        namespace: '',
-        external_id: '1',
-        candidates: [],
-        extra: {},
-        ...over,
-      },
-      10,
-    );
-
-  it('has the report columns, then the file columns in their first order; cells quoted as needed; reasons joined by ;', () => {
-    const rows: CheckedRow[] = [
-      result({ line: 2, reasons: ['a', 'b'], candidates: [{ reep_id: 'rp0123456789abcd', label: 'Smith, "J"\nJr', score: 0.97 }], extra: { club: 'X' } }),
-      result({ row: 2, line: null, status: 'invalid', reep_id: null, band: null, reasons: ['unknown_provider'], extra: { note: 'n', club: 'Y' } }),
-    ];
-    expect(rows[0].line).toBe(12);
-    const lines = reportLines(rows);
-    expect(lines.every((l) => l.endsWith('\r\n'))).toBe(true);
-    const parsed = parseCsvText(lines.join(''));
-    expect(parsed).toEqual([
-      [...REPORT_COLUMNS, 'club', 'note'],
-      ['1', '12', 'new_bridge', 'rp0123456789abcd', '0.95', 'a;b', 'fotmob', '', '1', 'rp0123456789abcd', 'Smith, "J"\nJr', '0.97', 'X', ''],
-      ['2', '', 'invalid', '', '', 'unknown_provider', 'fotmob', '', '1', '', '', '', 'Y', 'n'],
-    ]);
+  const features = { exact: 1, normalised: 1, alias: 0, token_overlap: 1, initials: 0, type: 1, country: 0 };
+  const candidate = (reep_id: string, label: string, score: number) => ({ reep_id, entity_type: 'player' as const, label, score, features });
+  const result = (over: Partial<CheckResult>): CheckResult => ({
+    row: 1,
+    line: 2,
+    status: 'new_bridge',
+    reep_id: 'rp0123456789abcd',
+    band: 0.95,
+    reasons: [],
+    provider: 'fotmob',
+    namespace: '',
+    external_id: '1',
+    candidates: [],
+    extra: {},
+    ...over,
   });
 
-  it('keeps the best candidate only', () => {
-    const r = result({ candidates: [{ reep_id: 'rpa', label: 'A', score: 0.9 }, { reep_id: 'rpb', label: 'B', score: 0.8 }] });
-    expect(r.best).toEqual({ reep_id: 'rpa', label: 'A', score: 0.9 });
+  it("is register check's CSV: its columns, then the pass-through ones as the first row names them; cells quoted as needed", () => {
+    const rows: CheckedRow[] = [
+      checkedRow(result({ reasons: ['name_agrees', 'x'], candidates: [candidate('rp0123456789abcd', 'Smith, "J"', 0.97), candidate('rp1123456789abcd', 'K', 0.5)], extra: { club: 'X, Y', note: 'two\nlines' } }), { lineOffset: 10 }),
+      checkedRow(result({ row: 2, line: undefined, status: 'invalid', reep_id: null, band: null, reasons: ['unknown_provider'], extra: { club: '', note: 'n' } }), { lineOffset: 10 }),
+    ];
+    expect(rows[0].line).toBe(12);
+    expect(rows[0].best).toEqual({ reep_id: 'rp0123456789abcd', label: 'Smith, "J"', score: 0.97 });
+    expect(reportLines(rows).join('')).toBe(
+      'row,line,status,reep_id,band,reasons,provider,namespace,external_id,candidates,club,note\n' +
+        '1,12,new_bridge,rp0123456789abcd,0.95,name_agrees x,fotmob,,1,rp0123456789abcd:0.97 rp1123456789abcd:0.5,"X, Y","two\nlines"\n' +
+        '2,,invalid,,,unknown_provider,fotmob,,1,,,n\n',
+    );
+    expect(parseCsvText(reportLines(rows).join(''))[0]).toEqual([...REPORT_COLUMNS, 'club', 'note']);
+  });
+
+  it("puts a chunk's line numbers in a refusal back on the file's lines", () => {
+    const chunk = { lineOffset: 1000, headerLine: 3, headerLines: 1 };
+    expect(withFileLines('400 invalid_csv: The CSV body cannot be read: line 5: unterminated quoted field', chunk)).toBe('400 invalid_csv: The CSV body cannot be read: line 1005: unterminated quoted field');
+    expect(withFileLines('line 1: the header has no provider column', chunk)).toBe('line 3: the header has no provider column');
   });
 });

@@ -10,8 +10,7 @@
 // the header is the first record that is not blank. Every chunk is the header's bytes and then whole records, so
 // each is a file the server reads alone, and the rows and lines it numbers are put back into the file's numbering.
 import type { CheckResult } from '../client/register-client.ts';
-/** Records per request: the route's cap (MAX_CHECK_ROWS of common/request-limits.ts once the route is merged). */
-const MAX_CHECK_ROWS = 1000;
+import { MAX_CHECK_ROWS } from '../common/request-limits.ts';
 
 /** Bytes per request, header included: within the server's default body cap (256 KiB) with room to spare. */
 const CHUNK_BYTES = 240 * 1024;

@@ -198,7 +198,7 @@ function shownRows(r: CheckRun): CheckedRow[] {
 /** The progress line, any error, then (once rows are in) the filters, the downloads and the table. */
 function runParts(r: CheckRun): HTMLElement[] {
   const parts: HTMLElement[] = [
-    h('p', { id: 'check-progress', role: 'status', 'aria-live': 'polite', 'data-state': r.state, 'data-rows': r.rows.length }, r.progress, ' ', r.state === 'running' ? h('button', { type: 'button', id: 'check-stop', onclick: () => (r.stop = true) }, 'Stop') : null),
+    h('p', { id: 'check-progress', role: 'status', 'aria-live': 'polite', 'data-state': r.state, 'data-rows': r.rows.length }, r.progress, r.state === 'running' ? [' ', h('button', { type: 'button', id: 'check-stop', onclick: () => (r.stop = true) }, 'Stop')] : null),
   ];
   if (r.error) parts.push(h('p', { id: 'check-error', class: 'notice error', role: 'alert' }, r.error));
   if (r.rows.length === 0) return parts;

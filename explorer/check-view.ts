@@ -282,7 +282,7 @@ function resultRow(r: CheckedRow): HTMLTableRowElement {
     h('td', {}, r.reep_id ? entityLink(r.reep_id) : '—'),
     h('td', {}, r.reasons.join(', ')),
     h('td', {}, ref),
-    h('td', {}, r.best ? [entityLink(r.best.reep_id, r.best.label), ` (${r.best.score})`] : '—'),
+    h('td', {}, r.best ? [entityLink(r.best.reep_id, r.best.label || r.best.reep_id), ` (${r.best.score})`] : '—'),
   );
 }
 

@@ -2,7 +2,8 @@
 // The key is typed in once and kept in sessionStorage for this tab; it goes only into the Authorization header.
 import { createRegisterClient, RegisterApiError, type RegisterClient } from '../client/register-client.ts';
 import { changesView } from './changes-view.ts';
-import type { ProviderInfo, Route, ViewContext } from './context.ts';
+import { checkView } from './check-view.ts';
+import type { CheckAnswer, ProviderInfo, Route, ViewContext } from './context.ts';
 import { h } from './dom.ts';
 import { entityView } from './entity-view.ts';
 import { matchesView } from './matches-view.ts';
@@ -32,7 +33,36 @@ function makeContext(): ViewContext {
           throw e;
         },
       )),
+    checkCsv: (csv, firstRow) => checkCsv(namespace, key, csv, firstRow),
   };
+}
+
+/**
+ * One contributions check of CSV bytes. Not retried: a refusal (a 429 too) is shown with its message and the run
+ * stops, keeping the rows already checked.
+ */
+async function checkCsv(ns: string, apiKey: string | null, csv: Uint8Array<ArrayBuffer>, firstRow: number): Promise<CheckAnswer> {
+  const path = '/contributions/check';
+  const res = await fetch(`/api/${ns}${path}?first_row=${firstRow}`, {
+    method: 'POST',
+    headers: { accept: 'application/json', 'content-type': 'text/csv; charset=utf-8', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+    body: csv,
+    redirect: 'error',
+  });
+  const body = await res.json().catch(() => null);
+  if (res.ok && body) return body as CheckAnswer;
+  const error = body?.error ? body : { error: 'unexpected_response', message: `status ${res.status} without an Error body` };
+  const header = (name: string) => res.headers.get(name);
+  const number = (name: string) => (header(name) === null ? null : Number(header(name)));
+  throw new RegisterApiError('POST', path, error, {
+    status: res.status,
+    stamp: header('x-register-release-stamp'),
+    creditsRemaining: number('x-register-credits-remaining'),
+    keyExpires: header('x-register-key-expires'),
+    keyDaysRemaining: number('x-register-key-days-remaining'),
+    etag: header('etag'),
+    retries: 0,
+  });
 }
 
 const main = h('main', { id: 'main', tabindex: '-1' });
@@ -51,7 +81,7 @@ document.body.append(
     'header',
     {},
     h('p', { class: 'brand' }, h('a', { href: '#/' }, 'Identity Register explorer')),
-    h('nav', { 'aria-label': 'Views' }, h('a', { href: '#/' }, 'Release'), h('a', { href: '#/resolve' }, 'Resolve'), h('a', { href: '#/changes' }, 'Changes'), h('a', { href: '#/matches' }, 'Matches'), h('a', { href: '/docs' }, 'API reference')),
+    h('nav', { 'aria-label': 'Views' }, h('a', { href: '#/' }, 'Release'), h('a', { href: '#/resolve' }, 'Resolve'), h('a', { href: '#/changes' }, 'Changes'), h('a', { href: '#/matches' }, 'Matches'), h('a', { href: '#/check' }, 'Check a file'), h('a', { href: '/docs' }, 'API reference')),
     searchBox(() => context.client, (id) => go(`#/entity/${id}`)),
     nsSelect,
     keyForm,
@@ -115,6 +145,7 @@ async function render(): Promise<void> {
     else if (first === 'resolve') view = await resolveView(context, route, go);
     else if (first === 'changes') view = await changesView(context, route, go);
     else if (first === 'matches') view = await matchesView(context, route, go);
+    else if (first === 'check') view = checkView(context);
     else view = await releaseView(context);
   } catch (e) {
     view = h('div', { class: 'notice error', role: 'alert' }, h('h1', {}, 'That did not work'), h('p', {}, explain(e)));

@@ -2,20 +2,23 @@
 // Transfermarkt verein 11 bridge, resolve it, a 409 with its candidates) and the repo's two sample releases (a merged
 // ID, a tombstone, what changed between them). Each view gets a screenshot with a pixel check and an axe-core run;
 // every response is checked against the OpenAPI document, nothing is fetched from elsewhere, no key is in a URL.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegisterClient } from 'identity-register/client';
-import { readCsv } from '../../compiler/read/csv-reader.ts';
+import { parseCsvText, readCsv } from '../../compiler/read/csv-reader.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { startRuntime, type Runtime } from '../../runtime/server.ts';
 import { CHANGES_PAGE_SIZE } from '../../explorer/context.ts';
 import { ALL_DATES_FROM, MATCHES_PAGE_SIZE } from '../../explorer/matches-view.ts';
-import { compiledRealData, compiledSamples } from '../fixtures/compiled-fixtures.ts';
+import { STATUSES } from '../../explorer/check-csv.ts';
+import { CHECK_PAGE_SIZE } from '../../explorer/check-view.ts';
+import { compiledRealData, compiledSamples, type Compiled } from '../fixtures/compiled-fixtures.ts';
 import { launchBrowser, recordFigure, screenshot, seriousViolations, watchedPage, type WatchedPage } from '../helpers/browser.ts';
 import { validatingFetch } from '../helpers/validating-fetch.ts';
+import { runToExit } from '../helpers/run-command.ts';
 import { build } from 'esbuild';
 import { generateSigningKey, parseSigningKey, signBytes, SIGNS_MANIFEST } from '../../common/signing.ts';
 
@@ -25,7 +28,12 @@ const SAMPLES = resolve(process.cwd(), 'releases');
 let browser: Browser;
 let real: Runtime;
 let sample: Runtime;
+let samples: Compiled;
 let key: string;
+/** A key whose allowance runs out within a contribution file: the check view's refusal. */
+let lowKey: string;
+/** The allowance of lowKey: more than the first request of the file costs, less than the first two. */
+const LOW_QUOTA = 1500;
 /** Signs /matches cursors (the runtime's `cursorSecret`, at least 32 characters), as REGISTER_CURSOR_SECRET would. */
 const CURSOR_SECRET = 'the explorer test deployment secret, 32+ characters';
 
@@ -40,8 +48,10 @@ beforeAll(async () => {
   browser = await launchBrowser();
   const root = mkdtempSync(join(tmpdir(), 'ir-explorer-'));
   key = (await addKey({ file: join(root, 'keys.json'), name: 'explorer test', quota: 100_000, rate: 1000 })).key;
+  lowKey = (await addKey({ file: join(root, 'keys.json'), name: 'explorer low quota', quota: LOW_QUOTA, rate: 1000 })).key;
   // The two worlds compile side by side (or come from the run's cache): each is mostly one thread, on two cores.
-  const [realData, samples] = await Promise.all([compiledRealData(V0, '20260401T000000Z'), compiledSamples()]);
+  let realData: Compiled;
+  [realData, samples] = await Promise.all([compiledRealData(V0, '20260401T000000Z'), compiledSamples()]);
   process.stdout.write(`[explorer test] browser and both compiles in ${Math.round(performance.now() - t0)} ms\n`);
   real = await serve(realData.dist, root);
   sample = await serve(samples.dist, root);
@@ -53,10 +63,10 @@ afterAll(async () => {
 });
 
 /** Opens the explorer, types the key once into the key box, and waits for the release view. */
-async function openExplorer(origin: string): Promise<WatchedPage> {
-  const w = await watchedPage(browser, origin, [key]);
+async function openExplorer(origin: string, withKey = key): Promise<WatchedPage> {
+  const w = await watchedPage(browser, origin, [key, lowKey]);
   await w.page.goto(`${origin}/`);
-  await w.page.fill('#api-key', key);
+  await w.page.fill('#api-key', withKey);
   await w.page.click('.key-form button[type=submit]');
   await w.page.waitForSelector('article.release canvas');
   return w;
@@ -379,6 +389,136 @@ describe('explorer on the two sample releases', () => {
     await w.page.context().close();
   });
 });
+
+describe('checking a contribution file in the explorer', () => {
+  it("a dropped CSV is checked in requests of 1,000 rows into one table, filtered by status, and its report is register check's CSV byte for byte", async () => {
+    const file = await contributionFile();
+    // The oracle: `register check` of the same file against the same stamp, read whole in one process.
+    const cli = await runToExit(process.execPath, [resolve('bin/register.mjs'), 'check', file.path, '--stamp', STAMP, '--dist', samples.dist, '--format', 'csv'], { timeoutMs: 120_000 });
+    expect(cli.status, cli.stderr).toBe(0);
+    const [head, ...expected] = parseCsvText(cli.stdout);
+    const col = (name: string) => head.indexOf(name);
+    expect(expected.length).toBe(file.rows);
+    const statuses = new Set(expected.map((r) => r[col('status')]));
+    expect([...statuses].sort()).toEqual([...STATUSES].sort());
+
+    const w = await openExplorer(sample.url);
+    await w.page.click('nav a[href="#/check"]');
+    await w.page.waitForSelector('#check-drop');
+    await expectAccessible(w, 'the check view before a file');
+    // Dropped as a browser drops a file: a DataTransfer holding it, on the drop zone.
+    const transfer = await w.page.evaluateHandle((text) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], 'contributions.csv', { type: 'text/csv' }));
+      return dt;
+    }, file.text);
+    await w.page.dispatchEvent('#check-drop', 'drop', { dataTransfer: transfer });
+    await w.page.waitForSelector(`#check-progress[data-state="done"][data-rows="${file.rows}"]`);
+    expect(await w.page.locator('#check-progress').textContent()).toBe(`Checked all ${file.rows.toLocaleString('en')} rows of contributions.csv against release ${STAMP}, in 3 requests.`);
+    // Three requests of at most 1,000 records, each numbered from where the last one ended (blank lines are no rows).
+    const asked = w.urls.map((u) => new URL(u)).filter((u) => u.pathname === '/api/v1/contributions/check');
+    expect(asked.map((u) => u.searchParams.get('first_row'))).toEqual(['1', '1001', '1999']);
+
+    // The counts per status are the CLI's; the first page is its first 100 rows, with the file's lines.
+    for (const st of statuses) {
+      const n = expected.filter((r) => r[col('status')] === st).length;
+      await expect(w.page.locator(`label[for="check-status-${st}"]`).textContent()).resolves.toBe(`${st.replaceAll('_', ' ')} (${n.toLocaleString('en')})`);
+    }
+    const rows = w.page.locator('table.check-table tbody tr');
+    const cells = () => rows.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-row'), tr.getAttribute('data-status'), tr.querySelector('td:nth-child(2)')!.textContent]));
+    expect(await cells()).toEqual(expected.slice(0, CHECK_PAGE_SIZE).map((r) => [r[col('row')], r[col('status')], r[col('line')]]));
+    await expect(w.page.locator('#check-page').textContent()).resolves.toBe(`Page 1 of ${Math.ceil(file.rows / CHECK_PAGE_SIZE)}`);
+    await screenshot(browser, w.page, 'sample-check');
+    await expectAccessible(w, 'the check view with results');
+
+    // Hiding already_bridged rows: the table holds the others, in file order, and says how many; the last page too.
+    await w.page.click('#check-status-already_bridged');
+    const others = expected.filter((r) => r[col('status')] !== 'already_bridged');
+    await w.page.waitForSelector(`table.check-table caption:text-matches("of the ${others.length.toLocaleString('en')} shown")`);
+    expect(await w.page.isChecked('#check-status-already_bridged')).toBe(false);
+    expect(await cells()).toEqual(others.slice(0, CHECK_PAGE_SIZE).map((r) => [r[col('row')], r[col('status')], r[col('line')]]));
+    await expectAccessible(w, 'the check view filtered');
+
+    // "Download report" saves every row (the filter narrows the table, not the report): the CLI's bytes.
+    const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#check-download')]);
+    expect(download.suggestedFilename()).toBe(`contributions.report.${STAMP}.csv`);
+    expect(readFileSync((await download.path())!, 'utf8')).toBe(cli.stdout);
+    expect(w.urls.every((u) => !u.includes(key))).toBe(true);
+    await w.settle();
+    await w.page.context().close();
+  });
+
+  it('chosen with the file box under a key whose allowance runs out: the refusal is shown and the rows checked before it stay', async () => {
+    const file = await contributionFile();
+    const w = await openExplorer(sample.url, lowKey);
+    await w.page.evaluate(() => (location.hash = '#/check'));
+    await w.page.setInputFiles('#check-file', file.path);
+    await w.page.waitForSelector('#check-progress[data-state="failed"]');
+    const error = await w.page.locator('#check-error').textContent();
+    expect(error).toMatch(/^Rows 1,001–1,998 were not checked: 402 quota_exceeded: This request needs 998 lookups but only \d+ of the monthly allowance of 1500 remain; nothing was charged\. It resets at /);
+    expect(error).toMatch(/\. The 1,000 rows checked before them are kept below\.$/);
+    await expect(w.page.locator('#check-progress').getAttribute('data-rows')).resolves.toBe('1000');
+    await expect(w.page.locator('table.check-table tbody tr').count()).resolves.toBe(CHECK_PAGE_SIZE);
+    // The first request was charged a lookup per row that is not invalid; the refused one nothing.
+    const first = await (await validatingFetch()(`${sample.url}/api/v1/contributions/check`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'text/csv' }, body: file.firstThousand })).json();
+    const charged = (first as { results: { status: string }[] }).results.filter((r) => r.status !== 'invalid').length;
+    const low = createRegisterClient({ baseUrl: `${sample.url}/api/v1`, key: lowKey, fetch: validatingFetch() });
+    expect((await low.key()).data.key.credits_remaining).toBe(LOW_QUOTA - charged);
+    await expectAccessible(w, 'the check view after a refusal');
+    await w.settle();
+    await w.page.context().close();
+  });
+});
+
+/** The sample release the servers serve on /api/v1 (the newest). */
+const STAMP = '20261008T120000Z';
+
+/**
+ * A contribution file on the newest sample release, written to disk: first a row of each status (the sample facts
+ * test/runtime/contributions-check.test.ts names: Marcus Foden rp10d88a6570bb3f is transfermarkt 8155472 and fotmob
+ * 4196709, Son Min-jae is transfermarkt 7381724, fbref a2ae0994 is on two players, rpd8e4e243f9af6d was merged,
+ * rpcea49c744a377e retired), then the release's own bridges of live players and teams (no namespace) by their
+ * names, to 2,345 rows: three requests. CRLF line ends; every 97th row's pass-through `note` holds a quoted comma
+ * and line break, so rows and lines part; a blank line and a line of commas in the second thousand are no rows.
+ */
+async function contributionFile(): Promise<{ path: string; text: string; rows: number; firstThousand: string }> {
+  const dir = join(SAMPLES, STAMP, 'csv');
+  const entities = new Map<string, { type: string; status: string; label: string }>();
+  let cols: string[] = [];
+  await readCsv(join(dir, 'entities.csv.gz'), 'entities.csv.gz', {
+    header: (h) => void (cols = h),
+    row: (f) => void entities.set(f[cols.indexOf('reep_id')], { type: f[cols.indexOf('entity_type')], status: f[cols.indexOf('status')], label: f[cols.indexOf('label')] }),
+  });
+  const fill: string[][] = [];
+  await readCsv(join(dir, 'bridges.csv.gz'), 'bridges.csv.gz', {
+    header: (h) => void (cols = h),
+    row: (f) => {
+      const e = entities.get(f[cols.indexOf('reep_id')]);
+      if (f[cols.indexOf('namespace')] === '' && e?.status === 'active' && (e.type === 'player' || e.type === 'team')) fill.push([f[cols.indexOf('provider')], f[cols.indexOf('external_id')], e.label, e.type, '', '']);
+    },
+  });
+  const rows = [
+    ['transfermarkt', '8155472', 'Marcus Foden', 'player', '', ''],
+    ['kicker', 'k-1', 'Marcus Foden', 'player', '8155472', ''],
+    ['fotmob', '4196709', '', 'player', '7381724', ''],
+    ['fbref', 'a2ae0994', '', 'player', '', ''],
+    ['nosuch', '1', '', '', '', ''],
+    ['zerozero', 'z-2', '', '', '', 'rpd8e4e243f9af6d'],
+    ['kicker', 'k-3', '', '', '', 'rpcea49c744a377e'],
+    ['kicker', 'k-4', '', '', '', ''],
+  ];
+  for (let i = 0; rows.length < 2345; i++) rows.push(fill[i % fill.length]);
+  const cell = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v);
+  const records = rows.map((r, i) => [...r, i % 97 === 96 ? `row ${i + 1}, "noted"\non two lines` : `n${i + 1}`].map(cell).join(','));
+  // Blank records: an empty line after row 1,500 and a line of commas after row 1,700 (both in the second request).
+  records.splice(1700, 0, ',,,,,,');
+  records.splice(1500, 0, '');
+  const header = 'provider,external_id,name,type,transfermarkt_id,reep_id,note';
+  const text = `${header}\r\n${records.join('\r\n')}\r\n`;
+  const path = join(mkdtempSync(join(tmpdir(), 'ir-explorer-check-')), 'contributions.csv');
+  writeFileSync(path, text);
+  return { path, text, rows: rows.length, firstThousand: `${header}\r\n${records.slice(0, 1000).join('\r\n')}\r\n` };
+}
 
 /** The team in most dated matches of the newest sample release, counted from its matches table. */
 async function busiestSampleTeam(): Promise<string> {

@@ -414,11 +414,13 @@ async function* csvChunks(source: CsvSource, maxRows: number): AsyncGenerator<{ 
   const emit = (fields: string[], raw: string) => {
     const at = line;
     line += 1 + (raw.match(/\n/g)?.length ?? 0);
-    if (fields.length === 1 && fields[0] === '') return;
+    // As the server's reader has it: the header is the first line that is not empty, and after it a record of
+    // empty fields (a blank line, a line of commas) is no row.
     if (header === null) {
-      header = raw;
+      if (raw !== '') header = raw;
       return;
     }
+    if (fields.every((f) => f === '')) return;
     records.push(raw);
     lines.push(at);
     size += raw.length + 1;

@@ -33,7 +33,7 @@ afterAll(async () => {
   await rt?.close();
 });
 
-/** 2,345 rows of every kind, some records spanning two lines, some blank lines between them. */
+/** 2,345 rows of every kind, some records spanning two lines, blank lines and lines of empty fields between them (no rows). */
 function bigFile(): string {
   const kinds = [
     'transfermarkt,8155472,Marcus Foden,player,',
@@ -45,7 +45,7 @@ function bigFile(): string {
   const lines = ['provider,external_id,name,type,transfermarkt_id'];
   for (let i = 0; i < 2345; i++) {
     lines.push(kinds[i % kinds.length].replace('{i}', String(i)));
-    if (i % 400 === 0) lines.push('');
+    if (i % 400 === 0) lines.push(i % 800 === 0 ? '' : ',,"",,');
   }
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -28,6 +28,7 @@ const OPTIONS: Record<string, string[]> = {
   'import-v0': ['--from', '--out', '--force'],
   compile: ['--releases', '--out', '--stamp', '--strict', '--sign', '--valid-days', '--signed-at'],
   verify: ['--dist', '--trust', '--at'],
+  check: ['--stamp', '--dist', '--origin', '--format'],
   pull: ['--out', '--stamp', '--trust', '--parallel'],
   sign: ['--dist', '--stamp', '--key', '--valid-days', '--signed-at'],
   'signing-key new': ['--out'],
@@ -51,7 +52,7 @@ describe('register usage', () => {
       expect(r.stderr).toBe('');
       expect(r.stdout).not.toMatch(/\x1b\[/); // not a terminal: no colour codes
     }
-    expect(top.stdout).toMatch(/^USAGE register generate\|import-v0\|compile\|verify\|pull\|sign\|signing-key\|serve\|start\|keys\|edge$/m);
+    expect(top.stdout).toMatch(/^USAGE register generate\|import-v0\|compile\|verify\|check\|pull\|sign\|signing-key\|serve\|start\|keys\|edge$/m);
     for (const c of ['generate', 'import-v0', 'compile', 'verify', 'pull', 'sign', 'signing-key', 'serve', 'start', 'keys', 'edge']) expect(top.stdout).toMatch(new RegExp(`^\\s+${c}\\s+\\S`, 'm'));
     expect(bare.stdout).toBe(top.stdout);
     expect(version.stdout).toBe(`${VERSION}\n`);

@@ -250,6 +250,25 @@ function batchBody(t: FuzzTargets): fc.Arbitrary<string> {
   );
 }
 
+/** A contributions check body: JSON rows of real and made-up provider IDs, the refusals, and hostile text. */
+function checkBody(t: FuzzTargets): fc.Arbitrary<string> {
+  const row = fc.record(
+    {
+      provider: fc.constantFrom(...t.providers, 'nobody'),
+      external_id: fc.constantFrom(...t.externalIds, 'zz', ''),
+      name: fc.oneof(fc.constantFrom(...t.searchTerms), fc.string({ maxLength: 20 })),
+      type: fc.constantFrom('player', 'team', 'competition', 'nothing'),
+      namespace: fc.constantFrom(...t.namespaces),
+    },
+    { requiredKeys: [] },
+  );
+  return fc.oneof(
+    { weight: 8, arbitrary: fc.record({ rows: fc.array(row, { minLength: 1, maxLength: 20 }), first_row: fc.integer({ min: 1, max: 5000 }) }, { requiredKeys: ['rows'] }).map((b) => JSON.stringify(b)) },
+    { weight: 1, arbitrary: fc.constantFrom('{"rows":[]}', '{"rows":"x"}', '{"rows":null}', '{"rows":[{}],"first_row":0}', '[]', 'null') },
+    { weight: 3, arbitrary: hostileBody },
+  );
+}
+
 function ackBody(t: FuzzTargets): fc.Arbitrary<string> {
   // A body the opta key may send as is: its own findings, plain actor and note.
   const own = t.findingIds.filter((id) => id.startsWith('opta-'));
@@ -344,7 +363,8 @@ function requestFor(op: OperationShape, t: FuzzTargets): fc.Arbitrary<FuzzReques
   const ifNoneMatch = op.headerParams.some((p) => p.name === 'If-None-Match') ? fc.option(fc.constantFrom('"x"', '*', 'W/"abc"', '"' + 'e'.repeat(200) + '"'), { nil: null }) : fc.constant(null);
   // A CORS preflight names the method it asks about; now and then one that does not, which is no preflight (405).
   const preflight = op.method === 'OPTIONS' ? fc.option(fc.constantFrom('GET', 'POST', 'DELETE', 'get'), { nil: null, freq: 6 }) : fc.constant(null);
-  const body = op.template === '/batch' ? batchBody(t) : op.template === '/notices/ack' ? ackBody(t) : fc.oneof(batchBody(t), ackBody(t));
+  const body =
+    op.template === '/batch' ? batchBody(t) : op.template === '/notices/ack' ? ackBody(t) : op.template === '/contributions/check' ? checkBody(t) : fc.oneof(batchBody(t), ackBody(t));
   return fc
     .record({ method, ns, pathAndQuery, mutation, auth: authHeader(t), contentType, body, ifNoneMatch, preflight })
     .map((r) => {
@@ -405,8 +425,9 @@ function expectedCharge(x: Pick<Exchange, 'request' | 'status' | 'body'>): numbe
   if (x.status === 404 && x.request.method !== 'HEAD' && !/"error":"not_found"/.test(x.body)) return 0;
   if (cost === 'per_item') {
     if (x.status !== 200) return 0;
-    const parsed = JSON.parse(x.body) as { results: { status: number }[] };
-    return parsed.results.filter((r) => r.status !== 400).length;
+    // A batch item refused in place is its 400; a contribution row that cannot be checked is `invalid`.
+    const parsed = JSON.parse(x.body) as { results: { status: number | string }[] };
+    return parsed.results.filter((r) => r.status !== 400 && r.status !== 'invalid').length;
   }
   return typeof cost === 'number' ? cost : 0;
 }

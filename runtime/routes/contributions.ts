@@ -11,23 +11,16 @@ import { concatToSend } from '../../common/bytes.ts';
 import { isInvalid } from '../contributions/check-row.ts';
 import { writeCheck } from '../contributions/check-stream.ts';
 import { chunksOfBytes, ContributionFileError, readContributionCsv, rowsOfJson, type ContributionRow } from '../contributions/contribution-file.ts';
+import { parseJsonBody, readBodyBytes } from '../read-body.ts';
 import { bodyEtag } from '../response-headers.ts';
-import { defineRoute, type AppRequest, type RouteDef } from '../route.ts';
+import { defineRoute, type RouteDef } from '../route.ts';
 import type { Release } from '../release/open-release.ts';
 
 const checkBody = bodyChecker(CheckRequest);
 const PARAMETERS = [FirstRow] as const;
 const readParameters = parameterReader(PARAMETERS);
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 const PATH = '/contributions/check';
-
-/** The request's bytes, within the body cap (the adapter enforces it too). */
-async function bodyBytes(request: AppRequest, maxBytes: number): Promise<Uint8Array> {
-  const buf = new Uint8Array(await request.arrayBuffer());
-  if (buf.length > maxBytes) throw new ApiError(413, 'payload_too_large', `The body is larger than ${maxBytes} bytes.`);
-  return buf;
-}
 
 /** A CSV body's rows, every one read before anything is charged: a file that cannot be read is refused whole. */
 async function csvRows(release: Release, bytes: Uint8Array, firstRow: number): Promise<ContributionRow[]> {
@@ -78,17 +71,11 @@ export const contributionRoutes = (maxBodyBytes: number): RouteDef[] => [
     async prepare(c) {
       const type = (c.request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
       // The body is read whatever is refused next: one left unread would be taken for the next request on the connection.
-      const bytes = await bodyBytes(c.request, maxBodyBytes);
+      const bytes = await readBodyBytes(c.request, maxBodyBytes);
       let rows: ContributionRow[];
       let parts: string[];
       if (type === 'application/json') {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(dec.decode(bytes));
-        } catch {
-          throw new ApiError(400, 'invalid_body', 'The body is not valid JSON.');
-        }
-        const body = checkBody(parsed);
+        const body = checkBody(parseJsonBody(bytes));
         rows = rowsOfJson(body.rows, c.release.providers, body.first_row ?? 1);
         parts = ['json'];
       } else if (type === 'text/csv') {

@@ -12,6 +12,7 @@ import { bodyChecker, valueChecker } from '../contract/request-check.ts';
 import { ReconcileForm, ReconcileManifest, ReconcileQuery, ReconcileQueryBatch, ReconcileResults, ref } from '../contract/schemas.ts';
 import { isClearMatch, matchNames, scoreNameOf, CLEAR_LEAD, MATCH_SCORE, type NameCandidate, type NameFeatures } from '../release/name-match.ts';
 import type { Release } from '../release/open-release.ts';
+import { readBodyBytes } from '../read-body.ts';
 import { defineRoute, type AppRequest, type Reply, type RequestContext, type RouteDef } from '../route.ts';
 import { Type } from '@sinclair/typebox';
 
@@ -194,9 +195,7 @@ async function postedBatch(request: AppRequest, maxBytes: number): Promise<strin
   if (!form && !/^application\/json\s*(;|$)/i.test(type)) {
     throw new ApiError(400, 'invalid_body', 'Send the form field `queries` (application/x-www-form-urlencoded) or the batch as application/json.');
   }
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.length > maxBytes) throw new ApiError(413, 'payload_too_large', `The body is larger than ${maxBytes} bytes.`);
-  const text = decoder.decode(bytes);
+  const text = decoder.decode(await readBodyBytes(request, maxBytes));
   return form ? new URLSearchParams(text).get('queries') : text;
 }
 

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
+import { csvField } from '../common/csv-records.ts';
 import { readCsv } from '../compiler/read/csv-reader.ts';
 import { addKey } from '../runtime/keys/key-file.ts';
 import { openRuntime } from '../runtime/server.ts';
@@ -51,7 +52,6 @@ async function writeRows(path: string): Promise<void> {
     row: (f) => void (bridges.length < 4 * rowCount && labels.has(f[3]) && bridges.push({ provider: f[0], namespace: f[1], id: f[2], reep: f[3] })),
   });
   const tm = bridges.filter((b) => b.provider === 'transfermarkt');
-  const quote = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
   const lines = ['provider,external_id,name,type,namespace,transfermarkt_id,note'];
   for (let i = 0; i < rowCount; i++) {
     const b = bridges[(i * 7919) % bridges.length];
@@ -60,13 +60,13 @@ async function writeRows(path: string): Promise<void> {
     const xe = labels.get(x.reep)!;
     switch (i % 10) {
       case 0: case 1: case 2: case 3: // a provider ID the release holds, with its name
-        lines.push([b.provider, b.id, quote(e.label), e.type, b.namespace, '', `r${i}`].join(','));
+        lines.push([b.provider, b.id, csvField(e.label), e.type, b.namespace, '', `r${i}`].join(','));
         break;
       case 4: case 5: case 6: // a new ID of a provider, pointed at an entity by its Transfermarkt ID
-        lines.push(['fotmob', `new-${i}`, quote(xe.label), xe.type, '', x.id, `r${i}`].join(','));
+        lines.push(['fotmob', `new-${i}`, csvField(xe.label), xe.type, '', x.id, `r${i}`].join(','));
         break;
       case 7: case 8: // a name alone
-        lines.push(['fotmob', `name-${i}`, quote(e.label), e.type, '', '', `r${i}`].join(','));
+        lines.push(['fotmob', `name-${i}`, csvField(e.label), e.type, '', '', `r${i}`].join(','));
         break;
       default: // a provider the release does not know
         lines.push(['nosuch', String(i), '', '', '', '', `r${i}`].join(','));

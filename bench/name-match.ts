@@ -18,7 +18,7 @@ import { compileAll } from '../compiler/compile.ts';
 import { parseCsvText } from '../compiler/read/csv-reader.ts';
 import { fnv1a32 } from '../common/hash.ts';
 import { nameTokens } from '../common/name-keys.ts';
-import { csvLine } from '../generator/csv.ts';
+import { csvLine } from '../common/csv-records.ts';
 import { DEFAULT_V0_DIR, importV0 } from '../generator/from-v0.ts';
 import { generateRelease } from '../generator/synthetic.ts';
 import { createBucketCache } from '../runtime/release/bucket-family-reader.ts';

@@ -14,8 +14,8 @@ import { createFsSource } from '../runtime/source/fs-source.ts';
 import { createHttpSource } from '../runtime/source/http-source.ts';
 import type { ShardSource } from '../runtime/interfaces.ts';
 import { writeCheck } from '../runtime/contributions/check-stream.ts';
-import type { CheckResult } from '../runtime/contributions/check-row.ts';
 import { ContributionFileError, readContributionCsv } from '../runtime/contributions/contribution-file.ts';
+import { candidatesCell, reportHeader, reportLine } from '../common/check-report.ts';
 import { badValue, ioOf, processIo, type CommandIo } from './command-line.ts';
 
 /** Output is handed to the stream in pieces of about this many characters: one write per result would be a syscall each. */
@@ -43,17 +43,6 @@ function bufferedOut(io: CommandIo): { write(text: string): Promise<void> | void
     end: flush,
   };
 }
-
-/** A CSV field, quoted when it must be. */
-const csvField = (s: string): string => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
-
-/** The CSV report's line for one result; the header names the pass-through columns of the first row. */
-function csvLine(r: CheckResult): string {
-  const candidates = r.candidates.map((c) => `${c.reep_id}:${c.score}`).join(' ');
-  const fields = [String(r.row), r.line === undefined ? '' : String(r.line), r.status, r.reep_id ?? '', r.band === null ? '' : String(r.band), r.reasons.join(' '), r.provider, r.namespace, r.external_id, candidates, ...r.extra.map(([, v]) => v)];
-  return `${fields.map(csvField).join(',')}\n`;
-}
-const csvHeader = (r: CheckResult): string => `${['row', 'line', 'status', 'reep_id', 'band', 'reasons', 'provider', 'namespace', 'external_id', 'candidates', ...r.extra.map(([k]) => k)].map(csvField).join(',')}\n`;
 
 /** The release `stamp` of the dist `source` serves, or a refusal naming what is missing. */
 async function openRelease(source: ShardSource, stamp: string, where: string): Promise<Release> {
@@ -99,9 +88,9 @@ export const checkCommand = defineCommand({
       let summary;
       try {
         summary = await writeCheck(release, rows, json ? (t) => out.write(t) : () => {}, json ? undefined : (r) => {
-          const w = header ? null : out.write(csvHeader(r));
+          const w = header ? null : out.write(reportHeader(r.extra.map(([k]) => k)));
           header = true;
-          return w ?? out.write(csvLine(r));
+          return w ?? out.write(reportLine(r, candidatesCell(r.candidates), r.extra.map(([, v]) => v)));
         });
       } catch (e) {
         await out.end();

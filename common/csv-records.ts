@@ -1,5 +1,6 @@
 // RFC 4180 records over text, Web-standard (no Node API), so the compiler's reader (compiler/read/csv-reader.ts) and
-// the runtime's contribution files (runtime/contributions/, which run in workerd too) frame records one way. Plain
+// the runtime's contribution files (runtime/contributions/, which run in workerd too) frame records one way; and the
+// one way of writing them (the generators' releases, the contribution check's report). Plain
 // lines take a fast path (no quote character: split at their commas), lines with `"` the quote-aware one.
 
 /** A record that could not be parsed; `recordsBefore` says how many complete records preceded it in the text. */
@@ -132,3 +133,18 @@ export function quotedRecord(text: string, pos: number, final: boolean, recordsB
   return { fields, rawEnd: n, next: n };
 }
 
+
+const NEEDS_QUOTES = /[",\r\n]/;
+const QUOTE_RE = /"/g;
+
+/** One CSV field: quoted (with quotes doubled) only when it holds a comma, quote, CR or LF. */
+export function csvField(value: string): string {
+  return NEEDS_QUOTES.test(value) ? `"${value.replace(QUOTE_RE, '""')}"` : value;
+}
+
+/** One CSV record with its LF terminator. */
+export function csvLine(fields: readonly string[]): string {
+  let out = csvField(fields[0] ?? '');
+  for (let i = 1; i < fields.length; i++) out += ',' + csvField(fields[i]);
+  return out + '\n';
+}

@@ -10,6 +10,7 @@
 // the header is the first record that is not blank. Every chunk is the header's bytes and then whole records, so
 // each is a file the server reads alone, and the rows and lines it numbers are put back into the file's numbering.
 import type { CheckResult } from '../client/register-client.ts';
+import { candidatesCell, reportHeader, reportLine } from '../common/check-report.ts';
 import { MAX_CHECK_ROWS } from '../common/request-limits.ts';
 
 /** Bytes per request, header included: within the server's default body cap (256 KiB) with room to spare. */
@@ -217,34 +218,23 @@ export function checkedRow(r: CheckResult, chunk: Pick<CsvChunk, 'lineOffset'>):
     provider: r.provider,
     namespace: r.namespace,
     external_id: r.external_id,
-    candidates: r.candidates.map((c) => `${c.reep_id}:${c.score}`).join(' '),
+    candidates: candidatesCell(r.candidates),
     best: best ? { reep_id: best.reep_id, label: best.label, score: best.score } : null,
     extra: r.extra,
   };
 }
 
 /**
- * The report as CSV lines, header first, in the columns and bytes of `register check --format csv` (cli/check-command.ts)
- * for the same file and stamp: its columns, then the pass-through ones (the file's other columns, as the first
- * row names them). One string per row, so a Blob is made of them without one string of the whole report.
+ * The report as CSV lines, header first (common/check-report.ts: the lines `register check --format csv` prints for
+ * the same file and stamp), the pass-through columns as the first row names them. One string per row, so a Blob is
+ * made of them without one string of the whole report.
  */
 export function reportLines(rows: readonly CheckedRow[]): string[] {
   const extras = rows.length ? Object.keys(rows[0].extra) : [];
-  const line = (cells: string[]) => `${cells.map(csvCell).join(',')}\n`;
-  const out = [line([...REPORT_COLUMNS, ...extras])];
-  for (const r of rows) {
-    out.push(
-      line([String(r.row), r.line === null ? '' : String(r.line), r.status, r.reep_id ?? '', r.band === null ? '' : String(r.band), r.reasons.join(' '), r.provider, r.namespace, r.external_id, r.candidates, ...extras.map((k) => r.extra[k] ?? '')]),
-    );
-  }
+  const out = [reportHeader(extras)];
+  for (const r of rows) out.push(reportLine(r, r.candidates, extras.map((k) => r.extra[k] ?? '')));
   return out;
 }
-
-/** The report's own columns, before the pass-through ones. */
-export const REPORT_COLUMNS = ['row', 'line', 'status', 'reep_id', 'band', 'reasons', 'provider', 'namespace', 'external_id', 'candidates'];
-
-/** One CSV cell, quoted when it holds a comma, quote or line break. */
-const csvCell = (s: string): string => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
 
 /**
  * A message the server gave about a line of one chunk (`line 3: …`, an `invalid_csv` refusal) with the file's line:

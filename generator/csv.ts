@@ -1,21 +1,6 @@
-// RFC 4180 CSV for the generators: escaping for the writer; reading goes through the compiler's reader (gzip or
+// RFC 4180 CSV for the generators: writing with common/csv-records.ts; reading goes through the compiler's reader (gzip or
 // plain, LF or CRLF), used to derive a successor from a prior release and to read the v0 register.
 import { parseCsvText, readCsvBatches } from '../compiler/read/csv-reader.ts';
-
-const NEEDS_QUOTES = /[",\r\n]/;
-const QUOTE_RE = /"/g;
-
-/** One CSV field: quoted (with quotes doubled) only when it holds a comma, quote, CR or LF. */
-export function csvField(value: string): string {
-  return NEEDS_QUOTES.test(value) ? `"${value.replace(QUOTE_RE, '""')}"` : value;
-}
-
-/** One CSV record with its LF terminator. */
-export function csvLine(fields: readonly string[]): string {
-  let out = csvField(fields[0] ?? '');
-  for (let i = 1; i < fields.length; i++) out += ',' + csvField(fields[i]);
-  return out + '\n';
-}
 
 /** The generator reads releases with the compiler's reader: one RFC 4180 parser in the project. */
 export const readCsv = (path: string, label: string = path) => readCsvBatches(path, label, 'generate');

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { createGzip, type Gzip } from 'node:zlib';
 import { RegisterError } from '../common/errors.ts';
 import { STAMP } from '../common/ids.ts';
-import { csvLine } from './csv.ts';
+import { csvLine } from '../common/csv-records.ts';
 import { TABLE_COLUMNS, tablePath, tableRole, type FileRole, type TableName } from './tables.ts';
 
 const SCHEMA_VERSION = 'bridge-register-v1';

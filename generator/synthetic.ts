@@ -3,7 +3,7 @@
 import { basename } from 'node:path';
 import { RegisterError } from '../common/errors.ts';
 import type { EntityType } from '../common/ids.ts';
-import { csvField } from './csv.ts';
+import { csvField } from '../common/csv-records.ts';
 import { competitionName, isKnockout, personName, STAGE_NAMES, teamName, type PersonName } from './names.ts';
 import { kindFor, makeFinding, noticeBatchJson, noticePath, type NoticeSubject } from './notices.ts';
 import { ExternalIds, namespaceOf, PROVIDERS, propertyOf } from './providers.ts';

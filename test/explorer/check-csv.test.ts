@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCsvText } from '../../compiler/read/csv-reader.ts';
 import type { CheckResult } from '../../client/register-client.ts';
-import { checkedRow, csvChunks, reportLines, REPORT_COLUMNS, withFileLines, type CheckedRow, type CsvChunk } from '../../explorer/check-csv.ts';
+import { REPORT_COLUMNS } from '../../common/check-report.ts';
+import { checkedRow, csvChunks, reportLines, withFileLines, type CheckedRow, type CsvChunk } from '../../explorer/check-csv.ts';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

@@ -4,7 +4,7 @@
 import { API_NAME, API_SCHEMA, API_VERSION } from '../../common/ids.ts';
 import { headers, jsonContent, responseRef, responses, type DocNode, type RouteOperation } from './http-parts.ts';
 import { componentParameters, parameterName, type Parameter } from './parameters.ts';
-import { componentSchemas, ref, type JsonObject, type JsonValue } from './schema-kit.ts';
+import { componentSchemas, isComponent, ref, type JsonObject, type JsonValue } from './schema-kit.ts';
 
 export type { JsonObject, JsonValue };
 export type HttpMethod = 'get' | 'post' | 'options';
@@ -135,8 +135,10 @@ function operationOf(route: DocumentedRoute): JsonObject {
   if (!route.auth) op.security = [];
   if (spec.parameters?.length) op.parameters = spec.parameters.map(parameterEntry);
   if (spec.requestBody) op.requestBody = { required: true, content: jsonContent(ref(spec.requestBody)) };
-  if (spec.requestBodyCsv) (op.requestBody as { content: JsonObject }).content['text/csv'] = { schema: { type: 'string', description: spec.requestBodyCsv } };
-  if (spec.requestMedia) op.requestBody = { required: true, content: Object.fromEntries(Object.entries(spec.requestMedia).map(([type, schema]) => [type, { schema: ref(schema) }])) };
+  if (spec.requestMedia) {
+    const content = Object.entries(spec.requestMedia).map(([type, schema]) => [type, { schema: isComponent(schema) ? ref(schema) : schema }]);
+    op.requestBody = { required: true, content: Object.fromEntries(content) };
+  }
   // A route that also takes its key as a query parameter (route.ts `queryKey`) states that second scheme.
   if (route.auth && route.queryKey) op.security = [{ bearerAuth: [] }, { queryKey: [] }];
   // Any API operation answers 414 to an overlong URL, before anything else is read.

@@ -305,9 +305,10 @@ export interface RouteOperation {
   parameters?: readonly Parameter[];
   /** The JSON request body's schema (a component). */
   requestBody?: TSchema;
-  /** The request body may also be CSV (`text/csv`), as this says. */
-  requestBodyCsv?: string;
-  /** A request body of several media types instead (POST /reconcile: a form or JSON), each type's schema a component. */
+  /**
+   * A request body of several media types instead (POST /reconcile: a form or JSON; POST /contributions/check: JSON
+   * or CSV), in the document's order: a component's schema is referenced, any other written in place.
+   */
   requestMedia?: Record<string, TSchema>;
   responses: Record<string, Node>;
 }

@@ -17,6 +17,9 @@ export function component<T extends TSchema>(name: string, schema: T): T {
   return schema;
 }
 
+/** Whether `schema` is a registered component (one the document references rather than writes in place). */
+export const isComponent = (schema: TSchema): boolean => names.has(schema);
+
 /** The custom kind of a reference: compiled checks follow it to the component (inlineRefs), the document keeps `$ref`. */
 const REF = 'ComponentRef';
 /** The custom kind of a plain `enum` keyword (TypeBox writes enums as unions of literals, which reads worse). */

@@ -833,8 +833,11 @@ export const CheckResponse = component(
   }),
 );
 
-/** The CSV body's description in the document (text/csv), with its limits. */
-export const CHECK_CSV_BODY =
-  'A contribution file: a header row naming `provider` and `external_id` (and any of the JSON form\'s columns), then ' +
-  `at most ${MAX_CHECK_ROWS} records, UTF-8, each at most ${MAX_CONTRIBUTION_RECORD_CHARS} characters. Number the rows ` +
-  'with `?first_row=`.';
+/** The CSV body (text/csv) of POST /contributions/check, with its limits: written in place, not a component. */
+export const CheckCsvBody = Type.Unsafe<string>({
+  type: 'string',
+  description:
+    'A contribution file: a header row naming `provider` and `external_id` (and any of the JSON form\'s columns), then ' +
+    `at most ${MAX_CHECK_ROWS} records, UTF-8, each at most ${MAX_CONTRIBUTION_RECORD_CHARS} characters. Number the ` +
+    'rows with `?first_row=`.',
+});

@@ -5,7 +5,7 @@ import { ApiError } from '../api-error.ts';
 import { costingErrors, errorResponse, ok, responseRef, TAGGED_COST_HEADERS, COST_HEADERS } from '../contract/http-parts.ts';
 import { FirstRow } from '../contract/parameters.ts';
 import { bodyChecker, parameterReader } from '../contract/request-check.ts';
-import { CHECK_CSV_BODY, CheckRequest, CheckResponse, ref } from '../contract/schemas.ts';
+import { CheckCsvBody, CheckRequest, CheckResponse, ref } from '../contract/schemas.ts';
 import { MAX_CHECK_ROWS } from '../../common/request-limits.ts';
 import { concatToSend } from '../../common/bytes.ts';
 import { isInvalid } from '../contributions/check-row.ts';
@@ -59,8 +59,7 @@ export const contributionRoutes = (maxBodyBytes: number): RouteDef[] => [
         'bytes on every server of the same stamp.',
       cost: 'per_item',
       parameters: PARAMETERS,
-      requestBody: CheckRequest,
-      requestBodyCsv: CHECK_CSV_BODY,
+      requestMedia: { 'application/json': CheckRequest, 'text/csv': CheckCsvBody },
       responses: {
         '200': ok('One result per row, in order.', ref(CheckResponse), TAGGED_COST_HEADERS),
         ...costingErrors([...checkBody.codes, ...readParameters.codes, 'empty_check', 'check_too_large', 'invalid_csv', 'invalid_body']),

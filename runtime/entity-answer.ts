@@ -32,6 +32,15 @@ function section(e: LiveEntity, i: number): Uint8Array {
   return e.shard.subarray(e.cuts[i], e.cuts[i + 1]);
 }
 
+/**
+ * One section as the object its text is (0 aliases, 1 attributes, 2 bridges as stored, 3 relationships, 4 overlay);
+ * empty when the entity has none. For readers of a few fields (name matching, the contributions check).
+ */
+export function sectionObject(e: LiveEntity, i: number): Record<string, unknown> {
+  const s = section(e, i);
+  return s.length === 0 ? {} : (JSON.parse(`{${dec.decode(s.subarray(1))}}`) as Record<string, unknown>);
+}
+
 /** Value bytes of a section whose text is `,"<key>":<value>` (single-key sections). */
 function sectionValue(e: LiveEntity, i: number, key: string): Uint8Array | null {
   const s = section(e, i);

@@ -4,9 +4,9 @@
 // result bytes on Node and at the edge. Reads the release only through its lookups (resolve, entity, the name keys).
 import { ENTITY_TYPES, REGISTER_ID, isEntityType, type EntityType } from '../../common/ids.ts';
 import { MAX_PATH_PARAMETER_CHARS } from '../../common/request-limits.ts';
-import { bridgesBody } from '../entity-answer.ts';
+import { bridgesBody, sectionObject } from '../entity-answer.ts';
 import type { LiveEntity, Release } from '../release/open-release.ts';
-import { isClearMatch, matchNames, scoreNameOf, type NameCandidate, type NameQuery } from '../release/name-match.ts';
+import { isClearMatch, matchNames, nameScorer, type NameCandidate, type NameQuery } from '../release/name-match.ts';
 import { CHECK_BANDS, CHECK_STATUSES } from '../contract/schemas.ts';
 import type { ContributionRow } from './contribution-file.ts';
 
@@ -117,28 +117,19 @@ function bridgesOf(e: LiveEntity): { provider: string; namespace: string; extern
   return (JSON.parse(new TextDecoder().decode(bridgesBody(e))) as { bridges: { provider: string; namespace: string; external_id: string }[] }).bridges;
 }
 
+/** Whether `e` already holds another ID of `provider` in `namespace` than `externalId` (a second one would be a conflict). */
+const holdsOtherId = (e: LiveEntity, provider: string, namespace: string, externalId: string): boolean =>
+  bridgesOf(e).some((b) => b.provider === provider && b.namespace === namespace && b.external_id !== externalId);
+
 /** The entity's dates of birth, from its attributes; empty when the release holds none. */
 function birthDates(e: LiveEntity): string[] {
-  const section = new TextDecoder().decode(e.shard.subarray(e.cuts[1], e.cuts[2]));
-  if (section.length === 0 || !section.includes('birth')) return [];
-  const attrs = (JSON.parse(`{${section.slice(1)}}`) as { attributes?: Record<string, unknown> }).attributes ?? {};
+  const attrs = (sectionObject(e, 1) as { attributes?: Record<string, unknown> }).attributes ?? {};
   const v = attrs.date_of_birth ?? attrs.birth_date;
   return Array.isArray(v) ? v.map(String) : typeof v === 'string' ? [v] : [];
 }
 
 /** The name score of an entity for one row's query, each entity scored once however often the row's check asks. */
-type Scores = (id: string) => Promise<NameCandidate | null>;
-
-/** The candidate shape for an entity an ID led to: scored against the row's name when it has one. */
-async function candidateOf(scores: Scores, e: LiveEntity): Promise<NameCandidate> {
-  const scored = await scores(e.id);
-  if (scored) return scored;
-  // Live by its shard yet not scored (no name keys for it): its facts alone, scoring nothing.
-  return {
-    reep_id: e.id, entity_type: e.entityType as EntityType, label: '', score: 0,
-    features: { exact: 0, normalised: 0, alias: 0, token_overlap: 0, initials: 0, type: 0, country: 0 },
-  };
-}
+type Scores = (e: LiveEntity) => NameCandidate;
 
 /** Whether a row is `invalid` (costs nothing): decided without reading the release's files. */
 export const isInvalid = (release: Release, r: ContributionRow): boolean => invalidReasons(release, r).length > 0;
@@ -174,24 +165,30 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
   const type = (f.type || null) as EntityType | null;
   const q: NameQuery = { name: f.name ?? '', type, country: f.nationality || null };
   const reasons = new Set<Reason>();
-  const scored = new Map<string, Promise<NameCandidate | null>>();
-  const scores: Scores = (id) => {
-    let s = scored.get(id);
-    if (!s) scored.set(id, (s = scoreNameOf(release, id, q)));
-    return s;
+  // The entities an ID led to are scored as they are held, each once.
+  const scoreOf = nameScorer(q);
+  const scored = new Map<string, NameCandidate>();
+  const scores: Scores = (e) => {
+    let c = scored.get(e.id);
+    if (!c) scored.set(e.id, (c = scoreOf(e)));
+    return c;
   };
-  const done = async (status: Status, target: LiveEntity | null, band: Band | null, involved: LiveEntity[], reepId: string | null = target?.id ?? null) => {
+  const finish = (status: Status, reepId: string | null, band: Band | null) => {
     result.status = status;
     result.reep_id = reepId;
     result.band = band;
+    result.reasons = [...reasons];
+    return result;
+  };
+  /** The result, with the entities involved as its candidates (each once, in order). */
+  const done = (status: Status, target: LiveEntity | null, band: Band | null, involved: LiveEntity[], reepId: string | null = target?.id ?? null) => {
     const seen = new Set<string>();
     for (const e of involved) {
       if (seen.has(e.id)) continue;
       seen.add(e.id);
-      result.candidates.push(await candidateOf(scores, e));
+      result.candidates.push(scores(e));
     }
-    result.reasons = [...reasons];
-    return result;
+    return finish(status, reepId, band);
   };
 
   // What the release says of the row's own provider ID.
@@ -239,7 +236,7 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
       reasons.add('provider_id_on_other_entity');
       return done('conflict', holder, null, [holder, target]);
     }
-    await nameReasons(scores, holder, q, f.date_of_birth, reasons);
+    nameReasons(scores, holder, q, f.date_of_birth, reasons);
     return done(merged ? 'redirected' : 'already_bridged', holder, 1, [holder]);
   }
   if (held.otherType) reasons.add('type_mismatch');
@@ -250,11 +247,11 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
   if (target) {
     const ns = f.namespace ?? namespaces.of(provider, target.entityType)[0];
     result.namespace = ns;
-    if (bridgesOf(target).some((b) => b.provider === provider && b.namespace === ns && b.external_id !== externalId)) {
+    if (holdsOtherId(target, provider, ns, externalId)) {
       reasons.add('two_ids_one_namespace');
       return done('conflict', target, null, [target]);
     }
-    const agrees = await nameReasons(scores, target, q, f.date_of_birth, reasons);
+    const agrees = nameReasons(scores, target, q, f.date_of_birth, reasons);
     return done(merged ? 'redirected' : 'new_bridge', target, agrees ? 0.95 : 0.9, [target]);
   }
   // Nothing but the name: candidates from the release's name keys, a match only with a clear lead.
@@ -264,19 +261,12 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
   }
   const candidates = await matchNames(release, q);
   result.candidates = candidates;
-  const finish = (status: Status, reepId: string | null, band: Band | null) => {
-    result.status = status;
-    result.reep_id = reepId;
-    result.band = band;
-    result.reasons = [...reasons];
-    return result;
-  };
   if (isClearMatch(candidates)) {
     const best = await release.entity(candidates[0].reep_id);
     if (best?.kind === 'live') {
       const ns = f.namespace ?? namespaces.of(provider, best.entityType)[0];
       result.namespace = ns;
-      if (bridgesOf(best).some((b) => b.provider === provider && b.namespace === ns && b.external_id !== externalId)) {
+      if (holdsOtherId(best, provider, ns, externalId)) {
         reasons.add('two_ids_one_namespace');
         return finish('conflict', best.id, null);
       }
@@ -296,12 +286,12 @@ export async function checkRow(release: Release, namespaces: ProviderNamespaces,
  * Adds what the row's name and date of birth say of `e` to `reasons`; true when the name agrees (band 0.95): the
  * normalised full name, and no date of birth that differs.
  */
-async function nameReasons(scores: Scores, e: LiveEntity, q: NameQuery, dob: string | undefined, reasons: Set<Reason>): Promise<boolean> {
+function nameReasons(scores: Scores, e: LiveEntity, q: NameQuery, dob: string | undefined, reasons: Set<Reason>): boolean {
   let agrees = false;
   if (!q.name) reasons.add('no_name');
   else {
-    const scored = await scores(e.id);
-    agrees = scored !== null && (scored.features.exact === 1 || scored.features.normalised === 1);
+    const scored = scores(e);
+    agrees = scored.features.exact === 1 || scored.features.normalised === 1;
     reasons.add(agrees ? 'name_agrees' : 'name_differs');
   }
   if (dob) {

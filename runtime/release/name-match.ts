@@ -4,7 +4,8 @@
 import { ENTITY_TYPES, type EntityType } from '../../common/ids.ts';
 import type { NameKeyEntry } from '../../common/dist-layout.ts';
 import { affixesAgree, affixSignature, coreTokens, initialsForm, MAX_NAME_CHARS, nameKeys, nameTokens, soundKey } from '../../common/name-keys.ts';
-import type { Release } from './open-release.ts';
+import { sectionObject } from '../entity-answer.ts';
+import type { LiveEntity, Release } from './open-release.ts';
 
 export interface NameQuery {
   name: string;
@@ -207,11 +208,15 @@ export async function matchNames(release: Release, q: NameQuery): Promise<NameCa
   }
   const top = scored.sort(byScore).slice(0, limitOf(q));
   // A candidate found only through an alias: its label from its shard.
-  for (const c of top) if (!found.get(c.reep_id)!.label) c.label = (await namesOf(release, c.reep_id))?.label ?? c.label;
+  for (const c of top) {
+    if (found.get(c.reep_id)!.label) continue;
+    const e = await liveItself(release, c.reep_id);
+    if (e) c.label = namesOf(e).label;
+  }
   return top;
 }
 
-/** A live entity's names, type and country as its shard holds them; null when the ID is not a live entity itself. */
+/** A live entity's names, type and country as its shard holds them. */
 interface EntityNames {
   label: string;
   typeIndex: number;
@@ -222,21 +227,12 @@ interface EntityNames {
 
 const decoder = new TextDecoder();
 
-/** One shard section (`,"key":value…`) as an object. */
-function section(bytes: Uint8Array, from: number, to: number): Record<string, unknown> {
-  if (to <= from) return {};
-  const text = decoder.decode(bytes.subarray(from, to));
-  return text.startsWith(',') ? (JSON.parse(`{${text.slice(1)}}`) as Record<string, unknown>) : {};
-}
-
-async function namesOf(release: Release, reepId: string): Promise<EntityNames | null> {
-  const e = await release.entity(reepId);
-  if (!e || e.kind !== 'live' || e.requestedId !== undefined) return null;
-  // Sections (see EntityIndexValue): core up to cuts[0], aliases, attributes, ..., overlay from cuts[4] to cuts[5].
+function namesOf(e: LiveEntity): EntityNames {
+  // The core (up to cuts[0]) holds the label; the other sections are read by entity-answer.ts's sectionObject.
   const core = JSON.parse(`${decoder.decode(e.shard.subarray(0, e.cuts[0]))}}`) as { name_en?: string };
-  const aliases = section(e.shard, e.cuts[0], e.cuts[1]) as { aliases?: { name: string }[] };
-  const attrs = section(e.shard, e.cuts[1], e.cuts[2]) as { attributes?: { country?: string[] } };
-  const overlay = section(e.shard, e.cuts[4], e.cuts[5]) as { overlay?: { kb?: { aliases?: { name: string }[] } } };
+  const aliases = sectionObject(e, 0) as { aliases?: { name: string }[] };
+  const attrs = sectionObject(e, 1) as { attributes?: { country?: string[] } };
+  const overlay = sectionObject(e, 4) as { overlay?: { kb?: { aliases?: { name: string }[] } } };
   const label = core.name_en ?? '';
   const names: [string, number][] = [[label, 0]];
   for (const a of aliases.aliases ?? []) names.push([a.name, 1]);
@@ -244,9 +240,26 @@ async function namesOf(release: Release, reepId: string): Promise<EntityNames | 
   return { label, typeIndex: ENTITY_TYPES.indexOf(e.entityType as EntityType), country: attrs.attributes?.country?.[0] ?? '', names };
 }
 
+/** The entity `reepId` names itself (not as a merged ID), or null. */
+async function liveItself(release: Release, reepId: string): Promise<LiveEntity | null> {
+  const e = await release.entity(reepId);
+  return e && e.kind === 'live' && e.requestedId === undefined ? e : null;
+}
+
+/**
+ * How well `q` names each live entity it is given, the query taken apart once: for a caller that already holds the
+ * entities (the contributions check, reconcile's provider-ID hits), so none is looked up again.
+ */
+export function nameScorer(q: NameQuery): (e: LiveEntity) => NameCandidate {
+  const parts = partsOf(q.name);
+  return (e) => {
+    const n = namesOf(e);
+    return scoreEntity(parts, q, e.id, n.typeIndex, n.country, n.names, n.label);
+  };
+}
+
 /** How well `name` names one known entity (cross-ID + name agreement): the same scoring, for that entity alone; null when the entity is not live. */
 export async function scoreNameOf(release: Release, reepId: string, q: NameQuery): Promise<NameCandidate | null> {
-  const n = await namesOf(release, reepId);
-  if (!n) return null;
-  return scoreEntity(partsOf(q.name), q, reepId, n.typeIndex, n.country, n.names, n.label);
+  const e = await liveItself(release, reepId);
+  return e ? nameScorer(q)(e) : null;
 }

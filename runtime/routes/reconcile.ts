@@ -10,8 +10,8 @@ import { costingErrors, COST_HEADERS, errorResponse, headers, ok } from '../cont
 import { ExternalId, type Parameter } from '../contract/parameters.ts';
 import { bodyChecker, valueChecker } from '../contract/request-check.ts';
 import { ReconcileForm, ReconcileManifest, ReconcileQuery, ReconcileQueryBatch, ReconcileResults, ref } from '../contract/schemas.ts';
-import { isClearMatch, matchNames, scoreNameOf, CLEAR_LEAD, MATCH_SCORE, type NameCandidate, type NameFeatures } from '../release/name-match.ts';
-import type { Release } from '../release/open-release.ts';
+import { isClearMatch, matchNames, nameScorer, CLEAR_LEAD, MATCH_SCORE, type NameCandidate, type NameFeatures } from '../release/name-match.ts';
+import type { LiveEntity, Release } from '../release/open-release.ts';
 import { readBodyBytes } from '../read-body.ts';
 import { defineRoute, type AppRequest, type Reply, type RequestContext, type RouteDef } from '../route.ts';
 import { Type } from '@sinclair/typebox';
@@ -122,21 +122,21 @@ function candidate(c: NameCandidate, score: number, match: boolean, hit: 'provid
 }
 
 /** The live entities (survivors of merged IDs) a query's register ID or provider IDs name, of its type if it has one. */
-async function hitsOf(release: Release, q: Question): Promise<{ ids: string[]; kind: 'provider_id' | 'register_id' | null }> {
-  const ids: string[] = [];
+async function hitsOf(release: Release, q: Question): Promise<{ entities: LiveEntity[]; kind: 'provider_id' | 'register_id' | null }> {
+  const entities: LiveEntity[] = [];
   const add = async (id: string): Promise<void> => {
     const e = await release.entity(id);
-    if (e?.kind === 'live' && (q.type === null || e.entityType === q.type) && !ids.includes(e.id)) ids.push(e.id);
+    if (e?.kind === 'live' && (q.type === null || e.entityType === q.type) && !entities.some((h) => h.id === e.id)) entities.push(e);
   };
   if (q.ids.length) {
     for (const { provider, namespace, externalId } of q.ids) for (const [id] of (await release.resolve(provider, namespace, externalId)) ?? []) await add(id);
-    return { ids, kind: 'provider_id' };
+    return { entities, kind: 'provider_id' };
   }
   if (q.name !== null && REGISTER_ID.test(q.name)) {
     await add(q.name);
-    return { ids, kind: 'register_id' };
+    return { entities, kind: 'register_id' };
   }
-  return { ids, kind: null };
+  return { entities, kind: null };
 }
 
 /**
@@ -148,13 +148,11 @@ async function answerQuery(release: Release, q: Question): Promise<string> {
   const nameQuery = { name: q.name ?? '', type: q.type, country: q.country };
   const hits = await hitsOf(release, q);
   const out: string[] = [];
-  for (const id of hits.ids) {
-    const c = await scoreNameOf(release, id, nameQuery);
-    if (c) out.push(candidate(c, 1, hits.ids.length === 1, hits.kind));
-  }
+  const scoreOf = nameScorer(nameQuery);
+  for (const e of hits.entities) out.push(candidate(scoreOf(e), 1, hits.entities.length === 1, hits.kind));
   if (q.name !== null && hits.kind !== 'register_id' && out.length < q.limit) {
-    const named = (await matchNames(release, { ...nameQuery, name: q.name, limit: q.limit })).filter((c) => !hits.ids.includes(c.reep_id));
-    const clear = hits.ids.length === 0 && isClearMatch(named);
+    const named = (await matchNames(release, { ...nameQuery, name: q.name, limit: q.limit })).filter((c) => !hits.entities.some((h) => h.id === c.reep_id));
+    const clear = hits.entities.length === 0 && isClearMatch(named);
     for (let i = 0; i < named.length && out.length < q.limit; i++) out.push(candidate(named[i], named[i].score, clear && i === 0, null));
   }
   return `{"result":[${out.join(',')}]}`;

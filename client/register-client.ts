@@ -386,8 +386,8 @@ class CsvBody {
   constructor(readonly text: string) {}
 }
 
-/** The bytes of a CSV source as chunks (a ReadableStream read with its reader: not every browser iterates one). */
-async function* bytesOf(source: Exclude<CsvSource, string>): AsyncGenerator<Uint8Array> {
+/** The bytes of a stream as they come (a ReadableStream read with its reader: not every browser iterates one). */
+export async function* bytesOf(source: Exclude<CsvSource, string>): AsyncGenerator<Uint8Array> {
   if (typeof (source as ReadableStream).getReader !== 'function') return yield* source as AsyncIterable<Uint8Array>;
   const reader = (source as ReadableStream<Uint8Array>).getReader();
   try {

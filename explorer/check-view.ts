@@ -3,7 +3,7 @@
 // with filters per status and band (counts shown), and download as a CSV report. A refused request (its Error body's
 // message shown) stops the run and keeps the rows checked before it. The run is kept for the tab, so following a
 // row's entity link and coming back loses nothing.
-import { RegisterApiError } from '../client/register-client.ts';
+import { bytesOf, RegisterApiError } from '../client/register-client.ts';
 import { checkedRow, csvChunks, reportLines, STATUSES, withFileLines, type CheckedRow } from './check-csv.ts';
 import type { ViewContext } from './context.ts';
 import { entityLink, h, numberFormat } from './dom.ts';
@@ -112,7 +112,7 @@ async function start(ctx: ViewContext, file: File): Promise<void> {
   run = mine;
   repaint();
   try {
-    for await (const chunk of csvChunks(pieces(file))) {
+    for await (const chunk of csvChunks(bytesOf(file.stream()))) {
       if (mine.stop) {
         mine.state = 'stopped';
         break;
@@ -164,20 +164,6 @@ async function start(ctx: ViewContext, file: File): Promise<void> {
         ? `Nothing of ${file.name} was checked.`
         : `Stopped after ${n} rows of ${file.name}${against}, in ${requests}.`;
   repaint();
-}
-
-/** The file's bytes as they are read (a stream's reader: not every browser iterates a ReadableStream). */
-async function* pieces(file: Blob): AsyncGenerator<Uint8Array> {
-  const reader = file.stream().getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    reader.releaseLock();
-  }
 }
 
 function percent(part: number, whole: number): string {

@@ -9,7 +9,7 @@ import { MAX_CONTRIBUTION_RECORD_CHARS } from '../../common/request-limits.ts';
 
 /** A file that cannot be read as a contribution file: the message names the problem, `line` where it is (1 = header). */
 export class ContributionFileError extends Error {
-  constructor(readonly reason: string, readonly line: number) {
+  constructor(reason: string, readonly line: number) {
     super(`line ${line}: ${reason}`);
   }
 }
@@ -196,8 +196,9 @@ export function rowsOfJson(rows: readonly Record<string, string | number | null>
       return rowOf(columnsOf(keys, providers), values, firstRow + i);
     } catch (e) {
       if (!(e instanceof ContributionFileError)) throw e;
-      // What a CSV header would have been refused for is this row's own problem: its keys are its header.
-      return { row: firstRow + i, fields: {}, crossIds: [], extra: [], problem: e.reason.includes('twice') ? 'repeated_column' : 'missing_field' };
+      // What a CSV header would have been refused for (no provider or external_id, a column named twice) is this
+      // row's own problem, `missing_field` (check-row.ts REASONS): its keys are its header.
+      return { row: firstRow + i, fields: {}, crossIds: [], extra: [], problem: 'missing_field' };
     }
   });
 }

@@ -103,6 +103,12 @@ describe('POST /contributions/check', () => {
     expect(chunk.json.results[0]).toMatchObject({ row: 41, line: 2 });
   });
 
+  it('checks a JSON row that lacks external_id or names a column twice as invalid, missing_field (as documented)', async () => {
+    const rows = [{ provider: 'kicker' }, { provider: 'kicker', Provider: 'kicker', external_id: 'k-1' }];
+    const r = await call('/contributions/check', { body: { rows } });
+    expect(r.json.results.map((x: any) => [x.status, x.reasons])).toEqual([['invalid', ['missing_field']], ['invalid', ['missing_field']]]);
+  });
+
   it('charges one lookup per row that is not invalid, and nothing for a refused request', async () => {
     const before = credits(await call('/contributions/check', csv('provider,external_id\nkicker,k-9\n')));
     const r = await call('/contributions/check', csv(SAMPLE_ROWS));

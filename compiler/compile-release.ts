@@ -23,6 +23,7 @@ import type { MatchesDoc } from '../common/match-index.ts';
 import { buildDocuments, releaseSummary, type DocumentsBuilt } from './stages/build-documents.ts';
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
 import { findDiffBase } from './write/diff-base.ts';
+import { inheritedShards, linkInheritedShards } from './write/shared-shards.ts';
 
 /** What the stages hand on, by name: each one stage's output, read by the steps after it. */
 interface Outputs {
@@ -98,6 +99,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       packBytes: options.packBytes ?? 256 * 1024 * 1024,
       threads: options.threads ?? inputBytes(release) >= THREADS_FROM_BYTES,
       matchJobs: options.matchJobs ?? MATCH_JOBS,
+      shareShards: options.shareShards ?? true,
     },
     outDir,
     publicDir: join(outDir, PUBLIC_DIR),
@@ -110,12 +112,19 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     written: new Map(),
     writtenPrivate: new Map(),
     priorDiffBase: null,
+    inheritedShards: [],
   };
   try {
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
     ctx.priorDiffBase = prior ? findDiffBase(distDir, prior, ctx.options.partitions) : null;
-    const o = await runStages(ctx, STAGES);
+    ctx.inheritedShards = await inheritedShards(ctx.priorDiffBase, ctx.options.shareShards);
+    // Checked and linked while the stages run: reading ~1 GiB of packs at full size overlaps stage 1.
+    const linked = ctx.inheritedShards.length ? linkInheritedShards(ctx.priorDiffBase!, ctx.inheritedShards, ctx.publicDir) : Promise.resolve();
+    linked.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled
+    // A failed stage still waits for the links, so nothing is written into the folder after it is removed.
+    const o = await runStages(ctx, STAGES).finally(() => linked.catch(() => undefined));
+    await linked;
     ctx.counts.providers = o.documents.providers.length;
     const doc: ReleaseDoc = {
       format: DIST_FORMAT,

@@ -50,7 +50,7 @@ export async function compileAll(opts: CompileAllOptions = {}): Promise<CompileR
   await sweepTemp(dist);
   const stamps = await listStamps(releasesDir);
   if (opts.stamp && !stamps.includes(opts.stamp)) throw new RegisterError('compile', `no release ${opts.stamp} under ${releasesDir}/`);
-  const todo = opts.stamp ? [opts.stamp] : [];
+  const todo = opts.stamp ? await uncompiledPriors(releasesDir, dist, opts.stamp, stamps) : [];
   if (!opts.stamp) for (const s of stamps) if (!(await isCompiled(dist, s))) todo.push(s);
   // index.json serves the newest stamps, so a stamp compiled behind one already there is not what gets served.
   let newest: string | null = null;
@@ -78,6 +78,21 @@ export async function compileAll(opts: CompileAllOptions = {}): Promise<CompileR
   }
   await writeIndex(dist);
   return reports;
+}
+
+/**
+ * `stamp` preceded by its predecessors that are not compiled yet, oldest first. A release inherits its compiled
+ * predecessor's shard packs (compiler/write/shared-shards.ts), so its bytes depend on the chain compiled before it:
+ * compiling that chain first gives one stamp the same bytes as compiling the whole folder.
+ */
+async function uncompiledPriors(releasesDir: string, dist: string, stamp: string, stamps: string[]): Promise<string[]> {
+  const chain = [stamp];
+  for (let s = stamp; ; ) {
+    const prior = (await openRelease(join(releasesDir, s))).manifest.prior ?? stamps.filter((x) => x < s).pop() ?? null;
+    if (!prior || !stamps.includes(prior) || (await isCompiled(dist, prior))) break;
+    chain.unshift((s = prior));
+  }
+  return chain;
 }
 
 /**

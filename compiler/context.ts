@@ -26,6 +26,11 @@ export interface CompileOptions {
    * on. Year groups are cut between them by row count; the output is the same bytes for any count.
    */
   matchJobs?: number;
+  /**
+   * Inherit the predecessor's shard packs and leave each unchanged shard in them (default true; see
+   * compiler/write/shared-shards.ts). False writes every shard anew, as a release without a predecessor is written.
+   */
+  shareShards?: boolean;
 }
 
 /** Target bucket size of families read by point lookups (entity index, resolve keys). */
@@ -54,6 +59,8 @@ export interface CompileContext {
   writtenPrivate: Map<string, ContentFile>;
   /** The predecessor's diff base when its compiled folder has one for it (read instead of its tables). */
   priorDiffBase: DiffBaseSource | null;
+  /** The predecessor's shard packs this release inherits, in its shard_packs order (empty: none; see shared-shards.ts). */
+  inheritedShards: ContentFile[];
 }
 
 export interface StageTiming {

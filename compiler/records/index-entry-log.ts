@@ -7,6 +7,7 @@
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { ENTRY_LIVE, ENTRY_REDIRECT, ENTRY_TOMBSTONE, LIVE_ENTRY, TOMBSTONE_ENTRY, type EntityIndexValue } from '../../common/dist-layout.ts';
 import { RegisterError } from '../../common/errors.ts';
+import { releasePack } from '../write/diff-base.ts';
 
 /** Numbers after the kind, by kind: the checksum is each kind's last. */
 const NUMBERS: Record<number, number> = { [ENTRY_LIVE]: LIVE_ENTRY.checksum, [ENTRY_TOMBSTONE]: TOMBSTONE_ENTRY.checksum };
@@ -77,7 +78,10 @@ function checkNumbers(id: string, value: EntityIndexValue): void {
   }
 }
 
-/** Reads a closed log in the order it was written; `packBase` is added to each live or tombstone entry's pack number. */
+/**
+ * Reads a closed log in the order it was written; `packBase` is added to each live or tombstone entry's pack number,
+ * but to an inherited pack's (INHERITED_PACK), which is numbered release-wide already.
+ */
 export function readIndexEntryLog(path: string, packBase: number, onEntry: (id: string, value: EntityIndexValue) => void): void {
   const b = readFileSync(path);
   const id = (at: number): string => b.toString('utf8', at + 1, at + 1 + b[at]);
@@ -94,7 +98,7 @@ export function readIndexEntryLog(path: string, packBase: number, onEntry: (id: 
     if (n === undefined || at + 4 * n > b.length) throw new Error(`[index-entry-log] ${path}: broken record at byte ${at}`);
     const value: number[] = [kind];
     for (let i = 0; i < n; i++, at += 4) value.push(b.readUInt32LE(at));
-    value[1] += packBase;
+    value[1] = releasePack(value[1], packBase);
     onEntry(key, value as EntityIndexValue);
   }
 }

@@ -111,6 +111,16 @@ export class ContentFileWriter {
   }
 
   /**
+   * Takes back the last `n` bytes written, if they are still in the write buffer (not hashed or on disk yet);
+   * false, and nothing taken back, otherwise. A shard found unchanged after it was encoded is dropped this way.
+   */
+  unwrite(n: number): boolean {
+    if (this.fd === null || n > this.used) return false;
+    this.used -= n;
+    return true;
+  }
+
+  /**
    * Flushes, fsyncs and closes the temp file, then renames it to `<root>/<prefix>-<hash16>.<ext>`.
    * If that name already exists it holds the same bytes (same hash), so replacing it is harmless.
    */

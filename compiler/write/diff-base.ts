@@ -18,7 +18,10 @@ const DIFF_BASE_DIR = 'diff-base';
 // 4: fingerprints and merged IDs' bridges over the stored bridges section, no longer a JSON list of their own.
 // 5: a match's fingerprint covers its scoreline and fixture; places record where a shard's tail (scoreline) starts;
 // lines of kind 2 name IDs this release tombstoned because its tables lacked them.
-const FORMAT = 5;
+// 6: places carry 64 bits of sha256 over the stored shard, so an unchanged shard is found without reading it and
+// kept where it is (see ShardPackWriter); a place may name a pack inherited from the predecessor (INHERITED_PACK);
+// the meta counts the shard bytes still referenced against the packs' bytes (see shareShards).
+const FORMAT = 6;
 
 /** Identifies a diff base: the release it describes (by its manifest) and the partitioning it was cut by. */
 export interface DiffBaseMeta {
@@ -31,6 +34,8 @@ export interface DiffBaseMeta {
    * built its partition, and the range's packs start at `first pack` in the release's shard_packs.
    */
   packRanges: [number, number][];
+  /** Bytes of the shards and stubs this release's index points at, and of all its shard packs (see shareShards). */
+  shardBytes: { referenced: number; packs: number };
 }
 
 /** Where a successor finds its predecessor's diff base (and the sha256 each partition file must have) and dist. */
@@ -41,7 +46,18 @@ export interface DiffBaseSource {
   publicDir: string;
   /** See DiffBaseMeta.packRanges. */
   packRanges: [number, number][];
+  /** See DiffBaseMeta.shardBytes. */
+  shardBytes: { referenced: number; packs: number };
 }
+
+/**
+ * Marks a pack number, in a place or an index entry written by a range, as a pack inherited from the predecessor,
+ * numbered as in the predecessor's shard_packs (which this release's list starts with), not within the range.
+ */
+export const INHERITED_PACK = 0x80000000;
+
+/** The release-wide number of a range's pack `pack` when the range's own packs start at `packBase`. */
+export const releasePack = (pack: number, packBase: number): number => (pack >= INHERITED_PACK ? pack - INHERITED_PACK : pack + packBase);
 
 /** The release a diff base describes, independent of how its release.json is laid out (key order, spacing). */
 function releaseIdentity(release: ReleaseInput): string {
@@ -50,8 +66,8 @@ function releaseIdentity(release: ReleaseInput): string {
   return createHash('sha256').update(JSON.stringify([release.stamp, listed])).digest('hex');
 }
 
-export const diffBaseMeta = (release: ReleaseInput, partitions: number, packRanges: [number, number][]): DiffBaseMeta => ({
-  format: FORMAT, partitions, source: releaseIdentity(release), packRanges,
+export const diffBaseMeta = (release: ReleaseInput, partitions: number, packRanges: [number, number][], shardBytes = { referenced: 0, packs: 0 }): DiffBaseMeta => ({
+  format: FORMAT, partitions, source: releaseIdentity(release), packRanges, shardBytes,
 });
 
 const partitionFile = (p: number): string => `p${String(p).padStart(4, '0')}.tsv`;
@@ -71,10 +87,19 @@ export interface ShardPlace {
   bridgesEnd: number;
   /** Byte end of the overlay section: a match's scoreline runs from here to the closing `}`. */
   tailStart: number;
+  /** The first 8 bytes of the sha256 of the shard's stored bytes, as two little-endian uint32 (see ShardDigest). */
+  digest0: number;
+  digest1: number;
 }
 
-/** A location record: the fields above, in order, as eight little-endian uint32. */
-const LOCATION_BYTES = 32;
+/** 64 bits of a stored shard's sha256: with its length and CRC-32, what says a shard is unchanged. */
+export interface ShardDigest {
+  digest0: number;
+  digest1: number;
+}
+
+/** A location record: the fields above, in order, as ten little-endian uint32. */
+const LOCATION_BYTES = 40;
 
 /**
  * What a live ID's line holds: 64 bits of sha256 over its state, label and bridges. The bridges are the section its
@@ -125,7 +150,7 @@ export class DiffBaseWriter {
   }
 
   /** Where the next live ID's shard went: `cuts` as ShardPackWriter.addParts reports them (core, aliases, attributes, bridges, ...). */
-  place(pack: number, offset: number, length: number, checksum: number, cuts: readonly number[]): void {
+  place(pack: number, offset: number, length: number, checksum: number, cuts: readonly number[], digest: ShardDigest): void {
     if ((this.placed + 1) * LOCATION_BYTES > this.places.length) {
       const grown = Buffer.alloc(this.places.length * 2);
       this.places.copy(grown);
@@ -141,6 +166,8 @@ export class DiffBaseWriter {
     b.writeUInt32LE(cuts[2], at + 20);
     b.writeUInt32LE(cuts[3], at + 24);
     b.writeUInt32LE(cuts[5], at + 28);
+    b.writeUInt32LE(digest.digest0, at + 32);
+    b.writeUInt32LE(digest.digest1, at + 36);
   }
 
   /** Writes partition `p`'s two files and starts the next partition; returns the files for the private manifest. */
@@ -250,9 +277,9 @@ export function priorPlace(source: DiffBaseSource, part: DiffBasePartition, p: n
   const b = part.places;
   const at = ordinal * LOCATION_BYTES;
   return {
-    pack: base + b.readUInt32LE(at), offset: b.readUInt32LE(at + 4), length: b.readUInt32LE(at + 8), checksum: b.readUInt32LE(at + 12),
+    pack: releasePack(b.readUInt32LE(at), base), offset: b.readUInt32LE(at + 4), length: b.readUInt32LE(at + 8), checksum: b.readUInt32LE(at + 12),
     coreEnd: b.readUInt32LE(at + 16), bridgesStart: b.readUInt32LE(at + 20), bridgesEnd: b.readUInt32LE(at + 24),
-    tailStart: b.readUInt32LE(at + 28),
+    tailStart: b.readUInt32LE(at + 28), digest0: b.readUInt32LE(at + 32), digest1: b.readUInt32LE(at + 36),
   };
 }
 
@@ -277,7 +304,7 @@ export function findDiffBase(distDir: string, prior: ReleaseInput, partitions: n
         sha256[rel] = manifest.files[rel].sha256;
       }
     }
-    return { dir: join(privateDir, DIFF_BASE_DIR), sha256, publicDir: join(distDir, prior.stamp, PUBLIC_DIR), packRanges: meta.packRanges };
+    return { dir: join(privateDir, DIFF_BASE_DIR), sha256, publicDir: join(distDir, prior.stamp, PUBLIC_DIR), packRanges: meta.packRanges, shardBytes: meta.shardBytes };
   } catch {
     return null;
   }

@@ -106,7 +106,8 @@ describe('compile is deterministic', () => {
     const root = mkdtempSync(join(tmpdir(), 'ir-diffbase-'));
     const releases = makeReleases(root);
     const dist = join(root, 'dist');
-    await compileAll({ releases, dist, progress: false });
+    // Shards written anew every time (shareShards false): only the changelog's source differs between the compiles.
+    await compileAll({ releases, dist, progress: false, shareShards: false });
     const [, withBase] = digests(dist);
 
     // Without the predecessor's diff base, its tables are read instead.
@@ -114,7 +115,7 @@ describe('compile is deterministic', () => {
     const saved = join(root, 'saved-diff-base');
     cpSync(base, saved, { recursive: true });
     rmSync(base, { recursive: true });
-    await compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false });
+    await compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false, shareShards: false });
     expect(digests(dist)[1]).toBe(withBase);
 
     // A diff base whose bytes differ from its manifest is refused, naming the file.
@@ -123,7 +124,7 @@ describe('compile is deterministic', () => {
     const bytes = readFileSync(join(base, file));
     bytes[0] ^= 1;
     writeFileSync(join(base, file), bytes);
-    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${file}: does not match its manifest`));
+    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false, shareShards: false })).rejects.toThrow(new RegExp(`${file}: does not match its manifest`));
     expect(digests(dist)[1]).toBe(withBase); // the published successor is untouched
 
     // So is a file of shard places (where a changed ID's old shard is read from).
@@ -133,7 +134,7 @@ describe('compile is deterministic', () => {
     expect(placeBytes.length).toBeGreaterThan(0);
     placeBytes[4] ^= 1;
     writeFileSync(join(base, places), placeBytes);
-    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${places}: does not match its manifest`));
+    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false, shareShards: false })).rejects.toThrow(new RegExp(`${places}: does not match its manifest`));
     expect(digests(dist)[1]).toBe(withBase);
 
     // A diff base of another format (an older compiler's) is passed over: the tables are read, to the same bytes.
@@ -141,7 +142,7 @@ describe('compile is deterministic', () => {
     const meta = JSON.parse(readFileSync(join(base, 'meta.json'), 'utf8')) as { format: number };
     writeFileSync(join(base, 'meta.json'), JSON.stringify({ ...meta, format: meta.format - 1 }));
     rmSync(join(dist, '20261008T000000Z'), { recursive: true });
-    await compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false });
+    await compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false, shareShards: false });
     expect(digests(dist)[1]).toBe(withBase);
 
     // A changed ID's old values come from the predecessor's shard: bytes that fail their checksum are refused too.
@@ -153,7 +154,7 @@ describe('compile is deterministic', () => {
     const at = packBytes.indexOf('Athletic');
     packBytes[at] ^= 1;
     writeFileSync(join(shards, pack), packBytes);
-    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false })).rejects.toThrow(new RegExp(`${pack}: fails its checksum; recompile the prior release`));
+    await expect(compileAll({ releases, dist, stamp: '20261008T000000Z', progress: false, shareShards: false })).rejects.toThrow(new RegExp(`${pack}: fails its checksum; recompile the prior release`));
     expect(digests(dist)[1]).toBe(withBase);
   });
 
@@ -167,9 +168,11 @@ describe('compile is deterministic', () => {
     const doc = JSON.parse(readFileSync(join(dist, second, 'public', 'release.json'), 'utf8')) as { changes: { streams: Record<string, { total: number }> } };
     const changed = ['type:label_updated', 'type:entity_status_changed', 'type:provider_updated'].reduce((n, k) => n + (doc.changes.streams[k]?.total ?? 0), 0);
     expect(changed).toBeGreaterThan(3 * PRIOR_READS_IN_FLIGHT);
+    // Shards written anew both times (shareShards false): only the changelog's source differs.
+    await compileAll({ releases, dist, stamp: second, progress: false, shareShards: false });
     const withBase = JSON.parse(readFileSync(join(dist, second, 'manifest.json'), 'utf8')).digest as string;
     rmSync(join(dist, first, 'private', 'diff-base'), { recursive: true });
-    await compileAll({ releases, dist, stamp: second, progress: false });
+    await compileAll({ releases, dist, stamp: second, progress: false, shareShards: false });
     expect(JSON.parse(readFileSync(join(dist, second, 'manifest.json'), 'utf8')).digest).toBe(withBase);
     rmSync(root, { recursive: true, force: true });
   });
@@ -200,8 +203,9 @@ describe('compile is deterministic', () => {
       'release.json',
       'resolve/keys-<hash>.pack', 'resolve/keys-dir-<hash>.bin',
       'search/docs-<hash>.pack', 'search/docs-dir-<hash>.bin', 'search/tokens-<hash>.pack', 'search/tokens-dir-<hash>.bin',
-      // One pack per partition range (ENTITY_RANGES), each range's entities hashing into it.
-      ...Array.from({ length: ENTITY_RANGES }, () => 'shards/pack-<hash>.jsonl'),
+      // One pack per partition range (ENTITY_RANGES), each range's entities hashing into it: the predecessor's,
+      // inherited (compiler/write/shared-shards.ts), then the successor's own.
+      ...Array.from({ length: 2 * ENTITY_RANGES }, () => 'shards/pack-<hash>.jsonl'),
     ].sort());
     const doc = JSON.parse(readFileSync(join(dist, '20261008T000000Z', 'public', 'release.json'), 'utf8'));
     expect(doc.changes.counts).toEqual({ entity_added: 0, entity_status_changed: 1, label_updated: 1, entity_removed: 0, redirect_changed: 1, provider_updated: 2, fixture_updated: 0, score_updated: 0 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { matchDiffBase, type DiffBasePartition } from '../../compiler/write/diff-base.ts';
 
-const PLACE_BYTES = 32;
+const PLACE_BYTES = 40;
 
 /** A partition as a predecessor's compile would write it: one line per ID in String order, a place per live one. */
 function partition(lines: [id: string, live: boolean][], places = lines.filter(([, live]) => live).length): DiffBasePartition {

@@ -85,6 +85,8 @@ export interface EntityRangeJob {
   hasPrior: boolean;
   /** The predecessor's diff base, read instead of its tables when there is one (see compiler/write/diff-base.ts). */
   priorDiffBase: DiffBaseSource | null;
+  /** Whether this release inherits the predecessor's shard packs, leaving each unchanged shard where it is (see shareShards). */
+  shareShards: boolean;
   /** Where this release's own diff base goes (under private/). */
   privateDir: string;
   /** This range's own scratch directory. */
@@ -101,6 +103,8 @@ export interface EntityRangeJob {
 /** What one range produced; plain data again. Index entries name packs by their number within this range. */
 export interface EntityRangeResult {
   packs: ContentFile[];
+  /** Bytes of the documents the range's index entries point at, in its packs or inherited ones. */
+  referenced: number;
   /** Diff base files, paths relative to private/. */
   privateFiles: ContentFile[];
   /** Path of the range's index entries (an IndexEntryLog), pack numbers counted within the range. */
@@ -135,6 +139,7 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
       providers: [...read.providers].sort(),
       hasPrior: ctx.prior !== null,
       priorDiffBase: ctx.priorDiffBase,
+      shareShards: ctx.inheritedShards.length > 0,
       privateDir: ctx.privateDir,
       scratchDir: join(ctx.scratchDir, `range-${r}`),
       publicDir: ctx.publicDir,
@@ -148,7 +153,8 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
   merge: (ctx, results, read) => {
     for (const sp of read.spills) sp.dispose();
     const built: EntitiesBuilt = {
-      shardPacks: [],
+      // Inherited packs keep their numbers: this release's list starts with the predecessor's.
+      shardPacks: ctx.inheritedShards.map((f) => f.path),
       index: [],
       search: joinSearchParts(results.map((r) => r.search)),
       changes: new ChangeEvents([...read.providers].sort(), results.map((r) => r.events)),
@@ -159,6 +165,11 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
     // `[first partition, first pack]` of each range, which this release's diff base records.
     const packRanges: [number, number][] = [];
     const P = ctx.options.partitions;
+    const shardBytes = { referenced: 0, packs: 0 };
+    for (const f of ctx.inheritedShards) {
+      ctx.written.set(f.path, f);
+      shardBytes.packs += f.bytes;
+    }
     for (const [r, res] of results.entries()) {
       // This range's pack numbers follow the earlier ranges' packs.
       const packBase = built.shardPacks.length;
@@ -166,14 +177,16 @@ export const entitiesStage: ThreadedStage<TablesRead, EntityRangeJob, EntityRang
       for (const f of res.packs) {
         ctx.written.set(f.path, f);
         built.shardPacks.push(f.path);
+        shardBytes.packs += f.bytes;
       }
+      shardBytes.referenced += res.referenced;
       for (const f of res.privateFiles) ctx.writtenPrivate.set(f.path, f);
       built.index.push({ log: res.index, packBase });
       built.rollup.add(res.rollup);
       for (const [k, n] of Object.entries(res.counts)) ctx.counts[k] = (ctx.counts[k] ?? 0) + n;
       mergeSlack(ctx, res.slack);
     }
-    writeDiffBaseMeta(ctx.privateDir, diffBaseMeta(ctx.release, P, packRanges));
+    writeDiffBaseMeta(ctx.privateDir, diffBaseMeta(ctx.release, P, packRanges, shardBytes));
     return built;
   },
 };
@@ -260,7 +273,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
           const section = chunk.sections[i];
           if (a.live) {
             const type = ENTITY_TYPES[a.type];
-            const shard = shards.live(a, type, bridges, section, chunk.facts[i]);
+            const shard = shards.live(a, type, bridges, section, chunk.facts[i], job.shareShards ? changes.priorShard(chunk.prior, i) : null);
             changes.placed(shard.loc, shards.cuts);
             search.add(a.id, a.type, a.label, bridges.length, shard.aliases, shard.overlay?.aliases ?? null);
             if (a.type !== MATCH_TYPE) names.add(a.id, a.type, bridges.length, a.attrs?.get('country')?.[0] ?? '', a.label, shard.aliases, shard.overlay?.aliases ?? null);
@@ -287,6 +300,7 @@ export async function buildEntityRange(job: EntityRangeJob): Promise<EntityRange
   const packPaths = await packs.finish();
   return {
     packs: packPaths.map((path) => ledger.get(path)!),
+    referenced: packs.referenced,
     privateFiles,
     index: index.path,
     search: search.finish(),

@@ -9,7 +9,7 @@ import {
   DiffBaseWriter, fingerprint, matchDiffBase, priorPlace, readDiffBasePartition, sameFingerprint, type DiffBasePartition, type DiffBaseSource, type ShardPlace,
 } from '../../write/diff-base.ts';
 import type { ContentFile } from '../../write/content-file.ts';
-import type { ShardLocation } from '../../write/shard-pack-writer.ts';
+import type { PlacedShard } from '../../write/shard-pack-writer.ts';
 import {
   entityAdded, entityRemoved, fixtureUpdated, labelUpdated, providerUpdated, redirectChanged, scoreUpdated, statusChanged, type BridgeRef,
   type ChangeEventWriter,
@@ -178,8 +178,17 @@ export class EntityChanges {
   }
 
   /** Where the last live ID's shard went: `cuts` as ShardPackWriter.addParts reported them. */
-  placed(loc: ShardLocation, cuts: readonly number[]): void {
-    this.diffBase.place(loc.pack, loc.offset, loc.length, loc.checksum, cuts);
+  placed(loc: PlacedShard, cuts: readonly number[]): void {
+    this.diffBase.place(loc.pack, loc.offset, loc.length, loc.checksum, cuts, loc);
+  }
+
+  /**
+   * Where the predecessor's shard of chunk position `i` sits, if the ID was live there: the place a shard found
+   * unchanged is kept at when the packs are shared (see ShardPackWriter.addParts).
+   */
+  priorShard(chunk: PriorChunk, i: number): ShardPlace | null {
+    const ordinal = this.ordinal[chunk.first + i];
+    return ordinal < 0 || !this.priorBase ? null : priorPlace(this.setup.priorDiffBase!, this.priorBase, this.p, ordinal);
   }
 
   /**

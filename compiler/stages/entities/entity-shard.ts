@@ -7,7 +7,8 @@ import { ownCopy } from '../../../common/own-copy.ts';
 import { jsonString } from '../../../common/json-string.ts';
 import { RegisterError } from '../../../common/errors.ts';
 import { noteSlack, type CompileContext } from '../../context.ts';
-import type { ShardLocation, ShardPackWriter } from '../../write/shard-pack-writer.ts';
+import type { PlacedShard, ShardPackWriter } from '../../write/shard-pack-writer.ts';
+import type { ShardPlace } from '../../write/diff-base.ts';
 import type { IndexEntryLog } from '../../records/index-entry-log.ts';
 import type { Bridge, EntityRows } from '../../records/entity-rows.ts';
 import { cmp, sortShort } from './short-lists.ts';
@@ -39,7 +40,7 @@ export interface Overlay {
 
 /** What writing a live ID's shard gives back, for what stage 2 builds beside it. */
 export interface LiveShard {
-  loc: ShardLocation;
+  loc: PlacedShard;
   /** Its aliases as the shard lists them. */
   aliases: Alias[];
   overlay: Overlay | null;
@@ -68,9 +69,10 @@ export class EntityShardWriter {
 
   /**
    * Writes a live ID's shard and index entry; `bridgeSection` is shardBridges of `bridges`, `match` a match's facts
-   * (matchFactsOf), null for any other type.
+   * (matchFactsOf), null for any other type; `prior` where the predecessor's shard of the ID sits in a pack this
+   * release inherits (null: none, or the packs are not shared), to be kept there if unchanged.
    */
-  live(a: EntityRows, type: EntityType, bridges: Bridge[], bridgeSection: string, match: MatchFacts | null): LiveShard {
+  live(a: EntityRows, type: EntityType, bridges: Bridge[], bridgeSection: string, match: MatchFacts | null, prior: ShardPlace | null = null): LiveShard {
     const counts = this.counts;
     counts.entities++;
     const typeKey = TYPE_COUNT_KEYS[a.type];
@@ -108,7 +110,7 @@ export class EntityShardWriter {
     // A match's scoreline closes its shard, after the overlay: every answer carries it, whatever `include` says.
     const tail = match ? `${storedScorelineSection(match.scoreline)}}` : '}';
     const parts = [core, aliasSection, attrSection, bridgeSection, relSection, overlaySection, tail];
-    const loc = this.shards.addParts(parts, cuts);
+    const loc = this.shards.addParts(parts, cuts, prior);
     // The runtime answers a shard with its dictionary and bridges expanded, so that is the size the cap holds;
     // worked out exactly only when the longest expansions could pass it.
     if (loc.length * LARGEST_EXPANSION + bridges.length * LONGEST_SPLICE > MAX_SHARD_BYTES) this.checkShardSize(a, type, parts, bridges);

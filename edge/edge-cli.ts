@@ -56,7 +56,7 @@ function originUrl(text: string): string {
 }
 
 function reportLine(what: string, r: PublishReport): string {
-  return `[edge] ${what}: ${r.stamps.length} stamp(s) (${r.stamps.join(', ') || 'none'}); ${r.uploaded} object(s) uploaded (${kib(r.bytes)}), ${r.unchanged} already there\n`;
+  return `[edge] ${what}: ${r.stamps.length} stamp(s) (${r.stamps.join(', ') || 'none'}); ${r.uploaded} object(s) uploaded (${kib(r.bytes)} of ${kib(r.total)}, ${r.total ? ((100 * r.bytes) / r.total).toFixed(1) : '0.0'}%), ${r.unchanged} already there\n`;
 }
 
 const dev = defineCommand({

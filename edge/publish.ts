@@ -32,6 +32,8 @@ export interface PublishReport {
   unchanged: number;
   /** Bytes uploaded. */
   bytes: number;
+  /** Bytes of every object published, uploaded or already there: what a publish into an empty bucket would move. */
+  total: number;
   stamps: string[];
 }
 
@@ -74,6 +76,7 @@ async function upload(dist: string, files: DistFile[], target: PublishTarget, st
   const one = async (f: DistFile): Promise<void> => {
     const bytes = new Uint8Array(await readFile(join(dist, f.path)));
     const sha256 = sha256Hex(bytes);
+    report.total += bytes.length;
     if (stored.get(f.path) === sha256) {
       report.unchanged++;
       return;
@@ -94,7 +97,7 @@ async function upload(dist: string, files: DistFile[], target: PublishTarget, st
  */
 export async function publishDist(dist: string, publicTarget: PublishTarget | null, privateTarget: PublishTarget | null, parallel = 32): Promise<PublishReport> {
   const files = await distFiles(dist);
-  const report: PublishReport = { uploaded: 0, unchanged: 0, bytes: 0, stamps: files.stamps };
+  const report: PublishReport = { uploaded: 0, unchanged: 0, bytes: 0, total: 0, stamps: files.stamps };
   if (privateTarget) await upload(dist, files.private, privateTarget, await privateTarget.stored(), report, parallel);
   // None: the public tree is served from elsewhere (a Worker reading a static host), only the private part goes up.
   if (!publicTarget) return report;

@@ -122,7 +122,7 @@ describe('register edge', () => {
     expect(first.status, first.stderr).toBe(0);
     expect(first.stdout).toMatch(/ [1-9]\d* object\(s\) uploaded/);
     const again = await register(args);
-    expect(again.stdout).toMatch(/ 0 object\(s\) uploaded \(0\.0 KiB\), [1-9]\d* already there/);
+    expect(again.stdout).toMatch(/ 0 object\(s\) uploaded \(0\.0 KiB of [\d.]+ KiB, 0\.0%\), [1-9]\d* already there/);
     const local = await startLocalEdge({ port: null, persist });
     try {
       type Bucket = {

@@ -73,6 +73,11 @@ export class ShardPackWriter {
 
   /** Closes the last pack; returns pack paths relative to the public root, in pack-number order. */
   async finish(): Promise<string[]> {
+    // A last pack every shard of which was kept in an inherited pack holds nothing: no file for it.
+    if (this.current?.bytes === 0) {
+      await this.current.abort();
+      this.current = null;
+    }
     if (this.current) this.roll();
     return (await Promise.all(this.finished)).map((f) => f.path);
   }

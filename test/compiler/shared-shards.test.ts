@@ -12,6 +12,7 @@ import { MIN_REFERENCED_SHARE } from '../../compiler/write/shared-shards.ts';
 import { INCLUDES } from '../../common/ids.ts';
 import { addKey } from '../../runtime/keys/key-file.ts';
 import { compiledSamples, copyCompiled } from '../fixtures/compiled-fixtures.ts';
+import { writeHandRelease, type Rows } from '../fixtures/hand-release.ts';
 import { client } from '../helpers/api-client.ts';
 import { openInProcess, type InProcessRuntime } from '../helpers/in-process.ts';
 
@@ -143,5 +144,20 @@ describe('shard packs shared with the predecessor', () => {
     // read from it while the stages run beside that check.
     await expect(compileAll({ releases, dist, stamp: NEXT, progress: false })).rejects.toThrow(new RegExp(`${pack}: (does not match its manifest|fails its checksum)`));
     expect(digestOf(dist, NEXT)).toBe(published);
+  });
+
+  it('leave a successor that changed no shard no pack of its own', async () => {
+    const dir = join(root, 'unchanged');
+    const rows: Record<string, Rows> = {
+      entities: [['rt000000000000a1', 'team', 'active', 'Alpha', '', '', '', '', ''], ['rt000000000000b2', 'team', 'active', 'Beta', '', '', '', '', '']],
+      bridges: [['opta', '', 't1', 'rt000000000000a1', ''], ['opta', '', 't2', 'rt000000000000b2', '']],
+    };
+    writeHandRelease(join(dir, 'releases'), FIRST, rows);
+    writeHandRelease(join(dir, 'releases'), NEXT, rows, { prior: FIRST });
+    await compileAll({ releases: join(dir, 'releases'), dist: join(dir, 'dist'), progress: false });
+    const [before, after] = [releaseDoc(join(dir, 'dist'), FIRST).shard_packs, releaseDoc(join(dir, 'dist'), NEXT).shard_packs];
+    expect(before.length).toBeGreaterThan(0);
+    expect(after).toEqual(before);
+    expect(readdirSync(join(dir, 'dist', NEXT, 'public', 'shards')).sort()).toEqual(before.map((p) => p.slice('shards/'.length)).sort());
   });
 });

@@ -54,6 +54,8 @@ export interface CompileContext {
   writtenPrivate: Map<string, ContentFile>;
   /** The predecessor's diff base when its compiled folder has one for it (read instead of its tables). */
   priorDiffBase: DiffBaseSource | null;
+  /** Warnings for the compile report (and `register compile`'s stderr): done as asked, but less well than it could. */
+  warnings: string[];
 }
 
 export interface StageTiming {

@@ -101,6 +101,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       packBytes: options.packBytes ?? 256 * 1024 * 1024,
       threads: options.threads ?? inputBytes(release) >= THREADS_FROM_BYTES,
       matchJobs: options.matchJobs ?? MATCH_JOBS,
+      patches: options.patches ?? true,
     },
     outDir,
     publicDir: join(outDir, PUBLIC_DIR),

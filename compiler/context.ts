@@ -26,6 +26,12 @@ export interface CompileOptions {
    * on. Year groups are cut between them by row count; the output is the same bytes for any count.
    */
   matchJobs?: number;
+  /**
+   * Write zstd patches from the predecessor's files (compiler/write/release-patches.ts; default true). Off, the stamp
+   * is the same but for patches.json and patches/: for callers that may start no child process (the in-process test
+   * tier) and, so that one cache holds one kind of dist, for the compiled fixtures every tier shares.
+   */
+  patches?: boolean;
 }
 
 /** Target bucket size of families read by point lookups (entity index, resolve keys). */

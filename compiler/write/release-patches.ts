@@ -36,7 +36,7 @@ interface Pair {
  * in ctx.written; returns the warning that says why there are none, if that is not simply that nothing changed.
  */
 export async function writeReleasePatches(ctx: CompileContext, distDir: string): Promise<string | null> {
-  if (!ctx.prior) return null; // the first release: nothing to patch from, and nothing to warn of
+  if (!ctx.prior || !ctx.options.patches) return null; // the first release has nothing to patch from
   const priorDir = join(distDir, ctx.prior.stamp);
   const priorFiles = await readPriorManifest(priorDir);
   if (!priorFiles) return `no patches against ${ctx.prior.stamp}: it is not compiled in ${distDir}/ in this format, so a mirror fetches ${ctx.release.stamp}'s changed files whole`;

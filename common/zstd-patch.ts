@@ -33,7 +33,7 @@ export interface PatchEntry {
  * successor's changed files (shard packs aside) level 4 made 4.4 MB of patches for level 3's 5.6 MB at the same CPU
  * time (0.85 s against 0.75 s, all of them); 5 and 6 made more than 4, and 9 made 2.6 MB for twice the time.
  */
-export const PATCH_FLAGS = ['-4', '--long=31'] as const;
+const PATCH_FLAGS = ['-4', '--long=31'] as const;
 
 // Quiet: zx echoes nothing and collects the output, which an error message quotes.
 const zstd = $({ quiet: true, verbose: false });

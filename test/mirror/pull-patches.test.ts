@@ -98,6 +98,22 @@ describe('register pull with patches', () => {
     expect(lines.filter((l) => l.includes('its patch'))).toEqual([]);
   });
 
+  it('resumes: a patch an interrupted pull left whole is used, not fetched again', async () => {
+    const out = join(root, 'resumed');
+    await pull({ origin: host.baseUrl, out, stamp: S1, log: () => {} });
+    const [target, { patch }] = Object.entries(patches.files).sort()[0];
+    // Where the killed run had put it: the stamp's staging folder.
+    mkdirSync(join(out, '.pull', S2, 'public', patch, '..'), { recursive: true });
+    cpSync(join(upload, S2, 'public', patch), join(out, '.pull', S2, 'public', patch));
+    const from = host.log.length;
+    const [s] = (await pull({ origin: host.baseUrl, out, stamp: S2, log: () => {} })).stamps;
+    expect(gets(from)).not.toContain(`/${S2}/public/${patch}`);
+    expect(gets(from)).not.toContain(`/${S2}/public/${target}`);
+    expect(s.patched).toBe(Object.keys(patches.files).length);
+    expect(s.patchedBytes).toBe(Object.values(patches.files).reduce((n, e) => n + m2[e.patch].bytes, 0) - m2[patch].bytes);
+    same(join(upload, S2), join(out, S2));
+  });
+
   it('fetches a file whole when its patch on the host is damaged, naming it, to the same bytes', async () => {
     const target = Object.keys(patches.files).sort((a, b) => m2[b].bytes - m2[a].bytes)[0];
     const patch = patches.files[target].patch;

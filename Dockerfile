@@ -31,6 +31,10 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8787
 WORKDIR /app
+# zstd makes (compile) and applies (pull) the patches between stamps; without it both still work, moving whole files.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends zstd \
+ && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app /app
 # /state holds the SQLite database when no Redis is given; /dist is mounted read-only.
 RUN mkdir -p /state /dist && chown node:node /state

@@ -31,6 +31,7 @@ const TIERS = {
     'test/compiler/compile-determinism.test.ts',
     'test/compiler/compile-report.test.ts',
     'test/compiler/notice-files.test.ts',
+    'test/compiler/release-patches.test.ts',
     'test/compiler/real-data.test.ts',
     'test/runtime/answer-identity.test.ts',
     'test/runtime/cached-answers.test.ts',

@@ -24,6 +24,7 @@ import { buildDocuments, releaseSummary, type DocumentsBuilt } from './stages/bu
 import { writeManifests, type StampManifest } from './dist-manifest.ts';
 import { findDiffBase } from './write/diff-base.ts';
 import { inheritedShards, linkInheritedShards } from './write/shared-shards.ts';
+import { writeReleasePatches } from './write/release-patches.ts';
 
 /** What the stages hand on, by name: each one stage's output, read by the steps after it. */
 interface Outputs {
@@ -82,6 +83,8 @@ export interface CompileReport {
   slack: { what: string; count: number; example: string }[];
   counts: Record<string, number>;
   timings: StageTiming[];
+  /** Lines warning of something done, but less well than it could be (no patches: see write/release-patches.ts). */
+  warnings: string[];
   /** The changelog against the predecessor: events per type, provider updates per provider (the compile report's). */
   changes: { prior: string | null; counts: Record<string, number>; provider_counts: Record<string, number> };
 }
@@ -100,6 +103,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       threads: options.threads ?? inputBytes(release) >= THREADS_FROM_BYTES,
       matchJobs: options.matchJobs ?? MATCH_JOBS,
       shareShards: options.shareShards ?? true,
+      patches: options.patches ?? true,
     },
     outDir,
     publicDir: join(outDir, PUBLIC_DIR),
@@ -113,6 +117,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     writtenPrivate: new Map(),
     priorDiffBase: null,
     inheritedShards: [],
+    warnings: [],
   };
   try {
     await mkdir(ctx.publicDir, { recursive: true });
@@ -126,6 +131,9 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     const o = await runStages(ctx, STAGES).finally(() => linked.catch(() => undefined));
     await linked;
     ctx.counts.providers = o.documents.providers.length;
+    // Every public content file is written; release.json is not patched (it is small and read first).
+    const patchWarning = await timed(ctx, 'write patches', () => writeReleasePatches(ctx, distDir));
+    if (patchWarning) ctx.warnings.push(patchWarning);
     const doc: ReleaseDoc = {
       format: DIST_FORMAT,
       stamp: release.stamp,
@@ -171,6 +179,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
       manifest,
       counts: doc.counts,
       timings: ctx.timings,
+      warnings: ctx.warnings,
       changes: { prior: doc.changes.prior, counts: doc.changes.counts, provider_counts: doc.changes.provider_counts },
       slack: [...ctx.slack].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([what, s]) => ({ what, count: s.count, example: s.example })),
     };

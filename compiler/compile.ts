@@ -69,6 +69,7 @@ export async function compileAll(opts: CompileAllOptions = {}): Promise<CompileR
     const report = await compileRelease(release, prior, dist, opts);
     reports.push(report);
     opts.onCompiled?.(report);
+    for (const line of report.warnings) opts.onWarning?.(`${stamp}: ${line}`);
     if (newest !== null && stamp < newest) {
       opts.onWarning?.(
         `${stamp} is older than ${newest}, already compiled in ${dist}/: ${newest} stays served (the newest stamp is), ` +

@@ -31,6 +31,12 @@ export interface CompileOptions {
    * compiler/write/shared-shards.ts). False writes every shard anew, as a release without a predecessor is written.
    */
   shareShards?: boolean;
+  /**
+   * Write zstd patches from the predecessor's files (compiler/write/release-patches.ts; default true). Off, the stamp
+   * is the same but for patches.json and patches/: for callers that may start no child process (the in-process test
+   * tier) and, so that one cache holds one kind of dist, for the compiled fixtures every tier shares.
+   */
+  patches?: boolean;
 }
 
 /** Target bucket size of families read by point lookups (entity index, resolve keys). */
@@ -61,6 +67,8 @@ export interface CompileContext {
   priorDiffBase: DiffBaseSource | null;
   /** The predecessor's shard packs this release inherits, in its shard_packs order (empty: none; see shared-shards.ts). */
   inheritedShards: ContentFile[];
+  /** Warnings for the compile report (and `register compile`'s stderr): done as asked, but less well than it could. */
+  warnings: string[];
 }
 
 export interface StageTiming {

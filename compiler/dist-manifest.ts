@@ -5,6 +5,7 @@ import { basename, join, relative, sep } from 'node:path';
 import { createHash } from 'node:crypto';
 import { DIST_FORMAT, INDEX_FILE, MANIFEST_FILE, PRIVATE_DIR, PUBLIC_DIR, MANIFEST_SIG_FILE as MANIFEST_SIG, type IndexedRelease } from '../common/dist-layout.ts';
 import { openIndex } from '../common/index-file.ts';
+import { PATCHES_DIR } from '../common/zstd-patch.ts';
 import { sha256File } from './read/release-input.ts';
 
 export interface PartManifest {
@@ -51,16 +52,21 @@ const SMALL_FILE_BYTES = 1024 * 1024;
  */
 async function hashPart(root: string, known?: Map<string, { bytes: number; sha256: string }>): Promise<PartManifest> {
   const files: PartManifest['files'] = {};
-  const digest = createHash('sha256');
   for (const f of await listFiles(root)) {
     const k = known?.get(f);
     const bytes = k ? k.bytes : (await stat(join(root, f))).size;
     // Most unknown files are small (a stamp's diff base is 512 of them): one read each, not a 1 MiB stream buffer.
     const sha256 = k ? k.sha256 : bytes <= SMALL_FILE_BYTES ? sha256Hex(await readFile(join(root, f))) : await sha256File(join(root, f));
     files[f] = { bytes, sha256 };
-    digest.update(`${sha256}  ${bytes}  ${f}\n`);
   }
-  return { files, digest: digest.digest('hex') };
+  return { files, digest: digestOf(files) };
+}
+
+/** A part's digest: over its files in path order (listFiles' order), each as `sha256  bytes  path`. */
+function digestOf(files: PartManifest['files']): string {
+  const digest = createHash('sha256');
+  for (const f of Object.keys(files).sort()) digest.update(`${files[f].sha256}  ${files[f].bytes}  ${f}\n`);
+  return digest.digest('hex');
 }
 
 const combineDigests = (pub: string, priv: string): string => createHash('sha256').update(`public ${pub}\nprivate ${priv}\n`).digest('hex');
@@ -122,11 +128,15 @@ export async function verifyStamp(dir: string, listed?: IndexedRelease, publicOn
     const actual = await hashPart(join(dir, part));
     for (const [f, want] of Object.entries(manifest.files ?? {})) {
       const got = actual.files[f];
-      if (!got) problems.push(`${part}/${f}: listed in the manifest but missing`);
+      // A pulled copy fetches a patch only to use it (mirror/pull.ts): one it did not need is not held, and not a
+      // fault, since what it serves is the files patches make, checked themselves. Counted as listed for the digest.
+      if (!got && publicOnly && part === PUBLIC_DIR && f.startsWith(`${PATCHES_DIR}/`)) actual.files[f] = want;
+      else if (!got) problems.push(`${part}/${f}: listed in the manifest but missing`);
       else if (got.bytes !== want.bytes) problems.push(`${part}/${f}: ${got.bytes} bytes, manifest says ${want.bytes}`);
       else if (got.sha256 !== want.sha256) problems.push(`${part}/${f}: sha256 ${got.sha256} does not match the manifest (${want.sha256})`);
     }
     for (const f of Object.keys(actual.files)) if (!manifest.files?.[f]) problems.push(`${part}/${f}: present but not in the manifest`);
+    actual.digest = digestOf(actual.files);
     if (actual.digest !== manifest.digest) problems.push(`${part}/${MANIFEST_FILE}: digest does not match its files`);
     digests[part] = actual.digest;
   }

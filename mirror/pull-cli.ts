@@ -34,7 +34,7 @@ export const pullCommand = defineCommand({
     const trusted = (await trustOption('pull', ctx.args.trust)) ?? undefined;
     const t0 = Date.now();
     const result = await pull({ origin, out, stamp, trusted, parallel: jobs, log: (l) => io.err(l + '\n') });
-    const bytes = result.stamps.reduce((s, p) => s + p.fetchedBytes, 0);
+    const bytes = result.stamps.reduce((s, p) => s + p.fetchedBytes + p.patchedBytes, 0);
     const secs = (Date.now() - t0) / 1000;
     io.err(`[pull] ${out}: ${result.stamps.length} stamp(s), ${(bytes / 1e6).toFixed(1)} MB fetched in ${secs.toFixed(1)} s (${(bytes / 1e6 / Math.max(secs, 0.001)).toFixed(1)} MB/s); serve it with: register serve --dist ${out}\n`);
   },

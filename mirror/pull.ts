@@ -2,7 +2,9 @@
 // `register serve --dist DIR` serves. Nothing is taken on the host's word: index.json must carry its seal, each
 // stamp's public manifest must hash to what the index records, and every file to what its manifest lists, before
 // it is used. A stamp is fetched into DIR/.pull/<stamp>/ and renamed into place only when every file of it is
-// there and checked; index.json is written last and atomically, naming only stamps that are in place.
+// there and checked; index.json is written last and atomically, naming only stamps that are in place. A changed file
+// that the stamp's patches.json has a patch for, from a file held here, is made from that patch instead of fetched
+// whole; what it makes is checked against the manifest like a fetched file, and a patch that fails falls back to it.
 import { createHash } from 'node:crypto';
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, rmdir, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
@@ -18,6 +20,7 @@ import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
 import { sha256File } from '../compiler/read/release-input.ts';
 import { fsyncPath, writeAtomically } from '../common/durable-file.ts';
+import { applyPatch, zstdVersion, PATCHES_DIR, PATCHES_FILE, type PatchesDoc } from '../common/zstd-patch.ts';
 
 /** Options of pull(). */
 export interface PullOptions {
@@ -54,6 +57,11 @@ interface StampPulled {
   /** Files fetched from the host, and the bytes received for them. */
   fetched: number;
   fetchedBytes: number;
+  /** Files made from a patch against a file held here, and the bytes received for those patches. */
+  patched: number;
+  patchedBytes: number;
+  /** What fetching every file whole would have received (the stamp's files, its patches aside). */
+  fullBytes: number;
   /** Files hard-linked (or copied) from a stamp already here with the same sha256. */
   linked: number;
   /** Files already in place from an earlier, interrupted run. */
@@ -251,7 +259,7 @@ interface StampContext {
 async function pullStamp(origin: Origin, out: string, release: IndexedRelease, ctx: StampContext): Promise<StampPulled> {
   const { stamp } = release;
   const manifestPath = `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`;
-  const done: StampPulled = { stamp, files: 0, fetched: 0, fetchedBytes: 0, linked: 0, present: 0, resumed: 0, complete: false };
+  const done: StampPulled = { stamp, files: 0, fetched: 0, fetchedBytes: 0, patched: 0, patchedBytes: 0, fullBytes: 0, linked: 0, present: 0, resumed: 0, complete: false };
   const final = join(out, stamp);
 
   // Already here: the manifest in place is the one the index vouches for (its files were checked before the rename).
@@ -305,18 +313,37 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   });
   // Largest first, so the last files in flight are small ones and the connections stay busy to the end.
   files.sort((a, b) => b.want.bytes - a.want.bytes || (a.path < b.path ? -1 : 1));
-  done.files = files.length;
+  // The patches are fetched only where they are used, while the file they make is placed (below). A copy holding no
+  // predecessor uses none, and needs none: they only ever save transfer, so `register verify` passes a public-only
+  // copy that lacks some (compiler/dist-manifest.ts), and what it serves is the manifest's files either way.
+  const placed = files.filter((f) => !f.path.startsWith(`${PATCHES_DIR}/`));
+  done.files = placed.length;
 
   const staging = join(out, STAGING, stamp);
   const stagedPublic = join(staging, PUBLIC_DIR);
   await mkdir(stagedPublic, { recursive: true });
   const local = await localCopies(out);
-  const totalBytes = files.reduce((s, f) => s + f.want.bytes, 0);
+  const totalBytes = placed.reduce((s, f) => s + f.want.bytes, 0);
+  done.fullBytes = totalBytes;
   let bytesDone = 0;
-  ctx.progress.follow(`${stamp}: ${files.length.toLocaleString('en-US')} files`, totalBytes, () => bytesDone, 'bytes');
+  ctx.progress.follow(`${stamp}: ${placed.length.toLocaleString('en-US')} files`, totalBytes, () => bytesDone, 'bytes');
   const refusals: string[] = [];
   let broken: Error | null = null;
-  let next = 0;
+  const tally = (how: Placed, want: { bytes: number }, dest: string): void => {
+    if (how.kind === 'fetched') {
+      flushSoon(dest);
+      done.fetched++;
+      done.fetchedBytes += how.bytes;
+      if (how.resumed) done.resumed++;
+      return;
+    }
+    if (how.kind === 'patched') {
+      flushSoon(dest);
+      done.patched++;
+      done.patchedBytes += how.bytes;
+    } else done[how.kind]++;
+    bytesDone += want.bytes;
+  };
   // Each fetched file is fsynced as soon as it is whole, one at a time, while the others are still arriving: the
   // flush to disk then overlaps the transfer instead of following it (one lane, so at most one of libuv's four
   // threads waits on the disk, and the writes of the other transfers are not held up behind several flushes).
@@ -325,30 +352,36 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   const flushSoon = (file: string): void => {
     flushed = flushed.then(() => fsyncPath(file)).catch((e: Error) => void (flushError ??= e));
   };
+  const place = async (path: string, want: { bytes: number; sha256: string }, patch: PatchPlan | null): Promise<void> => {
+    const dest = join(stagedPublic, path);
+    const name = ctx.where(`${stamp}/${PUBLIC_DIR}/${path}`);
+    try {
+      tally(await placeFile(origin, `${stamp}/${PUBLIC_DIR}/${path}`, dest, want, local, ctx.attempts, (n) => (bytesDone += n), patch), want, dest);
+    } catch (e) {
+      if (e instanceof FetchRefusal) refusals.push(`${name}: ${e.message}`);
+      else broken ??= new Error(`${name}: ${(e as Error).message}`);
+    }
+  };
+  // patches.json first (checked like any file), so each file knows its patch before it is placed.
+  let rest = placed;
+  let plans = new Map<string, PatchPlan>();
+  const listing = manifest.files[PATCHES_FILE];
+  if (listing && placed.some((f) => f.path === PATCHES_FILE)) {
+    await place(PATCHES_FILE, listing, null);
+    rest = placed.filter((f) => f.path !== PATCHES_FILE);
+    if (refusals.length === 0 && broken === null) {
+      plans = await patchPlans(join(stagedPublic, PATCHES_FILE), manifest, rest, local, stagedPublic, `${stamp}/${PUBLIC_DIR}`, (line) => ctx.log(`[pull] ${stamp}: ${line}`));
+    }
+  }
+  let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < files.length && refusals.length === 0 && broken === null) {
-      const { path, want } = files[next++];
-      const dest = join(stagedPublic, path);
-      const name = ctx.where(`${stamp}/${PUBLIC_DIR}/${path}`);
-      try {
-        const how = await placeFile(origin, `${stamp}/${PUBLIC_DIR}/${path}`, dest, want, local, ctx.attempts, (n) => (bytesDone += n));
-        if (how.kind === 'fetched') {
-          flushSoon(dest);
-          done.fetched++;
-          done.fetchedBytes += how.bytes;
-          if (how.resumed) done.resumed++;
-        } else {
-          done[how.kind]++;
-          bytesDone += want.bytes;
-        }
-      } catch (e) {
-        if (e instanceof FetchRefusal) refusals.push(`${name}: ${e.message}`);
-        else broken ??= new Error(`${name}: ${(e as Error).message}`);
-      }
+    while (next < rest.length && refusals.length === 0 && broken === null) {
+      const { path, want } = rest[next++];
+      await place(path, want, plans.get(path) ?? null);
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(ctx.parallel, files.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(ctx.parallel, rest.length) }, worker));
   } finally {
     await flushed;
     ctx.progress.end();
@@ -375,9 +408,12 @@ async function pullStamp(origin: Origin, out: string, release: IndexedRelease, c
   await rename(staging, final);
   await fsyncPath(out);
   await rmdir(join(out, STAGING)).catch(() => {}); // only when no other stamp's partial copy waits in it
+  const moved = done.fetchedBytes + done.patchedBytes;
   ctx.log(
-    `[pull] ${stamp}: ${done.files} files: ${done.fetched} fetched (${(done.fetchedBytes / 1e6).toFixed(1)} MB${done.resumed ? `, ${done.resumed} resumed` : ''}), ` +
-      `${done.linked} linked from earlier stamps, ${done.present} already fetched; every sha256 checked`,
+    `[pull] ${stamp}: ${done.files} files, ${done.linked} linked, ${done.patched} patched (${size(done.patchedBytes)}), ` +
+      `${done.fetched} fetched whole (${size(done.fetchedBytes)}${done.resumed ? `, ${done.resumed} resumed` : ''})` +
+      `${done.present ? `, ${done.present} already fetched` : ''}: moved ${size(moved)} of ${size(done.fullBytes)} ` +
+      `(${((100 * moved) / Math.max(1, done.fullBytes)).toFixed(1)}%); every sha256 checked`,
   );
   return done;
 }
@@ -393,12 +429,115 @@ async function fetchManifestSignature(origin: Origin, stamp: string, manifestByt
   return sig!;
 }
 
-type Placed = { kind: 'fetched'; bytes: number; resumed: boolean } | { kind: 'linked' | 'present' };
+/** A byte count as pull's summary line gives it. */
+const size = (n: number): string => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`);
 
-/** Puts one file at `dest`: already there from an interrupted run, linked from a stamp held here, or fetched. */
+type Placed = { kind: 'fetched' | 'patched'; bytes: number; resumed: boolean } | { kind: 'linked' | 'present' };
+
+/** How one file can be made from a patch: the held file it applies to, and the patch as the manifest lists it. */
+interface PatchPlan {
+  from: string;
+  /** The patch's path in the stamp (under patches/), where it is fetched to, and its size and sha256. */
+  path: string;
+  url: string;
+  dest: string;
+  want: { bytes: number; sha256: string };
+  /** Says why the patch was not used (one line naming the file), before the file is fetched whole. */
+  fallBack: (why: string) => void;
+}
+
+/**
+ * The patch of each file to be placed whose patches.json entry applies to a file held here (by its sha256, under any
+ * name). None when zstd is not installed, or patches.json is not understood: each said once, in `log`.
+ */
+async function patchPlans(
+  listingPath: string, manifest: PublicManifest, files: { path: string }[], local: Map<string, string>, stagedPublic: string,
+  stampPublic: string, log: (line: string) => void,
+): Promise<Map<string, PatchPlan>> {
+  const plans = new Map<string, PatchPlan>();
+  let doc: PatchesDoc;
+  try {
+    doc = JSON.parse(await readFile(listingPath, 'utf8')) as PatchesDoc;
+    if (doc.format !== 1 || typeof doc.files !== 'object' || doc.files === null) throw new Error(`format ${JSON.stringify(doc.format)}, this pull reads 1`);
+  } catch (e) {
+    log(`${PATCHES_FILE} is not understood (${(e as Error).message}): every changed file is fetched whole`);
+    return plans;
+  }
+  const held = new Map<string, string>();
+  for (const [k, path] of local) if (!held.has(k.split(' ')[0])) held.set(k.split(' ')[0], path);
+  for (const { path } of files) {
+    const entry = doc.files[path];
+    const from = typeof entry?.from_sha256 === 'string' ? held.get(entry.from_sha256) : undefined;
+    const want = typeof entry?.patch === 'string' && entry.patch.startsWith(`${PATCHES_DIR}/`) ? manifest.files[entry.patch] : undefined;
+    if (!from || !want) continue;
+    plans.set(path, {
+      from, path: entry.patch, url: `${stampPublic}/${entry.patch}`, dest: join(stagedPublic, entry.patch), want,
+      fallBack: (why) => log(`${path}: fetched whole, its patch ${entry.patch} was not used: ${why}`),
+    });
+  }
+  if (plans.size > 0 && !(await zstdVersion())) {
+    log(`zstd is not installed (apt-get install zstd): ${plans.size} file(s) with a patch against a file held here are fetched whole`);
+    plans.clear();
+  }
+  return plans;
+}
+
+/** zstd runs at once while patches are applied: each holds its reference file in memory, and takes a core. */
+const APPLY_LANES = 2;
+let applying = 0;
+const applyQueue: (() => void)[] = [];
+
+async function inApplyLane<T>(fn: () => Promise<T>): Promise<T> {
+  if (applying >= APPLY_LANES) await new Promise<void>((resolve) => applyQueue.push(resolve));
+  else applying++;
+  try {
+    return await fn();
+  } finally {
+    const wake = applyQueue.shift();
+    if (wake) wake();
+    else applying--;
+  }
+}
+
+/**
+ * Makes `dest` from its patch: the patch fetched (or found from an interrupted run) and checked against the manifest,
+ * applied to the held file into a temp name, and renamed only when the result is the manifest's bytes. Resolves with
+ * the bytes received for the patch, or rejects saying why the file must be fetched whole.
+ */
+async function applyPlan(origin: Origin, plan: PatchPlan, dest: string, want: { bytes: number; sha256: string }, attempts: number): Promise<number> {
+  let received = 0;
+  const st = await stat(plan.dest).catch(() => null);
+  if (!(st && st.size === plan.want.bytes && (await sha256File(plan.dest)) === plan.want.sha256)) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        received = (await fetchFile(origin, plan.url, plan.dest, plan.want, () => {})).bytes;
+        break;
+      } catch (e) {
+        if (e instanceof FetchRefusal || attempt >= attempts) throw e;
+        await new Promise((r) => setTimeout(r, 250 * attempt));
+      }
+    }
+  }
+  const made = `${dest}.patched`;
+  try {
+    await mkdir(join(dest, '..'), { recursive: true });
+    await inApplyLane(() => applyPatch(plan.from, plan.dest, made));
+    const got = await sha256File(made);
+    if (got !== want.sha256) throw new Error(`what it makes has sha256 ${got}, not the manifest's ${want.sha256}`);
+    await rename(made, dest);
+  } finally {
+    await rm(made, { force: true });
+  }
+  return received;
+}
+
+/**
+ * Puts one file at `dest`: already there from an interrupted run, linked from a stamp held here, made from its patch,
+ * or fetched.
+ */
 async function placeFile(
   origin: Origin, path: string, dest: string, want: { bytes: number; sha256: string },
-  local: Map<string, string>, attempts: number, onBytes: (n: number) => void,
+  local: Map<string, string>, attempts: number, onBytes: (n: number) => void, patch: PatchPlan | null = null,
 ): Promise<Placed> {
   const st = await stat(dest).catch(() => null);
   if (st) {
@@ -408,10 +547,18 @@ async function placeFile(
   const source = local.get(`${want.sha256} ${want.bytes}`);
   if (source) {
     await mkdir(join(dest, '..'), { recursive: true });
-    // A hard link costs no space; across file systems (or where links are refused) a copy does the same.
-    await link(source, dest).catch(() => copyFile(source, dest));
-    if ((await sha256File(dest)) === want.sha256) return { kind: 'linked' };
+    // A hard link costs no space; across file systems (or where links are refused) a copy does the same. A source
+    // that is not there (a patch a copy never fetched) leaves the file to be fetched.
+    const made = await link(source, dest).catch(() => copyFile(source, dest)).then(() => true, () => false);
+    if (made && (await sha256File(dest)) === want.sha256) return { kind: 'linked' };
     await rm(dest, { force: true });
+  }
+  if (patch) {
+    try {
+      return { kind: 'patched', bytes: await applyPlan(origin, patch, dest, want, attempts), resumed: false };
+    } catch (e) {
+      patch.fallBack((e as Error).message);
+    }
   }
   let refetchedWhole = false;
   for (let attempt = 1; ; attempt++) {

@@ -38,7 +38,8 @@ beforeAll(async () => {
   await generateRelease({ out: join(root, 'releases', BASE), entities: 1500, seed: 11 });
   // The successor brings merges and tombstones: redirected answers carry requested_id and redirected_to.
   await generateRelease({ out: join(root, 'releases', NEXT), prior: join(root, 'releases', BASE), seed: 11 });
-  await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false });
+  // No patches: zstd would be a child process, which this in-process tier starts none of.
+  await compileAll({ releases: join(root, 'releases'), dist: join(root, 'dist'), progress: false, patches: false });
   const keys = join(root, 'keys.json');
   const { key } = await addKey({ file: keys, name: 'shape', quota: 1_000_000, rate: 1_000_000 });
   rt = await openInProcess({ dist: join(root, 'dist'), keys, state: join(root, 'state') });

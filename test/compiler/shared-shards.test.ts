@@ -1,7 +1,8 @@
 // A successor inherits its predecessor's shard packs (compiler/write/shared-shards.ts): unchanged shards stay where
 // they are, so the packs a mirror or an edge already holds are the same files, and only the changed shards are new.
 // The answers are those of a compile that writes every shard anew, the same bytes compile whatever order the stamps
-// are compiled in, and a chain whose packs have too many dead bytes is compacted.
+// are compiled in, and a chain whose packs have too many dead bytes is compacted. Compiled without zstd patches, as
+// the shared fixture is (this tier starts no child process; test/compiler/release-patches.test.ts has them).
 import { readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,7 +41,7 @@ beforeAll(async () => {
   releases = c.releases;
   shared = c.dist;
   full = join(root, 'full');
-  await compileAll({ releases, dist: full, progress: false, shareShards: false });
+  await compileAll({ releases, dist: full, progress: false, shareShards: false, patches: false });
 });
 afterAll(async () => {
   for (const rt of opened) await rt.close();
@@ -103,7 +104,7 @@ describe('shard packs shared with the predecessor', () => {
 
   it('compile to the same bytes when one stamp is compiled alone: its predecessor is compiled first', async () => {
     const dist = join(root, 'alone');
-    const reports = await compileAll({ releases, dist, stamp: NEXT, progress: false });
+    const reports = await compileAll({ releases, dist, stamp: NEXT, progress: false, patches: false });
     expect(reports.map((r) => r.stamp)).toEqual([FIRST, NEXT]);
     for (const s of [FIRST, NEXT]) expect(digestOf(dist, s)).toBe(digestOf(shared, s));
     // An inherited pack is a hard link: the dist stores it once.
@@ -112,16 +113,16 @@ describe('shard packs shared with the predecessor', () => {
 
   it("are not inherited once too few of the predecessor's pack bytes are its own shards (compaction)", async () => {
     const dist = join(root, 'compacted');
-    await compileAll({ releases, dist, stamp: FIRST, progress: false });
+    await compileAll({ releases, dist, stamp: FIRST, progress: false, patches: false });
     // As if a chain of releases had left the first's packs mostly dead bytes.
     const meta = JSON.parse(readFileSync(diffBaseMeta(dist, FIRST), 'utf8'));
     const packs = meta.shardBytes.packs;
     writeFileSync(diffBaseMeta(dist, FIRST), JSON.stringify({ ...meta, shardBytes: { referenced: Math.floor(packs * MIN_REFERENCED_SHARE) - 1, packs } }));
-    await compileAll({ releases, dist, stamp: NEXT, progress: false });
+    await compileAll({ releases, dist, stamp: NEXT, progress: false, patches: false });
     expect(digestOf(dist, NEXT)).toBe(digestOf(full, NEXT));
     // At the threshold they are inherited again.
     writeFileSync(diffBaseMeta(dist, FIRST), JSON.stringify({ ...meta, shardBytes: { referenced: Math.ceil(packs * MIN_REFERENCED_SHARE), packs } }));
-    await compileAll({ releases, dist, stamp: NEXT, progress: false });
+    await compileAll({ releases, dist, stamp: NEXT, progress: false, patches: false });
     expect(digestOf(dist, NEXT)).toBe(digestOf(shared, NEXT));
     // The successor records its own share for the next: every byte of its own packs is live, some inherited ones are not.
     const next = JSON.parse(readFileSync(diffBaseMeta(dist, NEXT), 'utf8'));
@@ -131,7 +132,7 @@ describe('shard packs shared with the predecessor', () => {
 
   it('refuse an inherited pack whose bytes differ from its manifest, naming it, and leave the published successor alone', async () => {
     const dist = join(root, 'damaged');
-    await compileAll({ releases, dist, progress: false });
+    await compileAll({ releases, dist, progress: false, patches: false });
     const published = digestOf(dist, NEXT);
     const shards = join(dist, FIRST, 'public', 'shards');
     const pack = readdirSync(shards)[0];
@@ -142,7 +143,7 @@ describe('shard packs shared with the predecessor', () => {
     writeFileSync(join(shards, pack), bytes);
     // Whichever comes first names the pack: the check of the whole file, or the checksum of a changed ID's old shard
     // read from it while the stages run beside that check.
-    await expect(compileAll({ releases, dist, stamp: NEXT, progress: false })).rejects.toThrow(new RegExp(`${pack}: (does not match its manifest|fails its checksum)`));
+    await expect(compileAll({ releases, dist, stamp: NEXT, progress: false, patches: false })).rejects.toThrow(new RegExp(`${pack}: (does not match its manifest|fails its checksum)`));
     expect(digestOf(dist, NEXT)).toBe(published);
   });
 
@@ -154,7 +155,7 @@ describe('shard packs shared with the predecessor', () => {
     };
     writeHandRelease(join(dir, 'releases'), FIRST, rows);
     writeHandRelease(join(dir, 'releases'), NEXT, rows, { prior: FIRST });
-    await compileAll({ releases: join(dir, 'releases'), dist: join(dir, 'dist'), progress: false });
+    await compileAll({ releases: join(dir, 'releases'), dist: join(dir, 'dist'), progress: false, patches: false });
     const [before, after] = [releaseDoc(join(dir, 'dist'), FIRST).shard_packs, releaseDoc(join(dir, 'dist'), NEXT).shard_packs];
     expect(before.length).toBeGreaterThan(0);
     expect(after).toEqual(before);

@@ -81,7 +81,7 @@ describe('register pull', () => {
     const out = fresh('full');
     const r = await runToExit(process.execPath, [BIN, 'pull', host.baseUrl, '--out', out, '--trust', keyPub]);
     expect(r.status, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(new RegExp(`\\[pull\\] ${S2}: \\d+ files: \\d+ fetched .*, \\d+ linked from earlier stamps`));
+    expect(r.stderr).toMatch(new RegExp(`\\[pull\\] ${S2}: \\d+ files, \\d+ linked, \\d+ patched \\(.+\\), \\d+ fetched whole \\(.+\\): moved .+ of .+ \\(\\d+\\.\\d%\\)`));
     // Beside the copy, the rollback mark of --trust (common/trust.ts): what this copy accepted, never gone back on.
     const mark = JSON.parse(readFileSync(join(out, TRUST_MARK_FILE), 'utf8'));
     expect(mark).toMatchObject({ index_signed_at: PUBLISHED_AT, next: openIndex(readFileSync(join(upload, INDEX_FILE), 'utf8')).next });

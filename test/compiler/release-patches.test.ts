@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileAll } from '../../compiler/compile.ts';
+import { compileRelease } from '../../compiler/compile-release.ts';
+import { openRelease } from '../../compiler/read/release-input.ts';
 import { verifyStamp } from '../../compiler/dist-manifest.ts';
 import { MIN_PATCHED_BYTES } from '../../compiler/write/release-patches.ts';
 import { PATCHES_FILE, type PatchesDoc } from '../../common/zstd-patch.ts';
@@ -107,7 +109,8 @@ describe('release patches', () => {
     const noPrior = copyCompiled(compiled, join(root, 'no-prior'));
     rmSync(join(noPrior.dist, S1), { recursive: true });
     rmSync(join(noPrior.dist, S2), { recursive: true });
-    const [report] = await compileAll({ releases: noPrior.releases, dist: noPrior.dist, stamp: S2, progress: false });
+    // compileRelease itself: `register compile` compiles an uncompiled predecessor first (compiler/compile.ts).
+    const report = await compileRelease(await openRelease(join(noPrior.releases, S2)), await openRelease(join(noPrior.releases, S1)), noPrior.dist, { progress: false });
     expect(report.warnings).toEqual([`no patches against ${S1}: it is not compiled in ${noPrior.dist}/ in this format, so a mirror fetches ${S2}'s changed files whole`]);
     expect(existsSync(join(noPrior.dist, S2, 'public', PATCHES_FILE))).toBe(false);
   });

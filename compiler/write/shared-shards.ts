@@ -44,7 +44,11 @@ export async function inheritedShards(prior: DiffBaseSource | null, shareShards:
  * each checked against the predecessor's manifest first, since this release's manifest will vouch for its bytes.
  */
 export async function linkInheritedShards(prior: DiffBaseSource, packs: ContentFile[], publicDir: string): Promise<void> {
+  const done = new Set<string>();
   for (const f of packs) {
+    // Two packs of the same bytes (two ranges' empty last packs, in a dist an older compiler wrote) share one file.
+    if (done.has(f.path)) continue;
+    done.add(f.path);
     const from = join(prior.publicDir, f.path);
     const hash = createHash('sha256');
     await pipeline(createReadStream(from), hash);

@@ -20,6 +20,7 @@ import { checkSourcePath } from '../runtime/source/source-path.ts';
 import { fetchFile, FetchRefusal, getWhole, originOf, type Origin } from './fetch-file.ts';
 import { sha256File } from '../compiler/read/release-input.ts';
 import { fsyncPath, writeAtomically } from '../common/durable-file.ts';
+import { createConcurrencyLimit } from '../runtime/concurrency-limit.ts';
 import { applyPatch, zstdVersion, PATCHES_DIR, PATCHES_FILE, type PatchesDoc } from '../common/zstd-patch.ts';
 
 /** Options of pull(). */
@@ -483,47 +484,23 @@ async function patchPlans(
 }
 
 /** zstd runs at once while patches are applied: each holds its reference file in memory, and takes a core. */
-const APPLY_LANES = 2;
-let applying = 0;
-const applyQueue: (() => void)[] = [];
-
-async function inApplyLane<T>(fn: () => Promise<T>): Promise<T> {
-  if (applying >= APPLY_LANES) await new Promise<void>((resolve) => applyQueue.push(resolve));
-  else applying++;
-  try {
-    return await fn();
-  } finally {
-    const wake = applyQueue.shift();
-    if (wake) wake();
-    else applying--;
-  }
-}
+const applyLanes = createConcurrencyLimit(2);
 
 /**
  * Makes `dest` from its patch: the patch fetched (or found from an interrupted run) and checked against the manifest,
  * applied to the held file into a temp name, and renamed only when the result is the manifest's bytes. Resolves with
  * the bytes received for the patch, or rejects saying why the file must be fetched whole.
  */
-async function applyPlan(origin: Origin, plan: PatchPlan, dest: string, want: { bytes: number; sha256: string }, attempts: number): Promise<number> {
-  let received = 0;
-  const st = await stat(plan.dest).catch(() => null);
-  if (!(st && st.size === plan.want.bytes && (await sha256File(plan.dest)) === plan.want.sha256)) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        received = (await fetchFile(origin, plan.url, plan.dest, plan.want, () => {})).bytes;
-        break;
-      } catch (e) {
-        if (e instanceof FetchRefusal || attempt >= attempts) throw e;
-        await new Promise((r) => setTimeout(r, 250 * attempt));
-      }
-    }
-  }
+async function applyPlan(origin: Origin, plan: PatchPlan, dest: string, want: { bytes: number; sha256: string }, local: Map<string, string>, attempts: number): Promise<number> {
+  // The patch is a file of the stamp like any other: already here from an interrupted run, held, or fetched.
+  const got = await placeFile(origin, plan.url, plan.dest, plan.want, local, attempts, () => {});
+  const received = got.kind === 'fetched' ? got.bytes : 0;
   const made = `${dest}.patched`;
   try {
     await mkdir(join(dest, '..'), { recursive: true });
-    await inApplyLane(() => applyPatch(plan.from, plan.dest, made));
-    const got = await sha256File(made);
-    if (got !== want.sha256) throw new Error(`what it makes has sha256 ${got}, not the manifest's ${want.sha256}`);
+    await applyLanes.run(() => applyPatch(plan.from, plan.dest, made));
+    const sha256 = await sha256File(made);
+    if (sha256 !== want.sha256) throw new Error(`what it makes has sha256 ${sha256}, not the manifest's ${want.sha256}`);
     await rename(made, dest);
   } finally {
     await rm(made, { force: true });
@@ -555,7 +532,7 @@ async function placeFile(
   }
   if (patch) {
     try {
-      return { kind: 'patched', bytes: await applyPlan(origin, patch, dest, want, attempts), resumed: false };
+      return { kind: 'patched', bytes: await applyPlan(origin, patch, dest, want, local, attempts), resumed: false };
     } catch (e) {
       patch.fallBack((e as Error).message);
     }

@@ -21,7 +21,7 @@ import { MATCH_JOBS, matchesStage } from './stages/build-matches.ts';
 import { nameKeysStage, type NameKeysBuilt } from './stages/build-name-keys.ts';
 import type { MatchesDoc } from '../common/match-index.ts';
 import { buildDocuments, releaseSummary, type DocumentsBuilt } from './stages/build-documents.ts';
-import { writeManifests, type StampManifest } from './dist-manifest.ts';
+import { readCompiledPublicFiles, writeManifests, type StampManifest } from './dist-manifest.ts';
 import { findDiffBase } from './write/diff-base.ts';
 import { inheritedShards, linkInheritedShards } from './write/shared-shards.ts';
 import { writeReleasePatches } from './write/release-patches.ts';
@@ -116,6 +116,7 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     written: new Map(),
     writtenPrivate: new Map(),
     priorDiffBase: null,
+    priorPublicFiles: null,
     inheritedShards: [],
     warnings: [],
   };
@@ -123,7 +124,9 @@ export async function compileRelease(release: ReleaseInput, prior: ReleaseInput 
     await mkdir(ctx.publicDir, { recursive: true });
     await mkdir(ctx.privateDir, { recursive: true });
     ctx.priorDiffBase = prior ? findDiffBase(distDir, prior, ctx.options.partitions) : null;
-    ctx.inheritedShards = await inheritedShards(ctx.priorDiffBase, ctx.options.shareShards);
+    // Read once: the packs inherited and the patches made are both the predecessor's files as its manifest lists them.
+    ctx.priorPublicFiles = prior ? await readCompiledPublicFiles(join(distDir, prior.stamp)) : null;
+    ctx.inheritedShards = await inheritedShards(ctx.priorDiffBase, ctx.priorPublicFiles, ctx.options.shareShards);
     // Checked and linked while the stages run: reading ~1 GiB of packs at full size overlaps stage 1.
     const linked = ctx.inheritedShards.length ? linkInheritedShards(ctx.priorDiffBase!, ctx.inheritedShards, ctx.publicDir) : Promise.resolve();
     linked.catch(() => {}); // awaited below; this only keeps an early failure from counting as unhandled

@@ -65,6 +65,8 @@ export interface CompileContext {
   writtenPrivate: Map<string, ContentFile>;
   /** The predecessor's diff base when its compiled folder has one for it (read instead of its tables). */
   priorDiffBase: DiffBaseSource | null;
+  /** The predecessor's public files when it is compiled beside this release in this format (else null). */
+  priorPublicFiles: Record<string, { bytes: number; sha256: string }> | null;
   /** The predecessor's shard packs this release inherits, in its shard_packs order (empty: none; see shared-shards.ts). */
   inheritedShards: ContentFile[];
   /** Warnings for the compile report (and `register compile`'s stderr): done as asked, but less well than it could. */

@@ -87,6 +87,20 @@ export async function writeManifests(
 
 
 /**
+ * The public files (path → bytes and sha256) of the compiled stamp folder `dir`, or null when it is not compiled in
+ * this format: what a successor's compile inherits packs from and makes patches against.
+ */
+export async function readCompiledPublicFiles(dir: string): Promise<PartManifest['files'] | null> {
+  try {
+    const top = JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')) as { format?: string };
+    if (top.format !== DIST_FORMAT) return null;
+    return ((JSON.parse(await readFile(join(dir, PUBLIC_DIR, MANIFEST_FILE), 'utf8')) as Partial<PartManifest>).files ?? null);
+  } catch {
+    return null;
+  }
+}
+
+/**
  * The manifest at `path` (relative to the stamp folder `dir`), parsed, or a problem line: missing, not the bytes
  * index.json vouches for (`want`, when the stamp is published), or not JSON.
  */

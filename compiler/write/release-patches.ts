@@ -6,7 +6,7 @@
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { DIST_FORMAT, MANIFEST_FILE, PUBLIC_DIR } from '../../common/dist-layout.ts';
+import { PUBLIC_DIR } from '../../common/dist-layout.ts';
 import { makePatch, applyPatch, patchTool, zstdVersion, PATCHES_DIR, PATCHES_FILE, type PatchesDoc, type PatchEntry } from '../../common/zstd-patch.ts';
 import type { CompileContext } from '../context.ts';
 import { sha256File } from '../read/release-input.ts';
@@ -38,7 +38,7 @@ interface Pair {
 export async function writeReleasePatches(ctx: CompileContext, distDir: string): Promise<string | null> {
   if (!ctx.prior || !ctx.options.patches) return null; // the first release has nothing to patch from
   const priorDir = join(distDir, ctx.prior.stamp);
-  const priorFiles = await readPriorManifest(priorDir);
+  const priorFiles = ctx.priorPublicFiles;
   if (!priorFiles) return `no patches against ${ctx.prior.stamp}: it is not compiled in ${distDir}/ in this format, so a mirror fetches ${ctx.release.stamp}'s changed files whole`;
   const pairs = pairFiles(ctx.written, priorFiles);
   if (pairs.length === 0) return null;
@@ -68,18 +68,6 @@ export async function writeReleasePatches(ctx: CompileContext, distDir: string):
   await writeFile(join(ctx.publicDir, PATCHES_FILE), bytes);
   ctx.written.set(PATCHES_FILE, { path: PATCHES_FILE, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
   return null;
-}
-
-/** The predecessor's public files (path → size and sha256), or null when its folder is not of this format. */
-async function readPriorManifest(dir: string): Promise<Record<string, { bytes: number; sha256: string }> | null> {
-  try {
-    const top = JSON.parse(await readFile(join(dir, MANIFEST_FILE), 'utf8')) as { format?: string };
-    if (top.format !== DIST_FORMAT) return null;
-    const pub = JSON.parse(await readFile(join(dir, PUBLIC_DIR, MANIFEST_FILE), 'utf8')) as { files?: Record<string, { bytes: number; sha256: string }> };
-    return pub.files ?? null;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -17,6 +17,7 @@ import { RegisterError } from '../../common/errors.ts';
 import { MANIFEST_FILE, RELEASE_DOC, type ReleaseDoc } from '../../common/dist-layout.ts';
 import type { ContentFile } from './content-file.ts';
 import type { DiffBaseSource } from './diff-base.ts';
+import type { PartManifest } from '../dist-manifest.ts';
 
 /**
  * Below this share of the predecessor's pack bytes still referenced, its packs are not inherited. A week's churn of
@@ -26,14 +27,14 @@ import type { DiffBaseSource } from './diff-base.ts';
 export const MIN_REFERENCED_SHARE = 0.75;
 
 /** The predecessor's packs a successor inherits (none when there is no diff base, sharing is off, or it is due a compaction). */
-export async function inheritedShards(prior: DiffBaseSource | null, shareShards: boolean): Promise<ContentFile[]> {
+export async function inheritedShards(prior: DiffBaseSource | null, priorFiles: PartManifest['files'] | null, shareShards: boolean): Promise<ContentFile[]> {
   if (!prior || !shareShards) return [];
   const { referenced, packs } = prior.shardBytes;
   if (packs === 0 || referenced < MIN_REFERENCED_SHARE * packs) return [];
+  if (!priorFiles) throw new RegisterError('compile', 'cannot be read; recompile the prior release (or remove its folder) and retry', join(prior.publicDir, MANIFEST_FILE));
   const doc = JSON.parse(await readFile(join(prior.publicDir, RELEASE_DOC), 'utf8')) as ReleaseDoc;
-  const manifest = JSON.parse(await readFile(join(prior.publicDir, MANIFEST_FILE), 'utf8')) as { files: Record<string, { bytes: number; sha256: string }> };
   return doc.shard_packs.map((path) => {
-    const f = manifest.files[path];
+    const f = priorFiles[path];
     if (!f) throw new RegisterError('compile', `does not list its shard pack ${path}; recompile the prior release (or remove its folder) and retry`, join(prior.publicDir, MANIFEST_FILE));
     return { path, bytes: f.bytes, sha256: f.sha256 };
   });

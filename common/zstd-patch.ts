@@ -2,7 +2,7 @@
 // with Debian's zstd CLI (`--patch-from`: the old file is the reference the new one is compressed against). The npm
 // binding zstd-napi was tried and set aside: it has no reference prefix, and a dictionary instead gave patches a
 // hundred times larger (issue 49). patches.json, beside the files, says which patch turns which old file into which.
-import { $, which, type ProcessPromise } from 'zx';
+import type { ProcessPromise, Shell } from 'zx';
 
 /** The listing of a stamp's patches, in public/ and so in its signed public manifest (docs/dist-format.md). */
 export const PATCHES_FILE = 'patches.json';
@@ -35,11 +35,16 @@ export interface PatchEntry {
  */
 const PATCH_FLAGS = ['-4', '--long=31'] as const;
 
-// Quiet: zx echoes nothing and collects the output, which an error message quotes.
-const zstd = $({ quiet: true, verbose: false });
+/**
+ * zx, loaded on first use: this module's constants are read by every `register` command (verify, serve), and loading
+ * zx cost each of them ~80 ms of start-up. Quiet: zx echoes nothing and collects the output, which an error quotes.
+ */
+let zx: Promise<{ zstd: Shell; which: typeof import('zx').which }> | null = null;
+const shell = () => (zx ??= import('zx').then(({ $, which }) => ({ zstd: $({ quiet: true, verbose: false }), which })));
 
 /** The installed zstd's version (`1.5.4`), or null when there is no zstd on the PATH. */
 export async function zstdVersion(): Promise<string | null> {
+  const { zstd, which } = await shell();
   if (!(await which('zstd', { nothrow: true }))) return null;
   const out = await zstd`zstd -V`.nothrow();
   return /v(\d+\.\d+\.\d+)/.exec(out.stdout)?.[1] ?? null;
@@ -50,12 +55,14 @@ export const patchTool = (version: string): string => `zstd ${version} ${PATCH_F
 
 /** Writes to `out` the patch that turns `from` into `to`. */
 export async function makePatch(from: string, to: string, out: string): Promise<void> {
+  const { zstd } = await shell();
   await run(zstd`zstd -q -f -T1 ${PATCH_FLAGS} --patch-from=${from} ${to} -o ${out}`);
 }
 
 /** Writes to `out` what `patch` makes of `from`. Rejects with zstd's own words when it cannot. */
 export async function applyPatch(from: string, patch: string, out: string): Promise<void> {
   // --long=31: a patch's window spans its reference, past the 128 MiB zstd decodes without being told.
+  const { zstd } = await shell();
   await run(zstd`zstd -d -q -f --long=31 --patch-from=${from} ${patch} -o ${out}`);
 }
 

@@ -11,7 +11,7 @@ import type { MatchesDoc } from './match-index.ts';
  * index. 5: shards stored with the shard dictionary (common/shard-format.ts expandShard; the cuts index the stored
  * bytes). 6: the name keys family (families.names, name_countries) that name matching reads.
  */
-export const DIST_FORMAT = 'identity-register-dist/6';
+export const DIST_FORMAT = 'identity-register-dist/7';
 
 /** dist/index.json: the one small pointer, rewritten last and atomically after a compile. */
 export interface DistIndex {

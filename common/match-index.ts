@@ -1,6 +1,7 @@
 // The compiled match index behind GET /matches: its families, the values they hold and how a list entry packs a
 // match's date, state and side, shared by the compiler (writer) and the runtime (reader).
 import type { BucketFamily } from './bucket-format.ts';
+import { fnv1a32 } from './hash.ts';
 import { MATCH_STATES } from './scoreline.ts';
 
 // Match states as the release's `match_state` column may publish them (common/scoreline.ts); any other value is no state.
@@ -10,18 +11,33 @@ const STATE_NONE = MATCH_STATES.length;
 /** Names the `state` filter accepts, by state code. */
 export const STATE_FILTER_NAMES: readonly string[] = [...MATCH_STATES, 'none'];
 
-/** Rows per bucket of the rows family: a page of a team's list touches scattered ordinals, so buckets stay small. */
-export const ROWS_PER_BUCKET = 8;
+/**
+ * Row copies per bucket of the rows family. An anchor's copies lie together in date order, so a page of 20 (or a
+ * team's season) is one or two buckets; larger buckets would only make a page's one read longer.
+ */
+export const ROWS_PER_BUCKET = 32;
 /** List entries per bucket of the lists family. */
 export const LIST_ENTRIES_PER_BUCKET = 256;
+/**
+ * Rows per group of the generation's digest: the generation hashes the rows in ordinal order as format 6 stored
+ * them (groups of eight, each a msgpack array), so it names the matches and not their layout, and stays what it
+ * was for an unchanged release across the format change (cursors and clients keep it).
+ */
+export const GENERATION_ROWS_PER_GROUP = 8;
 
 /**
  * release.json's `matches`: three families and the generation.
- * - rows (ordinal): match ordinal → MatchRowValue. Ordinals number live matches by (played_on, reep_id), undated last.
+ * - rows (ordinal): copies of MatchRowValue laid out by anchor: each anchor's matches in its ascending order, one
+ *   after another (`rows` of its ref says where they start). A team's matches are its own copies; a competition's
+ *   too; a season whose matches are one block of its competition's copies points into them, any other season has
+ *   its own. A match with no anchor has no copy (no page can name it).
  * - lists (ordinal): MatchListEntry values; each anchor owns two runs, its matches in ascending order (ordinal order)
- *   then the same matches in descending order (date desc, ties by reep_id asc, undated last).
- * - refs (hashed): register ID of a team, competition, season or stage → MatchRefValue (its label, and where its lists sit).
- * `generation` is the sha256 of the rows pack, as the public manifest records it: the rows determine every list.
+ *   then the same matches in descending order (date desc, ties by reep_id asc, undated last). Entry i of the
+ *   ascending run has row copy `rows + i`.
+ * - refs (hashed): register ID of a team, competition, season or stage → MatchRefValue (its label, and where its
+ *   lists and row copies sit).
+ * `generation` is the sha256 of the live matches' rows in ordinal order, in groups of GENERATION_ROWS_PER_GROUP
+ * (each a msgpack array): the rows determine every list and copy.
  */
 export interface MatchesDoc {
   rows: BucketFamily;
@@ -62,18 +78,34 @@ export function matchRow(r: MatchRowFields): MatchRowValue {
   ];
 }
 
-/** A reference: [entity type index, label, first entry of its ascending run, matches in its list]. */
-export type MatchRefValue = [number, string, number, number];
+/**
+ * A reference: [entity type index, label, first entry of its ascending run, matches in its list, first of its row
+ * copies].
+ */
+export type MatchRefValue = [number, string, number, number, number];
 /** Where each field of a MatchRefValue sits. */
-export const MATCH_REF = { typeIndex: 0, label: 1, start: 2, count: 3 } as const;
+export const MATCH_REF = { typeIndex: 0, label: 1, start: 2, count: 3, rows: 4 } as const;
 
 /** The stored reference of a team, competition, season or stage. */
-export function matchRef(r: { typeIndex: number; label: string; start: number; count: number }): MatchRefValue {
-  return [r.typeIndex, r.label, r.start, r.count];
+export function matchRef(r: { typeIndex: number; label: string; start: number; count: number; rows: number }): MatchRefValue {
+  return [r.typeIndex, r.label, r.start, r.count, r.rows];
 }
 
-/** A list entry: [match ordinal, meta] (see entryMeta). */
-export type MatchListEntry = [number, number];
+/**
+ * A list entry: [match ordinal, meta (see entryMeta), sides digest, structure digest]. The digests hold 16 bits of
+ * each of the match's anchors (anchorDigest): home then away, competition then season. A filter over several
+ * anchors is asked of the one list a page walks: an entry whose digests miss one of the filter's anchors cannot
+ * pass, so only rows that may are read (and checked exactly).
+ */
+export type MatchListEntry = [number, number, number, number];
+
+/** 16 bits of a register ID for the list digests; 0 for none (a real ID may give 0 too: digests only rule out). */
+export const anchorDigest = (id: string | null): number => (id === null ? 0 : fnv1a32(id) >>> 16);
+/** A list entry's two digests from its row's anchors. */
+export const entryDigests = (home: string | null, away: string | null, competition: string | null, season: string | null): [number, number] => [
+  ((anchorDigest(home) << 16) | anchorDigest(away)) >>> 0,
+  ((anchorDigest(competition) << 16) | anchorDigest(season)) >>> 0,
+];
 
 /** Day numbers are days since 1970-01-01 plus this, so every date from year 0 on is positive and 0 means undated. */
 const DAY_BASE = 800_000;

@@ -3,20 +3,24 @@
 // where the rows first name each provider. The rows are numbered by (played_on, reep_id), so a year group's first
 // ordinal is the count of the groups before it, and the providers' numbers are known before any row is built: the
 // year groups are cut into MATCH_JOBS contiguous runs, each built in its own thread (parse, sort, build and encode its
-// rows, spill each row's list entries by anchor hash), and the last step stitches the encoded rows in order into the
-// rows family and writes each anchor's date-ordered runs and the refs. Memory holds the refs, one year group per job
-// and one anchor group at a time; the bytes are the same for any number of jobs.
+// rows, spill each row's list entries, with a copy of the row, by anchor hash), and the last step hashes the encoded
+// rows in order into the generation and writes each anchor's date-ordered runs, its row copies and the refs: teams
+// and competitions first, then seasons, so a season that is one block of its competition's copies points into them.
+// Memory holds the refs, one year group per job and one anchor group at a time; the bytes are the same for any
+// number of jobs.
+import { createHash, type Hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import {
-  entryMeta, LIST_ENTRIES_PER_BUCKET, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode, type MatchesDoc, type MatchRowValue,
+  entryDigests, entryMeta, GENERATION_ROWS_PER_GROUP, LIST_ENTRIES_PER_BUCKET, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode,
+  type MatchesDoc, type MatchRowValue,
 } from '../../common/match-index.ts';
 import { HashedFamilyWriter } from '../write/hashed-family-writer.ts';
 import { OrdinalFamilyWriter } from '../write/ordinal-family-writer.ts';
 import { GroupSpill, type GroupSpillHandle } from '../write/group-spill.ts';
-import { MsgpackOut } from '../write/msgpack-out.ts';
+import { MsgpackOut, writeArrayHeader } from '../write/msgpack-out.ts';
 import type { ContentFile } from '../write/content-file.ts';
 import { POINT_LOOKUP_BUCKET_BYTES } from '../context.ts';
 import {
@@ -45,11 +49,15 @@ export interface MatchesJob {
   scratchDir: string;
 }
 
-/** One job's rows, encoded back to back in a file, each row's byte length, and its rows' list entries. */
+/**
+ * One job's rows, encoded back to back in a file (for the generation), each row's byte length, and its rows' list
+ * entries with their row copies: a team's or competition's in `entries`, a season's in `seasons`.
+ */
 export interface MatchRowsPart {
   rows: string;
   lengths: Uint32Array;
   entries: GroupSpillHandle;
+  seasons: GroupSpillHandle;
 }
 
 interface MatchesInput {
@@ -161,6 +169,7 @@ export async function buildMatchRows(job: MatchesJob): Promise<MatchRowsPart> {
   for (let g = job.from; g < job.to; g++) for (const s of spills) count += s.count(g);
   const lengths = new Uint32Array(count);
   const entries = new GroupSpill({ dir: join(job.scratchDir, 'list-entries'), groups: ANCHOR_GROUPS });
+  const seasons = new GroupSpill({ dir: join(job.scratchDir, 'season-entries'), groups: ANCHOR_GROUPS });
   const out = new MsgpackOut(ROW_IO_BYTES + 64 * 1024);
   const fd = openSync(rowsPath, 'w');
   try {
@@ -198,11 +207,15 @@ export async function buildMatchRows(job: MatchesJob): Promise<MatchRowsPart> {
           out.value(value);
           lengths[n] = out.pos - at;
           const ordinal = job.base + n++;
+          const [home, away, competition, season] = [value[3], value[4], value[5], value[6]];
+          const e: ListEntry = { ordinal, meta: 0, digests: entryDigests(home, away, competition, season), season, row: out.buf, rowStart: at, rowEnd: out.pos };
           // The home team, the away team (once, should a team meet itself), the competition and the season.
-          addEntry(entries, value[3], ordinal, entryMeta(day, value[2], true));
-          if (value[4] !== value[3]) addEntry(entries, value[4], ordinal, entryMeta(day, value[2], false));
-          addEntry(entries, value[5], ordinal, entryMeta(day, value[2], false));
-          addEntry(entries, value[6], ordinal, entryMeta(day, value[2], false));
+          e.meta = entryMeta(day, value[2], true);
+          addEntry(entries, home, e);
+          e.meta = entryMeta(day, value[2], false);
+          if (away !== home) addEntry(entries, away, e);
+          addEntry(entries, competition, e);
+          addEntry(seasons, season, e);
           if (out.pos >= ROW_IO_BYTES) {
             writeAll(fd, out.bytes());
             out.pos = 0;
@@ -213,101 +226,152 @@ export async function buildMatchRows(job: MatchesJob): Promise<MatchRowsPart> {
     if (n !== count) throw new Error(`match rows of year groups ${job.from}-${job.to}: ${n} built, ${count} recorded`);
     writeAll(fd, out.bytes());
     entries.seal();
+    seasons.seal();
   } catch (err) {
     entries.dispose();
+    seasons.dispose();
     throw err;
   } finally {
     closeSync(fd);
   }
-  return { rows: rowsPath, lengths, entries: entries.handle() };
+  return { rows: rowsPath, lengths, entries: entries.handle(), seasons: seasons.handle() };
 }
 
 function writeAll(fd: number, bytes: Uint8Array): void {
   for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
+/** A season's matches as one block of a competition's row copies: where the block starts, and its length. */
+interface Block {
+  rows: number;
+  count: number;
+}
+
 /**
- * The match index's families from the jobs' parts, in job (so ordinal) order: the rows as encoded, each anchor's
- * two runs, and the refs.
+ * The match index's families from the jobs' parts, in job (so ordinal) order: the generation from the rows, each
+ * anchor's two runs and row copies, and the refs.
  */
 async function writeMatchIndex(parts: MatchRowsPart[], input: MatchesInput, publicDir: string, tmpDir: string): Promise<{ doc: MatchesDoc; files: ContentFile[] }> {
   const spills = input.records.map((h) => GroupSpill.open(h.spill));
   const entrySpills = parts.map((p) => GroupSpill.open(p.entries));
+  const seasonSpills = parts.map((p) => GroupSpill.open(p.seasons));
   const ledger = new Map<string, ContentFile>();
   const rows = new OrdinalFamilyWriter({ root: publicDir, name: 'matches/rows', tmpDir, perBucket: ROWS_PER_BUCKET, ledger });
   const lists = new OrdinalFamilyWriter({ root: publicDir, name: 'matches/lists', tmpDir, perBucket: LIST_ENTRIES_PER_BUCKET, ledger });
   const refFamily = new HashedFamilyWriter({ root: publicDir, name: 'matches/refs', tmpDir, targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger });
   try {
+    const generation = createHash('sha256');
+    const rowCount = parts.reduce((n, p) => n + p.lengths.length, 0);
+    let hashed = 0;
     for (const part of parts) {
-      stitchRows(rows, part);
+      hashed = hashRows(generation, part, hashed, rowCount);
       rmSync(part.rows, { force: true });
     }
-
-    // Each anchor's two runs, anchors in hash-group order and by ID within a group.
-    const placed = new Map<string, [number, number]>();
-    for (let g = 0; g < ANCHOR_GROUPS; g++) {
-      const byAnchor = new Map<string, number[]>();
-      // The jobs' entries, in job order, are in ordinal order.
-      for (const es of entrySpills) {
-        const data = es.readBytes(g);
-        es.release(g);
-        for (let at = 0; at < data.length; at += ENTRY_RECORD) {
+    const refs = readRefs(spills);
+    // Where each anchor's runs and copies sit: [first list entry, entries, first row copy].
+    const placed = new Map<string, [number, number, number]>();
+    // Seasons that are one block of their competition's copies, found as the competitions are written.
+    const blocks = new Map<string, Block>();
+    const writeGroups = (from: GroupSpill[], seasons: boolean): void => {
+      for (let g = 0; g < ANCHOR_GROUPS; g++) {
+        // The jobs' entries, in job order, are in ordinal order.
+        const data = Buffer.concat(from.map((es) => es.readBytes(g)));
+        for (const es of from) es.release(g);
+        const byAnchor = new Map<string, number[]>();
+        for (let at = 0; at < data.length; at = recordEnd(data, at)) {
           const anchor = data.toString('latin1', at, at + ID_BYTES);
           let list = byAnchor.get(anchor);
           if (!list) byAnchor.set(anchor, (list = []));
-          list.push(data.readUInt32LE(at + ID_BYTES), data.readUInt32LE(at + ID_BYTES + 4));
+          list.push(at);
+        }
+        for (const anchor of [...byAnchor.keys()].sort()) {
+          const records = byAnchor.get(anchor)!;
+          const n = records.length;
+          const block = seasons ? blocks.get(anchor) : undefined;
+          const shared = block !== undefined && block.count === n;
+          placed.set(anchor, [lists.entries, n, shared ? block.rows : rows.entries]);
+          if (!seasons && refs.get(anchor)?.type === COMPETITION) noteSeasonBlocks(data, records, rows.entries, blocks);
+          if (!shared) for (const at of records) rows.pushEncoded(data, at + ROW_AT, recordEnd(data, at));
+          writeRuns(lists, data, records);
         }
       }
-      for (const anchor of [...byAnchor.keys()].sort()) {
-        const flat = byAnchor.get(anchor)!;
-        const n = flat.length / 2;
-        placed.set(anchor, [lists.entries, n]);
-        // Entries are in ordinal order: the ascending run as it is.
-        for (let i = 0; i < flat.length; i += 2) lists.pushPair(flat[i], flat[i + 1]);
-        // The descending run from the ascending one without a sort: its days from the last, each day's entries in
-        // their own (reep_id) order, then the undated ones, which close both runs.
-        let dated = n;
-        while (dated > 0 && metaDay(flat[2 * dated - 1]) === 0) dated--;
-        for (let end = dated; end > 0; ) {
-          let start = end - 1;
-          while (start > 0 && metaDay(flat[2 * start - 1]) === metaDay(flat[2 * end - 1])) start--;
-          for (let k = start; k < end; k++) lists.pushPair(flat[2 * k], flat[2 * k + 1]);
-          end = start;
-        }
-        for (let k = dated; k < n; k++) lists.pushPair(flat[2 * k], flat[2 * k + 1]);
-      }
+    };
+    writeGroups(entrySpills, false);
+    writeGroups(seasonSpills, true);
+    for (const [id, r] of refs) {
+      const [start, n, at] = placed.get(id) ?? [0, 0, 0];
+      refFamily.add(id, matchRef({ typeIndex: r.type, label: r.label, start, count: n, rows: at }));
     }
-    for (const [id, r] of readRefs(spills)) {
-      const [start, n] = placed.get(id) ?? [0, 0];
-      refFamily.add(id, matchRef({ typeIndex: r.type, label: r.label, start, count: n }));
-    }
-    const count = rows.entries;
     const rowFamily = await rows.finish();
     const listFamily = await lists.finish();
     const refsFamily = await refFamily.finish();
-    const generation = ledger.get(rowFamily.pack)?.sha256;
-    if (!generation) throw new Error(`the match rows pack ${rowFamily.pack} was not hashed as it was written`);
     for (const s of spills) s.dispose();
-    for (const es of entrySpills) es.dispose();
+    for (const es of [...entrySpills, ...seasonSpills]) es.dispose();
     return {
-      doc: { rows: rowFamily, lists: listFamily, refs: refsFamily, count, providers: providerOrder(input.records), generation },
+      doc: { rows: rowFamily, lists: listFamily, refs: refsFamily, count: rowCount, providers: providerOrder(input.records), generation: generation.digest('hex') },
       files: [...ledger.values()],
     };
   } catch (err) {
     await Promise.all([rows.abort(), lists.abort(), refFamily.abort()]);
-    for (const es of entrySpills) es.dispose();
+    for (const es of [...entrySpills, ...seasonSpills]) es.dispose();
     throw err;
   }
 }
 
-/** Pushes one job's encoded rows, read back in ROW_IO_BYTES reads, into the rows family. */
-function stitchRows(rows: OrdinalFamilyWriter, part: MatchRowsPart): void {
+/**
+ * An anchor's two runs of list entries: the ascending run as the records are (ordinal order), then the descending
+ * one from it without a sort: its days from the last, each day's entries in their own (reep_id) order, then the
+ * undated ones, which close both runs.
+ */
+function writeRuns(lists: OrdinalFamilyWriter, data: Buffer, records: readonly number[]): void {
+  const push = (at: number) => lists.pushQuad(data.readUInt32LE(at + ORDINAL_AT), data.readUInt32LE(at + META_AT), data.readUInt32LE(at + SIDES_AT), data.readUInt32LE(at + STRUCTURE_AT));
+  const day = (k: number) => metaDay(data.readUInt32LE(records[k] + META_AT));
+  const n = records.length;
+  for (const at of records) push(at);
+  let dated = n;
+  while (dated > 0 && day(dated - 1) === 0) dated--;
+  for (let end = dated; end > 0; ) {
+    let start = end - 1;
+    while (start > 0 && day(start - 1) === day(end - 1)) start--;
+    for (let k = start; k < end; k++) push(records[k]);
+    end = start;
+  }
+  for (let k = dated; k < n; k++) push(records[k]);
+}
+
+/**
+ * Notes each season of a competition's run whose matches lie together in it, from `first` (its first copy) on: the
+ * season may point there, if the block holds all its matches (its own list is as long: writeMatchIndex checks).
+ */
+function noteSeasonBlocks(data: Buffer, records: readonly number[], first: number, blocks: Map<string, Block>): void {
+  const seen = new Map<string, { from: number; to: number; count: number }>();
+  for (let i = 0; i < records.length; i++) {
+    const at = records[i] + SEASON_AT;
+    if (data[at] === 0) continue;
+    const season = data.toString('latin1', at, at + ID_BYTES);
+    const s = seen.get(season);
+    if (s) {
+      s.to = i;
+      s.count++;
+    } else seen.set(season, { from: i, to: i, count: 1 });
+  }
+  for (const [season, s] of seen) if (s.to - s.from + 1 === s.count) blocks.set(season, { rows: first + s.from, count: s.count });
+}
+
+/**
+ * Hashes one job's encoded rows, read back in ROW_IO_BYTES reads, into the generation: in groups of
+ * GENERATION_ROWS_PER_GROUP rows, each group a msgpack array, counting from row `done` of `total`. Returns the rows
+ * hashed so far.
+ */
+function hashRows(hash: Hash, part: MatchRowsPart, done: number, total: number): number {
+  const header = Buffer.allocUnsafe(5);
   const fd = openSync(part.rows, 'r');
   try {
     let buf = Buffer.allocUnsafe(ROW_IO_BYTES);
     let lo = 0;
     let hi = 0;
     for (const len of part.lengths) {
+      if (done % GENERATION_ROWS_PER_GROUP === 0) hash.update(header.subarray(0, writeArrayHeader(header, 0, Math.min(GENERATION_ROWS_PER_GROUP, total - done))));
       if (hi - lo < len) {
         // Keep the unread tail, then fill the rest (a row longer than the buffer gets a bigger one).
         const keep = hi - lo;
@@ -322,28 +386,61 @@ function stitchRows(rows: OrdinalFamilyWriter, part: MatchRowsPart): void {
           hi += got;
         }
       }
-      rows.pushEncoded(buf, lo, lo + len);
+      hash.update(buf.subarray(lo, lo + len));
       lo += len;
+      done++;
     }
   } finally {
     closeSync(fd);
   }
+  return done;
 }
 
-/** A list entry as spilled: the anchor's register ID (16 ASCII bytes, checked in stage 1), ordinal, meta (u32 LE). */
+/**
+ * A list entry as spilled, a binary record: the anchor's register ID (16 ASCII bytes, checked in stage 1), the
+ * ordinal, meta and two digests (u32 LE each), the row's season (16 bytes, zeros for none), the row's length (u32
+ * LE) and its encoded bytes: each anchor's copy of the row travels with its entry.
+ */
 const ID_BYTES = 16;
-const ENTRY_RECORD = ID_BYTES + 8;
+const ORDINAL_AT = ID_BYTES;
+const META_AT = ORDINAL_AT + 4;
+const SIDES_AT = META_AT + 4;
+const STRUCTURE_AT = SIDES_AT + 4;
+const SEASON_AT = STRUCTURE_AT + 4;
+const LENGTH_AT = SEASON_AT + ID_BYTES;
+const ROW_AT = LENGTH_AT + 4;
 
-/** Spills one list entry to its anchor's hash group, as a binary record (12M of them at full size). */
-function addEntry(entries: GroupSpill, anchor: string | null, ordinal: number, meta: number): void {
+/** Where the record at `at` ends. */
+const recordEnd = (data: Buffer, at: number): number => at + ROW_AT + data.readUInt32LE(at + LENGTH_AT);
+
+/** A row's list entry, before its anchor: the row's bytes are `row[rowStart, rowEnd)`. */
+interface ListEntry {
+  ordinal: number;
+  meta: number;
+  digests: [number, number];
+  season: string | null;
+  row: Uint8Array;
+  rowStart: number;
+  rowEnd: number;
+}
+
+/** Spills one list entry to its anchor's hash group (12M of them at full size). */
+function addEntry(entries: GroupSpill, anchor: string | null, e: ListEntry): void {
   if (anchor === null) return;
   if (anchor.length !== ID_BYTES) throw new Error(`list anchor ${JSON.stringify(anchor)} is not a register ID`);
-  const buf = entries.reserve(fnv1a32(anchor) >>> 24, ENTRY_RECORD);
+  const length = e.rowEnd - e.rowStart;
+  const buf = entries.reserve(fnv1a32(anchor) >>> 24, ROW_AT + length);
   const at = entries.cursor;
   for (let i = 0; i < ID_BYTES; i++) buf[at + i] = anchor.charCodeAt(i);
-  buf.writeUInt32LE(ordinal, at + ID_BYTES);
-  buf.writeUInt32LE(meta, at + ID_BYTES + 4);
-  entries.commit(at + ENTRY_RECORD);
+  buf.writeUInt32LE(e.ordinal, at + ORDINAL_AT);
+  buf.writeUInt32LE(e.meta, at + META_AT);
+  buf.writeUInt32LE(e.digests[0], at + SIDES_AT);
+  buf.writeUInt32LE(e.digests[1], at + STRUCTURE_AT);
+  if (e.season === null) buf.fill(0, at + SEASON_AT, at + SEASON_AT + ID_BYTES);
+  else for (let i = 0; i < ID_BYTES; i++) buf[at + SEASON_AT + i] = e.season.charCodeAt(i);
+  buf.writeUInt32LE(length, at + LENGTH_AT);
+  buf.set(e.row.subarray(e.rowStart, e.rowEnd), at + ROW_AT);
+  entries.commit(at + ROW_AT + length);
 }
 
 /** A match's row: its scoreline as its shard states it, its sides and structure resolved through the refs. */

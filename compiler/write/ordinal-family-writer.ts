@@ -67,12 +67,12 @@ export class OrdinalFamilyWriter {
   }
 
   /**
-   * push([a, b]) for two unsigned 32-bit integers, the same bytes without the array: the match index pushes ~12M
-   * such pairs at full size.
+   * push([a, b, c, d]) for four unsigned 32-bit integers, the same bytes without the array: the match index pushes
+   * ~12M such list entries at full size.
    */
-  pushPair(a: number, b: number): void {
+  pushQuad(a: number, b: number, c: number, d: number): void {
     if (this.done) throw new RegisterError('compile', 'push after finish', this.name);
-    this.stage.uintPair(a, b);
+    this.stage.uintQuad(a, b, c, d);
     this.count++;
     if (++this.inBucket === this.perBucket) this.flushBucket();
   }

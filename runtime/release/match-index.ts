@@ -1,6 +1,6 @@
-// One release's match index as GET /matches reads it (common/match-index.ts): rows by ordinal, list entries by
-// position, refs by register ID, each bucket checked like every other family's. The generation is the rows pack's
-// sha256, and is taken only when the public manifest records that very digest for it.
+// One release's match index as GET /matches reads it (common/match-index.ts): row copies and list entries by
+// position, refs by register ID, each bucket checked like every other family's. The generation comes from
+// release.json, which the public manifest vouches for.
 import { decodeValue } from '../../common/bucket-format.ts';
 import { jsonString } from '../../common/json-string.ts';
 import { MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
@@ -24,12 +24,15 @@ export interface KeptReference {
 }
 
 /**
- * Lists buckets kept decoded (2 KiB each, 256 entries): 2 MiB when full. A page's walk reads a few buckets per
+ * Lists buckets kept decoded (4 KiB each, 256 entries): 4 MiB when full. A page's walk reads a few buckets per
  * anchor list, and the buckets of popular anchors are read again by every page of theirs.
  */
 const KEPT_LIST_BUCKETS = 1024;
 
 const utf8 = new TextEncoder();
+
+/** Integers in a list entry (MatchListEntry). */
+const ENTRY_FIELDS = 4;
 
 const isUint = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 0;
 
@@ -71,16 +74,14 @@ export class MatchIndex {
     private readonly rows: BucketFamilyReader,
     private readonly lists: BucketFamilyReader,
     private readonly refs: BucketFamilyReader,
-    /** The rows pack's sha256 as the public manifest lists it (undefined: not listed). */
-    private readonly rowsSha256: string | undefined,
     /** How logs name release.json, which states the generation. */
-    private readonly releaseFile: string,
+    readonly releaseFile: string,
   ) {}
 
-  /** 64 lowercase hex digits naming this compiled index; a release.json that disagrees with its manifest is damage. */
+  /** 64 lowercase hex digits naming this compiled index. */
   get generation(): string {
-    if (!/^[0-9a-f]{64}$/.test(this.doc.generation) || this.doc.generation !== this.rowsSha256) {
-      throw new ArtefactError(this.releaseFile, `match generation ${JSON.stringify(this.doc.generation)} is not the manifest's sha256 of ${this.doc.rows.pack}`);
+    if (!/^[0-9a-f]{64}$/.test(this.doc.generation)) {
+      throw new ArtefactError(this.releaseFile, `match generation ${JSON.stringify(this.doc.generation)} is not a sha256`);
     }
     return this.doc.generation;
   }
@@ -142,15 +143,15 @@ export class MatchIndex {
     return (this.providerSet ??= new Set(this.doc.providers)).has(provider);
   }
 
-  /** The msgpack bytes of match `ordinal`'s row (below doc.count), for writing it out without decoding it. */
-  rowBytes(ordinal: number): MaybePromise<Uint8Array> {
-    return this.rows.valueBytes(ordinal);
+  /** The msgpack bytes of row copy `position` (an anchor's `rows` plus its place in the list), for writing it out without decoding it. */
+  rowBytes(position: number): MaybePromise<Uint8Array> {
+    return this.rows.valueBytes(position);
   }
 
-  /** The row of match `ordinal` (below doc.count). */
-  async row(ordinal: number): Promise<MatchRowValue> {
-    const v = await this.rows.at<MatchRowValue>(ordinal);
-    if (!Array.isArray(v) || v.length !== 17) throw new ArtefactError(this.releaseFile, `match row ${ordinal} is not a row`);
+  /** Row copy `position`, decoded. */
+  async row(position: number): Promise<MatchRowValue> {
+    const v = await this.rows.at<MatchRowValue>(position);
+    if (!Array.isArray(v) || v.length !== 17) throw new ArtefactError(this.releaseFile, `match row copy ${position} is not a row`);
     return v;
   }
 
@@ -163,8 +164,8 @@ export class MatchIndex {
   private readonly listBuckets = new RecentMap<number, Uint32Array>(KEPT_LIST_BUCKETS);
 
   /**
-   * The entries of the lists bucket holding `position`, as (ordinal, meta) pairs: entry `position` is at
-   * entrySlot(position) and the one after. Decoded once and kept, so a walk's reads cost an array index each.
+   * The entries of the lists bucket holding `position`, as (ordinal, meta, sides, structure) fours: entry `position`
+   * is at entrySlot(position) and the three after. Decoded once and kept, so a walk's reads cost an array index each.
    */
   entries(position: number): MaybePromise<Uint32Array> {
     const per = this.doc.lists.per_bucket ?? 0;
@@ -183,7 +184,7 @@ export class MatchIndex {
 
   /** Where entry `position` sits in its entries() array. */
   entrySlot(position: number): number {
-    return (position % (this.doc.lists.per_bucket ?? 1)) * 2;
+    return (position % (this.doc.lists.per_bucket ?? 1)) * ENTRY_FIELDS;
   }
 
   /**
@@ -193,19 +194,20 @@ export class MatchIndex {
    */
   private decodeBucket(bucket: number, first: number, bytes: Uint8Array): MaybePromise<Uint32Array> {
     const n = Math.min(this.doc.lists.per_bucket ?? 0, this.doc.lists.entries - first);
-    const out = new Uint32Array(2 * n);
+    const out = new Uint32Array(ENTRY_FIELDS * n);
     const all = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.buffer.byteLength - bytes.byteOffset);
     let p = 0;
     for (let i = 0; i < n && p >= 0; i++) {
-      if (all[p] !== 0x92) p = -1;
+      if (all[p] !== 0x90 + ENTRY_FIELDS) p = -1;
       else {
-        const ordinal = uintAt(all, p + 1);
-        const meta = ordinal < 0 ? -1 : uintAt(all, uintEnd);
-        if (meta < 0) p = -1;
-        else {
-          out[2 * i] = ordinal;
-          out[2 * i + 1] = meta;
-          p = uintEnd;
+        p++;
+        for (let f = 0; f < ENTRY_FIELDS && p >= 0; f++) {
+          const v = uintAt(all, p);
+          if (v < 0) p = -1;
+          else {
+            out[ENTRY_FIELDS * i + f] = v;
+            p = uintEnd;
+          }
         }
       }
     }
@@ -222,17 +224,13 @@ export class MatchIndex {
 
   /** decodeBucket's way for a bucket whose values are not read on one from another: each through entry(). */
   private async eachEntry(bucket: number, first: number, n: number): Promise<Uint32Array> {
-    const out = new Uint32Array(2 * n);
-    for (let i = 0; i < n; i++) {
-      const [ordinal, meta] = await this.entry(first + i);
-      out[2 * i] = ordinal;
-      out[2 * i + 1] = meta;
-    }
+    const out = new Uint32Array(ENTRY_FIELDS * n);
+    for (let i = 0; i < n; i++) out.set(await this.entry(first + i), ENTRY_FIELDS * i);
     this.listBuckets.set(bucket, out);
     return out;
   }
 
-  /** An entry's two integers, decoded by the buckets' own msgpack reader (a fixarray of two unsigned integers). */
+  /** An entry's four integers, decoded by the buckets' own msgpack reader (a fixarray of four unsigned integers). */
   private entryOf(position: number, b: Uint8Array): MatchListEntry {
     let v: unknown;
     try {
@@ -240,7 +238,7 @@ export class MatchIndex {
     } catch {
       v = undefined;
     }
-    if (Array.isArray(v) && v.length === 2 && isUint(v[0]) && isUint(v[1])) return v as MatchListEntry;
+    if (Array.isArray(v) && v.length === ENTRY_FIELDS && v.every(isUint)) return v as MatchListEntry;
     throw new ArtefactError(this.releaseFile, `match list entry ${position} is not an entry`);
   }
 

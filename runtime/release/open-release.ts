@@ -220,7 +220,7 @@ export class Release {
     if (this.matches === undefined) {
       const m = this.doc.matches;
       const releaseFile = fileOf(this.source, `${this.stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`);
-      this.matches = m ? new MatchIndex(m, this.family(m.rows), this.family(m.lists), this.family(m.refs), this.files[m.rows.pack]?.sha256, releaseFile) : null;
+      this.matches = m ? new MatchIndex(m, this.family(m.rows), this.family(m.lists), this.family(m.refs), releaseFile) : null;
     }
     return this.matches;
   }

@@ -49,6 +49,6 @@ function resolvedRef(id: string, ref: MatchRefValue | undefined, kind: AnchorKin
   if (!ref || ENTITY_TYPES[ref[MATCH_REF.typeIndex]] !== kind) {
     throw new ApiError(422, 'wrong_entity_type', `The ${kind} value on /matches names an entity that is not a ${kind}.`, { detail: r.text });
   }
-  return { id, list: { start: ref[MATCH_REF.start], count: ref[MATCH_REF.count] } };
+  return { id, list: { start: ref[MATCH_REF.start], count: ref[MATCH_REF.count], rows: ref[MATCH_REF.rows] } };
 }
 

@@ -1,7 +1,7 @@
 // One page of /matches: the anchors resolved, the smallest anchor's lists walked from the cursor's position, the
-// other anchors' lists asked for each entry, the filters checked on the rows left, and the page cut at its row
-// limit, its byte cap or its budget of examined entries.
-import { MATCH_ROW, metaHome, metaState, type MatchRowValue } from '../../common/match-index.ts';
+// other anchors asked of each entry's digests, the filters checked on the row copies left, and the page cut at its
+// row limit, its byte cap or its budget of examined entries.
+import { anchorDigest, MATCH_ROW, metaHome, metaState, type MatchRowValue } from '../../common/match-index.ts';
 import { jsonString } from '../../common/json-string.ts';
 import { ApiError } from '../api-error.ts';
 import type { MatchIndex } from '../release/match-index.ts';
@@ -11,7 +11,7 @@ import { MAX_CURSOR_CHARS, type CursorSigner } from './match-cursor.ts';
 import { ANCHORS, type AnchorKind, type MatchQuery } from './match-query.ts';
 import { PageWriter, rowText, type RowFilter } from './match-row.ts';
 import { isPromise } from '../interfaces.ts';
-import { ListMembership, MatchWalk, type WalkEntry } from './match-walk.ts';
+import { MatchWalk, type WalkEntry } from './match-walk.ts';
 
 /**
  * List entries one page may examine. Rows are read only for entries that pass the state filter, so a page's reads
@@ -37,14 +37,35 @@ function utf8Length(s: string): number {
 /** How a page is walked. */
 export interface PageOptions {
   /**
-   * Ask the other anchors' lists before reading a row, and end a page that can take no row without reading its
-   * entries (default); false reads and checks the row of every examined entry. The answer is the same either way.
+   * Ask each entry's digests for the other anchors before reading its row, and end a page that can take no row
+   * without reading its entries (default); false reads and checks the row of every examined entry. The answer is the
+   * same either way.
    */
-  lists: boolean;
+  digests: boolean;
   /** List entries a page may examine (default MAX_EXAMINED; tests set it lower to reach its end on a small release). */
   examined: number;
 }
-const DEFAULT_OPTIONS: PageOptions = { lists: true, examined: MAX_EXAMINED };
+const DEFAULT_OPTIONS: PageOptions = { digests: true, examined: MAX_EXAMINED };
+
+/**
+ * The other anchors of a page, as 16-bit digests (anchorDigest) to ask of a list entry's: an entry that misses
+ * any of them cannot pass. Up to five values each, so a scan of a short array.
+ */
+interface DigestFilter {
+  teams: number[] | null;
+  competitions: number[] | null;
+  seasons: number[] | null;
+  opponent: number | null;
+}
+
+function digestsMayPass(f: DigestFilter, sides: number, structure: number): boolean {
+  const home = sides >>> 16;
+  const away = sides & 0xffff;
+  if (f.teams !== null && !f.teams.includes(home) && !f.teams.includes(away)) return false;
+  if (f.competitions !== null && !f.competitions.includes(structure >>> 16)) return false;
+  if (f.seasons !== null && !f.seasons.includes(structure & 0xffff)) return false;
+  return f.opponent === null || home === f.opponent || away === f.opponent;
+}
 
 /** One page's body. */
 export async function matchPage(
@@ -82,12 +103,13 @@ export async function matchPage(
   const impossible = q.require.some((p) => !index.bridgesSomewhere(p));
   const walkOptions = { sort: q.sort, fromDay: q.fromDay, toDay: q.toDay, after: q.after };
   const walk = new MatchWalk(index, resolved[driver].map((a) => a.list), walkOptions);
-  // The other anchors' lists, asked for each entry before its row is read: an entry missing from one of them cannot
-  // pass, so an empty intersection reads no row. The shorter lists are asked first (an entry missing there is not
-  // looked for in the longer ones, which are entered only once an entry reaches them). The row check below stays,
-  // so the answer is the same either way.
-  const askedFirst = given.filter((k) => k !== driver).sort((a, b) => size(a) - size(b));
-  const others = options.lists && !impossible ? askedFirst.map((k) => new ListMembership(index, resolved[k].map((a) => a.list), walkOptions)) : [];
+  // The other anchors, asked of each entry's digests before its row is read: an entry whose digests miss one of
+  // them cannot pass, so an empty intersection reads (nearly) no row. The row check below stays, so the answer is the
+  // same either way.
+  const digestsOf = (k: AnchorKind): number[] | null => (sets[k] ? [...sets[k]].map(anchorDigest) : null);
+  const digests: DigestFilter | null = options.digests && !impossible
+    ? { teams: digestsOf('team'), competitions: digestsOf('competition'), seasons: digestsOf('season'), opponent: opponent === null ? null : anchorDigest(opponent) }
+    : null;
   await walk.open();
 
   // Filters only a row can answer: without them a row is written from its stored bytes, never decoded.
@@ -104,7 +126,7 @@ export async function matchPage(
     // A provider no row names excludes nothing.
     missing: q.missing.map(providerIndex).filter((i) => i >= 0),
   };
-  if (impossible && options.lists) {
+  if (impossible && options.digests) {
     // No entry can be taken, so the page is empty and stops where its budget of examined entries runs out.
     const stop = walk.nth(options.examined);
     if (stop !== undefined) {
@@ -136,18 +158,12 @@ export async function matchPage(
     // On the team's own list the side is in the entry; otherwise the row says.
     if (driver === 'team' && team !== null && q.venue !== 'any' && metaHome(e.meta) !== (q.venue === 'home')) continue;
     if (impossible) continue;
-    let inAll = true;
-    for (const m of others) {
-      const has = m.has(e);
-      if (!(isPromise(has) ? await has : has)) {
-        inAll = false;
-        break;
-      }
-    }
-    if (!inAll) continue;
+    if (digests !== null && !digestsMayPass(digests, e.sides, e.structure)) continue;
     let row: MatchRowValue | null = null;
     const before = out.pos;
-    const maybe = index.rowBytes(e.ordinal);
+    const found = e.reader.copyOf(e);
+    const copy = isPromise(found) ? await found : found;
+    const maybe = index.rowBytes(copy);
     const stored = isPromise(maybe) ? await maybe : maybe;
     if (!out.anchorsMayPass(stored, filter)) continue;
     if (out.read(stored)) {
@@ -156,14 +172,14 @@ export async function matchPage(
       if (written) await written;
     } else {
       // A row the byte reader does not take is decoded, checked and written as text.
-      row = await index.row(e.ordinal);
+      row = await index.row(copy);
       if (rowFilters && !rowPasses(row, sets, team, opponent, q, index)) continue;
       const made = rowText(row, generation, index, q.providers);
       out.text(`${count > 0 ? ',' : ''}${typeof made === 'string' ? made : await made}`);
     }
     if (envelope + (out.pos - head) > maxBytes) {
       if (count === 0) {
-        const id = (row ?? (await index.row(e.ordinal)))[MATCH_ROW.id];
+        const id = (row ?? (await index.row(copy)))[MATCH_ROW.id];
         throw new ApiError(503, 'match_response_too_large', `Match ${id} alone is larger than the ${maxBytes}-byte page cap; nothing was charged.`, { detail: id });
       }
       // This row starts the next page.

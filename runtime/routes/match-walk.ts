@@ -1,23 +1,33 @@
 // Walks up to five anchors' match lists together, in page order, from where a cursor stopped: each list is entered
-// by binary search and read forward, so a page costs a few bucket reads per list, never a scan. The other anchors'
-// lists are asked whether they hold each entry the walk hands out (ListMembership): they are in the same page order,
-// so each is read forward only, jumping ahead by a galloping search.
+// by binary search and read forward, so a page costs a few bucket reads per list, never a scan. Each entry it hands
+// out carries its anchors' digests (for the page's other anchors) and finds its row copy, which lies beside the
+// copies of the entries around it.
 import { metaDay } from '../../common/match-index.ts';
 import { isPromise, type MaybePromise } from '../interfaces.ts';
+import { ArtefactError } from '../read-errors.ts';
 import type { MatchIndex } from '../release/match-index.ts';
 import type { CursorPosition } from './match-cursor.ts';
 
-/** One list entry in page order: its match ordinal, day number (0: undated) and meta. */
+/** One list entry in page order: its match ordinal, day number (0: undated), meta and digests, and where it was read. */
 export interface WalkEntry {
   ordinal: number;
   day: number;
   meta: number;
+  sides: number;
+  structure: number;
+  /** The list it was read from, and its place in that list's run. */
+  reader: ListReader;
+  at: number;
 }
 
-/** An anchor's list: its ascending run starts at `start`, the descending run right after it; `count` entries each. */
+/**
+ * An anchor's list: its ascending run starts at `start`, the descending run right after it; `count` entries each.
+ * The row copies of its ascending run start at `rows`.
+ */
 export interface AnchorList {
   start: number;
   count: number;
+  rows: number;
 }
 
 export interface WalkOptions {
@@ -71,8 +81,11 @@ function firstNotBefore(lo: number, hi: number, before: (i: number) => MaybeProm
   return go();
 }
 
+/** `f` of `v`, at once when `v` is ready. */
+const then = <T, U>(v: MaybePromise<T>, f: (t: T) => MaybePromise<U>): MaybePromise<U> => (isPromise(v) ? v.then(f) : f(v));
+
 /** One list read forward from a position. */
-class ListReader {
+export class ListReader {
   private position = 0;
   private end = 0;
   private base = 0;
@@ -80,7 +93,7 @@ class ListReader {
 
   constructor(
     private readonly index: MatchIndex,
-    private readonly list: AnchorList,
+    readonly list: AnchorList,
     private readonly opts: WalkOptions,
   ) {}
 
@@ -103,15 +116,15 @@ class ListReader {
    * decoded whole and kept, the entries after it being read next; a search's probes, scattered over buckets that
    * may never be read again, read the one entry unless its bucket is already decoded.
    */
-  private read<T>(i: number, f: (ordinal: number, meta: number) => T, sequential = false): MaybePromise<T> {
-    const at = this.base + i;
+  private read<T>(i: number, f: (ordinal: number, meta: number, sides: number, structure: number) => T, sequential = false, base = this.base): MaybePromise<T> {
+    const at = base + i;
     if (!sequential && !this.index.decoded(at)) {
       const e = this.index.entry(at);
-      return isPromise(e) ? e.then(([o, meta]) => f(o, meta)) : f(e[0], e[1]);
+      return isPromise(e) ? e.then(([o, meta, sides, structure]) => f(o, meta, sides, structure)) : f(e[0], e[1], e[2], e[3]);
     }
     const b = this.index.entries(at);
     const k = this.index.entrySlot(at);
-    return isPromise(b) ? b.then((a) => f(a[k], a[k + 1])) : f(b[k], b[k + 1]);
+    return isPromise(b) ? b.then((a) => f(a[k], a[k + 1], a[k + 2], a[k + 3])) : f(b[k], b[k + 1], b[k + 2], b[k + 3]);
   }
 
   /** Reads the entry at the position into `head` (null past the end or past the window), and moves on: at once when its bucket is kept. */
@@ -121,14 +134,39 @@ class ListReader {
     return this.read(this.position++, this.take, true);
   }
 
-  private readonly take = (ordinal: number, meta: number): void => {
+  private readonly take = (ordinal: number, meta: number, sides: number, structure: number): void => {
     const day = metaDay(meta);
     const { sort, fromDay, toDay } = this.opts;
     if ((fromDay !== null || toDay !== null) && day === 0) return this.stop();
     if (sort === 'asc' && toDay !== null && day > toDay) return this.stop();
     if (sort === 'desc' && fromDay !== null && day < fromDay) return this.stop();
-    this.head = { ordinal, day, meta };
+    this.head = { ordinal, day, meta, sides, structure, reader: this, at: this.position - 1 };
   };
+
+  /**
+   * Where the row of `e` (an entry this list handed out) is copied. Entry i of the ascending run has copy rows + i;
+   * the descending run's entry is found in the ascending run by its ordinal (that run is in ordinal order), searched
+   * outward from where it would be were every day's run one match long: a step or two, in buckets already read.
+   */
+  copyOf(e: WalkEntry): MaybePromise<number> {
+    const { rows, count, start } = this.list;
+    if (this.opts.sort === 'asc') return rows + e.at;
+    const ordinalAt = (i: number): MaybePromise<number> => this.read(i, (o) => o, true, start);
+    const guess = count - 1 - e.at;
+    const found = (i: number): number => {
+      if (i >= 0 && i < count) return rows + i;
+      throw new ArtefactError(this.index.releaseFile, `match ${e.ordinal} of a descending run is not in its ascending run`);
+    };
+    const search = (o: number): MaybePromise<number> => {
+      if (o === e.ordinal) return found(guess);
+      // Upward: the first entry not below the ordinal. Downward: counted back from the guess, the first not above it.
+      const i = o < e.ordinal
+        ? firstNotBefore(guess + 1, count, (k) => then(ordinalAt(k), (v) => v < e.ordinal))
+        : then(firstNotBefore(0, guess, (k) => then(ordinalAt(guess - 1 - k), (v) => v > e.ordinal)), (k) => guess - 1 - k);
+      return then(i, (k) => then(k >= 0 && k < count ? ordinalAt(k) : -1, (v) => (v === e.ordinal ? found(k) : found(-1))));
+    };
+    return then(ordinalAt(guess), search);
+  }
 
   private stop(): void {
     this.position = this.end;
@@ -166,7 +204,7 @@ class ListReader {
     // The window is a run of the list: entries inside it, then none.
     const windowEnd = firstNotBefore(first, this.end, (i) => this.read(i, (_, meta) => inside(meta)));
     const at = (end: number): MaybePromise<WalkEntry | null> =>
-      end - first <= n ? null : this.read(first + n - 1, (ordinal, meta): WalkEntry => ({ ordinal, day: metaDay(meta), meta }));
+      end - first <= n ? null : this.read(first + n - 1, (ordinal, meta, sides, structure): WalkEntry => ({ ordinal, day: metaDay(meta), meta, sides, structure, reader: this, at: first + n - 1 }));
     return isPromise(windowEnd) ? windowEnd.then(at) : at(windowEnd);
   }
 
@@ -247,39 +285,5 @@ export class MatchWalk {
   async more(): Promise<boolean> {
     if (this.pending === undefined) this.pending = await this.next();
     return this.pending !== null;
-  }
-}
-
-/**
- * Whether the entries a MatchWalk hands out (asked in page order) are in the union of another anchor's lists: each
- * list is read forward from where the last question left it, so a page's questions cost about one pass over the
- * part of each list they span, and no row is read to answer them.
- */
-export class ListMembership {
-  private readonly readers: ListReader[];
-  private opened = false;
-
-  constructor(index: MatchIndex, lists: readonly AnchorList[], opts: WalkOptions) {
-    this.readers = lists.map((l) => new ListReader(index, l, opts));
-  }
-
-  /** Whether `e` is in one of the lists; `e` never comes before an entry asked earlier. The lists are entered at the first question. */
-  has(e: WalkEntry): MaybePromise<boolean> {
-    if (!this.opened) {
-      this.opened = true;
-      return Promise.all(this.readers.map((r) => r.open())).then(() => this.has(e));
-    }
-    let pending: Promise<void>[] | null = null;
-    for (const r of this.readers) {
-      const moved = r.seek(e.day, e.ordinal);
-      if (isPromise(moved)) (pending ??= []).push(moved);
-    }
-    if (pending !== null) return Promise.all(pending).then(() => this.found(e.ordinal));
-    return this.found(e.ordinal);
-  }
-
-  private found(ordinal: number): boolean {
-    for (const r of this.readers) if (r.head !== null && r.head.ordinal === ordinal) return true;
-    return false;
   }
 }

@@ -26,7 +26,7 @@ describe('stored records', () => {
     const row = matchRow(fields);
     expect(row).toHaveLength(Object.keys(MATCH_ROW).length);
     for (const [name, at] of Object.entries(MATCH_ROW)) expect(row[at], name).toBe(fields[name as keyof MatchRowFields]);
-    const ref = matchRef({ typeIndex: 4, label: 'L', start: 10, count: 20 });
-    expect([ref[MATCH_REF.typeIndex], ref[MATCH_REF.label], ref[MATCH_REF.start], ref[MATCH_REF.count]]).toEqual([4, 'L', 10, 20]);
+    const ref = matchRef({ typeIndex: 4, label: 'L', start: 10, count: 20, rows: 30 });
+    expect([ref[MATCH_REF.typeIndex], ref[MATCH_REF.label], ref[MATCH_REF.start], ref[MATCH_REF.count], ref[MATCH_REF.rows]]).toEqual([4, 'L', 10, 20, 30]);
   });
 });

@@ -27,15 +27,16 @@ describe('MsgpackOut', () => {
     }
   });
 
-  it('writes a pair of unsigned 32-bit integers as packr writes the array of the two, and refuses any other number', () => {
+  it('writes four unsigned 32-bit integers as packr writes the array of the four, and refuses any other number', () => {
     const u32 = [0, 1, 127, 128, 255, 256, 65535, 65536, 2 ** 31, 2 ** 32 - 1];
-    const pairs = u32.flatMap((a) => u32.map((b) => [a, b] as const));
-    fc.assert(fc.property(fc.array(fc.tuple(fc.nat({ max: 2 ** 32 - 1 }), fc.nat({ max: 2 ** 32 - 1 })), { maxLength: 20 }), (more) => {
+    const quads = u32.flatMap((a) => u32.map((b, i) => [a, b, u32[(i + 3) % u32.length], u32[(i + 7) % u32.length]] as const));
+    const u = fc.nat({ max: 2 ** 32 - 1 });
+    fc.assert(fc.property(fc.array(fc.tuple(u, u, u, u), { maxLength: 20 }), (more) => {
       const out = new MsgpackOut(16);
-      for (const [a, b] of [...pairs, ...more]) out.uintPair(a, b);
-      return hex(out.bytes()) === hex(expected([...pairs, ...more].map(([a, b]) => [a, b])));
+      for (const [a, b, c, d] of [...quads, ...more]) out.uintQuad(a, b, c, d);
+      return hex(out.bytes()) === hex(expected([...quads, ...more].map((q) => [...q])));
     }), { numRuns: 50 });
-    for (const [a, b] of [[-1, 0], [0, 2 ** 32], [0.5, 1], [1, NaN]]) expect(() => new MsgpackOut().uintPair(a, b)).toThrow(/uintPair takes integers/);
+    for (const [a, b] of [[-1, 0], [0, 2 ** 32], [0.5, 1], [1, NaN]]) expect(() => new MsgpackOut().uintQuad(0, a, 1, b)).toThrow(/uintQuad takes integers/);
   });
 
   it('writes any sequence of JSON-like values as packr does, growing its buffer as needed', () => {

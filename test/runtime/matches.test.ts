@@ -395,7 +395,7 @@ describe('GET /matches', () => {
 });
 
 describe('how a /matches page is made', () => {
-  it('asking the other anchors\' lists gives the pages and cursors of checking every row, and reads no row for an empty intersection', async () => {
+  it('asking the entries\' digests for the other anchors gives the pages and cursors of checking every row, and reads no row for an empty intersection', async () => {
     const dist = join(root, 'dist');
     const source = createFsSource({ root: dist, reads: 'sync' });
     try {
@@ -407,22 +407,22 @@ describe('how a /matches page is made', () => {
       // Rows read, counted on the index itself.
       let rowsRead = 0;
       const rowBytes = index.rowBytes.bind(index);
-      index.rowBytes = (ordinal) => (rowsRead++, rowBytes(ordinal));
-      const page = async (qs: string, lists: boolean, examined: number, cursor: string | null): Promise<string> => {
+      index.rowBytes = (position) => (rowsRead++, rowBytes(position));
+      const page = async (qs: string, digests: boolean, examined: number, cursor: string | null): Promise<string> => {
         const q = readMatchQuery({ params: {}, query: new URLSearchParams(`${qs}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`) }, STAMP);
         if (q.cursor !== null) q.after = signer.open(q.cursor, generation, q.filters(), now);
-        const body = await matchPage(release, index, generation, q, signer, now, 262_144, { lists, examined });
+        const body = await matchPage(release, index, generation, q, signer, now, 262_144, { digests, examined });
         return typeof body === 'string' ? body : Buffer.from(body).toString();
       };
       /** Both ways, page by page to the end: the same bytes each time. Rows read by each, and the pages. */
       const both = async (qs: string, examined = MAX_EXAMINED) => {
         const pages: { matches: unknown[]; next_cursor: string | null }[] = [];
-        const reads = { lists: 0, rows: 0 };
+        const reads = { digests: 0, rows: 0 };
         let cursor: string | null = null;
         do {
           rowsRead = 0;
           const a = await page(qs, true, examined, cursor);
-          reads.lists += rowsRead;
+          reads.digests += rowsRead;
           rowsRead = 0;
           const b = await page(qs, false, examined, cursor);
           reads.rows += rowsRead;
@@ -451,18 +451,18 @@ describe('how a /matches page is made', () => {
 
       const empty = `${anchors('team', teams)}&competition=${competitions[1]}&${anchors('season', elsewhere)}${all}`;
       const none = await both(empty);
-      // The row check met rows of the teams and competitions; the lists show at once that none is in those seasons.
-      expect([none.pages.length, none.rows, none.reads.lists]).toEqual([1, 0, 0]);
+      // The row check met rows of the teams and competitions; the digests show at once that none is in those seasons.
+      expect([none.pages.length, none.rows, none.reads.digests]).toEqual([1, 0, 0]);
       expect(none.reads.rows).toBeGreaterThan(0);
       // The same with a budget that ends pages early: empty pages with cursors, the same ones either way.
       const budgeted = await both(empty, 7);
       expect(budgeted.pages.length).toBeGreaterThan(1);
-      expect(budgeted.reads.lists).toBe(0);
+      expect(budgeted.reads.digests).toBe(0);
 
       const some = await both(`${anchors('team', teams)}&${anchors('competition', competitions)}&${anchors('season', seasons)}${all}&limit=7`);
       expect(some.rows).toBeGreaterThan(0);
-      // Every row the lists let through is on the page (no filter but the anchors).
-      expect(some.reads.lists).toBe(some.rows);
+      // Every row the digests let through is on the page (no filter but the anchors).
+      expect(some.reads.digests).toBe(some.rows);
       // With a budget of five entries, so pages end early and are continued by cursor.
       for (const qs of [
         `${anchors('team', teams)}&${anchors('competition', competitions)}&${anchors('season', seasons)}${all}&limit=7`,

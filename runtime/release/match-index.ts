@@ -242,6 +242,18 @@ export class MatchIndex {
     throw new ArtefactError(this.releaseFile, `match list entry ${position} is not an entry`);
   }
 
+  private readonly bridgeStartTexts: Uint8Array[] = [];
+  /** bridgeStart as UTF-8. */
+  bridgeStartBytes(index: number): Uint8Array {
+    return (this.bridgeStartTexts[index] ??= utf8.encode(this.bridgeStart(index)));
+  }
+
+  /** doc.generation as ASCII, as every row of a page states it. */
+  get generationBytes(): Uint8Array {
+    return (this.generationAscii ??= utf8.encode(this.doc.generation));
+  }
+  private generationAscii: Uint8Array | undefined;
+
   private readonly bridgeStarts: string[] = [];
   /** A row bridge's text up to its namespace, `{"provider":…,"namespace":`, for the provider a row names by `index`. */
   bridgeStart(index: number): string {

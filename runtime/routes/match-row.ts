@@ -101,6 +101,26 @@ const STR = -2;
 /** The slot after the row's 16 fields: the bridges' place in the row, where each bridge part is read. */
 const SCRATCH = 16;
 
+/** A page's working memory: its output buffer and the fields of the row being read (PageWriter). */
+interface Scratch {
+  buf: Uint8Array;
+  kind: Int32Array;
+  num: Float64Array;
+  start: Int32Array;
+  end: Int32Array;
+}
+/**
+ * Scratch of finished pages, taken by the next: made anew for each page, it was about a tenth of a cold page's CPU
+ * (a buffer grown three or four times, zeroed each time, and its collection). A page that fails drops its scratch.
+ */
+const SPARE: Scratch[] = [];
+const SPARES = 8;
+/** The buffer a scratch starts with (a page of 20 rows is ~15 KiB); one grown past SPARE_BYTES is not kept. */
+const SCRATCH_BYTES = 32 * 1024;
+const SPARE_BYTES = 256 * 1024;
+const scratch = (): Scratch =>
+  SPARE.pop() ?? { buf: new Uint8Array(SCRATCH_BYTES), kind: new Int32Array(17), num: new Float64Array(17), start: new Int32Array(17), end: new Int32Array(17) };
+
 /**
  * A page body written as UTF-8 straight from the rows' msgpack bytes: strings that need no escaping are copied as
  * they are stored, references come from the index's kept texts, and the page's byte count is where the writer
@@ -108,16 +128,17 @@ const SCRATCH = 16;
  * take (a value of another type) is written through rowText instead.
  */
 export class PageWriter {
-  // Grown as rows are written: many pages are short (a selective filter, an empty intersection).
-  private buf = new Uint8Array(2048);
+  private readonly scratch = scratch();
+  // Grown as rows are written (a spare's buffer is reused as it was left).
+  private buf = this.scratch.buf;
   /** Bytes written. */
   pos = 0;
   // The current row's fields: kind (NIL, STR or an integer's value ≥ 0 stored in `num`), and a string's span. Slot
   // SCRATCH (the bridges' own place in the row) holds each bridge part as it is read.
-  private readonly kind = new Int32Array(17);
-  private readonly num = new Float64Array(17);
-  private readonly start = new Int32Array(17);
-  private readonly end = new Int32Array(17);
+  private readonly kind = this.scratch.kind;
+  private readonly num = this.scratch.num;
+  private readonly start = this.scratch.start;
+  private readonly end = this.scratch.end;
   private bridges: number[] = [];
   private row: Uint8Array = NULL;
   private readonly generation: Uint8Array;
@@ -127,7 +148,7 @@ export class PageWriter {
     generation: string,
     private readonly wanted: readonly string[] | null,
   ) {
-    this.generation = ascii(generation);
+    this.generation = generation === index.doc.generation ? index.generationBytes : ascii(generation);
   }
 
   /** Writes `s` as UTF-8. */
@@ -227,9 +248,16 @@ export class PageWriter {
     this.pos = at;
   }
 
-  /** The bytes written. */
+  /** The bytes written, as a page of their own; the writer is done (its scratch goes to the next page). */
   bytes(): Uint8Array {
-    return this.buf.subarray(0, this.pos);
+    const body = this.buf.slice(0, this.pos);
+    if (this.buf.length <= SPARE_BYTES && SPARE.length < SPARES) {
+      this.scratch.buf = this.buf;
+      SPARE.push(this.scratch);
+    }
+    this.buf = new Uint8Array(0);
+    this.pos = 0;
+    return body;
   }
 
   /** Reads a row's fields; false for a shape rowText must write (see read's checks). */
@@ -372,10 +400,9 @@ export class PageWriter {
     this.put(PIECES.end);
   }
 
-  private readonly bridgeStarts: Uint8Array[] = [];
-  /** index.bridgeStart as UTF-8. */
+  /** index.bridgeStart as UTF-8 (kept by the index: a page is too short-lived to keep it). */
   private bridgeStart(provider: number): Uint8Array {
-    return (this.bridgeStarts[provider] ??= utf8.encode(this.index.bridgeStart(provider)));
+    return this.index.bridgeStartBytes(provider);
   }
 
   /** Copies `piece` where room was made for it (putRow). */
@@ -383,7 +410,13 @@ export class PageWriter {
     const n = piece.length;
     const buf = this.buf;
     let at = this.pos;
-    // The pieces are short: a loop costs less than set()'s call into the engine.
+    // Most pieces are short, where a loop costs less than set()'s call into the engine; references and the
+    // generation are not.
+    if (n > 32) {
+      buf.set(piece, at);
+      this.pos = at + n;
+      return;
+    }
     for (let i = 0; i < n; i++) buf[at++] = piece[i];
     this.pos = at;
   }

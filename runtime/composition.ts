@@ -10,7 +10,7 @@ import { operationsOf } from './ops/operations.ts';
 import { METRICS_TYPE } from './ops/ops-routes.ts';
 import type { ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog, type CatalogOptions } from './release/catalog.ts';
-import { DEFAULT_CACHE_MIB, divideCacheBudget, type CacheShares } from './release/cache-budget.ts';
+import { DEFAULT_CACHE_MIB, divideCacheBudget } from './release/cache-budget.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import type { PageFiles } from './route.ts';
 import type { AdminOptions } from './routes/admin.ts';
@@ -71,11 +71,8 @@ export interface AppParts {
   codedAhead?: boolean;
 }
 
-/**
- * The app composed from `parts`, with the catalog it serves (for the metrics' and the tests' eyes) and the shares its
- * caches were given.
- */
-export function composeApp(parts: AppParts): { app: App; catalog: ReleaseCatalog; caches: CacheShares } {
+/** The app composed from `parts`, with the catalog it serves (for the metrics' and the tests' eyes). */
+export function composeApp(parts: AppParts): { app: App; catalog: ReleaseCatalog } {
   const clock = parts.clock ?? systemClock;
   const limits = parts.limits ?? {};
   const maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -111,5 +108,5 @@ export function composeApp(parts: AppParts): { app: App; catalog: ReleaseCatalog
     log,
     codedAhead: parts.codedAhead,
   });
-  return { app, catalog, caches };
+  return { app, catalog };
 }

@@ -7,8 +7,9 @@
 
 /**
  * The default budget in MiB (docs/operations.md, "Memory: the caches' budget"). Measured on the 100k-entity dist
- * after the benchmark's rows (12,000 requests each): RSS 261–264 MiB with the caches sized one by one as before,
- * 254–255 MiB with a budget of 64, 235 MiB with 48; the full-size runtime measured 318 MiB before, against 300.
+ * after the benchmark's rows (12,000 requests each), RSS medians: 265 MiB with the caches sized one by one as
+ * before, 254 with a budget of 64, 243 with 48, 232 with 32. The full-size runtime measured 318 MiB before,
+ * against a target of 300: 48 is the largest budget that saves the ~20 MiB it lacked.
  */
 export const DEFAULT_CACHE_MIB = 48;
 

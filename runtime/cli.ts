@@ -12,6 +12,11 @@ import { isClusterWorker, runPrimary } from './cluster.ts';
 import { distWarning, listeningLine, stopWithNpm, type ServedFrom } from './serve-process.ts';
 import type { Runtime } from './server.ts';
 import { DEFAULT_KEY_EXTENSION, type KeyExtension } from './routes/key.ts';
+import { DEFAULT_CACHE_MIB } from './release/cache-budget.ts';
+
+/** Bounds of --cache-mib: below 4 MiB the caches hold too little to be worth having; above 64 GiB is a typo. */
+const MIN_CACHE_MIB = 4;
+const MAX_CACHE_MIB = 65536;
 
 /** serve's options, which start takes too. Defaults that the environment can change (PORT, HOST) are applied in run(). */
 const SERVE_ARGS = {
@@ -23,6 +28,11 @@ const SERVE_ARGS = {
   port: { type: 'string', description: 'Port to listen on (default $PORT, else 8787; 0 picks a free one)', valueHint: 'N' },
   host: { type: 'string', description: 'Address to listen on (default $HOST, else 127.0.0.1)', valueHint: 'ADDR' },
   workers: { type: 'string', description: "Serving processes sharing the store: a number from 1 to 64, or 'auto' for one per core", valueHint: 'N|auto', default: '1' },
+  'cache-mib': {
+    type: 'string',
+    description: `Memory the caches of one serving process may hold together, in MiB, from ${MIN_CACHE_MIB} to ${MAX_CACHE_MIB} (default ${DEFAULT_CACHE_MIB}; docs/operations.md, "Memory")`,
+    valueHint: 'N',
+  },
   'access-log': { type: 'enum', options: ['on', 'off'] as string[], description: 'One JSON line per request on stdout', default: 'on' },
   'extend-how': { type: 'string', description: 'How the holder of an expiring key extends it, shown by GET /key (default $REGISTER_KEY_EXTEND_HOW, else a generic line)', valueHint: 'TEXT' },
   'extend-contact': { type: 'string', description: 'Whom to ask, shown by GET /key (default $REGISTER_KEY_EXTEND_CONTACT, else none)', valueHint: 'TEXT' },
@@ -41,6 +51,7 @@ const SERVE_ARGS = {
 
 type ServeValues = {
   dist: string; 'private-dist'?: string; keys: string; state: string; 'read-only'?: boolean; port?: string; host?: string; workers: string; 'access-log': string;
+  'cache-mib'?: string;
   'extend-how'?: string; 'extend-contact'?: string;
   'cursor-secret-file'?: string;
   stamp?: string;
@@ -90,6 +101,14 @@ function keyExtension(values: ServeValues): KeyExtension | undefined {
   return contact === undefined ? { how: how ?? DEFAULT_KEY_EXTENSION.how } : { how: how ?? DEFAULT_KEY_EXTENSION.how, contact };
 }
 
+/** `--cache-mib`: the caches' budget in bytes, or undefined for the default. */
+function cacheBudgetBytes(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= MIN_CACHE_MIB && n <= MAX_CACHE_MIB)) throw badValue('serve', `bad --cache-mib ${JSON.stringify(raw)} (a whole number from ${MIN_CACHE_MIB} to ${MAX_CACHE_MIB})`);
+  return n * 1024 * 1024;
+}
+
 /** `--workers`: a count, or `auto` for one per core. */
 function workerCount(raw: string): number {
   if (raw === 'auto') return availableParallelism();
@@ -118,6 +137,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
   const dist = values.dist;
   const host = values.host ?? process.env.HOST ?? '127.0.0.1';
   const workers = workerCount(values.workers);
+  const cacheBudget = cacheBudgetBytes(values['cache-mib']);
   const listenPort = port(values.port, defaultPort);
   const state = values.state;
   const withAccessLog = values['access-log'] === 'on';
@@ -164,6 +184,7 @@ async function run(values: ServeValues, defaultPort: number): Promise<string> {
       log,
       port: listenPort,
       host,
+      cacheBudgetBytes: cacheBudget,
       keyExtension: keyExtension(values),
       cursorSecret: secret,
       // The admin routes (/_admin/keys) open only to this token; without it they answer 503 admin_disabled.

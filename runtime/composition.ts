@@ -10,6 +10,7 @@ import { operationsOf } from './ops/operations.ts';
 import { METRICS_TYPE } from './ops/ops-routes.ts';
 import type { ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog, type CatalogOptions } from './release/catalog.ts';
+import { DEFAULT_CACHE_MIB, divideCacheBudget } from './release/cache-budget.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import type { PageFiles } from './route.ts';
 import type { AdminOptions } from './routes/admin.ts';
@@ -46,7 +47,12 @@ export interface AppParts {
   limits?: {
     /** Largest accepted request body in bytes (default DEFAULT_MAX_BODY_BYTES). */
     maxBodyBytes?: number;
-    /** The catalog's caches across releases, in bytes (catalog.ts defaults). */
+    /**
+     * The one memory budget of the caches, in bytes, divided among them by release/cache-budget.ts's rule (default
+     * DEFAULT_CACHE_MIB; `serve --cache-mib`).
+     */
+    cacheBudgetBytes?: number;
+    /** Overrides of single shares, outside the budget: buckets, entity shards, finished answers (0 keeps none). */
     cacheBytes?: number;
     shardCacheBytes?: number;
     bodyCacheBytes?: number;
@@ -58,7 +64,7 @@ export interface AppParts {
   /** What GET /key tells the holder of an expiring key about extending it. */
   keyExtension?: KeyExtension;
   /** The catalog's own choices: a pinned stamp, the trusted signing keys, and what else the catalog takes. */
-  catalog?: Omit<CatalogOptions, 'source' | 'clock' | 'log' | 'cacheBytes' | 'shardCacheBytes' | 'bodyCacheBytes'>;
+  catalog?: Omit<CatalogOptions, 'source' | 'clock' | 'log' | 'caches'>;
   /** The admin routes (`/_admin/…`) and what they act on; absent: the table holds none. */
   admin?: AdminOptions;
   /** A platform in front codes the answers (the edge): see createApp's `codedAhead`. */
@@ -71,9 +77,10 @@ export function composeApp(parts: AppParts): { app: App; catalog: ReleaseCatalog
   const limits = parts.limits ?? {};
   const maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const { source, store, log } = parts;
-  const catalog = new ReleaseCatalog({
-    ...parts.catalog, source, clock, log, cacheBytes: limits.cacheBytes, shardCacheBytes: limits.shardCacheBytes, bodyCacheBytes: limits.bodyCacheBytes,
+  const caches = divideCacheBudget(limits.cacheBudgetBytes ?? DEFAULT_CACHE_MIB * 1024 * 1024, {
+    buckets: limits.cacheBytes, shards: limits.shardCacheBytes, answers: limits.bodyCacheBytes,
   });
+  const catalog = new ReleaseCatalog({ ...parts.catalog, source, clock, log, caches });
   const counted = operationsOf({ catalog, store, source, metrics: parts.metrics });
   const note = parts.metricsNote;
   const operations = parts.metrics === null && note !== undefined ? { ...counted, metrics: async () => ({ type: METRICS_TYPE, text: note }) } : counted;
@@ -88,7 +95,7 @@ export function composeApp(parts: AppParts): { app: App; catalog: ReleaseCatalog
       maxBodyBytes,
       batch: batchOptionsFor(source),
       key: { extension: parts.keyExtension },
-      matches: { cursorSecret: parts.cursorSecret ?? null, maxPageBytes: limits.matchPageBytes },
+      matches: { cursorSecret: parts.cursorSecret ?? null, maxPageBytes: limits.matchPageBytes, keptPageBytes: caches.pages },
       pages: parts.pages !== null,
       admin: parts.admin,
     }),

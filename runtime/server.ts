@@ -57,11 +57,16 @@ export interface RuntimeOptions {
   port?: number;
   host?: string;
   clock?: Clock;
-  /** Bucket cache across families and releases, in bytes (default DEFAULT_BUCKET_CACHE_BYTES). */
+  /**
+   * The caches' one memory budget in bytes (`serve --cache-mib`), divided among them by release/cache-budget.ts's
+   * rule. Default DEFAULT_CACHE_MIB MiB.
+   */
+  cacheBudgetBytes?: number;
+  /** Bucket cache across families and releases, in bytes: overrides its share of the budget. */
   cacheBytes?: number;
-  /** Entity shard cache across releases, in bytes (default DEFAULT_SHARD_CACHE_BYTES; 0 keeps none). */
+  /** Entity shard cache across releases, in bytes: overrides its share of the budget (0 keeps none). */
   shardCacheBytes?: number;
-  /** Finished entity answers kept across releases, in bytes (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
+  /** Finished answers kept across releases, in bytes: overrides their share of the budget (0 keeps none). */
   bodyCacheBytes?: number;
   maxBodyBytes?: number;
   /** What GET /key tells the holder of an expiring key about extending it. Default DEFAULT_KEY_EXTENSION. */
@@ -143,7 +148,9 @@ export function buildApp(opts: RuntimeOptions & { source: ShardSource; store: St
     clock: opts.clock,
     metrics,
     observe: observerOf(metrics, logger && (opts.accessLog ?? true) ? logger : null),
-    limits: { maxBodyBytes: opts.maxBodyBytes, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, matchPageBytes: opts.matchPageBytes },
+    limits: {
+      maxBodyBytes: opts.maxBodyBytes, cacheBudgetBytes: opts.cacheBudgetBytes, cacheBytes: opts.cacheBytes, shardCacheBytes: opts.shardCacheBytes, bodyCacheBytes: opts.bodyCacheBytes, matchPageBytes: opts.matchPageBytes,
+    },
     cursorSecret: opts.cursorSecret,
     keyExtension: opts.keyExtension,
     catalog: { pin: opts.stamp, trust: opts.trust, trustMarks: opts.trustMarks },

@@ -7,19 +7,16 @@
 // same every time: an answer is a pure function of the stamp and the request. A hit hands out the cached bytes
 // themselves, which nobody writes to, so it costs neither a copy nor an allocation.
 //
-// Memory: bodies are laid one after another in 256 KiB slabs; keys leave first in, first out once the byte budget
-// is spent, so a slab is dropped (garbage) once every body in it has left. What is held stays within the budget plus
-// the current slab and the unused tails of slabs (each under `largest` bytes).
+// Memory: bodies are laid one after another in slabs (256 KiB, an eighth of a smaller budget); keys leave first in,
+// first out once the budget is spent, so a slab is garbage once every body in it has left. What is counted against
+// the budget (accountedBytes): each key and its entry, the current slab whole, and each earlier slab whole as long
+// as its last body (first in, first out: the last of its bodies to leave) is kept.
 
 import { ownCopy } from '../../common/own-copy.ts';
 
-/**
- * Default budget. The benchmark's 4,000 sampled entities with includes (~3.5 MiB of answers) stay well inside, and
- * so do its 4,000 resolves or its ~4,000 searches (at most 20 results, ~2.6 KiB an answer) beside them.
- */
-export const DEFAULT_BODY_CACHE_BYTES = 16 * 1024 * 1024;
-
 const SLAB_BYTES = 256 * 1024;
+/** What a kept body's entry costs besides its bytes and its key's characters: the Map entry, the string's header, the queues' slots. */
+const ENTRY_BYTES = 64;
 
 export class BodyCache {
   private readonly map = new Map<string, Uint8Array>();
@@ -30,13 +27,24 @@ export class BodyCache {
   private used = 0;
   private slab = new Uint8Array(0);
   private slabAt = 0;
+  /** Bodies written into the current slab. */
+  private inSlab = 0;
 
   /** Bodies longer than this are not kept: one must not flush a large share of the budget. */
   readonly largest: number;
+  /** Bytes of a slab: at most an eighth of the budget, since the part not yet written counts against it. */
+  private readonly slabBytes: number;
 
   constructor(readonly capacity: number) {
     if (!(capacity >= 0) || !Number.isSafeInteger(capacity)) throw new RangeError(`BodyCache: capacity must be a whole number >= 0, got ${capacity}`);
-    this.largest = Math.min(16 * 1024, Math.floor(capacity / 64));
+    // Below 4 KiB a slab and an entry's key would not leave room for bodies worth keeping.
+    this.largest = capacity < 4096 ? 0 : Math.min(16 * 1024, Math.floor(capacity / 64));
+    this.slabBytes = Math.min(SLAB_BYTES, Math.floor(capacity / 8 / 8) * 8);
+  }
+
+  /** Bytes held, as counted against the budget (see Memory above). */
+  get accountedBytes(): number {
+    return this.used + this.slab.length;
   }
 
   /** Number of bodies kept. */
@@ -58,18 +66,33 @@ export class BodyCache {
 
   /**
    * Keeps `parts[from..]` joined as the body of `key` and returns the cached bytes (the same bytes, ready to send), or
-   * null when the body is too large to keep or `key` is already kept.
+   * null when the body is too large to keep, `key` is already kept, or the key alone is too long for the budget.
    */
   keep(key: string, parts: readonly Uint8Array[], from = 0): Uint8Array | null {
     let length = 0;
     for (let i = from; i < parts.length; i++) length += parts[i].length;
     if (length === 0 || length > this.largest || this.map.has(key)) return null;
     // Aligned to 8 like Node's pool, so bodies never share a word.
-    const size = (length + 7) & ~7;
-    while (this.used + size > this.capacity && this.first < this.order.length) this.forgetOldest();
-    if (this.slabAt + length > this.slab.length) {
-      this.slab = new Uint8Array(SLAB_BYTES);
+    const aligned = (length + 7) & ~7;
+    // Key characters at two bytes each: a search's text may hold any.
+    const entry = 2 * key.length + ENTRY_BYTES;
+    const newSlab = this.slabAt + aligned > this.slab.length;
+    // The current slab, closed, stays as long as its last body does: charged to that body (when none of its bodies
+    // is kept any more, it is let go with this call).
+    if (newSlab && this.inSlab > 0 && this.first < this.order.length) {
+      this.sizes[this.sizes.length - 1] += this.slab.length;
+      this.used += this.slab.length;
+    }
+    const slabCharge = newSlab ? this.slabBytes : this.slab.length;
+    while (this.used + entry + slabCharge > this.capacity && this.first < this.order.length) this.forgetOldest();
+    if (this.used + entry + slabCharge > this.capacity) {
+      if (newSlab) this.closeSlab();
+      return null;
+    }
+    if (newSlab) {
+      this.slab = new Uint8Array(this.slabBytes);
       this.slabAt = 0;
+      this.inSlab = 0;
     }
     const body = this.slab.subarray(this.slabAt, this.slabAt + length);
     let at = 0;
@@ -77,14 +100,22 @@ export class BodyCache {
       body.set(parts[i], at);
       at += parts[i].length;
     }
-    this.slabAt += size;
-    this.used += size;
+    this.slabAt += aligned;
+    this.inSlab++;
+    this.used += entry;
     // A key of its own: one cut from a request would keep the request's text alive with it.
     const own = ownCopy(key);
     this.map.set(own, body);
     this.order.push(own);
-    this.sizes.push(size);
+    this.sizes.push(entry);
     return body;
+  }
+
+  /** Lets the current slab go (its charge, if any body of it is kept, is on its last body). */
+  private closeSlab(): void {
+    this.slab = new Uint8Array(0);
+    this.slabAt = 0;
+    this.inSlab = 0;
   }
 
   private forgetOldest(): void {

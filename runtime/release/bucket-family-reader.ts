@@ -20,6 +20,7 @@ import {
 import { bucketOf } from '../../common/hash.ts';
 import type { BucketFamilyReader, MaybePromise, ShardSource } from '../interfaces.ts';
 import { LruCache } from './lru-cache.ts';
+import { defaultCacheShares } from './cache-budget.ts';
 import { packNumber } from './pack-numbers.ts';
 
 /** One cached bucket: its verified bytes and, once it is looked into a second time, its entry index. */
@@ -42,13 +43,14 @@ const MAX_BUCKETS = 2 ** 24;
 export const bucketCacheKey = (pack: string, bucket: number): number => packNumber(pack) * MAX_BUCKETS + bucket;
 
 /**
- * The runtime's shared bucket cache (runtime/release/catalog.ts). At full size the entity index (100 MiB) and
- * resolve (394 MiB) families dwarf any affordable cache, so for them a hit saves only a page-cached read and a
- * checksum, whatever the size; the cache earns its keep on the small hot families (all search tokens are 4 MiB,
- * the popular search docs, change pages). Measured on the full-size dist: 32, 64 and 96 MiB served within noise
- * of each other, and RSS after the benchmark's load grew with the size (259 / 278 / 279 MiB).
+ * The runtime's shared bucket cache (runtime/release/catalog.ts) by default: its share of the default cache budget
+ * (cache-budget.ts). At full size the entity index (100 MiB) and resolve (394 MiB) families dwarf any affordable
+ * cache, so for them a hit saves only a page-cached read and a checksum, whatever the size; the cache earns its
+ * keep on the small hot families (all search tokens are 4 MiB, the popular search docs, change pages). Measured on
+ * the full-size dist: 32, 64 and 96 MiB served within noise of each other, and RSS after the benchmark's load grew
+ * with the size (259 / 278 / 279 MiB).
  */
-export const DEFAULT_BUCKET_CACHE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_BUCKET_CACHE_BYTES = defaultCacheShares().buckets;
 
 /** What one cached bucket costs beyond its bytes and index: the Map entry, the LRU slot, this record and the typed arrays' objects. */
 const SLOT_OVERHEAD_BYTES = 320;

@@ -8,12 +8,13 @@ import type { Namespace } from '../../common/ids.ts';
 import type { Clock, MaybePromise, ShardSource } from '../interfaces.ts';
 import { stderrProblemLog, type ProblemLog } from '../problem-log.ts';
 import { ArtefactError, fileOf, readFailure, UntrustedError, UpstreamError } from '../read-errors.ts';
-import { loadRelease, type Release } from './open-release.ts';
-import { createBucketCache, DEFAULT_BUCKET_CACHE_BYTES, type BucketCache } from './bucket-family-reader.ts';
-import { DEFAULT_SHARD_CACHE_BYTES, ShardCache } from './shard-cache.ts';
+import { loadRelease, releaseMemos, type Release, type ReleaseMemos } from './open-release.ts';
+import { createBucketCache, type BucketCache } from './bucket-family-reader.ts';
+import { ShardCache } from './shard-cache.ts';
+import { defaultCacheShares, type CacheShares } from './cache-budget.ts';
 import type { SignatureDoc, TrustedKeys } from '../../common/signing.ts';
 import { TrustedSet, type IndexVerdict, type MarkStore } from '../../common/trust.ts';
-import { BodyCache, DEFAULT_BODY_CACHE_BYTES } from './body-cache.ts';
+import { BodyCache } from './body-cache.ts';
 
 /** Options of a ReleaseCatalog. */
 export interface CatalogOptions {
@@ -21,12 +22,11 @@ export interface CatalogOptions {
   clock: Clock;
   /** How often dist/index.json is re-read, in ms (default 1000). */
   refreshMs?: number;
-  /** Bytes of verified bucket bytes kept across all families and releases (default DEFAULT_BUCKET_CACHE_BYTES). */
-  cacheBytes?: number;
-  /** Bytes of verified entity shards kept across all releases (default DEFAULT_SHARD_CACHE_BYTES; 0 keeps none). */
-  shardCacheBytes?: number;
-  /** Bytes of finished entity answers kept across all releases (default DEFAULT_BODY_CACHE_BYTES; 0 keeps none). */
-  bodyCacheBytes?: number;
+  /**
+   * What each cache may hold across releases, in bytes (cache-budget.ts; default: the default budget divided by its
+   * rule). The pages' share is for the /matches route, which keeps them.
+   */
+  caches?: CacheShares;
   /** Where a damaged index.json or a stamp that cannot be opened is reported, once per distinct reason (default: stderr). */
   log?: ProblemLog;
   /** Serve this stamp on both namespaces, whatever index.json points at (previewing a release); it must be listed. */
@@ -81,12 +81,28 @@ export class ReleaseCatalog {
   readonly cache: BucketCache;
   readonly shards: ShardCache;
   readonly bodies: BodyCache;
+  /** The releases' memos, each bounded across all releases opened. */
+  readonly memos: ReleaseMemos;
 
   constructor(private readonly opts: CatalogOptions) {
-    this.cache = createBucketCache(opts.cacheBytes ?? DEFAULT_BUCKET_CACHE_BYTES);
-    this.shards = new ShardCache(opts.shardCacheBytes ?? DEFAULT_SHARD_CACHE_BYTES);
-    this.bodies = new BodyCache(opts.bodyCacheBytes ?? DEFAULT_BODY_CACHE_BYTES);
+    const shares = opts.caches ?? defaultCacheShares();
+    this.cache = createBucketCache(shares.buckets);
+    this.shards = new ShardCache(shares.shards);
+    this.bodies = new BodyCache(shares.answers);
+    this.memos = releaseMemos(shares);
     this.log = opts.log ?? stderrProblemLog;
+  }
+
+  /** Bytes each of the catalog's caches holds, as counted against its share (every cache but the /matches pages). */
+  cacheUsage(): Omit<CacheShares, 'pages'> {
+    return {
+      buckets: this.cache.weight,
+      answers: this.bodies.accountedBytes,
+      shards: this.shards.accountedBytes,
+      recentIds: this.memos.recentIds.bytes,
+      matchReferences: this.memos.matchReferences.bytes,
+      matchLists: this.memos.matchLists.bytes,
+    };
   }
 
   /** The current index (null when nothing is compiled). Throws why, when index.json exists but cannot be used. */
@@ -347,12 +363,12 @@ export class ReleaseCatalog {
     const sha256 = key.slice(stamp.length + 1);
     const opening = this.opts.trust
       ? this.checkStampSignature(stamp, sha256).then(async (sig) => {
-          const opened = await loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies);
+          const opened = await loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies, this.memos);
           opened.signingKeyId = sig.key_id;
           this.stampSigs.set(key, sig);
           return opened;
         })
-      : loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies);
+      : loadRelease(this.opts.source, stamp, sha256, this.cache, this.shards, this.bodies, this.memos);
     opening.then(
       (opened) => {
         // A namespace whose release opened only after its index was taken (a retry) is answered at once from now on.

@@ -12,7 +12,8 @@ import { ArtefactError, fileOf, readFailure } from '../read-errors.ts';
 import { openBucketFamily, type BucketCache } from './bucket-family-reader.ts';
 import { shardCacheKey, type ShardCache } from './shard-cache.ts';
 import { packNumber } from './pack-numbers.ts';
-import { RecentMap } from './recent-map.ts';
+import { RecentMap, RecentRing } from './recent-map.ts';
+import { defaultCacheShares, type CacheShares } from './cache-budget.ts';
 import type { BodyCache } from './body-cache.ts';
 import { MatchIndex } from './match-index.ts';
 import { ownCopy } from '../../common/own-copy.ts';
@@ -20,12 +21,36 @@ import { expandShard, type ExpandedShard } from '../../common/shard-format.ts';
 import { transientBytes } from '../../common/bytes.ts';
 
 /**
- * Index entries of the register IDs looked up most recently, per release. Measured on the full-size dist under the
- * benchmark's batch load: finding an ID in its (cached) 4 KiB index bucket was ~30% of a batch's CPU, nearly all
- * of it waiting on memory (a hash, an LRU touch and a binary search over bytes scattered across 17 MiB of cached
- * buckets); a hit here is one Map lookup. ~200 bytes an entry, so ~6 MiB when full.
+ * What one remembered index entry costs (ID, entry array, map entry), measured ~200 bytes. Remembering the register IDs
+ * looked up most recently pays: on the full-size dist under the benchmark's batch load, finding an ID in its (cached)
+ * 4 KiB index bucket was ~30% of a batch's CPU, nearly all of it waiting on memory (a hash, an LRU touch and a binary
+ * search over bytes scattered across 17 MiB of cached buckets); a hit here is one Map lookup.
  */
-const RECENT_INDEX_ENTRIES = 32 * 1024;
+const RECENT_ID_BYTES = 200;
+/** A match row's reference as kept (release/match-index.ts KeptReference: ID, text, UTF-8 and two map entries), ~100 bytes. */
+const MATCH_REFERENCE_BYTES = 100;
+/** A decoded match list bucket: 256 (ordinal, meta) pairs of u32, 2 KiB, and the array's object and map entry. */
+const MATCH_LIST_BYTES = 2048 + 96;
+
+/**
+ * The memos a release keeps, each bounded across all the releases that share it (the catalog's: its budget holds
+ * however many stamps are opened). The match index's are for MatchIndex (release/match-index.ts) to keep in.
+ */
+export interface ReleaseMemos {
+  recentIds: RecentRing;
+  matchReferences: RecentRing;
+  matchLists: RecentRing;
+}
+
+/** Memos within `shares` (at least one entry each, so even a budget of 0 gives maps that work). */
+export function releaseMemos(shares: CacheShares): ReleaseMemos {
+  const ring = (bytes: number, entryBytes: number) => new RecentRing(Math.max(bytes, entryBytes), entryBytes);
+  return {
+    recentIds: ring(shares.recentIds, RECENT_ID_BYTES),
+    matchReferences: ring(shares.matchReferences, MATCH_REFERENCE_BYTES),
+    matchLists: ring(shares.matchLists, MATCH_LIST_BYTES),
+  };
+}
 
 /** A live entity's shard and where its sections start. */
 export interface LiveEntity {
@@ -61,7 +86,7 @@ export class Release {
   private readonly names: BucketFamilyReader;
   private readonly streams = new Map<string, BucketFamilyReader>();
   private readonly documentCache = new Map<string, Promise<Uint8Array>>();
-  private readonly recentIndex = new RecentMap<string, EntityIndexValue>(RECENT_INDEX_ENTRIES);
+  private readonly recentIndex: RecentMap<string, EntityIndexValue>;
   /** Prefix of this release's keys in the shared answer cache (`answers`), so two releases never answer for each other. */
   readonly answerScope = `${releasesOpened++}\u0000`;
   /**
@@ -85,7 +110,10 @@ export class Release {
      * release can answer from changes (a stamp compiled again differently), so answers' ETags are derived from it.
      */
     readonly manifestSha256 = '',
+    /** Memos bounded across the releases that share them (the catalog's); default: this release's own. */
+    readonly memos: ReleaseMemos = releaseMemos(defaultCacheShares()),
   ) {
+    this.recentIndex = new RecentMap(memos.recentIds);
     this.stamp = doc.stamp;
     this.providers = new Set(doc.providers.map((p) => p.name));
     this.entities = this.family(doc.families.entities);
@@ -325,6 +353,7 @@ export function parseVerified<T>(source: ShardSource, path: string, bytes: Uint8
  */
 export async function loadRelease(
   source: ShardSource, stamp: string, manifestSha256: string, cache: BucketCache, shards: ShardCache | null = null, bodies: BodyCache | null = null,
+  memos?: ReleaseMemos,
 ): Promise<Release> {
   const manifestPath = `${stamp}/${PUBLIC_DIR}/${MANIFEST_FILE}`;
   const manifest = parseVerified<{ files?: Record<string, ManifestEntry> }>(source, manifestPath, await readVerified(source, manifestPath, manifestSha256, INDEX_FILE));
@@ -334,5 +363,5 @@ export async function loadRelease(
   // Another format's shards may be stored differently (format 2 stores bridges compactly): never guess at them.
   if (doc.format !== DIST_FORMAT) throw new ArtefactError(fileOf(source, docPath), `format ${JSON.stringify(doc.format)}, this runtime reads ${DIST_FORMAT}; recompile it`);
   if (doc.stamp !== stamp) throw new ArtefactError(fileOf(source, docPath), `names stamp ${JSON.stringify(doc.stamp)}, not ${stamp}`);
-  return new Release(doc, source, cache, files, shards, bodies, manifestSha256);
+  return new Release(doc, source, cache, files, shards, bodies, manifestSha256, memos);
 }

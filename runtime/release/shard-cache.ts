@@ -13,16 +13,17 @@
 /** A shard's cache key: its pack's number (pack-numbers.ts) and the shard's offset in it. */
 export const shardCacheKey = (pack: number, offset: number): number => pack * 2 ** 32 + offset;
 
-/**
- * Default ring size. Measured on the full-size dist (bench/results.md): the benchmark's 4,000 sampled entities
- * (~3.5 MiB of shards) all stay retained, and the runtime's RSS after the load stays well under its 300 MiB target.
- */
-export const DEFAULT_SHARD_CACHE_BYTES = 16 * 1024 * 1024;
-
 /** Size of the shared chunks that hits are copied out into (see copyOut). */
 const COPY_OUT_CHUNK = 64 * 1024;
 /** Each entry in the ring starts with its shard's length. */
 const LENGTH_BYTES = 4;
+/**
+ * What a retained shard's key costs besides its bytes in the ring: its Map entry and its two queue slots (keys past
+ * 2^31 are heap numbers, in the map and in the queue).
+ */
+const KEY_BYTES = 64;
+/** The part of the budget that pays for keys, the rest is the ring: an eighth, room for shards of ~450 bytes on average. */
+const KEY_SHARE = 8;
 
 export class ShardCache {
   private ring: Uint8Array | null = null;
@@ -41,10 +42,22 @@ export class ShardCache {
 
   /** Shards longer than this are not cached: one must not flush a large share of the ring. */
   readonly largest: number;
+  /** Bytes of the ring, the budget less what its keys may cost. */
+  readonly capacity: number;
+  /** Most keys retained at once: past it the oldest key is forgotten, so keys stay within their part of the budget. */
+  private readonly maxKeys: number;
 
-  constructor(readonly capacity: number) {
-    if (!(capacity >= 0) || !Number.isSafeInteger(capacity)) throw new RangeError(`ShardCache: capacity must be a whole number >= 0, got ${capacity}`);
-    this.largest = Math.floor(capacity / 64);
+  /** `budget`: bytes the ring and its keys may hold together (0 keeps none). */
+  constructor(readonly budget: number) {
+    if (!(budget >= 0) || !Number.isSafeInteger(budget)) throw new RangeError(`ShardCache: budget must be a whole number >= 0, got ${budget}`);
+    this.maxKeys = Math.floor(budget / KEY_SHARE / KEY_BYTES);
+    this.capacity = budget - this.maxKeys * KEY_BYTES;
+    this.largest = this.maxKeys === 0 ? 0 : Math.floor(this.capacity / 64);
+  }
+
+  /** Bytes held, as counted against the budget: the ring once allocated, and the keys retained. */
+  get accountedBytes(): number {
+    return (this.ring ? this.ring.length : 0) + this.where.size * KEY_BYTES;
   }
 
   /** Number of shards retained. */
@@ -107,6 +120,7 @@ export class ShardCache {
     }
     this.head += size;
     this.forgetOverwritten();
+    if (this.where.size >= this.maxKeys) this.forgetOldestKey();
     ring[start] = length & 0xff;
     ring[start + 1] = (length >>> 8) & 0xff;
     ring[start + 2] = (length >>> 16) & 0xff;
@@ -116,6 +130,20 @@ export class ShardCache {
     this.where.set(key, at);
     this.queueKeys.push(key);
     this.queueAt.push(at);
+  }
+
+  /** Drops the oldest key still retained (its bytes stay in the ring until overwritten, unreachable). */
+  private forgetOldestKey(): void {
+    let i = this.queueStart;
+    for (; i < this.queueKeys.length; i++) {
+      const key = this.queueKeys[i];
+      if (this.where.get(key) === this.queueAt[i]) {
+        this.where.delete(key);
+        i++;
+        break;
+      }
+    }
+    this.queueStart = i;
   }
 
   /** Drops the keys whose bytes lie where the ring has been written since. */

@@ -19,6 +19,8 @@ export interface MatchesOptions {
   cursorSecret?: string | null;
   /** Largest page body in bytes, envelope and cursor included (default 262,144; tests set it lower). */
   maxPageBytes?: number;
+  /** Bytes of first pages kept (default KEPT_PAGE_BYTES; the composition gives the pages' share of the cache budget). */
+  keptPageBytes?: number;
 }
 
 const MAX_PAGE_BYTES = 262_144;
@@ -28,7 +30,7 @@ export function matchesRoutes(opts: MatchesOptions = {}): RouteDef[] {
   const signer = opts.cursorSecret ? new CursorSigner(opts.cursorSecret) : null;
   const maxPageBytes = opts.maxPageBytes ?? MAX_PAGE_BYTES;
   // Pages are kept only where cursors are signed: without a secret every page is a 503.
-  const pages = signer ? new KeptPages(KEPT_PAGE_BYTES) : null;
+  const pages = signer ? new KeptPages(opts.keptPageBytes ?? KEPT_PAGE_BYTES) : null;
   return [
     defineRoute({
       method: 'GET',

@@ -261,7 +261,7 @@ describe('the blocks of README.md and docs/', () => {
     expect(unmarked).toEqual([]);
     // The documents this test runs blocks of, so a rename cannot drop them silently.
     const run = new Set(ALL.filter((b) => b.marker?.startsWith('run ')).map((b) => `${b.doc} ${b.marker}`));
-    expect([...run].sort()).toEqual(['README.md run real', 'README.md run samples', 'docs/contributions.md run samples', 'docs/explorer.md run samples', 'docs/reconcile.md run samples']);
+    expect([...run].sort()).toEqual(['README.md run real', 'README.md run samples', 'docs/contributions.md run samples', 'docs/explorer.md run samples', 'docs/operations.md run samples', 'docs/reconcile.md run samples']);
   });
 
   const sessions = new Map<string, Block[]>();

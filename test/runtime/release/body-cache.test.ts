@@ -44,6 +44,8 @@ describe('BodyCache', () => {
             if (got) kept.set(`k${k}`, (got.length + 7) & ~7);
           }
           expect([...kept.values()].reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(capacity);
+          // The bodies' slabs and keys, as counted, within the budget too.
+          expect(cache.accountedBytes).toBeLessThanOrEqual(capacity);
           expect(cache.size).toBe(kept.size);
         },
       ),

@@ -1,7 +1,7 @@
 // RecentMap keeps exactly the last `capacity` keys added, first in first out, whatever the hits in between.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { RecentMap } from '../../../runtime/release/recent-map.ts';
+import { RecentMap, RecentRing } from '../../../runtime/release/recent-map.ts';
 
 describe('RecentMap', () => {
   it('drops the oldest key once full, and a hit does not keep a key longer', () => {
@@ -42,6 +42,21 @@ describe('RecentMap', () => {
         for (let k = 0; k < 10; k++) expect(m.get(k)).toBe(value.get(k));
       }),
     );
+  });
+
+  it('bounds maps that share a ring together: the last `capacity` keys added to any of them stay, counted in bytes', () => {
+    const ring = new RecentRing(3 * 100, 100);
+    const a = new RecentMap<string, number>(ring);
+    const b = new RecentMap<string, number>(ring);
+    a.set('a1', 1);
+    b.set('b1', 2);
+    a.set('a2', 3);
+    expect(ring.bytes).toBe(300);
+    b.set('b2', 4); // a1, the oldest of either map, leaves
+    expect([a.get('a1'), b.get('b1'), a.get('a2'), b.get('b2')]).toEqual([undefined, 2, 3, 4]);
+    expect(a.size + b.size).toBe(3);
+    expect(ring.bytes).toBe(300);
+    expect(() => new RecentRing(99, 100)).toThrow(RangeError);
   });
 
   it('refuses a capacity that is not a whole number of at least 1', () => {

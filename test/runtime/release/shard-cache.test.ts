@@ -37,6 +37,8 @@ describe('ShardCache', () => {
           }
           // Only what fits can be indexed: every retained shard holds at least one byte of the ring.
           expect(cache.size).toBeLessThanOrEqual(capacity);
+          // The ring and its keys, as counted, within the budget.
+          expect(cache.accountedBytes).toBeLessThanOrEqual(capacity);
         },
       ),
       { seed: 20261123, numRuns: 200 },
@@ -84,10 +86,12 @@ describe('ShardCache', () => {
 
   it('does not retain a shard larger than a 64th of the ring, nor anything in a ring of size 0', () => {
     const cache = new ShardCache(64 * 1024);
-    cache.put(1, new Uint8Array(1025));
-    cache.put(2, new Uint8Array(1024));
-    expect(cache.get(1, 1025)).toBeUndefined();
-    expect(cache.get(2, 1024)).toBeDefined();
+    // The ring is the budget less its keys' eighth.
+    expect(cache.largest).toBe(Math.floor((64 * 1024 * 7) / 8 / 64));
+    cache.put(1, new Uint8Array(cache.largest + 1));
+    cache.put(2, new Uint8Array(cache.largest));
+    expect(cache.get(1, cache.largest + 1)).toBeUndefined();
+    expect(cache.get(2, cache.largest)).toBeDefined();
     const none = new ShardCache(0);
     none.put(1, new Uint8Array(1));
     expect(none.get(1, 1)).toBeUndefined();

@@ -38,16 +38,18 @@ export interface CacheShares {
  * them (a miss is a read and a checksum). Answers next: a hit skips all the work of an answer; at the default the
  * benchmark's 4,000 sampled entities (~3.5 MiB of answers) or its ~4,000 searches (~11 MiB at full size) stay kept
  * while their row runs. Shards and pages an eighth each: the 4,000 sampled shards are ~3.5 MiB, and ~400 first
- * pages of /matches (~15 KiB each) fit in 6 MiB. The memos are small and cheap to make again.
+ * pages of /matches (~15 KiB each) fit in 6 MiB. The match memos a sixteenth each: a cold page names ~40 distinct
+ * references and walks a few list buckets (4 KiB decoded each), and at full size the refs are ~70k, so 3 MiB keeps
+ * ~31k references and ~750 list buckets; the other memos are small and cheap to make again.
  */
 export const CACHE_SHARE_RULE: Readonly<Record<keyof CacheShares, number>> = {
-  buckets: 12,
+  buckets: 10,
   answers: 8,
   shards: 4,
   pages: 4,
   recentIds: 2,
-  matchReferences: 1,
-  matchLists: 1,
+  matchReferences: 2,
+  matchLists: 2,
 };
 
 /**

@@ -6,15 +6,8 @@ import { jsonString } from '../../common/json-string.ts';
 import { MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
 import { isPromise, type BucketFamilyReader, type MaybePromise } from '../interfaces.ts';
 import { ArtefactError } from '../read-errors.ts';
-import { RecentMap } from './recent-map.ts';
+import { RecentMap, type RecentRing } from './recent-map.ts';
 
-/**
- * References whose row text (`{"reep_id":…,"label":…}`) is kept across pages. A page names up to 100 rows of five
- * references each, nearly all of them repeats (a team's own ID, its competition and season); a kept text is one
- * Map lookup instead of a refs lookup and the quoting of a label. ~100 bytes each: ~6 MiB when full, and the whole
- * refs family of a full-size release (~70k) fits.
- */
-const KEPT_REFERENCES = 64 * 1024;
 
 /** A reference as a row shows it, as text and as UTF-8. */
 export interface KeptReference {
@@ -23,11 +16,6 @@ export interface KeptReference {
   bytes: Uint8Array;
 }
 
-/**
- * Lists buckets kept decoded (4 KiB each, 256 entries): 4 MiB when full. A page's walk reads a few buckets per
- * anchor list, and the buckets of popular anchors are read again by every page of theirs.
- */
-const KEPT_LIST_BUCKETS = 1024;
 
 const utf8 = new TextEncoder();
 
@@ -76,7 +64,17 @@ export class MatchIndex {
     private readonly refs: BucketFamilyReader,
     /** How logs name release.json, which states the generation. */
     readonly releaseFile: string,
-  ) {}
+    /**
+     * Where its memos are bounded (the catalog's budget, shared across releases): `references`, each row reference's
+     * text, which a page names up to 100 times five, nearly all repeats; `lists`, decoded list buckets, which a
+     * page's walk reads a few of per anchor and popular anchors' pages read again.
+     */
+    kept: { references: RecentRing; lists: RecentRing },
+  ) {
+    this.references = new RecentMap(kept.references);
+    this.byBytes = new RecentMap(kept.references);
+    this.listBuckets = new RecentMap(kept.lists);
+  }
 
   /** 64 lowercase hex digits naming this compiled index. */
   get generation(): string {
@@ -86,8 +84,8 @@ export class MatchIndex {
     return this.doc.generation;
   }
 
-  private readonly references = new RecentMap<string, KeptReference>(KEPT_REFERENCES);
-  private readonly byBytes = new RecentMap<number, KeptReference>(KEPT_REFERENCES);
+  private readonly references: RecentMap<string, KeptReference>;
+  private readonly byBytes: RecentMap<number, KeptReference>;
   private providerSet: Set<string> | null = null;
 
   /** A team's, competition's, season's or stage's label and lists; undefined for any other ID. */
@@ -161,7 +159,7 @@ export class MatchIndex {
     return isPromise(b) ? b.then((bytes) => this.entryOf(position, bytes)) : this.entryOf(position, b);
   }
 
-  private readonly listBuckets = new RecentMap<number, Uint32Array>(KEPT_LIST_BUCKETS);
+  private readonly listBuckets: RecentMap<number, Uint32Array>;
 
   /**
    * The entries of the lists bucket holding `position`, as (ordinal, meta, sides, structure) fours: entry `position`

@@ -29,8 +29,8 @@ import { transientBytes } from '../../common/bytes.ts';
 const RECENT_ID_BYTES = 200;
 /** A match row's reference as kept (release/match-index.ts KeptReference: ID, text, UTF-8 and two map entries), ~100 bytes. */
 const MATCH_REFERENCE_BYTES = 100;
-/** A decoded match list bucket: 256 (ordinal, meta) pairs of u32, 2 KiB, and the array's object and map entry. */
-const MATCH_LIST_BYTES = 2048 + 96;
+/** A decoded match list bucket: 256 entries of four u32 (MatchListEntry), 4 KiB, and the array's object and map entry. */
+const MATCH_LIST_BYTES = 4096 + 96;
 
 /**
  * The memos a release keeps, each bounded across all the releases that share it (the catalog's: its budget holds
@@ -248,7 +248,7 @@ export class Release {
     if (this.matches === undefined) {
       const m = this.doc.matches;
       const releaseFile = fileOf(this.source, `${this.stamp}/${PUBLIC_DIR}/${RELEASE_DOC}`);
-      this.matches = m ? new MatchIndex(m, this.family(m.rows), this.family(m.lists), this.family(m.refs), releaseFile) : null;
+      this.matches = m ? new MatchIndex(m, this.family(m.rows), this.family(m.lists), this.family(m.refs), releaseFile, { references: this.memos.matchReferences, lists: this.memos.matchLists }) : null;
     }
     return this.matches;
   }

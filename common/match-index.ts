@@ -16,7 +16,7 @@ export const STATE_FILTER_NAMES: readonly string[] = [...MATCH_STATES, 'none'];
  * team's season) is one or two buckets; larger buckets would only make a page's one read longer.
  */
 export const ROWS_PER_BUCKET = 32;
-/** List entries per bucket of the lists family. */
+/** List entries per value (so per bucket) of the lists family. */
 export const LIST_ENTRIES_PER_BUCKET = 256;
 /**
  * Rows per group of the generation's digest: the generation hashes the rows in ordinal order as format 6 stored
@@ -31,9 +31,10 @@ export const GENERATION_ROWS_PER_GROUP = 8;
  *   after another (`rows` of its ref says where they start). A team's matches are its own copies; a competition's
  *   too; a season whose matches are one block of its competition's copies points into them, any other season has
  *   its own. A match with no anchor has no copy (no page can name it).
- * - lists (ordinal): MatchListEntry values; each anchor owns two runs, its matches in ascending order (ordinal order)
- *   then the same matches in descending order (date desc, ties by reep_id asc, undated last). Entry i of the
- *   ascending run has row copy `rows + i`.
+ * - lists (ordinal, one value a bucket): MatchListEntry entries, LIST_ENTRIES_PER_BUCKET to a value, each value a
+ *   msgpack bin of the entries' u32s, little-endian, four an entry; entry p is in value floor(p / 256). Each anchor
+ *   owns two runs, its matches in ascending order (ordinal order) then the same matches in descending order (date
+ *   desc, ties by reep_id asc, undated last). Entry i of the ascending run has row copy `rows + i`.
  * - refs (hashed): register ID of a team, competition, season or stage → MatchRefValue (its label, and where its
  *   lists and row copies sit).
  * `generation` is the sha256 of the live matches' rows in ordinal order, in groups of GENERATION_ROWS_PER_GROUP

@@ -257,7 +257,7 @@ async function writeMatchIndex(parts: MatchRowsPart[], input: MatchesInput, publ
   const seasonSpills = parts.map((p) => GroupSpill.open(p.seasons));
   const ledger = new Map<string, ContentFile>();
   const rows = new OrdinalFamilyWriter({ root: publicDir, name: 'matches/rows', tmpDir, perBucket: ROWS_PER_BUCKET, ledger });
-  const lists = new OrdinalFamilyWriter({ root: publicDir, name: 'matches/lists', tmpDir, perBucket: LIST_ENTRIES_PER_BUCKET, ledger });
+  const lists = new ListEntryWriter(new OrdinalFamilyWriter({ root: publicDir, name: 'matches/lists', tmpDir, perBucket: 1, ledger }));
   const refFamily = new HashedFamilyWriter({ root: publicDir, name: 'matches/refs', tmpDir, targetBucketBytes: POINT_LOOKUP_BUCKET_BYTES, ledger });
   try {
     const generation = createHash('sha256');
@@ -319,12 +319,47 @@ async function writeMatchIndex(parts: MatchRowsPart[], input: MatchesInput, publ
 }
 
 /**
+ * List entries, LIST_ENTRIES_PER_BUCKET to a value of the lists family: a msgpack bin of their u32s, little-endian,
+ * four an entry (common/match-index.ts), which a reader copies out instead of decoding 1,024 integers.
+ */
+class ListEntryWriter {
+  private readonly bucket = Buffer.alloc(LIST_ENTRIES_PER_BUCKET * 16);
+  private inBucket = 0;
+  /** Entries pushed so far (the next one's position). */
+  entries = 0;
+
+  constructor(private readonly family: OrdinalFamilyWriter) {}
+
+  /** The entry `src[at, at + 16)`: its four u32s as spilled (ordinal, meta and the digests, little-endian). */
+  push(src: Buffer, at: number): void {
+    src.copy(this.bucket, this.inBucket * 16, at, at + 16);
+    this.entries++;
+    if (++this.inBucket === LIST_ENTRIES_PER_BUCKET) this.flush();
+  }
+
+  private flush(): void {
+    if (this.inBucket > 0) this.family.push(this.bucket.subarray(0, this.inBucket * 16));
+    this.inBucket = 0;
+  }
+
+  finish(): ReturnType<OrdinalFamilyWriter['finish']> {
+    this.flush();
+    return this.family.finish();
+  }
+
+  abort(): Promise<void> {
+    return this.family.abort();
+  }
+}
+
+/**
  * An anchor's two runs of list entries: the ascending run as the records are (ordinal order), then the descending
  * one from it without a sort: its days from the last, each day's entries in their own (reep_id) order, then the
  * undated ones, which close both runs.
  */
-function writeRuns(lists: OrdinalFamilyWriter, data: Buffer, records: readonly number[]): void {
-  const push = (at: number) => lists.pushQuad(data.readUInt32LE(at + ORDINAL_AT), data.readUInt32LE(at + META_AT), data.readUInt32LE(at + SIDES_AT), data.readUInt32LE(at + STRUCTURE_AT));
+function writeRuns(lists: ListEntryWriter, data: Buffer, records: readonly number[]): void {
+  // A record's ordinal, meta and digests lie together, as an entry holds them.
+  const push = (at: number) => lists.push(data, at + ORDINAL_AT);
   const day = (k: number) => metaDay(data.readUInt32LE(records[k] + META_AT));
   const n = records.length;
   for (const at of records) push(at);

@@ -31,14 +31,6 @@ export class MsgpackOut {
     this.pos = writeArrayHeader(this.buf, this.pos, n);
   }
 
-  /** The array `[a, b, c, d]` of four integers from 0 to 2^32 - 1, as value() writes it. */
-  uintQuad(a: number, b: number, c: number, d: number): void {
-    if (!(a >>> 0 === a && b >>> 0 === b && c >>> 0 === c && d >>> 0 === d)) throw new RangeError(`uintQuad takes integers from 0 to 2^32 - 1, got ${a}, ${b}, ${c} and ${d}`);
-    this.ensure(21);
-    this.buf[this.pos] = 0x94;
-    this.pos = writeInt(this.buf, writeInt(this.buf, writeInt(this.buf, writeInt(this.buf, this.pos + 1, a), b), c), d);
-  }
-
   /** A string in the smallest header form for its UTF-8 length; returns that length. */
   string(s: string): number {
     this.ensure(5 + s.length * 3);

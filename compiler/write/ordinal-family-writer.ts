@@ -67,17 +67,6 @@ export class OrdinalFamilyWriter {
   }
 
   /**
-   * push([a, b, c, d]) for four unsigned 32-bit integers, the same bytes without the array: the match index pushes
-   * ~12M such list entries at full size.
-   */
-  pushQuad(a: number, b: number, c: number, d: number): void {
-    if (this.done) throw new RegisterError('compile', 'push after finish', this.name);
-    this.stage.uintQuad(a, b, c, d);
-    this.count++;
-    if (++this.inBucket === this.perBucket) this.flushBucket();
-  }
-
-  /**
    * push(value) for a value already written as msgpack (MsgpackOut.value's bytes): `bytes[start, end)` is copied in
    * as it is, so values can be encoded elsewhere (another thread) and stitched in ordinal order here.
    */

@@ -1,9 +1,8 @@
 // One release's match index as GET /matches reads it (common/match-index.ts): row copies and list entries by
 // position, refs by register ID, each bucket checked like every other family's. The generation comes from
 // release.json, which the public manifest vouches for.
-import { decodeValue } from '../../common/bucket-format.ts';
 import { jsonString } from '../../common/json-string.ts';
-import { MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
+import { LIST_ENTRIES_PER_BUCKET, MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
 import { isPromise, type BucketFamilyReader, type MaybePromise } from '../interfaces.ts';
 import { ArtefactError } from '../read-errors.ts';
 import { RecentMap, type RecentRing } from './recent-map.ts';
@@ -22,32 +21,8 @@ const utf8 = new TextEncoder();
 /** Integers in a list entry (MatchListEntry). */
 const ENTRY_FIELDS = 4;
 
-const isUint = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n >= 0;
-
-/** Where the integer uintAt read ends. */
-let uintEnd = 0;
-
-/** The msgpack unsigned integer (below 2^32) at b[p], its end in uintEnd; -1 for any other value or a short buffer. */
-function uintAt(b: Uint8Array, p: number): number {
-  const t = b[p];
-  if (t < 0x80) {
-    uintEnd = p + 1;
-    return t;
-  }
-  if (t === 0xcc && p + 2 <= b.length) {
-    uintEnd = p + 2;
-    return b[p + 1];
-  }
-  if (t === 0xcd && p + 3 <= b.length) {
-    uintEnd = p + 3;
-    return (b[p + 1] << 8) | b[p + 2];
-  }
-  if (t === 0xce && p + 5 <= b.length) {
-    uintEnd = p + 5;
-    return ((b[p + 1] << 24) | (b[p + 2] << 16) | (b[p + 3] << 8) | b[p + 4]) >>> 0;
-  }
-  return -1;
-}
+/** Whether this machine stores a u32 as the lists do (little-endian): then a bucket is copied, not read number by number. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Whether `id` is the ASCII text of b[s, e). */
 function sameId(id: string, b: Uint8Array, s: number, e: number): boolean {
@@ -153,91 +128,53 @@ export class MatchIndex {
     return v;
   }
 
-  /** List entry `position` (below doc.lists.entries): at once when its bucket is kept. */
-  entry(position: number): MaybePromise<MatchListEntry> {
-    const b = this.lists.valueBytes(position);
-    return isPromise(b) ? b.then((bytes) => this.entryOf(position, bytes)) : this.entryOf(position, b);
+  /** List entry `position` (a position some ref's runs cover). */
+  async entry(position: number): Promise<MatchListEntry> {
+    const all = await this.entries(position);
+    const k = this.entrySlot(position);
+    if (k + ENTRY_FIELDS > all.length) throw new ArtefactError(this.releaseFile, `match list entry ${position} is past its bucket's end`);
+    return [all[k], all[k + 1], all[k + 2], all[k + 3]];
   }
 
   private readonly listBuckets: RecentMap<number, Uint32Array>;
 
   /**
    * The entries of the lists bucket holding `position`, as (ordinal, meta, sides, structure) fours: entry `position`
-   * is at entrySlot(position) and the three after. Decoded once and kept, so a walk's reads cost an array index each.
+   * is at entrySlot(position) and the three after. Copied out of the verified bucket once and kept, so a walk's
+   * reads cost an array index each.
    */
   entries(position: number): MaybePromise<Uint32Array> {
-    const per = this.doc.lists.per_bucket ?? 0;
-    const bucket = Math.floor(position / per);
+    const bucket = Math.floor(position / LIST_ENTRIES_PER_BUCKET);
     const kept = this.listBuckets.get(bucket);
     if (kept !== undefined) return kept;
-    const first = bucket * per;
-    const b = this.lists.valueBytes(first);
-    return isPromise(b) ? b.then((bytes) => this.decodeBucket(bucket, first, bytes)) : this.decodeBucket(bucket, first, b);
-  }
-
-  /** Whether the lists bucket holding `position` is kept decoded (entries() answers it without reading). */
-  decoded(position: number): boolean {
-    return this.listBuckets.get(Math.floor(position / (this.doc.lists.per_bucket ?? 1))) !== undefined;
+    const b = this.lists.valueBytes(bucket);
+    return isPromise(b) ? b.then((bytes) => this.entriesOf(bucket, bytes)) : this.entriesOf(bucket, b);
   }
 
   /** Where entry `position` sits in its entries() array. */
   entrySlot(position: number): number {
-    return (position % (this.doc.lists.per_bucket ?? 1)) * ENTRY_FIELDS;
+    return (position % LIST_ENTRIES_PER_BUCKET) * ENTRY_FIELDS;
   }
 
-  /**
-   * The bucket's entries from its first (`bytes`, a view into the verified bucket): the values of a bucket lie one
-   * after another, so they are read on from there; where they do not end where the reader says the last one ends,
-   * each is read on its own.
-   */
-  private decodeBucket(bucket: number, first: number, bytes: Uint8Array): MaybePromise<Uint32Array> {
-    const n = Math.min(this.doc.lists.per_bucket ?? 0, this.doc.lists.entries - first);
-    const out = new Uint32Array(ENTRY_FIELDS * n);
-    const all = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.buffer.byteLength - bytes.byteOffset);
-    let p = 0;
-    for (let i = 0; i < n && p >= 0; i++) {
-      if (all[p] !== 0x90 + ENTRY_FIELDS) p = -1;
-      else {
-        p++;
-        for (let f = 0; f < ENTRY_FIELDS && p >= 0; f++) {
-          const v = uintAt(all, p);
-          if (v < 0) p = -1;
-          else {
-            out[ENTRY_FIELDS * i + f] = v;
-            p = uintEnd;
-          }
-        }
-      }
+  /** A lists value (msgpack bin of little-endian u32 fours, common/match-index.ts) as its entries. */
+  private entriesOf(bucket: number, value: Uint8Array): Uint32Array {
+    const t = value[0];
+    const head = t === 0xc4 ? 2 : t === 0xc5 ? 3 : t === 0xc6 ? 5 : 0;
+    let n = -1;
+    if (head === 2) n = value[1];
+    else if (head === 3) n = (value[1] << 8) | value[2];
+    else if (head === 5) n = ((value[1] << 24) | (value[2] << 16) | (value[3] << 8) | value[4]) >>> 0;
+    if (n < 0 || head + n !== value.length || n % (4 * ENTRY_FIELDS) !== 0 || n > 4 * ENTRY_FIELDS * LIST_ENTRIES_PER_BUCKET) {
+      throw new ArtefactError(this.releaseFile, `match lists bucket ${bucket} is not a run of entries`);
     }
-    const last = this.lists.valueBytes(first + n - 1);
-    const check = (end: Uint8Array): MaybePromise<Uint32Array> => {
-      if (p >= 0 && end.buffer === bytes.buffer && end.byteOffset + end.length === bytes.byteOffset + p) {
-        this.listBuckets.set(bucket, out);
-        return out;
-      }
-      return this.eachEntry(bucket, first, n);
-    };
-    return isPromise(last) ? last.then(check) : check(last);
-  }
-
-  /** decodeBucket's way for a bucket whose values are not read on one from another: each through entry(). */
-  private async eachEntry(bucket: number, first: number, n: number): Promise<Uint32Array> {
-    const out = new Uint32Array(ENTRY_FIELDS * n);
-    for (let i = 0; i < n; i++) out.set(await this.entry(first + i), ENTRY_FIELDS * i);
+    const out = new Uint32Array(n / 4);
+    if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(value.subarray(head));
+    else {
+      const v = new DataView(value.buffer, value.byteOffset + head, n);
+      for (let i = 0; i < out.length; i++) out[i] = v.getUint32(4 * i, true);
+    }
     this.listBuckets.set(bucket, out);
     return out;
-  }
-
-  /** An entry's four integers, decoded by the buckets' own msgpack reader (a fixarray of four unsigned integers). */
-  private entryOf(position: number, b: Uint8Array): MatchListEntry {
-    let v: unknown;
-    try {
-      v = decodeValue(b, 0, b.length);
-    } catch {
-      v = undefined;
-    }
-    if (Array.isArray(v) && v.length === ENTRY_FIELDS && v.every(isUint)) return v as MatchListEntry;
-    throw new ArtefactError(this.releaseFile, `match list entry ${position} is not an entry`);
   }
 
   private readonly bridgeStartTexts: Uint8Array[] = [];

@@ -111,17 +111,9 @@ export class ListReader {
     await this.advance();
   }
 
-  /**
-   * `f` of the run's entry `i`, at once when its lists bucket is kept. Read in order (`sequential`), the bucket is
-   * decoded whole and kept, the entries after it being read next; a search's probes, scattered over buckets that
-   * may never be read again, read the one entry unless its bucket is already decoded.
-   */
-  private read<T>(i: number, f: (ordinal: number, meta: number, sides: number, structure: number) => T, sequential = false, base = this.base): MaybePromise<T> {
+  /** `f` of the run's entry `i` (of the run starting at `base`), at once when its lists bucket is kept. */
+  private read<T>(i: number, f: (ordinal: number, meta: number, sides: number, structure: number) => T, base = this.base): MaybePromise<T> {
     const at = base + i;
-    if (!sequential && !this.index.decoded(at)) {
-      const e = this.index.entry(at);
-      return isPromise(e) ? e.then(([o, meta, sides, structure]) => f(o, meta, sides, structure)) : f(e[0], e[1], e[2], e[3]);
-    }
     const b = this.index.entries(at);
     const k = this.index.entrySlot(at);
     return isPromise(b) ? b.then((a) => f(a[k], a[k + 1], a[k + 2], a[k + 3])) : f(b[k], b[k + 1], b[k + 2], b[k + 3]);
@@ -131,7 +123,7 @@ export class ListReader {
   advance(): MaybePromise<void> {
     this.head = null;
     if (this.position >= this.end) return;
-    return this.read(this.position++, this.take, true);
+    return this.read(this.position++, this.take);
   }
 
   private readonly take = (ordinal: number, meta: number, sides: number, structure: number): void => {
@@ -151,7 +143,7 @@ export class ListReader {
   copyOf(e: WalkEntry): MaybePromise<number> {
     const { rows, count, start } = this.list;
     if (this.opts.sort === 'asc') return rows + e.at;
-    const ordinalAt = (i: number): MaybePromise<number> => this.read(i, (o) => o, true, start);
+    const ordinalAt = (i: number): MaybePromise<number> => this.read(i, (o) => o, start);
     const guess = count - 1 - e.at;
     const found = (i: number): number => {
       if (i >= 0 && i < count) return rows + i;

@@ -18,6 +18,10 @@ export const STATE_FILTER_NAMES: readonly string[] = [...MATCH_STATES, 'none'];
 export const ROWS_PER_BUCKET = 32;
 /** List entries per value (so per bucket) of the lists family. */
 export const LIST_ENTRIES_PER_BUCKET = 256;
+/** Integers in a list entry (MatchListEntry), each a little-endian u32 in a lists value. */
+export const LIST_ENTRY_FIELDS = 4;
+/** Bytes of a list entry in a lists value. */
+export const LIST_ENTRY_BYTES = 4 * LIST_ENTRY_FIELDS;
 /**
  * Rows per group of the generation's digest: the generation hashes the rows in ordinal order as format 6 stored
  * them (groups of eight, each a msgpack array), so it names the matches and not their layout, and stays what it

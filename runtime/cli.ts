@@ -12,7 +12,7 @@ import { isClusterWorker, runPrimary } from './cluster.ts';
 import { distWarning, listeningLine, stopWithNpm, type ServedFrom } from './serve-process.ts';
 import type { Runtime } from './server.ts';
 import { DEFAULT_KEY_EXTENSION, type KeyExtension } from './routes/key.ts';
-import { DEFAULT_CACHE_MIB } from './release/cache-budget.ts';
+import { DEFAULT_CACHE_MIB, MIB } from './release/cache-budget.ts';
 
 /** Bounds of --cache-mib: below 4 MiB the caches hold too little to be worth having; above 64 GiB is a typo. */
 const MIN_CACHE_MIB = 4;
@@ -106,7 +106,7 @@ function cacheBudgetBytes(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= MIN_CACHE_MIB && n <= MAX_CACHE_MIB)) throw badValue('serve', `bad --cache-mib ${JSON.stringify(raw)} (a whole number from ${MIN_CACHE_MIB} to ${MAX_CACHE_MIB})`);
-  return n * 1024 * 1024;
+  return n * MIB;
 }
 
 /** `--workers`: a count, or `auto` for one per core. */

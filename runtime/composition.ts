@@ -10,7 +10,7 @@ import { operationsOf } from './ops/operations.ts';
 import { METRICS_TYPE } from './ops/ops-routes.ts';
 import type { ProblemLog } from './problem-log.ts';
 import { ReleaseCatalog, type CatalogOptions } from './release/catalog.ts';
-import { DEFAULT_CACHE_MIB, divideCacheBudget } from './release/cache-budget.ts';
+import { DEFAULT_CACHE_BYTES, divideCacheBudget } from './release/cache-budget.ts';
 import { createNoticeReader } from './release/notice-reader.ts';
 import type { PageFiles } from './route.ts';
 import type { AdminOptions } from './routes/admin.ts';
@@ -77,7 +77,7 @@ export function composeApp(parts: AppParts): { app: App; catalog: ReleaseCatalog
   const limits = parts.limits ?? {};
   const maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const { source, store, log } = parts;
-  const caches = divideCacheBudget(limits.cacheBudgetBytes ?? DEFAULT_CACHE_MIB * 1024 * 1024, {
+  const caches = divideCacheBudget(limits.cacheBudgetBytes ?? DEFAULT_CACHE_BYTES, {
     buckets: limits.cacheBytes, shards: limits.shardCacheBytes, answers: limits.bodyCacheBytes,
   });
   const catalog = new ReleaseCatalog({ ...parts.catalog, source, clock, log, caches });

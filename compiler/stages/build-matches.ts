@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { ENTITY_TYPES } from '../../common/ids.ts';
 import { fnv1a32 } from '../../common/hash.ts';
 import {
-  entryDigests, entryMeta, GENERATION_ROWS_PER_GROUP, LIST_ENTRIES_PER_BUCKET, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode,
+  entryDigests, entryMeta, GENERATION_ROWS_PER_GROUP, LIST_ENTRIES_PER_BUCKET, LIST_ENTRY_BYTES, matchRef, matchRow, metaDay, ROWS_PER_BUCKET, stateCode,
   type MatchesDoc, type MatchRowValue,
 } from '../../common/match-index.ts';
 import { HashedFamilyWriter } from '../write/hashed-family-writer.ts';
@@ -323,22 +323,22 @@ async function writeMatchIndex(parts: MatchRowsPart[], input: MatchesInput, publ
  * four an entry (common/match-index.ts), which a reader copies out instead of decoding 1,024 integers.
  */
 class ListEntryWriter {
-  private readonly bucket = Buffer.alloc(LIST_ENTRIES_PER_BUCKET * 16);
+  private readonly bucket = Buffer.alloc(LIST_ENTRIES_PER_BUCKET * LIST_ENTRY_BYTES);
   private inBucket = 0;
   /** Entries pushed so far (the next one's position). */
   entries = 0;
 
   constructor(private readonly family: OrdinalFamilyWriter) {}
 
-  /** The entry `src[at, at + 16)`: its four u32s as spilled (ordinal, meta and the digests, little-endian). */
+  /** The entry at `src[at]`: its four u32s as spilled (ordinal, meta and the digests, little-endian). */
   push(src: Buffer, at: number): void {
-    src.copy(this.bucket, this.inBucket * 16, at, at + 16);
+    src.copy(this.bucket, this.inBucket * LIST_ENTRY_BYTES, at, at + LIST_ENTRY_BYTES);
     this.entries++;
     if (++this.inBucket === LIST_ENTRIES_PER_BUCKET) this.flush();
   }
 
   private flush(): void {
-    if (this.inBucket > 0) this.family.push(this.bucket.subarray(0, this.inBucket * 16));
+    if (this.inBucket > 0) this.family.push(this.bucket.subarray(0, this.inBucket * LIST_ENTRY_BYTES));
     this.inBucket = 0;
   }
 

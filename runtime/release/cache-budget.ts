@@ -13,7 +13,9 @@
  */
 export const DEFAULT_CACHE_MIB = 48;
 
-const MIB = 1024 * 1024;
+export const MIB = 1024 * 1024;
+/** DEFAULT_CACHE_MIB in bytes. */
+export const DEFAULT_CACHE_BYTES = DEFAULT_CACHE_MIB * MIB;
 
 /** Bytes each cache may hold. */
 export interface CacheShares {
@@ -66,4 +68,4 @@ export function divideCacheBudget(totalBytes: number, overrides: Partial<Record<
 }
 
 /** The budget a runtime uses when the operator sets none. */
-export const defaultCacheShares = (): CacheShares => divideCacheBudget(DEFAULT_CACHE_MIB * MIB);
+export const defaultCacheShares = (): CacheShares => divideCacheBudget(DEFAULT_CACHE_BYTES);

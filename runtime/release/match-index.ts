@@ -2,7 +2,7 @@
 // position, refs by register ID, each bucket checked like every other family's. The generation comes from
 // release.json, which the public manifest vouches for.
 import { jsonString } from '../../common/json-string.ts';
-import { LIST_ENTRIES_PER_BUCKET, MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
+import { LIST_ENTRIES_PER_BUCKET, LIST_ENTRY_BYTES, LIST_ENTRY_FIELDS, MATCH_REF, type MatchesDoc, type MatchListEntry, type MatchRefValue, type MatchRowValue } from '../../common/match-index.ts';
 import { isPromise, type BucketFamilyReader, type MaybePromise } from '../interfaces.ts';
 import { ArtefactError } from '../read-errors.ts';
 import { RecentMap, type RecentRing } from './recent-map.ts';
@@ -17,9 +17,6 @@ export interface KeptReference {
 
 
 const utf8 = new TextEncoder();
-
-/** Integers in a list entry (MatchListEntry). */
-const ENTRY_FIELDS = 4;
 
 /** Whether this machine stores a u32 as the lists do (little-endian): then a bucket is copied, not read number by number. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -132,7 +129,7 @@ export class MatchIndex {
   async entry(position: number): Promise<MatchListEntry> {
     const all = await this.entries(position);
     const k = this.entrySlot(position);
-    if (k + ENTRY_FIELDS > all.length) throw new ArtefactError(this.releaseFile, `match list entry ${position} is past its bucket's end`);
+    if (k + LIST_ENTRY_FIELDS > all.length) throw new ArtefactError(this.releaseFile, `match list entry ${position} is past its bucket's end`);
     return [all[k], all[k + 1], all[k + 2], all[k + 3]];
   }
 
@@ -153,7 +150,7 @@ export class MatchIndex {
 
   /** Where entry `position` sits in its entries() array. */
   entrySlot(position: number): number {
-    return (position % LIST_ENTRIES_PER_BUCKET) * ENTRY_FIELDS;
+    return (position % LIST_ENTRIES_PER_BUCKET) * LIST_ENTRY_FIELDS;
   }
 
   /** A lists value (msgpack bin of little-endian u32 fours, common/match-index.ts) as its entries. */
@@ -164,7 +161,7 @@ export class MatchIndex {
     if (head === 2) n = value[1];
     else if (head === 3) n = (value[1] << 8) | value[2];
     else if (head === 5) n = ((value[1] << 24) | (value[2] << 16) | (value[3] << 8) | value[4]) >>> 0;
-    if (n < 0 || head + n !== value.length || n % (4 * ENTRY_FIELDS) !== 0 || n > 4 * ENTRY_FIELDS * LIST_ENTRIES_PER_BUCKET) {
+    if (n < 0 || head + n !== value.length || n % (LIST_ENTRY_BYTES) !== 0 || n > LIST_ENTRY_BYTES * LIST_ENTRIES_PER_BUCKET) {
       throw new ArtefactError(this.releaseFile, `match lists bucket ${bucket} is not a run of entries`);
     }
     const out = new Uint32Array(n / 4);

@@ -134,7 +134,7 @@ export async function matchPage(
       return tail([], last ? signer.issue(generation, q.filters(), { day: last.day, ordinal: last.ordinal }, now) : null);
     }
   }
-  const out = new PageWriter(index, generation, q.providers);
+  const out = new PageWriter(index, q.providers);
   out.text('{"matches":[');
   const head = out.pos;
   // Bytes of everything but the rows, with the longest cursor and count: a page never passes the cap.

@@ -145,10 +145,9 @@ export class PageWriter {
 
   constructor(
     private readonly index: MatchIndex,
-    generation: string,
     private readonly wanted: readonly string[] | null,
   ) {
-    this.generation = generation === index.doc.generation ? index.generationBytes : ascii(generation);
+    this.generation = index.generationBytes;
   }
 
   /** Writes `s` as UTF-8. */
